@@ -1,0 +1,27 @@
+/*
+ * cli.h -- the `switchyard` commands.  Each takes the arguments after its
+ * name and returns the process exit status.
+ */
+#ifndef SY_CLI_H
+#define SY_CLI_H
+
+#include <stdbool.h>
+
+/* Exit statuses shared by the commands. */
+enum { SY_EXIT_OK = 0, SY_EXIT_FAIL = 1, SY_EXIT_USAGE = 2 };
+
+typedef struct sy_cli {
+    const char *config;     /* the config file to use */
+    bool config_explicit;   /* given by --config or $SWITCHYARD_CONFIG */
+    const char *prog;       /* argv[0] for messages */
+} sy_cli;
+
+int sy_cmd_check(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_route(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_plugins(const sy_cli *cli, int argc, char **argv);
+
+/* Prints "switchyard: CMD: MSG" and returns SY_EXIT_USAGE. */
+int sy_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,36 @@
+/* `switchyard check`: everything that can be validated without running. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "setup.h"
+
+int sy_cmd_check(const sy_cli *cli, int argc, char **argv)
+{
+    if (argc > 0)
+        return sy_cli_usage_error("check", "unexpected argument '%s'", argv[0]);
+    sy_diags d;
+    sy_diags_init(&d);
+    sy_setup s;
+    int errors = sy_setup_open(&s, cli->config, SY_SETUP_CREATE, &d);
+    if (s.have_cfg)
+        sy_routes_check_shadowing(&s.cfg.routes, &d);
+    sy_diags_print(&d, stdout);
+    if (errors == 0 && d.errors == 0) {
+        size_t loaded = 0;
+        for (size_t i = 0; i < s.plugins.n; i++)
+            loaded += s.plugins.v[i]->state == SY_PLUGIN_LOADED;
+        printf("%s: ok: %zu executor instance%s, %zu routing rule%s, %zu plugin%s "
+               "loaded, %zu warning%s\n",
+               cli->config, s.n_execs, s.n_execs == 1 ? "" : "s", s.cfg.routes.n,
+               s.cfg.routes.n == 1 ? "" : "s", loaded, loaded == 1 ? "" : "s",
+               d.warnings, d.warnings == 1 ? "" : "s");
+    } else {
+        printf("%s: %zu error%s, %zu warning%s\n", cli->config, d.errors,
+               d.errors == 1 ? "" : "s", d.warnings, d.warnings == 1 ? "" : "s");
+    }
+    int rc = d.errors ? SY_EXIT_FAIL : SY_EXIT_OK;
+    sy_setup_close(&s);
+    sy_diags_free(&d);
+    return rc;
+}

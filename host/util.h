@@ -1,0 +1,36 @@
+/*
+ * util.h -- small helpers shared by the host modules: formatted allocation,
+ * bounded message writing, paths.  Thread-safe (no state).
+ */
+#ifndef SY_UTIL_H
+#define SY_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SY_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* malloc'd formatted string, or NULL when out of memory. */
+char *sy_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *sy_vasprintf(const char *fmt, va_list ap);
+
+/* Writes a formatted, NUL-terminated message into buf (truncating); a no-op
+ * when buf is NULL or len is 0.  Returns buf. */
+char *sy_errf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The directory part of `path` ("." when it has none), malloc'd. */
+char *sy_path_dirname(const char *path);
+
+/* `rel` resolved against directory `base` unless it is absolute, malloc'd. */
+char *sy_path_join(const char *base, const char *rel);
+
+bool sy_str_ends_with(const char *s, const char *suffix);
+
+/* Aborts with a message: for allocation failures in places where the
+ * program cannot go on meaningfully (startup, CLI). */
+void *sy_xmalloc(size_t n);
+char *sy_xstrdup(const char *s);
+
+#endif
