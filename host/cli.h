@@ -19,6 +19,13 @@ typedef struct sy_cli {
 int sy_cmd_check(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_route(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_plugins(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_run(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_submit(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_status(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_runs(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_graph(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
 
 /* Prints "switchyard: CMD: MSG" and returns SY_EXIT_USAGE. */
 int sy_cli_usage_error(const char *cmd, const char *fmt, ...)

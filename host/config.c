@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "duration.h"
 #include "util.h"
 
 #define SRC_FILE(s) config_setting_source_file(s)
@@ -11,7 +12,7 @@
 
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
-    "strict_plugins", NULL,
+    "strict_plugins", "max_context_bytes", "lease", "max_recoveries", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -210,6 +211,35 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
     }
     if (strcmp(name, "routes") == 0)
         return read_routes(cfg, s, d);
+    if (strcmp(name, "max_context_bytes") == 0 || strcmp(name, "max_recoveries") == 0) {
+        int t = config_setting_type(s);
+        long long v = (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+                          ? config_setting_get_int64(s) : -1;
+        bool ctx = name[4] == 'c';
+        if (v < (ctx ? 1024 : 0) || v > (ctx ? (1LL << 31) : 1000)) {
+            sy_error(d, SRC_FILE(s), SRC_LINE(s), "'%s' must be an integer between %d and %lld",
+                     name, ctx ? 1024 : 0, ctx ? (1LL << 31) : 1000LL);
+            return 1;
+        }
+        *(ctx ? &cfg->max_context_bytes : &cfg->max_recoveries) = v;
+        return 0;
+    }
+    if (strcmp(name, "lease") == 0) {
+        char why[256] = "must be a duration such as \"30s\"";
+        int64_t ms = -1;
+        int t = config_setting_type(s);
+        if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+            ms = config_setting_get_int64(s);
+        else if (t == CONFIG_TYPE_STRING &&
+                 sy_duration_parse(config_setting_get_string(s), &ms, why, sizeof why) != 0)
+            ms = -1;
+        if (ms < 1000) {
+            sy_error(d, SRC_FILE(s), SRC_LINE(s), "'lease' %s (at least 1s)", why);
+            return 1;
+        }
+        cfg->lease_ms = ms;
+        return 0;
+    }
     if (strcmp(name, "executors") == 0)
         return read_executors(cfg, s, d);
     char known[256];
@@ -275,6 +305,12 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
         errors += read_top(cfg, config_setting_get_elem(root, (unsigned)i), d);
     if (!cfg->store)
         cfg->store = sy_xstrdup("sqlite:var/switchyard.db");
+    if (!cfg->max_context_bytes)
+        cfg->max_context_bytes = 16 << 20;
+    if (!cfg->lease_ms)
+        cfg->lease_ms = 30000;
+    if (!cfg->max_recoveries)
+        cfg->max_recoveries = 5;
     if (errors == 0)
         errors += check_routing(cfg, d);
     return errors;

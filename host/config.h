@@ -12,6 +12,7 @@
 
 #include <libconfig.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "diag.h"
 #include "route.h"
@@ -42,6 +43,12 @@ typedef struct sy_config {
     char **workflow_dirs;  /* owned: resolved against dir */
     size_t n_workflow_dirs;
     bool strict_plugins;   /* a refused plugin is an error, not a warning */
+    int64_t max_context_bytes; /* bound on a task's input and output
+                                  (default 16 MiB) */
+    int64_t lease_ms;      /* how long a host holds runs without renewing
+                              (default 30 s) */
+    int64_t max_recoveries; /* attempts lost with a dead host before the
+                               task fails (default 5) */
     sy_exec_cfg *executors; /* owned, in file order; the implicit default
                                (if any) last */
     size_t n_executors;

@@ -22,6 +22,16 @@ static const struct {
      "show which executor instance gets NAMESPACE, and why"},
     {"plugins", sy_cmd_plugins, "[-v]",
      "list every plugin found: loaded, or refused and why"},
+    {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE]",
+     "run one workflow to its end here, with progress"},
+    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE]",
+     "record a run for a host (`serve`) to pick up"},
+    {"status", sy_cmd_status, "RUN_ID [--json]", "a run and each of its tasks"},
+    {"runs", sy_cmd_runs, "[--limit N | --all]", "the latest runs"},
+    {"cancel", sy_cmd_cancel, "RUN_ID", "cancel a run"},
+    {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT"},
+    {"serve", sy_cmd_serve, "[--exit-when-idle]",
+     "the long-running host: runs submitted work, resumes after restarts"},
 };
 
 static void usage(FILE *out)
@@ -31,7 +41,7 @@ static void usage(FILE *out)
             "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
             "else ./switchyard.cfg)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-8s %-22s %s\n", commands[i].name, commands[i].args,
+        fprintf(out, "  %-8s %-34s %s\n", commands[i].name, commands[i].args,
                 commands[i].help);
 }
 

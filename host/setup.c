@@ -159,6 +159,79 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
     return errors;
 }
 
+/* A task's parameters are judged by the plugin it routes to, while the
+ * workflow file still knows their lines. */
+static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
+                      const config_setting_t *setting, sy_diags *d)
+{
+    sy_setup *s = arg;
+    const char *name = NULL;
+    sy_routes_resolve(&s->cfg.routes, t->ns, &name, NULL);
+    if (!name)
+        name = SY_DEFAULT_EXECUTOR;
+    sy_exec *x = sy_setup_exec(s, name);
+    const char *file = config_setting_source_file(setting);
+    int line = (int)config_setting_source_line(setting);
+    if (!x) {
+        sy_error(d, file, line, "task '%s' (%s) routes to executor '%s', which is not defined",
+                 t->id, t->ns, name);
+        return 1;
+    }
+    if (!x->plugin)
+        return 0; /* the instance's own error says why */
+    char what[256];
+    snprintf(what, sizeof what, "task '%s' (executor '%s', plugin '%s')", t->id, name,
+             x->plugin->name);
+    int errors = sy_params_check(setting, sy_workflow_task_keys,
+                                 x->plugin->desc->task_params, what, d);
+    const sy_executor *desc = x->plugin->desc;
+    if (errors == 0 && x->inst && desc->validate) {
+        char err[1024] = "";
+        int rc = desc->validate(x->inst, sy_params_view(t->params),
+                                wf->base_dir ? wf->base_dir : ".", err, sizeof err);
+        if (rc != SY_OK) {
+            sy_error(d, file, line, "%s: %s", what, err[0] ? err : "rejected its parameters");
+            errors++;
+        }
+    }
+    return errors;
+}
+
+static int load_workflows(sy_setup *s, sy_diags *d)
+{
+    int errors = 0;
+    for (size_t i = 0; i < s->cfg.n_workflow_dirs; i++)
+        errors += sy_workflow_load_dir(s->cfg.workflow_dirs[i], check_task, s, &s->wfs,
+                                       &s->n_wfs, d);
+    return errors;
+}
+
+const sy_workflow *sy_setup_workflow(const sy_setup *s, const char *name, char *err,
+                                     size_t err_len)
+{
+    const sy_workflow *found = NULL;
+    size_t matches = 0;
+    for (size_t i = 0; i < s->n_wfs; i++) {
+        const sy_workflow *wf = s->wfs[i];
+        size_t tl = strlen(wf->tenant);
+        bool qualified = strncmp(name, wf->tenant, tl) == 0 && strncmp(name + tl, "::", 2) == 0 &&
+                         strcmp(name + tl + 2, wf->name) == 0;
+        if (strcmp(wf->name, name) == 0 || qualified) {
+            found = wf;
+            matches++;
+        }
+    }
+    if (matches == 1)
+        return found;
+    if (matches > 1)
+        sy_errf(err, err_len, "workflow '%s' exists in several tenants: write TENANT::%s", name,
+                name);
+    else
+        sy_errf(err, err_len, "no workflow '%s' in the workflow directories (%zu known)", name,
+                s->n_wfs);
+    return NULL;
+}
+
 int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d)
 {
     memset(s, 0, sizeof *s);
@@ -171,13 +244,15 @@ int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d
             return errors;
         s->cfg_ok = true;
     }
-    if (!(flags & (SY_SETUP_PLUGINS | SY_SETUP_CREATE)))
+    if (!(flags & (SY_SETUP_PLUGINS | SY_SETUP_CREATE | SY_SETUP_WORKFLOWS)))
         return 0;
     struct scan_ctx c = {s, d};
     sy_setup_plugin_dirs(s, scan_one, &c);
     errors += report_refusals(s, d);
     if (s->have_cfg)
         errors += open_instances(s, flags, d);
+    if (s->have_cfg && (flags & SY_SETUP_WORKFLOWS))
+        errors += load_workflows(s, d);
     return errors;
 }
 
@@ -200,6 +275,9 @@ void sy_setup_close(sy_setup *s)
         json_decref(e->settings);
     }
     free(s->execs);
+    for (size_t i = 0; i < s->n_wfs; i++)
+        sy_workflow_free(s->wfs[i]);
+    free(s->wfs);
     sy_plugins_free(&s->plugins);
     if (s->have_cfg)
         sy_config_free(&s->cfg);

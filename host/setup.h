@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "hostapi.h"
 #include "plugin.h"
+#include "workflow.h"
 
 /* One executor instance. */
 typedef struct sy_exec {
@@ -32,12 +33,16 @@ typedef struct sy_setup {
     sy_plugins plugins;
     sy_exec *execs;          /* owned, one per cfg.executors entry */
     size_t n_execs;
+    sy_workflow **wfs;       /* owned: the workflows of workflow_dirs */
+    size_t n_wfs;
 } sy_setup;
 
 /* What sy_setup_open does beyond reading the config. */
 enum {
     SY_SETUP_PLUGINS = 1u << 0, /* scan plugin directories, check instances */
     SY_SETUP_CREATE = 1u << 1,  /* also create every instance */
+    SY_SETUP_WORKFLOWS = 1u << 2, /* also read workflow_dirs, checking each
+                                     task against the plugin it routes to */
 };
 
 /* Reads `cfg_path` (NULL: no config, plugin directories from the
@@ -45,6 +50,11 @@ enum {
  * the number of errors added to `d`; *s must be closed either way. */
 int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags,
                   sy_diags *d);
+
+/* The workflow called `name` ("NAME" or "TENANT::NAME"); NULL with a
+ * reason in err when there is none or the name is ambiguous. */
+const sy_workflow *sy_setup_workflow(const sy_setup *s, const char *name,
+                                     char *err, size_t err_len);
 
 /* Destroys every created instance, then closes the plugins. */
 void sy_setup_close(sy_setup *s);

@@ -171,6 +171,10 @@ typedef struct sy_task {
                                   host enforces it (it calls cancel() at the
                                   deadline); a plugin may use it to bound its
                                   own waits */
+    const char *workflow;      /* the workflow's name (may hold "::") */
+    const char *base_dir;      /* the directory of the workflow file: what
+                                  relative paths in params are relative to
+                                  (the same as validate()'s base_dir) */
 } sy_task;
 
 /* How an attempt ended.  Values are part of the ABI. */

@@ -1,0 +1,11 @@
+# The durable store (issue 3): store.c picks the implementation from the
+# URL; store_sqlite.c is the embedded SQLite store.
+libsyhost_la_SOURCES += host/store.h host/store_impl.h host/store.c \
+	host/store_sqlite.c
+
+check_PROGRAMS += tests/test_store
+TESTS += tests/test_store
+tests_test_store_SOURCES = tests/test_store.c tests/helpers.c tests/helpers.h
+tests_test_store_CFLAGS = $(UNIT_CFLAGS)
+# The test also opens files with SQLite directly (schema version checks).
+tests_test_store_LDADD = $(UNIT_LDADD) $(SQLITE_LIBS)

@@ -1,0 +1,54 @@
+# Sourced by the integration tests: a scratch host with the ctl test plugin,
+# on its own SQLite store.
+. "$SY_SRCDIR/tests/cli/tap.sh"
+
+# Makes $host: a directory with switchyard.cfg, plugins/ctl.so and
+# workflows/; extra config lines may be given as $1.
+make_host() {
+    host=$(mktemp -d "${TMPDIR:-/tmp}/sy-int-XXXXXX") || exit 1
+    chmod 0700 "$host"
+    mkdir -p "$host/plugins" "$host/workflows"
+    cp "$SY_TEST_PLUGIN_DIR/ctl.so" "$host/plugins/ctl.so" && chmod 0755 "$host/plugins/ctl.so"
+    cat >"$host/switchyard.cfg" <<CFG
+store = "sqlite:var/switchyard.db";
+plugin_dirs = ["plugins"];
+workflow_dirs = ["workflows"];
+executors = {
+  default = { plugin = "ctl"; slots = 4; record = "$host/dispatch.log"; };
+};
+${1:-}
+CFG
+    SWITCHYARD_CONFIG="$host/switchyard.cfg"
+    export SWITCHYARD_CONFIG
+}
+
+# workflow NAME <<EOF ... : writes workflows/NAME.cfg from stdin.
+workflow() { cat >"$host/workflows/$1.cfg"; }
+
+# jget RUN_ID EXPR: evaluates a Python expression on `status --json`
+# (bound to `r`; `t` maps task ids to their entries).
+jget() {
+    $SY_WRAP "$SWITCHYARD" status "$1" --json >"$host/status.json" 2>"$host/status.err" || {
+        cat "$host/status.err" >&2
+        return 1
+    }
+    python3 - "$host/status.json" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = {x["id"]: x for x in r["tasks"]}
+v = eval(sys.argv[2])
+print(json.dumps(v, sort_keys=True) if not isinstance(v, str) else v)
+PY
+}
+
+# is EXPECTED RUN_ID EXPR NAME
+is() {
+    local got
+    got=$(jget "$2" "$3")
+    if [ "$got" = "$1" ]; then ok 0 "$4"; else echo "# $3: got '$got', expected '$1'"; ok 1 "$4"; fi
+}
+
+# The run id printed by `run` ("run N: ...") or `submit` (N).
+run_id() { printf '%s\n' "$out" | sed -n 's/^run \([0-9]*\):.*/\1/p; s/^\([0-9][0-9]*\)$/\1/p' | head -n1; }
+
+cleanup_host() { rm -rf "$host"; }
