@@ -3,8 +3,9 @@ import sys, os
 
 d = os.path.join(sys.argv[1], "workflows")
 
-def write(name, tasks):
-    with open(os.path.join(d, name + ".cfg"), "w") as f:
+def write(name, tasks, sub="workflows"):
+    os.makedirs(os.path.join(sys.argv[1], sub), exist_ok=True)
+    with open(os.path.join(sys.argv[1], sub, name + ".cfg"), "w") as f:
         f.write('workflow = {\n  name = "%s";\n  tasks = (\n' % name)
         f.write(",\n".join(tasks))
         f.write("\n  );\n};\n")
@@ -30,4 +31,4 @@ for layer in range(20):
     deps = [f"s{layer-1}_{i}" for i in range(100)] if layer else []
     for i in range(100):
         t.append(task(f"s{layer}_{i}", deps, ' command = ["/bin/true"]; output = "none";'))
-write("cmds", t)
+write("cmds", t, "cmds")  # needs the thread plugin: its own directory

@@ -342,7 +342,7 @@ static sy_attempt *new_attempt(sy_engine *e, sy_rrt *r, size_t idx, char *err, s
         .size = sizeof(sy_task),
         .attempt = a->number,
         .ns = d->ns,
-        .run_id = NULL,
+        .run_id = r->id_text,
         .task_id = d->id,
         .input = input,
         .input_len = strlen(input),

@@ -36,8 +36,11 @@ typedef struct sy_trt {
 
 struct sy_rrt {
     int64_t id;
+    char id_text[24];      /* the id as handed to plugins in sy_task */
     sy_engine *e;
-    sy_workflow *wf;       /* owned: the definition the run started with */
+    sy_workflow *wf;       /* the definition the run started with: owned,
+                              or borrowed from the setup (wf_borrowed) */
+    bool wf_borrowed;
     json_t *context;       /* owned: initial context */
     char *context_text;    /* owned */
     sy_run_state state;

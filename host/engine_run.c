@@ -368,25 +368,39 @@ int sy_eng_load_run(sy_engine *e, int64_t run_id, sy_rrt **out, char *err, size_
         return sy_errf(err, err_len, "run %lld: %s", (long long)run_id,
                        rc == SY_ENOENT ? "no such run" : sy_store_errmsg(e->o.store)),
                rc;
-    char *def = NULL;
-    rc = sy_store_get_definition(e->o.store, ri.hash, &def);
-    sy_workflow *wf = rc == SY_OK ? sy_workflow_from_json(def, err, err_len) : NULL;
-    free(def);
+    /* A workflow this process read from its file with the same hash is the
+     * same definition: no need to parse the stored copy again. */
+    sy_workflow *wf = NULL;
+    bool borrowed = false;
+    for (size_t i = 0; i < e->o.setup->n_wfs && !wf; i++)
+        if (strcmp(e->o.setup->wfs[i]->hash, ri.hash) == 0) {
+            wf = e->o.setup->wfs[i];
+            borrowed = true;
+        }
+    if (!wf) {
+        char *def = NULL;
+        rc = sy_store_get_definition(e->o.store, ri.hash, &def);
+        wf = rc == SY_OK ? sy_workflow_from_json(def, err, err_len) : NULL;
+        free(def);
+    }
     json_t *ctx = ri.context ? json_loads(ri.context, 0, NULL) : json_object();
     if (!wf || !json_is_object(ctx)) {
         if (rc != SY_OK)
             sy_errf(err, err_len, "definition %s: %s", ri.hash, sy_store_errmsg(e->o.store));
         else if (wf)
             sy_errf(err, err_len, "stored context is not a JSON object");
-        sy_workflow_free(wf);
+        if (!borrowed)
+            sy_workflow_free(wf);
         json_decref(ctx);
         sy_run_info_clear(&ri);
         return SY_EINVAL;
     }
     sy_rrt *r = calloc(1, sizeof *r);
     r->id = run_id;
+    snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
     r->e = e;
     r->wf = wf;
+    r->wf_borrowed = borrowed;
     r->context = ctx;
     r->context_text = json_dumps(ctx, JSON_COMPACT);
     r->state = SY_RUN_RUNNING;
@@ -466,7 +480,8 @@ void sy_eng_free_run(sy_rrt *r)
         free(t->output_text);
     }
     free(r->t);
-    sy_workflow_free(r->wf);
+    if (!r->wf_borrowed)
+        sy_workflow_free(r->wf);
     json_decref(r->context);
     free(r->context_text);
     free(r->error);

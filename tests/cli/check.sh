@@ -5,7 +5,7 @@ SWITCHYARD_PLUGIN_PATH=$(plugin_dir good); export SWITCHYARD_PLUGIN_PATH
 
 run --config "$SY_TEST_DATA/cli/switchyard.cfg" check
 rc_is 0 "a valid configuration checks clean"
-has "ok: 3 executor instances, 4 routing rules, 1 plugin loaded" "and says what it found"
+has "ok: 3 executor instances, 4 routing rules, 1 plugin loaded, 0 workflows" "and says what it found"
 
 bad="$SY_TEST_DATA/cli-bad"
 run --config "$bad/switchyard.cfg" check
@@ -39,6 +39,11 @@ has "$tmp/switchyard.cfg:2: error: syntax error" "at its line"
 run --config "$tmp/empty.cfg" check
 rc_is 1 "an empty config lacks a default executor"
 has "no executor instance 'default'" "and says how to add one"
+
+run --config "$SY_TEST_DATA/cli-unmatched/switchyard.cfg" check
+rc_is 0 "a rule no task matches is only a warning"
+has "cli-unmatched/switchyard.cfg:8: warning: rule \"public::nightly::*\" matches none of the 2 tasks of the 1 known workflow" "check names the rule no known task matches"
+hasnt "public::etl::**\" matches none" "a rule that matches a task is not reported"
 
 rm -rf "$tmp" "$SWITCHYARD_PLUGIN_PATH"
 done_testing

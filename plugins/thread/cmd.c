@@ -1,0 +1,164 @@
+/* Command tasks: `command = [...]` run with posix_spawn (switchyard/spawn.h),
+ * the input context on stdin, stdout as the output object. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <switchyard/spawn.h>
+
+#include "thread.h"
+
+/* argv borrowed from the task's parameters (valid until complete()). */
+static const char **build_argv(const sy_job *job)
+{
+    const sy_host_api *api = job->inst->api;
+    const sy_params *p = job->task->params;
+    size_t n = 0;
+    if (api->param_array_len(p, "command", &n) != SY_OK || n == 0)
+        return NULL;
+    const char **argv = calloc(n + 1, sizeof *argv);
+    for (size_t i = 0; argv && i < n; i++)
+        if (api->param_array_string(p, "command", i, &argv[i]) != SY_OK) {
+            free(argv);
+            return NULL;
+        }
+    return argv;
+}
+
+/* The SWITCHYARD_* variables, then the task's env (which may override
+ * them). */
+static void build_env(const sy_job *job, sy_strv *env)
+{
+    const sy_host_api *api = job->inst->api;
+    const sy_params *group = NULL;
+    sy_job_env(job, env);
+    if (api->param_group(job->task->params, "env", &group) != SY_OK)
+        return;
+    size_t n = api->param_count(group);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = api->param_name(group, i), *v = NULL;
+        if (name && api->param_string(group, name, &v) == SY_OK)
+            sy_strv_pushf(env, "%s=%s", name, v);
+    }
+}
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isspace((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+/* The stderr tail without its trailing newlines, for an error message. */
+static const char *tail_of(sy_spawn_result *r)
+{
+    while (r->err_len && (r->err[r->err_len - 1] == '\n' ||
+                          r->err[r->err_len - 1] == '\r'))
+        r->err[--r->err_len] = '\0';
+    return r->err;
+}
+
+static void fail_with_stderr(sy_job *job, sy_outcome outcome,
+                             sy_spawn_result *r, const char *what)
+{
+    const char *tail = tail_of(r);
+    if (!tail[0])
+        sy_job_fail(job, outcome, "%s (no stderr)", what);
+    else if (r->err_dropped)
+        sy_job_fail(job, outcome, "%s; stderr (its last %d KiB):\n%s", what,
+                    SY_SPAWN_STDERR_TAIL / 1024, tail);
+    else
+        sy_job_fail(job, outcome, "%s; stderr:\n%s", what, tail);
+}
+
+static void settle(sy_job *job, const char *prog, sy_spawn_result *r)
+{
+    char what[512], how[128];
+    sy_spawn_describe(r, how, sizeof how);
+    if (atomic_load(&job->cancelled) || r->cancelled) {
+        sy_job_fail(job, SY_OUTCOME_CANCELLED, "cancelled: the process group "
+                    "of %s was terminated", prog);
+    } else if (r->timed_out) {
+        snprintf(what, sizeof what, "command %s timed out after %lld ms; its "
+                 "process group was terminated", prog,
+                 (long long)job->task->timeout_ms);
+        fail_with_stderr(job, SY_OUTCOME_TIMED_OUT, r, what);
+    } else if (r->output_too_large) {
+        sy_job_fail(job, SY_OUTCOME_FAILED, "command %s wrote more than "
+                    "max_output_bytes = %lld bytes on stdout; its process "
+                    "group was killed (raise max_output_bytes, or set output "
+                    "= \"none\")", prog, (long long)job->spec.max_output_bytes);
+    } else if (!r->exited || r->exit_code != 0) {
+        snprintf(what, sizeof what, "command %s %s", prog, how);
+        fail_with_stderr(job, SY_OUTCOME_FAILED, r, what);
+    } else if (job->spec.output_none || blank(r->out, r->out_len)) {
+        sy_job_succeed(job, NULL, 0);
+    } else {
+        /* The host parses it and rejects anything but an object. */
+        sy_job_succeed(job, r->out, r->out_len);
+        r->out = NULL;
+    }
+}
+
+static void log_stderr(const sy_job *job, const sy_spawn_result *r)
+{
+    if (!r->err_len)
+        return;
+    char *save = NULL, *copy = strdup(r->err);
+    for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save))
+        sy_job_log(job, SY_LOG_DEBUG, "stderr: %s", line);
+    free(copy);
+}
+
+static char *command_cwd(const sy_job *job)
+{
+    const char *base = job->task->base_dir;
+    if (job->spec.cwd)
+        return sy_path_resolve(base, job->spec.cwd);
+    return base && base[0] ? strdup(base) : NULL;
+}
+
+static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
+{
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    o.env = (const char *const *)env->v;
+    o.cwd = cwd;
+    o.input = job->task->input;
+    o.input_len = job->task->input ? job->task->input_len : 0;
+    o.max_output_bytes = (size_t)job->spec.max_output_bytes;
+    o.discard_stdout = job->spec.output_none;
+    o.timeout_ms = sy_job_time_left(job);
+    o.kill_grace_ms = job->spec.kill_grace_ms;
+    o.cancel_fd = job->cancel_fd;
+    sy_spawn_result r;
+    char err[1024];
+    if (sy_spawn_run(&o, &r, err, sizeof err) != 0) {
+        sy_job_fail(job, SY_OUTCOME_FAILED, "command: %s", err);
+        return;
+    }
+    settle(job, argv[0], &r);
+    log_stderr(job, &r);
+    sy_spawn_result_free(&r);
+}
+
+void sy_cmd_run(sy_job *job)
+{
+    const char **argv = build_argv(job);
+    sy_strv env = {0};
+    build_env(job, &env);
+    char *cwd = command_cwd(job);
+    bool cwd_oom = !cwd && (job->spec.cwd || (job->task->base_dir &&
+                                               job->task->base_dir[0]));
+    if (!argv || env.oom || cwd_oom)
+        sy_job_fail(job, SY_OUTCOME_FAILED, "%s", argv ? "out of memory"
+                    : "command must be a non-empty list of strings");
+    else
+        run(job, argv, cwd, &env);
+    free(argv);
+    free(cwd);
+    sy_strv_free(&env);
+}

@@ -1,0 +1,238 @@
+/* One accepted attempt: created by submit(), run on a worker (or dequeued
+ * by cancel()), completed exactly once, then freed. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "thread.h"
+
+int64_t sy_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,
+                   const sy_job_spec *spec)
+{
+    sy_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return NULL;
+    job->inst = inst;
+    job->task = task;
+    job->c = c;
+    job->spec = *spec;
+    job->cancel_fd = -1;
+    atomic_init(&job->cancelled, 0);
+    if (task->timeout_ms > 0)
+        job->deadline_ms = sy_now_ms() + task->timeout_ms;
+    bool spawns = spec->kind == SY_JOB_COMMAND || spec->isolate;
+    if (spawns) {
+        job->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (job->cancel_fd < 0) {
+            free(job);
+            return NULL;
+        }
+    }
+    return job;
+}
+
+void sy_job_free(sy_job *job)
+{
+    if (!job)
+        return;
+    if (job->cancel_fd >= 0)
+        close(job->cancel_fd);
+    free(job->output);
+    free(job->error);
+    free(job);
+}
+
+void sy_job_fail(sy_job *job, sy_outcome outcome, const char *fmt, ...)
+{
+    char *msg = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    free(job->error);
+    free(job->output);
+    job->output = NULL;
+    job->output_len = 0;
+    job->error = msg;
+    job->outcome = outcome;
+}
+
+void sy_job_succeed(sy_job *job, char *output, size_t len)
+{
+    free(job->output);
+    free(job->error);
+    job->error = NULL;
+    job->output = output;
+    job->output_len = output ? len : 0;
+    job->outcome = SY_OUTCOME_SUCCEEDED;
+}
+
+bool sy_job_should_stop(const sy_job *job)
+{
+    if (atomic_load(&job->cancelled))
+        return true;
+    return job->deadline_ms && sy_now_ms() >= job->deadline_ms;
+}
+
+int64_t sy_job_time_left(const sy_job *job)
+{
+    if (!job->deadline_ms)
+        return 0;
+    int64_t left = job->deadline_ms - sy_now_ms();
+    return left > 0 ? left : 1;
+}
+
+void sy_job_log(const sy_job *job, sy_log_level level, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    const sy_instance *inst = job->inst;
+    inst->api->log(inst->host, level, "%s (attempt %u): %s",
+                   job->task->ns ? job->task->ns : "?", job->task->attempt,
+                   buf);
+}
+
+/* Hands the result to the host, then says a place is free.  The pool has
+ * already given the place back, so a submit racing with this one may take
+ * it: wake() is a hint, and one per freed place is what was promised. */
+static void report(sy_job *job)
+{
+    sy_instance *inst = job->inst;
+    static const char *const oom = "out of memory while describing how the "
+                                   "attempt ended";
+    sy_result res = {sizeof res, job->outcome, job->output, job->output_len,
+                     job->error};
+    if (job->outcome != SY_OUTCOME_SUCCEEDED && !res.error)
+        res.error = oom;
+    inst->api->complete(job->c, &res);
+    /* The instance outlives this: destroy() joins this worker first. */
+    inst->api->wake(inst->host);
+    sy_job_free(job);
+}
+
+void sy_job_complete_settled(sy_job *job) { report(job); }
+
+static void run_kind(sy_job *job)
+{
+    if (atomic_load(&job->cancelled)) {
+        sy_job_fail(job, SY_OUTCOME_CANCELLED, "cancelled before it started");
+        return;
+    }
+    if (job->deadline_ms && sy_now_ms() >= job->deadline_ms) {
+        sy_job_fail(job, SY_OUTCOME_TIMED_OUT,
+                    "timed out before it started (timeout %lld ms)",
+                    (long long)job->task->timeout_ms);
+        return;
+    }
+    if (job->spec.kind == SY_JOB_COMMAND)
+        sy_cmd_run(job);
+    else if (job->spec.isolate)
+        sy_isolate_run(job);
+    else
+        sy_fn_run(job);
+}
+
+void sy_job_run(sy_pool_item *it, void *arg)
+{
+    (void)arg;
+    sy_job *job = (sy_job *)it;
+    run_kind(job);
+    sy_pool_finish(job->pool, &job->item, job->outcome);
+    report(job);
+}
+
+void sy_job_interrupt(sy_pool_item *it, void *arg)
+{
+    (void)arg;
+    sy_job *job = (sy_job *)it;
+    atomic_store(&job->cancelled, 1);
+    if (job->cancel_fd >= 0) {
+        uint64_t one = 1;
+        /* Non-blocking: a full counter already means "cancel". */
+        ssize_t w = write(job->cancel_fd, &one, sizeof one);
+        (void)w;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The environment of spawned work                                          */
+/* ------------------------------------------------------------------------ */
+
+void sy_strv_push(sy_strv *s, char *owned)
+{
+    if (!owned) {
+        s->oom = true;
+        return;
+    }
+    if (s->n + 2 > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        char **v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            free(owned);
+            s->oom = true;
+            return;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = owned;
+    s->v[s->n] = NULL;
+}
+
+void sy_strv_pushf(sy_strv *s, const char *fmt, ...)
+{
+    char *str = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&str, fmt, ap) < 0)
+        str = NULL;
+    va_end(ap);
+    sy_strv_push(s, str);
+}
+
+void sy_strv_free(sy_strv *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static const char *or_empty(const char *s) { return s ? s : ""; }
+
+void sy_job_env(const sy_job *job, sy_strv *env)
+{
+    const sy_task *t = job->task;
+    sy_strv_pushf(env, "SWITCHYARD_TASK_NS=%s", or_empty(t->ns));
+    sy_strv_pushf(env, "SWITCHYARD_RUN_ID=%s", or_empty(t->run_id));
+    sy_strv_pushf(env, "SWITCHYARD_TASK_ID=%s", or_empty(t->task_id));
+    sy_strv_pushf(env, "SWITCHYARD_WORKFLOW=%s", or_empty(t->workflow));
+    sy_strv_pushf(env, "SWITCHYARD_BASE_DIR=%s", or_empty(t->base_dir));
+    sy_strv_pushf(env, "SWITCHYARD_ATTEMPT=%u", t->attempt);
+    sy_strv_pushf(env, "SWITCHYARD_TIMEOUT_MS=%lld", (long long)t->timeout_ms);
+}
+
+char *sy_path_resolve(const char *base, const char *rel)
+{
+    char *out = NULL;
+    if (rel[0] == '/' || !base || !base[0])
+        return strdup(rel);
+    size_t n = strlen(base);
+    const char *sep = (n && base[n - 1] == '/') ? "" : "/";
+    return asprintf(&out, "%s%s%s", base, sep, rel) < 0 ? NULL : out;
+}

@@ -1,0 +1,428 @@
+/*
+ * driver.c -- the kit's side of the ABI: it plays the host for one
+ * instance, counting every submit, completion and wake.
+ *
+ * Each submit gets its own record (kit_call) that lives until the check
+ * ends, so a plugin that completes late, twice, or after refusing always
+ * writes into memory the kit still owns and the kit can say which task it
+ * was.
+ */
+#include "kit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "params.h"
+
+/* ------------------------------------------------------------------------ */
+/* Time and threads                                                         */
+/* ------------------------------------------------------------------------ */
+
+double kit_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
+}
+
+void kit_sleep_ms(double ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec t;
+    t.tv_sec = (time_t)(ms / 1000);
+    t.tv_nsec = (long)((ms - (double)t.tv_sec * 1000) * 1e6);
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
+double kit_scaled(const kit *k, double ms, double cap)
+{
+    double f = k->scale;
+    if (cap > 0 && f > cap)
+        f = cap;
+    return ms * f;
+}
+
+int kit_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+int kit_wait_threads(const kit *k, int want, double ms)
+{
+    double until = kit_now_ms() + ms * k->scale;
+    int n = kit_thread_count();
+    while (n > want && kit_now_ms() < until) {
+        kit_sleep_ms(5);
+        n = kit_thread_count();
+    }
+    return n;
+}
+
+const char *kit_status_name(int status)
+{
+    switch (status) {
+    case SY_OK: return "SY_OK";
+    case SY_EINVAL: return "SY_EINVAL";
+    case SY_ENOMEM: return "SY_ENOMEM";
+    case SY_EBUSY: return "SY_EBUSY";
+    case SY_ENOENT: return "SY_ENOENT";
+    case SY_ETYPE: return "SY_ETYPE";
+    case SY_ERANGE: return "SY_ERANGE";
+    case SY_ENOTSUP: return "SY_ENOTSUP";
+    case SY_EIO: return "SY_EIO";
+    case SY_ESTATE: return "SY_ESTATE";
+    case SY_EINTERNAL: return "SY_EINTERNAL";
+    default: return "an unknown status";
+    }
+}
+
+const char *kit_outcome_name(int outcome)
+{
+    switch (outcome) {
+    case SY_OUTCOME_SUCCEEDED: return "succeeded";
+    case SY_OUTCOME_FAILED: return "failed";
+    case SY_OUTCOME_TIMED_OUT: return "timed_out";
+    case SY_OUTCOME_CANCELLED: return "cancelled";
+    default: return "invalid";
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* What the plugin calls                                                    */
+/* ------------------------------------------------------------------------ */
+
+static kit_call *call_of(sy_completion *c)
+{
+    return (kit_call *)(void *)((char *)c - offsetof(kit_call, c));
+}
+
+static void signal_change(kit_inst *ki)
+{
+    pthread_mutex_lock(&ki->lock);
+    pthread_cond_broadcast(&ki->changed);
+    pthread_mutex_unlock(&ki->lock);
+}
+
+static void note_malformed(kit_inst *ki, const kit_call *call,
+                           const char *why)
+{
+    pthread_mutex_lock(&ki->lock);
+    if (atomic_fetch_add(&ki->malformed, 1) == 0)
+        snprintf(ki->malformed_why, sizeof ki->malformed_why, "%s: %s",
+                 call->task_id, why);
+    pthread_mutex_unlock(&ki->lock);
+}
+
+/* A succeeded attempt's output must be a JSON object (or absent). */
+static void check_output(kit_inst *ki, const kit_call *call,
+                         const sy_result *r)
+{
+    if (r->outcome != SY_OUTCOME_SUCCEEDED || !r->output)
+        return;
+    json_error_t je;
+    json_t *v = json_loadb(r->output, r->output_len, JSON_DECODE_ANY, &je);
+    if (!v) {
+        char why[200];
+        snprintf(why, sizeof why, "output is not JSON: %s", je.text);
+        note_malformed(ki, call, why);
+    } else if (!json_is_object(v)) {
+        note_malformed(ki, call, "output is JSON but not an object");
+    }
+    json_decref(v);
+}
+
+/* Runs once per submit, inside the real host's complete(). */
+static void on_complete(sy_completion *c, const sy_result *r)
+{
+    kit_call *call = call_of(c);
+    kit_inst *ki = call->ki;
+    int o = (int)r->outcome;
+    if (o < SY_OUTCOME_SUCCEEDED || o > SY_OUTCOME_CANCELLED)
+        note_malformed(ki, call, "outcome is not a sy_outcome value");
+    else
+        atomic_fetch_add(&ki->outcomes[o], 1);
+    check_output(ki, call, r);
+    if (r->error && o != SY_OUTCOME_CANCELLED) {
+        pthread_mutex_lock(&ki->lock);
+        if (!ki->first_error[0])
+            snprintf(ki->first_error, sizeof ki->first_error, "%s: %s",
+                     kit_outcome_name(o), r->error);
+        pthread_mutex_unlock(&ki->lock);
+    }
+    atomic_store(&call->outcome, o);
+    atomic_fetch_add(&ki->completed, 1);
+    signal_change(ki);
+}
+
+/* The table's complete(): counts every call, then hands it to the real
+ * one, which drops a second call with a log line the plugin author sees. */
+static void wrap_complete(sy_completion *c, const sy_result *r)
+{
+    if (!c) {
+        sy_host_api_table.complete(c, r);
+        return;
+    }
+    kit_call *call = call_of(c);
+    kit_inst *ki = call->ki;
+    if (atomic_fetch_add(&call->calls, 1) > 0)
+        atomic_fetch_add(&ki->doubles, 1);
+    else if (atomic_load(&call->in_submit) &&
+             pthread_equal(call->submitter, pthread_self()))
+        atomic_fetch_add(&ki->inside_submit, 1);
+    if (atomic_load(&call->state) == CALL_REFUSED)
+        atomic_fetch_add(&ki->after_refusal, 1);
+    if (!r || !SY_HAS_FIELD(r, sy_result, error))
+        note_malformed(ki, call, r ? "result's size is too small"
+                                   : "complete() with a NULL result");
+    sy_host_api_table.complete(c, r);
+}
+
+static void on_wake(sy_host *h)
+{
+    kit_inst *ki = h->data;
+    atomic_fetch_add(&ki->wakes, 1);
+    signal_change(ki);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Instances                                                                */
+/* ------------------------------------------------------------------------ */
+
+int kit_inst_init(kit_inst *ki, kit_ctx *x, size_t ncalls)
+{
+    memset(ki, 0, sizeof *ki);
+    ki->k = x->k;
+    ki->d = x->d;
+    ki->api = sy_host_api_table;
+    ki->api.complete = wrap_complete;
+    ki->host.name = "conformance";
+    ki->host.on_wake = on_wake;
+    ki->host.data = ki;
+    ki->calls = calloc(ncalls, sizeof *ki->calls);
+    if (!ki->calls)
+        return -1;
+    ki->ncalls = ncalls;
+    atomic_init(&ki->next, 0);
+    pthread_mutex_init(&ki->lock, NULL);
+    pthread_cond_init(&ki->changed, NULL);
+    return 0;
+}
+
+void kit_inst_fini(kit_inst *ki)
+{
+    free(ki->calls);
+    ki->calls = NULL;
+    pthread_cond_destroy(&ki->changed);
+    pthread_mutex_destroy(&ki->lock);
+}
+
+int kit_create(kit_inst *ki, const json_t *settings, char *err,
+               size_t err_len)
+{
+    sy_instance *inst = NULL;
+    int rc = ki->d->create(&ki->api, &ki->host, sy_params_view(settings),
+                           &inst, err, err_len);
+    ki->inst = rc == SY_OK ? inst : NULL;
+    return rc;
+}
+
+void kit_destroy(kit_inst *ki)
+{
+    if (ki->inst)
+        ki->d->destroy(ki->inst);
+    ki->inst = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Submits                                                                  */
+/* ------------------------------------------------------------------------ */
+
+kit_call *kit_call_new(kit_inst *ki, const json_t *params)
+{
+    size_t i = atomic_fetch_add(&ki->next, 1);
+    if (i >= ki->ncalls)
+        return NULL;
+    kit_call *call = &ki->calls[i];
+    const kit_inputs *in = &ki->k->in;
+    call->ki = ki;
+    /* Stores, not atomic_init: the capacity check scans records while
+     * other threads fill new ones. */
+    atomic_store(&call->state, CALL_FREE);
+    atomic_store(&call->calls, 0);
+    atomic_store(&call->outcome, -1);
+    atomic_store(&call->in_submit, false);
+    snprintf(call->ns, sizeof call->ns, "conformance::kit::task-%zu", i);
+    snprintf(call->task_id, sizeof call->task_id, "task-%zu", i);
+    call->task.size = (uint32_t)sizeof call->task;
+    call->task.attempt = 1;
+    call->task.ns = call->ns;
+    call->task.run_id = "conformance-run";
+    call->task.task_id = call->task_id;
+    call->task.input = in->input;
+    call->task.input_len = strlen(in->input);
+    call->task.params = sy_params_view(params);
+    call->task.timeout_ms = 0;
+    call->task.workflow = "kit";
+    call->task.base_dir = in->base_dir;
+    sy_completion_init(&call->c, "conformance", on_complete, call);
+    return call;
+}
+
+int kit_submit(kit_inst *ki, kit_call *call, double *ms, char *err,
+               size_t err_len)
+{
+    char scratch[512];
+    if (!err || err_len == 0) {
+        err = scratch;
+        err_len = sizeof scratch;
+    }
+    err[0] = '\0';
+    call->submitter = pthread_self();
+    atomic_store(&call->state, CALL_SUBMITTING);
+    atomic_store(&call->in_submit, true);
+    double t0 = kit_now_ms();
+    int rc = ki->d->submit(ki->inst, &call->task, &call->c, err, err_len);
+    double t1 = kit_now_ms();
+    atomic_store(&call->in_submit, false);
+    call->status = rc;
+    if (ms)
+        *ms = t1 - t0;
+    if (rc == SY_OK) {
+        atomic_store(&call->state, CALL_ACCEPTED);
+        atomic_fetch_add(&ki->accepted, 1);
+        return rc;
+    }
+    atomic_store(&call->state, CALL_REFUSED);
+    atomic_fetch_add(rc == SY_EBUSY ? &ki->busy : &ki->refused, 1);
+    if (atomic_load(&call->calls) > 0)
+        atomic_fetch_add(&ki->after_refusal, 1);
+    return rc;
+}
+
+long kit_in_flight(kit_inst *ki)
+{
+    long done = atomic_load(&ki->completed);
+    return atomic_load(&ki->accepted) - done;
+}
+
+bool kit_wait_for(kit_inst *ki, double ms, bool (*cond)(kit_inst *, void *),
+                  void *arg)
+{
+    double until = kit_now_ms() + ms * ki->k->scale;
+    pthread_mutex_lock(&ki->lock);
+    bool ok;
+    while (!(ok = cond(ki, arg))) {
+        double left = until - kit_now_ms();
+        if (left <= 0)
+            break;
+        /* Short slices: a condition may also change without a signal
+         * (a gauge the plugin updates after complete()). */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double slice = left < 20 ? left : 20;
+        ts.tv_nsec += (long)(slice * 1e6);
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&ki->changed, &ki->lock, &ts);
+    }
+    pthread_mutex_unlock(&ki->lock);
+    return ok;
+}
+
+static bool all_done(kit_inst *ki, void *arg)
+{
+    (void)arg;
+    return atomic_load(&ki->completed) >= atomic_load(&ki->accepted);
+}
+
+bool kit_wait_all(kit_inst *ki, double ms)
+{
+    return kit_wait_for(ki, ms, all_done, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Verdicts over all calls                                                  */
+/* ------------------------------------------------------------------------ */
+
+static size_t used_calls(kit_inst *ki)
+{
+    size_t n = atomic_load(&ki->next);
+    return n < ki->ncalls ? n : ki->ncalls;
+}
+
+static const char *first_with(kit_inst *ki, int state, int min_calls,
+                              int max_calls)
+{
+    size_t n = used_calls(ki);
+    for (size_t i = 0; i < n; i++) {
+        kit_call *c = &ki->calls[i];
+        int calls = atomic_load(&c->calls);
+        if ((state < 0 || atomic_load(&c->state) == state) &&
+            calls >= min_calls && calls <= max_calls)
+            return c->task_id;
+    }
+    return "?";
+}
+
+bool kit_once_ok(kit_inst *ki, char *msg, size_t len)
+{
+    long twice = atomic_load(&ki->doubles);
+    long refused = atomic_load(&ki->after_refusal);
+    long bad = atomic_load(&ki->malformed);
+    if (twice > 0) {
+        snprintf(msg, len, "complete() called twice: %ld extra call%s "
+                 "(first: %s)", twice, twice == 1 ? "" : "s",
+                 first_with(ki, -1, 2, 1 << 30));
+        return false;
+    }
+    if (refused > 0) {
+        snprintf(msg, len, "complete() called for %ld submit%s that "
+                 "submit() refused (first: %s)", refused,
+                 refused == 1 ? "" : "s",
+                 first_with(ki, CALL_REFUSED, 1, 1 << 30));
+        return false;
+    }
+    if (bad > 0) {
+        pthread_mutex_lock(&ki->lock);
+        snprintf(msg, len, "%ld malformed result%s (first: %s)", bad,
+                 bad == 1 ? "" : "s", ki->malformed_why);
+        pthread_mutex_unlock(&ki->lock);
+        return false;
+    }
+    return true;
+}
+
+void kit_describe_missing(kit_inst *ki, char *msg, size_t len)
+{
+    size_t n = used_calls(ki);
+    long missing = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        kit_call *c = &ki->calls[i];
+        if (atomic_load(&c->state) == CALL_ACCEPTED &&
+            atomic_load(&c->calls) == 0) {
+            if (!first)
+                first = c->task_id;
+            missing++;
+        }
+    }
+    snprintf(msg, len, "%ld of %ld accepted submit%s never completed within "
+             "%.0fs (first: %s)", missing, atomic_load(&ki->accepted),
+             atomic_load(&ki->accepted) == 1 ? "" : "s",
+             KIT_DEADLINE_MS * ki->k->scale / 1000, first ? first : "?");
+}

@@ -1,0 +1,251 @@
+/*
+ * kit.h -- the conformance kit's shared types.
+ *
+ * switchyard-conformance loads one executor plugin and runs the contract of
+ * api/switchyard/executor.h against it.  The modules:
+ *
+ *   main.c      options, the summary, the exit status
+ *   inputs.c    the --params file: instance, task and bad settings
+ *   harness.c   runs each check in a forked child with a time limit, so a
+ *               plugin that crashes or hangs fails that check only
+ *   driver.c    the kit's side of the ABI: instances, submits with their
+ *               completions counted, wake() counted, threads counted
+ *   check_*.c   the checks, one job each
+ *
+ * The kit plays the host: it loads through the real loader
+ * (sy_plugins_load_file) and lends the real host function table, except
+ * that complete() goes through a counting wrapper first so a second
+ * completion is seen, not just logged.
+ */
+#ifndef SY_KIT_H
+#define SY_KIT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <libconfig.h>
+
+#include <switchyard/executor.h>
+
+#include "hostapi.h"
+#include "plugin.h"
+
+/* ------------------------------------------------------------------------ */
+/* Inputs (inputs.c)                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* What the --params file gives; every group optional.  Filled once in the
+ * parent, read-only afterwards (the children inherit it). */
+typedef struct kit_inputs {
+    config_t cfg;           /* the parsed file (for declaration checks) */
+    bool have_file;
+    char *path;             /* owned; the file as given, or NULL */
+    char *base_dir;         /* owned; the file's directory, or the cwd */
+    json_t *instance;       /* owned; `instance = {...}`, or {} */
+    json_t *task;           /* owned; `task = {...}`, or {} */
+    json_t *long_task;      /* owned; `long_task`, or NULL: tasks that run
+                               until cancelled (for the cancel and wake
+                               checks) */
+    json_t *bad_instance;   /* owned; `bad_instance`, or NULL */
+    json_t *bad_task;       /* owned; `bad_task`, or NULL */
+    char *input;            /* owned; `input` (a JSON object), or "{}" */
+    const config_setting_t *instance_setting; /* in cfg, or NULL */
+    const config_setting_t *task_setting;     /* in cfg, or NULL */
+} kit_inputs;
+
+/* Reads `path` (NULL: defaults only).  Returns 0, or -1 with "FILE:LINE:
+ * reason" in err. */
+int kit_inputs_load(kit_inputs *in, const char *path, char *err,
+                    size_t err_len);
+void kit_inputs_free(kit_inputs *in);
+
+/* Bad instances for the plugin's declarations: `base` with one declared
+ * setting given a value of the wrong type, one set per declared setting
+ * (at most 8), or `base` with an unknown key when the plugin declares
+ * nothing (instance_params NULL: create() judges every key itself).
+ * Returns a JSON array of {"what": "...", "settings": {...}} the caller
+ * owns, or NULL when nothing can be derived, with the reason in *why. */
+json_t *kit_derive_bad(const json_t *base, const sy_param_spec *const *spec,
+                       const char **why);
+
+/* ------------------------------------------------------------------------ */
+/* The run (main.c, harness.c)                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct kit {
+    const char *plugin_path;
+    kit_inputs in;
+    bool verbose;
+    double scale;           /* multiplies every time limit (valgrind) */
+} kit;
+
+typedef enum kit_verdict { KIT_PASS, KIT_FAIL, KIT_SKIP } kit_verdict;
+
+/* What a check reports: a verdict and one line (the reason for FAIL and
+ * SKIP; a note for PASS shown with --verbose). */
+typedef struct kit_report {
+    kit_verdict verdict;
+    char msg[512];
+    char detail[1024];      /* extra lines for --verbose */
+} kit_report;
+
+/* What a check works with inside its child: the run, and the plugin as the
+ * real loader accepted it. */
+typedef struct kit_ctx {
+    const kit *k;
+    sy_plugins reg;
+    sy_plugin *plugin;      /* NULL only for the `load` check's failure */
+    const sy_executor *d;
+} kit_ctx;
+
+typedef kit_verdict (*kit_check_fn)(kit_ctx *x, kit_report *r);
+
+typedef struct kit_check {
+    const char *name;
+    const char *needs;      /* a check that must pass first, or NULL */
+    kit_check_fn run;
+    const char *about;      /* one line for --list */
+} kit_check;
+
+/* The checks, in run order, NULL-name terminated (checks.c). */
+extern const kit_check kit_checks[];
+
+/* Runs one check in a forked child; fills r.  Never returns KIT_PASS for a
+ * child that crashed, hung, or exited non-zero after passing (a sanitizer
+ * or valgrind report). */
+void kit_run_isolated(const kit *k, const kit_check *c, kit_report *r);
+
+/* Sets the verdict and message; returns the verdict. */
+kit_verdict kit_pass(kit_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+kit_verdict kit_fail(kit_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+kit_verdict kit_skip(kit_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends one line to r->detail (shown with --verbose). */
+void kit_note(kit_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------------ */
+/* The driver (driver.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The state of one submit attempt. */
+enum { CALL_FREE, CALL_SUBMITTING, CALL_ACCEPTED, CALL_REFUSED };
+
+/* One submit attempt and its completion.  Never reused: a plugin that
+ * completes late or twice always finds its own record. */
+typedef struct kit_call {
+    sy_completion c;          /* handed to the plugin */
+    sy_task task;             /* handed to the plugin; lives with the call */
+    struct kit_inst *ki;
+    atomic_int state;         /* CALL_* */
+    atomic_int calls;         /* complete() calls seen for it */
+    atomic_int outcome;       /* of the first, or -1 */
+    atomic_bool in_submit;    /* submit() for it is running */
+    pthread_t submitter;      /* the thread in that submit() */
+    int status;               /* what submit() returned */
+    char ns[64], task_id[32];
+} kit_call;
+
+/* One instance under test and every call made on it. */
+typedef struct kit_inst {
+    const kit *k;
+    const sy_executor *d;
+    sy_instance *inst;        /* NULL until created, after destroyed */
+    sy_host host;
+    sy_host_api api;          /* the real table, complete() wrapped */
+
+    kit_call *calls;          /* owned, ncalls records */
+    size_t ncalls;
+    atomic_size_t next;       /* the next free record */
+
+    atomic_long accepted, completed, refused, busy;
+    atomic_long doubles;      /* complete() calls beyond the first */
+    atomic_long after_refusal;/* completions of refused submits */
+    atomic_long malformed;
+    atomic_long inside_submit;/* completions from inside submit() */
+    atomic_long outcomes[4];
+    atomic_long wakes;
+    char malformed_why[256];  /* the first malformed result (guarded by
+                                 lock) */
+    char first_error[256];    /* the first result's error text, for
+                                 --verbose (guarded by lock) */
+
+    pthread_mutex_t lock;     /* for the condition below */
+    pthread_cond_t changed;   /* a completion or a wake arrived */
+} kit_inst;
+
+/* Prepares ki for up to `ncalls` submits (no instance yet).  0 or -1. */
+int kit_inst_init(kit_inst *ki, kit_ctx *x, size_t ncalls);
+/* Frees the records; the instance must be destroyed (or abandoned). */
+void kit_inst_fini(kit_inst *ki);
+
+/* create() with `settings`.  Returns what create() returned; err gets its
+ * message. */
+int kit_create(kit_inst *ki, const json_t *settings, char *err,
+               size_t err_len);
+void kit_destroy(kit_inst *ki);
+
+/* Takes the next record, filled with a task of `params` (a JSON object)
+ * and the run's input.  NULL when the records are used up. */
+kit_call *kit_call_new(kit_inst *ki, const json_t *params);
+
+/* submit() for `call`; *ms gets its wall time in milliseconds.  Returns
+ * what submit() returned; err gets its message. */
+int kit_submit(kit_inst *ki, kit_call *call, double *ms, char *err,
+               size_t err_len);
+
+/* Waits until every accepted submit has completed, at most `ms` (scaled).
+ * True when all did. */
+bool kit_wait_all(kit_inst *ki, double ms);
+/* Waits until `cond(ki)` holds, at most `ms` (scaled), re-testing on every
+ * completion and wake. */
+bool kit_wait_for(kit_inst *ki, double ms, bool (*cond)(kit_inst *, void *),
+                  void *arg);
+
+/* Accepted and not yet completed, now. */
+long kit_in_flight(kit_inst *ki);
+
+/* Sums the verdict of the exactly-once rules over every call so far:
+ * twice, after a refusal, malformed.  Writes the first problem into msg
+ * and returns false. */
+bool kit_once_ok(kit_inst *ki, char *msg, size_t len);
+
+/* One line listing what never completed, e.g. "3 of 200 never completed
+ * (first: task-17)". */
+void kit_describe_missing(kit_inst *ki, char *msg, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers (driver.c)                                                 */
+/* ------------------------------------------------------------------------ */
+
+double kit_now_ms(void);
+void kit_sleep_ms(double ms);
+/* Threads of this process (/proc/self/task), or -1. */
+int kit_thread_count(void);
+/* Waits up to `ms` (scaled) for the thread count to fall to `want`;
+ * returns the last count seen. */
+int kit_wait_threads(const kit *k, int want, double ms);
+
+const char *kit_status_name(int status);
+const char *kit_outcome_name(int outcome);
+
+/* A time limit scaled by --time-scale, at most by `cap` (0: no cap).
+ * Limits that tell a correct plugin from a broken one (how long a submit
+ * may take, how long an excess must last) scale only a little, or a
+ * generous scale would let broken plugins pass. */
+double kit_scaled(const kit *k, double ms, double cap);
+
+/* Time limits, before scaling. */
+#define KIT_DEADLINE_MS 3000.0   /* for completions to arrive */
+#define KIT_BUDGET_MS 700.0      /* for a stress loop */
+#define KIT_BLOCK_MS 50.0        /* a submit or cancel slower than this
+                                    blocks */
+#define KIT_CHECK_LIMIT_MS 15000.0 /* a whole check, then it is killed */
+
+#endif

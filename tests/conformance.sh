@@ -1,0 +1,153 @@
+#!/bin/sh
+# The conformance kit (switchyard-conformance): correct plugins pass it;
+# each broken test plugin fails the one check for the rule it breaks, for
+# the right reason; the template passes it unchanged; and a plugin built
+# against the frozen ABI 1.0 header (tests/abi/) passes on this host, so an
+# incompatible change to api/ fails here.
+. "$SY_SRCDIR/tests/cli/tap.sh"
+
+builddir=$(dirname "$SWITCHYARD")
+KIT=${SY_CONFORMANCE:-$builddir/switchyard-conformance}
+if [ -n "$SY_WRAP" ]; then
+    # valgrind runs everything ten to fifty times slower.
+    SWITCHYARD_CONFORMANCE_TIME_SCALE=${SWITCHYARD_CONFORMANCE_TIME_SCALE:-10}
+    export SWITCHYARD_CONFORMANCE_TIME_SCALE
+fi
+
+# kit ARGS...: runs the kit (under $SY_WRAP), sets $out and $rc.
+kit() {
+    out=$($SY_WRAP "$KIT" "$@" 2>&1)
+    rc=$?
+}
+
+# The broken plugins are judged on their verdicts alone: without $SY_WRAP
+# and its time scale, their waits for what never comes stay seconds.
+kit_bare() {
+    out=$(SWITCHYARD_CONFORMANCE_TIME_SCALE= "$KIT" "$@" 2>&1)
+    rc=$?
+}
+
+# only_fails CHECK NAME: exactly one FAIL line, and it is CHECK's.
+only_fails() {
+    fails=$(printf '%s\n' "$out" | grep -c '^FAIL ')
+    first=$(printf '%s\n' "$out" | grep '^FAIL ' | head -n 1)
+    case "$fails:$first" in
+    "1:FAIL $1:"*) ok 0 "$2" ;;
+    *) echo "# expected one FAIL line, for $1; got $fails"; ok 1 "$2" ;;
+    esac
+}
+
+dir=$(plugin_dir good noentry broken_twice broken_never broken_blocks \
+    broken_capacity broken_badparams)
+for so in "$builddir/sdk/template/.libs/template.so" \
+    "$builddir/tests/abi/.libs/plugin_1_0.so"; do
+    cp "$so" "$dir/" && chmod 0755 "$dir/$(basename "$so")"
+done
+
+# --- usage ------------------------------------------------------------------
+kit_bare
+rc_is 2 "no plugin is a usage error"
+has "usage: switchyard-conformance PLUGIN.so" "with the usage line"
+
+kit_bare --list
+rc_is 0 "--list exits 0"
+has "cancel-running" "and names the checks"
+
+printf 'instance = { workers = 2; };\ntaks = { sleep_ms = 1; };\n' >"$dir/typo.cfg"
+kit_bare "$dir/template.so" --params "$dir/typo.cfg"
+rc_is 2 "a params file with an unknown key is refused"
+has "$dir/typo.cfg:2: unknown key 'taks'" "naming the file and line"
+
+printf 'instance = { workers = 2 ;\n' >"$dir/syntax.cfg"
+kit_bare "$dir/template.so" --params "$dir/syntax.cfg"
+rc_is 2 "a params file with a syntax error is refused"
+has "$dir/syntax.cfg:" "naming the file"
+
+kit_bare "$dir/template.so" --only nosuchcheck
+rc_is 2 "an unknown check name is refused"
+
+# --- correct plugins ----------------------------------------------------------
+kit "$dir/good.so"
+rc_is 0 "good.so passes the kit"
+has "PASS concurrency" "it is completed exactly once under 8 threads"
+has "PASS metrics" "its metrics agree with the kit's counts"
+hasnt "FAIL" "no check fails"
+has "0 failed" "the summary says so"
+
+kit "$dir/good.so" --params /dev/null -v
+rc_is 0 "an empty params file changes nothing"
+has "PASS load: good 1.0.0, executor ABI 1.0" "--verbose says what loaded"
+
+kit "$dir/template.so" --params "$SY_SRCDIR/sdk/template/conformance.cfg"
+rc_is 0 "the template passes the kit with its params file"
+has "14 passed, 0 failed" "every check runs and passes"
+
+kit "$dir/template.so" -v
+rc_is 0 "the template passes the kit without a params file too"
+has 'workers: must be an integer between 1 and 1024, got "not-an-integer"' \
+    "bad-params gives each declared setting a wrong type; sdk.h explains it"
+
+kit "$dir/template.so" --params "$SY_SRCDIR/sdk/template/conformance.cfg" \
+    --only cancel-running,wake -v
+has "4 ended CANCELLED" "running work is cancelled"
+has "PASS wake: SY_EBUSY at 20 in flight" "wake() follows SY_EBUSY"
+
+# --- ABI 1.0, frozen ----------------------------------------------------------
+cat >"$dir/abi.cfg" <<'EOF'
+instance = { slots = 6; label = "frozen"; tags = ["a", "b"]; weights = [1, 2];
+             ratio = 0.5; verbose = true; extra = { x = 1; y = "z"; }; };
+task = { hold = "1ms"; };
+long_task = { hold = "10m"; };
+bad_task = { hold = "soon"; };
+input = "{\"from\": \"abi-1.0\"}";
+EOF
+kit "$dir/plugin_1_0.so" --params "$dir/abi.cfg" -v
+rc_is 0 "a plugin built against the frozen 1.0 header passes on this host"
+has "PASS load: abi_1_0 1.0.0, executor ABI 1.0" "it loads as ABI 1.0"
+has "PASS complete-once: 200 submits" "its tasks run (every sy_task field made sense)"
+has "14 passed, 0 failed" "every check runs and passes"
+
+# --- broken plugins: each fails its rule's check, for its reason ------------------
+kit_bare "$dir/broken_twice.so"
+rc_is 1 "completing twice fails the kit"
+has "FAIL complete-once: complete() called twice" "in complete-once, saying so"
+only_fails complete-once "and nothing else fails"
+
+kit_bare "$dir/broken_never.so"
+rc_is 1 "never completing fails the kit"
+has "FAIL complete-once: 200 of 200 accepted submits never completed" \
+    "in complete-once, saying so"
+only_fails complete-once "and nothing else fails"
+
+kit_bare "$dir/broken_blocks.so"
+rc_is 1 "blocking in submit() fails the kit"
+has "FAIL nonblocking: submit() blocks" "in nonblocking, saying so"
+has "(max 20" "with the slowest call's time"
+only_fails nonblocking "and nothing else fails"
+
+kit_bare "$dir/broken_capacity.so"
+rc_is 1 "accepting more than capacity() fails the kit"
+has "FAIL capacity: " "in capacity"
+has "in flight at once, but capacity() never answered more than 2" \
+    "saying how many were in flight against what was promised"
+only_fails capacity "and nothing else fails"
+has "PASS concurrency" "its completions are still exactly once"
+
+kit_bare "$dir/broken_badparams.so"
+rc_is 1 "crashing on bad settings fails the kit"
+has "FAIL bad-params: crashed" "in bad-params, as a crash"
+only_fails bad-params "and nothing else fails: the crash stayed in its child"
+has "PASS destroy" "later checks still run"
+
+kit_bare "$dir/noentry.so"
+rc_is 1 "a plugin the host refuses fails the kit"
+has "FAIL load: the host refuses it: no sy_executor_entry symbol" \
+    "with the loader's reason"
+has "SKIP create: needs load, which failed" "and the rest is skipped"
+
+kit_bare "$dir/absent.so"
+rc_is 1 "a missing file fails the kit"
+has "FAIL load: the host refuses it: cannot resolve path" "saying so"
+
+cd / && rm -rf "$dir"
+done_testing
