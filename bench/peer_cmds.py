@@ -21,9 +21,9 @@ else:
         for l, layer in enumerate(names):
             deps = " ".join(names[l - 1]) if l else ""
             for n in layer:
-                f.write(f"build {n}: phony\n" if False else f"build {n}: t {('| ' + deps) if deps else ''}\n")
+                f.write(f"build {n}: t" + (f" | {deps}" if deps else "") + "\n")
         f.write("default " + " ".join(names[-1]) + "\n")
-    cmd = ["ninja", "-j2", "-d", "nostats"]
+    cmd = ["ninja", "-j2", "--quiet"]
 best = None
 for _ in range(3):
     if tool == "ninja":

@@ -32,6 +32,9 @@ typedef struct sy_trt {
     uv_timer_t *backoff;   /* owned; armed while waiting for ready_at */
     bool dirty;            /* in the batch's dirty list */
     uint32_t visit;        /* DFS stamp for context materialisation */
+    uint32_t deps_left;    /* dependencies not yet terminal: a task is
+                              decided only when this reaches 0, so a wide
+                              fan-in costs one check per dependency */
 } sy_trt;
 
 struct sy_rrt {

@@ -149,6 +149,26 @@ static void skip_reason(const sy_rrt *r, size_t idx, char *buf, size_t len)
     }
 }
 
+/* Names the first `when` condition that does not hold, and what the
+ * context had there, so a Skipped task explains itself. */
+static void when_reason(const sy_task_def *d, const json_t *ctx, char *buf, size_t len)
+{
+    for (size_t i = 0; ctx && i < d->n_when; i++) {
+        const sy_cond *c = &d->when[i];
+        if (sy_conds_hold(c, 1, ctx))
+            continue;
+        char *want = json_dumps(c->value, JSON_COMPACT | JSON_ENCODE_ANY);
+        const json_t *have = sy_json_path(ctx, c->path);
+        char *got = have ? json_dumps(have, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        snprintf(buf, len, "when: %s %s %s does not hold (%s is %.200s)", c->path,
+                 sy_cond_op_name(c->op), want ? want : "?", c->path, got ? got : "absent");
+        free(want);
+        free(got);
+        return;
+    }
+    snprintf(buf, len, "when: a condition does not hold on the input context");
+}
+
 /* Decides a NotStarted task whose dependencies may all have ended:
  * Ready, Skipped, or (still waiting) nothing.  Returns true when it
  * became Skipped, so its own children need deciding too. */
@@ -170,12 +190,11 @@ static bool decide_task(sy_rrt *r, size_t idx)
     char why[512];
     if (v == SY_TRIG_RUN && d->n_when > 0) {
         json_t *ctx = sy_eng_input_json(r, idx);
-        bool hold = ctx && sy_conds_hold(d->when, d->n_when, ctx);
-        json_decref(ctx);
-        if (!hold) {
+        if (!ctx || !sy_conds_hold(d->when, d->n_when, ctx)) {
             v = SY_TRIG_SKIP;
-            snprintf(why, sizeof why, "when: a condition does not hold on the input context");
+            when_reason(d, ctx, why, sizeof why);
         }
+        json_decref(ctx);
     } else if (v == SY_TRIG_SKIP) {
         skip_reason(r, idx, why, sizeof why);
     }
@@ -202,7 +221,9 @@ void sy_eng_task_terminal(sy_rrt *r, size_t idx)
         const sy_task_def *d = &r->wf->tasks[stack[--n]];
         for (size_t i = 0; i < d->n_children; i++) {
             size_t c = d->children[i];
-            if (!decide_task(r, c))
+            if (r->t[c].deps_left > 0)
+                r->t[c].deps_left--;
+            if (r->t[c].deps_left > 0 || !decide_task(r, c))
                 continue;
             if (n == cap)
                 stack = realloc(stack, (cap *= 2) * sizeof *stack);
@@ -219,7 +240,7 @@ void sy_eng_start_roots(sy_rrt *r)
 {
     for (size_t i = 0; i < r->wf->n_tasks; i++) {
         size_t idx = r->wf->topo[i];
-        if (decide_task(r, idx))
+        if (r->t[idx].deps_left == 0 && decide_task(r, idx))
             sy_eng_task_terminal(r, idx);
     }
 }
@@ -417,6 +438,11 @@ int sy_eng_load_run(sy_engine *e, int64_t run_id, sy_rrt **out, char *err, size_
         return rc != SY_OK ? rc : SY_EINVAL;
     }
     link_run(e, r);
+    for (size_t i = 0; i < wf->n_tasks; i++) {
+        const sy_task_def *d = &wf->tasks[i];
+        for (size_t k = 0; k < d->n_deps; k++)
+            r->t[i].deps_left += !sy_task_state_terminal(r->t[d->deps[k]].state);
+    }
     route_tasks(e, r);
     recover(r);
     for (size_t i = 0; i < wf->n_tasks; i++)

@@ -52,6 +52,9 @@ typedef struct sy_cond {
 /* Whether every condition holds on `context` (a JSON object).  Pure. */
 bool sy_conds_hold(const sy_cond *conds, size_t n, const json_t *context);
 
+/* The name of an operator as written in files ("equals", ...). */
+const char *sy_cond_op_name(sy_cond_op op);
+
 /* Looks `path` up in `context`; NULL when absent.  Borrowed reference. */
 const json_t *sy_json_path(const json_t *context, const char *path);
 

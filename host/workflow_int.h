@@ -81,7 +81,6 @@ int sy_workflow_seal(sy_workflow *wf);
 
 /* --- cond.c --------------------------------------------------------------- */
 
-const char *sy_cond_op_name(sy_cond_op op); /* "exists", ...; "unknown" */
 int sy_cond_op_parse(const char *name);     /* -1 when unknown */
 
 /* NULL when `path` is usable in a condition, else why not (static text). */

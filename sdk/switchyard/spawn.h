@@ -578,11 +578,43 @@ static inline int sy_spawn__actions(posix_spawn_file_actions_t *fa,
     return rc;
 }
 
+/* The signals this process ignores: the only dispositions exec keeps (a
+ * handler cannot survive exec), so the only ones to put back to default.
+ * Asking for all 64 costs the child 64 sigaction calls per spawn. */
+static inline void sy_spawn__scan_ignored(sigset_t *set)
+{
+    sigemptyset(set);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+            sa.sa_handler == SIG_IGN)
+            sigaddset(set, sig);
+    }
+    /* The child of a host that ignores SIGPIPE must still die of it. */
+    sigaddset(set, SIGPIPE);
+}
+
+/* Scanned once per process: dispositions are set at start-up, and reading
+ * all 64 for every spawn would only move the cost into the parent. */
+static sigset_t sy_spawn__ignored_set __attribute__((unused));
+static pthread_once_t sy_spawn__ignored_once __attribute__((unused)) = PTHREAD_ONCE_INIT;
+
+static inline void sy_spawn__init_ignored(void)
+{
+    sy_spawn__scan_ignored(&sy_spawn__ignored_set);
+}
+
+static inline void sy_spawn__ignored(sigset_t *set)
+{
+    pthread_once(&sy_spawn__ignored_once, sy_spawn__init_ignored);
+    *set = sy_spawn__ignored_set;
+}
+
 static inline int sy_spawn__attrs(posix_spawnattr_t *at)
 {
     sigset_t none, all;
     sigemptyset(&none);
-    sigfillset(&all);
+    sy_spawn__ignored(&all);
     int rc = posix_spawnattr_setflags(
         at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                 POSIX_SPAWN_SETSIGDEF);

@@ -93,6 +93,7 @@ rc_is 0 "a run with skipped branches completes"
 id=$(run_id)
 is Completed "$id" 't["full"]["status"]' "a when that holds runs"
 is Skipped "$id" 't["delta"]["status"]' "a when that does not hold skips"
+is 'when: mode equals "delta" does not hold (mode is "full")' "$id" 't["delta"]["error"]' "and says which condition failed and why"
 is Skipped "$id" 't["after_delta"]["status"]' "skipping propagates"
 is Completed "$id" 't["big"]["status"]' "greater_than on a $. path"
 

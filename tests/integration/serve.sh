@@ -1,0 +1,61 @@
+#!/bin/sh
+# `serve` and signals: the first SIGTERM drains (the attempt in flight
+# finishes and is recorded, nothing new starts, the run is handed back),
+# the second exits at once; a later host finishes what was left.
+. "$SY_SRCDIR/tests/integration/lib.sh"
+make_host
+workflow slow <<'WF'
+workflow = {
+  name = "slow";
+  tasks = (
+    { id = "first"; sleep_ms = 1500; },
+    { id = "second"; after = ["first"]; sleep_ms = 10; }
+  );
+};
+WF
+
+# wait_state RUN TASK STATE: polls status until the task reaches STATE.
+wait_state() {
+    for _ in $(seq 1 100); do
+        [ "$(jget "$1" "t[\"$2\"][\"status\"]")" = "$3" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+run submit slow
+id=$(run_id)
+$SY_WRAP "$SWITCHYARD" serve >"$host/serve1.log" 2>&1 &
+pid=$!
+wait_state "$id" first Running; ok $? "serve starts the first task"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 0 ]; ok $? "the first SIGTERM drains and exits 0 (got $rc)"
+is Completed "$id" 't["first"]["status"]' "the attempt in flight finished and was recorded"
+is Ready "$id" 't["second"]["status"]' "nothing new was started while draining"
+is Running "$id" 'r["status"]' "the run is left for another host"
+out=$(cat "$host/serve1.log")
+has "draining" "the log says it drains"
+
+run submit slow
+id2=$(run_id)
+"$SWITCHYARD" serve >"$host/serve2.log" 2>&1 &
+pid=$!
+wait_state "$id2" first Running; ok $? "a second host starts work"
+kill -TERM "$pid"
+sleep 0.2
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 130 ]; ok $? "the second SIGTERM exits at once (status $rc)"
+
+run serve --exit-when-idle
+rc_is 0 "a later host takes both runs and finishes them"
+is Completed "$id" 'r["status"]' "the drained run completed"
+is Completed "$id2" 'r["status"]' "the interrupted run completed"
+is 2 "$id2" 't["first"]["attempts"]' "the attempt cut off by the exit ran again"
+is 1 "$id" 't["first"]["attempts"]' "the drained attempt did not run again"
+
+cleanup_host
+done_testing
