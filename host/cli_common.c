@@ -85,3 +85,15 @@ int sy_cli_record_run(sy_store *st, const sy_workflow *wf, const char *context,
         sy_errf(err, err_len, "%s", sy_store_errmsg(st));
     return rc;
 }
+
+sy_engine_opts sy_cli_engine_opts(sy_setup *s, sy_store *st, const char *owner)
+{
+    return (sy_engine_opts){
+        .store = st,
+        .setup = s,
+        .owner = owner,
+        .max_context_bytes = (size_t)s->cfg.max_context_bytes,
+        .lease_ms = s->cfg.lease_ms,
+        .max_recoveries = (uint32_t)s->cfg.max_recoveries,
+    };
+}

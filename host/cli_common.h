@@ -23,4 +23,8 @@ int64_t sy_cli_run_id(const char *cmd, const char *arg);
 int sy_cli_record_run(sy_store *st, const sy_workflow *wf, const char *context,
                       int64_t *run_id, char *err, size_t err_len);
 
+/* The engine options every command starts from: the store, the setup and
+ * what its config says (context bound, lease, recoveries). */
+sy_engine_opts sy_cli_engine_opts(sy_setup *s, sy_store *st, const char *owner);
+
 #endif

@@ -145,12 +145,10 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     uv_loop_t loop;
     uv_loop_init(&loop);
     char *owner = sy_engine_owner_id();
-    sy_engine_opts o = {
-        .store = st, .setup = &s, .owner = owner,
-        .max_context_bytes = (size_t)s.cfg.max_context_bytes,
-        .lease_ms = s.cfg.lease_ms, .max_recoveries = (uint32_t)s.cfg.max_recoveries,
-        .on_task = on_task, .on_run = on_run, .arg = &p,
-    };
+    sy_engine_opts o = sy_cli_engine_opts(&s, st, owner);
+    o.on_task = on_task;
+    o.on_run = on_run;
+    o.arg = &p;
     sy_engine *e = NULL;
     char err[512];
     int erc = sy_engine_new(&e, &loop, &o, err, sizeof err);

@@ -24,12 +24,9 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
     uv_loop_t loop;
     uv_loop_init(&loop);
     char *owner = sy_engine_owner_id();
-    sy_engine_opts o = {
-        .store = st, .setup = &s, .owner = owner,
-        .max_context_bytes = (size_t)s.cfg.max_context_bytes,
-        .lease_ms = s.cfg.lease_ms, .max_recoveries = (uint32_t)s.cfg.max_recoveries,
-        .serve = true, .exit_when_idle = idle_exit,
-    };
+    sy_engine_opts o = sy_cli_engine_opts(&s, st, owner);
+    o.serve = true;
+    o.exit_when_idle = idle_exit;
     sy_engine *e = NULL;
     char err[512];
     if (sy_engine_new(&e, &loop, &o, err, sizeof err) != SY_OK) {
