@@ -187,6 +187,22 @@ static int read_executors(sy_config *cfg, const config_setting_t *s, sy_diags *d
     return errors;
 }
 
+/* An integer setting within [lo, hi]; 1 error when it is not. */
+static int read_int_range(const config_setting_t *s, long long lo, long long hi, int64_t *out,
+                          sy_diags *d)
+{
+    int t = config_setting_type(s);
+    long long v = (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) ? config_setting_get_int64(s)
+                                                                   : lo - 1;
+    if (v < lo || v > hi) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'%s' must be an integer between %lld and %lld",
+                 config_setting_name(s), lo, hi);
+        return 1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
 {
     const char *name = config_setting_name(s);
@@ -211,19 +227,10 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
     }
     if (strcmp(name, "routes") == 0)
         return read_routes(cfg, s, d);
-    if (strcmp(name, "max_context_bytes") == 0 || strcmp(name, "max_recoveries") == 0) {
-        int t = config_setting_type(s);
-        long long v = (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
-                          ? config_setting_get_int64(s) : -1;
-        bool ctx = name[4] == 'c';
-        if (v < (ctx ? 1024 : 0) || v > (ctx ? (1LL << 31) : 1000)) {
-            sy_error(d, SRC_FILE(s), SRC_LINE(s), "'%s' must be an integer between %d and %lld",
-                     name, ctx ? 1024 : 0, ctx ? (1LL << 31) : 1000LL);
-            return 1;
-        }
-        *(ctx ? &cfg->max_context_bytes : &cfg->max_recoveries) = v;
-        return 0;
-    }
+    if (strcmp(name, "max_context_bytes") == 0)
+        return read_int_range(s, 1024, 1LL << 31, &cfg->max_context_bytes, d);
+    if (strcmp(name, "max_recoveries") == 0)
+        return read_int_range(s, 0, 1000, &cfg->max_recoveries, d);
     if (strcmp(name, "lease") == 0) {
         char why[256] = "must be a duration such as \"30s\"";
         int64_t ms = -1;
@@ -293,6 +300,10 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     sy_routes_init(&cfg->routes);
     cfg->path = sy_xstrdup(path);
     cfg->dir = sy_path_dirname(path);
+    /* Defaults first, so a value written in the file (0 included) stands. */
+    cfg->max_context_bytes = 16 << 20;
+    cfg->lease_ms = 30000;
+    cfg->max_recoveries = 5;
     config_set_include_dir(&cfg->lc, cfg->dir);
     errno = 0;
     if (!config_read_file(&cfg->lc, path)) {
@@ -305,12 +316,6 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
         errors += read_top(cfg, config_setting_get_elem(root, (unsigned)i), d);
     if (!cfg->store)
         cfg->store = sy_xstrdup("sqlite:var/switchyard.db");
-    if (!cfg->max_context_bytes)
-        cfg->max_context_bytes = 16 << 20;
-    if (!cfg->lease_ms)
-        cfg->lease_ms = 30000;
-    if (!cfg->max_recoveries)
-        cfg->max_recoveries = 5;
     if (errors == 0)
         errors += check_routing(cfg, d);
     return errors;

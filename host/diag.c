@@ -76,13 +76,3 @@ void sy_diags_print(const sy_diags *d, FILE *out)
     for (size_t i = 0; i < d->n; i++)
         fprintf(out, "%s\n", sy_diag_format(&d->v[i], line, sizeof line));
 }
-
-void sy_diags_move(sy_diags *to, sy_diags *from)
-{
-    for (size_t i = 0; i < from->n; i++) {
-        sy_diag *g = &from->v[i];
-        sy_diag_add(to, g->level, g->file, g->line, "%s", g->msg);
-    }
-    /* sy_diag_add counted them again; the source counts go away with it. */
-    sy_diags_free(from);
-}

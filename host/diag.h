@@ -52,7 +52,4 @@ void sy_diags_print(const sy_diags *d, FILE *out);
  * newline, into buf (truncating).  Returns buf. */
 char *sy_diag_format(const sy_diag *g, char *buf, size_t len);
 
-/* Moves every entry of `from` to the end of `to`, leaving `from` empty. */
-void sy_diags_move(sy_diags *to, sy_diags *from);
-
 #endif

@@ -652,8 +652,6 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.lease_ms = 30000;
     if (e->o.poll_ms <= 0)
         e->o.poll_ms = 200;
-    if (!e->o.max_recoveries)
-        e->o.max_recoveries = 5;
     pthread_mutex_init(&e->qlock, NULL);
     sy_setup *s = o->setup;
     e->execs = calloc(s->n_execs ? s->n_execs : 1, sizeof *e->execs);
@@ -747,14 +745,6 @@ int sy_engine_run(sy_engine *e)
     if (e->drain && !e->fatal)
         sy_store_release(e->o.store, e->o.owner);
     return e->fatal ? -1 : 0;
-}
-
-int sy_engine_run_state(const sy_engine *e, int64_t run_id)
-{
-    for (const sy_rrt *r = e->runs; r; r = r->next)
-        if (r->id == run_id)
-            return (int)r->state;
-    return -1;
 }
 
 static void close_noop(uv_handle_t *h) { (void)h; }

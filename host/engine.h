@@ -42,7 +42,7 @@ typedef struct sy_engine_opts {
     size_t max_context_bytes; /* bound on inputs and outputs */
     int64_t lease_ms;         /* run lease; renewed every third of it */
     uint32_t max_recoveries;  /* attempts lost with a dead host before the
-                                 task fails */
+                                 task fails (0: the first loss fails it) */
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
@@ -71,9 +71,6 @@ int sy_engine_run(sy_engine *e);
 /* Stops dispatching, waits for attempts in flight, releases the runs.
  * A second call stops at once. */
 void sy_engine_drain(sy_engine *e);
-
-/* The state of a run the engine drives or drove; -1 when unknown. */
-int sy_engine_run_state(const sy_engine *e, int64_t run_id);
 
 /* Tears down; every attempt must have ended (sy_engine_run returned). */
 void sy_engine_free(sy_engine *e);

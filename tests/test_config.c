@@ -328,6 +328,28 @@ static void test_routes_file_list_and_types(void **state)
     EXPECT("switchyard.cfg:3: error: 'strict_plugins' must be true or false");
 }
 
+static void test_limits(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(open_cfg(f,
+                              "max_context_bytes = 10;\n"
+                              "max_recoveries = 5000;\n"
+                              "lease = \"10ms\";\n",
+                              0),
+                     3);
+    EXPECT("switchyard.cfg:1: error: 'max_context_bytes' must be an integer between 1024 and");
+    EXPECT("switchyard.cfg:2: error: 'max_recoveries' must be an integer between 0 and 1000");
+    EXPECT("switchyard.cfg:3: error: 'lease'", "at least 1s");
+    sy_setup_close(&f->s);
+    sy_diags_free(&f->d);
+    sy_diags_init(&f->d);
+    assert_int_equal(open_cfg(f, "max_context_bytes = 4096;\nmax_recoveries = 0;\nlease = \"2s\";\n", 0),
+                     0);
+    assert_int_equal(f->s.cfg.max_context_bytes, 4096);
+    assert_int_equal(f->s.cfg.max_recoveries, 0); /* written, so kept */
+    assert_int_equal(f->s.cfg.lease_ms, 2000);
+}
+
 static void test_missing_routes_file(void **state)
 {
     fx *f = *state;
@@ -340,6 +362,9 @@ static void test_implicit_default_needs_thread(void **state)
     fx *f = *state;
     /* No executors at all: `default` is implied with the thread plugin. */
     assert_int_equal(open_cfg(f, "store = \"sqlite::memory:\";\n", 0), 0);
+    assert_int_equal(f->s.cfg.max_recoveries, 5);
+    assert_int_equal(f->s.cfg.lease_ms, 30000);
+    assert_int_equal(f->s.cfg.max_context_bytes, 16 << 20);
     const sy_exec_cfg *d = sy_config_executor(&f->s.cfg, "default");
     assert_non_null(d);
     assert_string_equal(d->plugin, "thread");
@@ -366,6 +391,7 @@ int main(void)
         T(test_refused_plugin_warning_or_error),
         T(test_refused_named_hint),
         T(test_routes_file_list_and_types),
+        T(test_limits),
         T(test_missing_routes_file),
         T(test_implicit_default_needs_thread),
     };
