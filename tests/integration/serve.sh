@@ -8,18 +8,26 @@ workflow slow <<'WF'
 workflow = {
   name = "slow";
   tasks = (
-    { id = "first"; sleep_ms = 1500; },
+    { id = "first"; sleep_ms = 4000; },
     { id = "second"; after = ["first"]; sleep_ms = 10; }
   );
 };
 WF
 
 # wait_state RUN TASK STATE: polls status until the task reaches STATE.
+# Unwrapped: under valgrind a poll would take most of the task's time, and
+# the signals below must land while the attempt still runs.
 wait_state() {
-    for _ in $(seq 1 100); do
-        [ "$(jget "$1" "t[\"$2\"][\"status\"]")" = "$3" ] && return 0
+    wrap=$SY_WRAP
+    SY_WRAP=
+    for _ in $(seq 1 200); do
+        if [ "$(jget "$1" "t[\"$2\"][\"status\"]")" = "$3" ]; then
+            SY_WRAP=$wrap
+            return 0
+        fi
         sleep 0.05
     done
+    SY_WRAP=$wrap
     return 1
 }
 
