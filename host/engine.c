@@ -253,6 +253,22 @@ static void apply_result(sy_engine *e, sy_attempt *a)
     }
 }
 
+/* Capacity freed somewhere: offer the tasks that waited for it again. */
+static void take_wakes(sy_engine *e)
+{
+    for (size_t i = 0; i < e->n_execs; i++) {
+        sy_eexec *x = &e->execs[i];
+        if (!atomic_exchange(&x->woken, 0))
+            continue;
+        for (size_t j = 0; j < x->n_waiting; j++)
+            tq_push(&e->ready, x->waiting[j].run, x->waiting[j].idx);
+        x->n_waiting = 0;
+    }
+}
+
+/* One handle for completions and wakes: a plugin calls complete() then
+ * wake() from the same thread, and the second send finds the first still
+ * pending, so the loop is woken once for both. */
 static void on_done_async(uv_async_t *h)
 {
     sy_engine *e = h->data;
@@ -268,27 +284,14 @@ static void on_done_async(uv_async_t *h)
         attempt_release(a);
         a = next;
     }
-}
-
-/* Capacity freed somewhere: offer the tasks that waited for it again. */
-static void on_wake_async(uv_async_t *h)
-{
-    sy_engine *e = h->data;
-    for (size_t i = 0; i < e->n_execs; i++) {
-        sy_eexec *x = &e->execs[i];
-        if (!atomic_exchange(&x->woken, 0))
-            continue;
-        for (size_t j = 0; j < x->n_waiting; j++)
-            tq_push(&e->ready, x->waiting[j].run, x->waiting[j].idx);
-        x->n_waiting = 0;
-    }
+    take_wakes(e);
 }
 
 static void on_plugin_wake(sy_host *h)
 {
     sy_eexec *x = h->data;
     atomic_store(&x->woken, 1);
-    uv_async_send(&x->e->wake_async);
+    uv_async_send(&x->e->done_async);
 }
 
 /* --- dispatch ---------------------------------------------------------------- */
@@ -668,8 +671,6 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     }
     uv_async_init(loop, &e->done_async, on_done_async);
     e->done_async.data = e;
-    uv_async_init(loop, &e->wake_async, on_wake_async);
-    e->wake_async.data = e;
     uv_prepare_init(loop, &e->flush);
     e->flush.data = e;
     uv_prepare_start(&e->flush, on_flush);
@@ -763,7 +764,6 @@ void sy_engine_free(sy_engine *e)
         sy_eng_free_run(r);
     }
     uv_close((uv_handle_t *)&e->done_async, close_noop);
-    uv_close((uv_handle_t *)&e->wake_async, close_noop);
     uv_close((uv_handle_t *)&e->flush, close_noop);
     uv_close((uv_handle_t *)&e->poll, close_noop);
     uv_close((uv_handle_t *)&e->renew, close_noop);

@@ -103,7 +103,7 @@ struct sy_engine {
     sy_eexec *execs;
     size_t n_execs;
     sy_rrt *runs;
-    uv_async_t done_async, wake_async;
+    uv_async_t done_async;   /* completions and wakes */
     uv_prepare_t flush;
     uv_timer_t poll, renew;
     uv_signal_t sigterm, sigint;

@@ -76,3 +76,15 @@ EXTRA_DIST += tests/webhook_server.py sdk/README.md sdk/sdk.mk \
 	examples/webhook-executor/webhook.c examples/webhook-executor/Makefile \
 	examples/webhook-executor/README.md examples/webhook-executor/routes.cfg \
 	examples/webhook-executor/switchyard.cfg
+
+# --- switchyard/spawn.h, on both of its paths -------------------------------------
+check_PROGRAMS += tests/test_spawn tests/test_spawn_posix
+TESTS += tests/test_spawn tests/test_spawn_posix
+tests_test_spawn_SOURCES = tests/test_spawn.c
+tests_test_spawn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sdk
+tests_test_spawn_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
+tests_test_spawn_LDADD = $(CMOCKA_LIBS) -lpthread
+tests_test_spawn_posix_SOURCES = tests/test_spawn.c
+tests_test_spawn_posix_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sdk -DSY_SPAWN_NO_CLONE
+tests_test_spawn_posix_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
+tests_test_spawn_posix_LDADD = $(CMOCKA_LIBS) -lpthread

@@ -27,6 +27,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -502,6 +503,7 @@ static void test_descriptor(void **state)
     assert_true(declares(i, "blocking_workers", SY_PARAM_INT));
     assert_true(declares(i, "isolate", SY_PARAM_BOOL));
     assert_true(declares(i, "runner", SY_PARAM_STRING));
+    assert_true(declares(i, "pin_workers", SY_PARAM_BOOL));
     assert_non_null(X->validate);
     assert_non_null(X->metrics);
 }
@@ -520,6 +522,8 @@ static void test_settings_refused(void **state)
                           "\"runner\":\"/nonexistent/runner\"}", err,
                           sizeof err));
     assert_contains(err, "/nonexistent/runner cannot be run");
+    assert_null(try_start("{\"pin_workers\":\"yes\"}", err, sizeof err));
+    assert_contains(err, "pin_workers must be a boolean");
     fixture *f = start("{\"workers\":3,\"blocking_workers\":1}");
     assert_int_equal(X->capacity(f->inst), 3);
     assert_int_equal(metric(f, "default.workers"), 3);
@@ -936,6 +940,76 @@ static void test_command_env_and_cwd(void **state)
 /* Cancel                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* The CPUs a command may run on, as the kernel lists them ("0-3", "2"),
+ * from the command's own /proc entry. */
+static char *command_cpus(fixture *f)
+{
+    rec *r = run(f, sh("cat >/dev/null; printf '{\"cpus\":\"%s\"}' "
+                       "\"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "
+                       "/proc/self/status)\""));
+    assert_outcome(r, SY_OUTCOME_SUCCEEDED);
+    json_t *out = output_json(r);
+    char *cpus = strdup(json_string_value(json_object_get(out, "cpus")));
+    json_decref(out);
+    free_rec(r);
+    assert_non_null(cpus);
+    return cpus;
+}
+
+static char *own_cpus(void)
+{
+    FILE *fp = fopen("/proc/self/status", "r");
+    assert_non_null(fp);
+    char line[512], *cpus = NULL;
+    while (!cpus && fgets(line, sizeof line, fp))
+        if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+            char *v = line + 18 + strspn(line + 18, " \t");
+            v[strcspn(v, "\n")] = '\0';
+            cpus = strdup(v);
+        }
+    fclose(fp);
+    assert_non_null(cpus);
+    return cpus;
+}
+
+/* pin_workers: each worker of the default pool has one CPU, handed out
+ * round-robin, and what it spawns runs there; without it (the default) a
+ * command may run on every CPU the host may. */
+static void test_pin_workers(void **state)
+{
+    (void)state;
+    char *all = own_cpus();
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    int n = CPU_COUNT(&set);
+
+    fixture *f = start("{\"workers\":1}");
+    assert_int_equal(metric(f, "default.pinned"), 0);
+    char *cpus = command_cpus(f);
+    assert_string_equal(cpus, all);
+    free(cpus);
+    stop(f);
+
+    /* One worker more than CPUs: every worker still gets one. */
+    char settings[128];
+    snprintf(settings, sizeof settings,
+             "{\"workers\":%d,\"pin_workers\":true}", n + 1);
+    f = start(settings);
+    assert_int_equal(metric(f, "default.pinned"), n + 1);
+    assert_int_equal(metric(f, "blocking.pinned"), 0);
+    for (int i = 0; i < 4; i++) {
+        cpus = command_cpus(f);
+        char *end = NULL;
+        long cpu = strtol(cpus, &end, 10);
+        if (*end != '\0' || cpu < 0 || !CPU_ISSET((int)cpu, &set))
+            fail_msg("a pinned worker's command ran on \"%s\", not one of "
+                     "this process's CPUs (%s)", cpus, all);
+        free(cpus);
+    }
+    stop(f);
+    free(all);
+}
+
 static void test_cancel_queued(void **state)
 {
     (void)state;
@@ -1307,6 +1381,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_descriptor),
         cmocka_unit_test(test_settings_refused),
+        cmocka_unit_test(test_pin_workers),
         cmocka_unit_test(test_function_success),
         cmocka_unit_test(test_function_info_and_params),
         cmocka_unit_test(test_function_error),

@@ -1,6 +1,7 @@
 /* A bounded pool of worker threads with a FIFO queue. */
 #include "pool.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,32 @@ static void remove_queued(sy_pool *p, sy_pool_item *it)
     it->qnext = NULL;
 }
 
+/* The n-th CPU of `set` (n < CPU_COUNT). */
+static int nth_cpu(const cpu_set_t *set, int64_t n)
+{
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, set) && n-- == 0)
+            return cpu;
+    return -1;
+}
+
+/* Shared by every pinned pool of the process: the next CPU to hand out. */
+static _Atomic int64_t next_cpu;
+
+/* Sets `attr` to start a thread bound to the next CPU of p->pin; false
+ * when there is none to give (the thread then starts unbound). */
+static bool next_binding(sy_pool *p, pthread_attr_t *attr)
+{
+    int64_t n = CPU_COUNT(p->pin);
+    int cpu = n > 0 ? nth_cpu(p->pin, atomic_fetch_add(&next_cpu, 1) % n) : -1;
+    if (cpu < 0)
+        return false;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return pthread_attr_setaffinity_np(attr, sizeof one, &one) == 0;
+}
+
 static void *worker_main(void *arg)
 {
     sy_pool *p = arg;
@@ -85,21 +112,35 @@ static int start_threads(sy_pool *p, int64_t workers)
     pthread_sigmask(SIG_BLOCK, &all, &old);
     int rc = 0;
     for (int64_t i = 0; i < workers && rc == 0; i++) {
-        rc = pthread_create(&p->threads[i], NULL, worker_main, p);
+        /* Bound from its first instruction: it never runs elsewhere. */
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        bool bound = p->pin && next_binding(p, &attr);
+        rc = pthread_create(&p->threads[i], &attr, worker_main, p);
+        /* A binding the kernel refuses (a CPU gone offline) fails the
+         * create: that worker starts unbound instead. */
+        if (rc == EINVAL && bound) {
+            bound = false;
+            rc = pthread_create(&p->threads[i], NULL, worker_main, p);
+        }
+        pthread_attr_destroy(&attr);
         if (rc == 0)
             p->n_threads++;
+        if (rc == 0 && bound)
+            p->pinned++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
 int sy_pool_start(sy_pool *p, const char *name, int64_t workers,
-                  int64_t queue_depth, sy_pool_run_fn run,
-                  sy_pool_interrupt_fn interrupt, void *arg, char *err,
-                  size_t err_len)
+                  int64_t queue_depth, const cpu_set_t *pin,
+                  sy_pool_run_fn run, sy_pool_interrupt_fn interrupt,
+                  void *arg, char *err, size_t err_len)
 {
     memset(p, 0, sizeof *p);
     p->name = name;
+    p->pin = pin;
     p->slots = workers + queue_depth;
     p->run = run;
     p->interrupt = interrupt;
@@ -203,6 +244,7 @@ void sy_pool_counts_get(sy_pool *p, sy_pool_counts *out)
 {
     pthread_mutex_lock(&p->mu);
     out->workers = (int64_t)p->n_threads;
+    out->pinned = p->pinned;
     out->slots = p->slots;
     out->active = atomic_load(&p->active);
     out->queued = p->queued;

@@ -16,6 +16,7 @@
 #define SY_THREAD_POOL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,7 +44,7 @@ typedef void (*sy_pool_interrupt_fn)(sy_pool_item *it, void *arg);
 /* Figures of one pool at one instant (taken under its mutex, so they add
  * up: submitted = active + succeeded + failed + timed_out + cancelled). */
 typedef struct sy_pool_counts {
-    int64_t workers, slots, active, queued, running, capacity;
+    int64_t workers, pinned, slots, active, queued, running, capacity;
     int64_t submitted, succeeded, failed, timed_out, cancelled;
 } sy_pool_counts;
 
@@ -53,6 +54,9 @@ typedef struct sy_pool {
     pthread_cond_t cv;            /* work queued, or stop */
     pthread_t *threads;           /* owned */
     size_t n_threads;
+    const cpu_set_t *pin;         /* borrowed (outlives the pool), or NULL */
+    int64_t pinned;               /* workers bound to a CPU of `pin`
+                                     (set by sy_pool_start) */
     int64_t slots;
     _Atomic int64_t active;       /* written under mu; read without it by
                                      sy_pool_capacity() */
@@ -66,12 +70,16 @@ typedef struct sy_pool {
     void *arg;
 } sy_pool;
 
-/* Starts `workers` threads (>= 1).  Returns SY_OK, or a negative status
- * with err, having started nothing. */
+/* Starts `workers` threads (>= 1).  With `pin` (a CPU set that outlives
+ * the pool), each worker starts bound to one CPU of it, round-robin over
+ * the set and across every pinned pool of the process, so that two
+ * instances spread out instead of starting at the same CPU; a worker the
+ * kernel will not bind starts unbound.  Returns SY_OK, or a
+ * negative status with err, having started nothing. */
 int sy_pool_start(sy_pool *p, const char *name, int64_t workers,
-                  int64_t queue_depth, sy_pool_run_fn run,
-                  sy_pool_interrupt_fn interrupt, void *arg, char *err,
-                  size_t err_len);
+                  int64_t queue_depth, const cpu_set_t *pin,
+                  sy_pool_run_fn run, sy_pool_interrupt_fn interrupt,
+                  void *arg, char *err, size_t err_len);
 
 /* Queues `it` under `key` if a place is free: SY_OK (a worker will run it)
  * or SY_EBUSY.  Never blocks. */

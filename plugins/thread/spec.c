@@ -15,6 +15,9 @@ SPEC(blocking_workers, SY_PARAM_INT,
      "tasks with blocking = true run at once, on their own pool (default 2)");
 SPEC(queue_depth, SY_PARAM_INT,
      "accepted tasks that may wait for a worker, per pool (default 0)");
+SPEC(pin_workers, SY_PARAM_BOOL,
+     "bind each worker of the default pool, and what it spawns, to one CPU "
+     "(default false)");
 SPEC(runner, SY_PARAM_STRING,
      "path of switchyard-task-runner, for isolated functions");
 SPEC(function, SY_PARAM_STRING,
@@ -38,7 +41,7 @@ SPEC(blocking, SY_PARAM_BOOL,
 const sy_param_spec *const sy_thread_instance_params[] = {
     &workers_spec,    &blocking_workers_spec, &queue_depth_spec,
     &isolate_spec,    &runner_spec,           &kill_grace_spec,
-    &max_output_bytes_spec, NULL};
+    &max_output_bytes_spec, &pin_workers_spec, NULL};
 
 const sy_param_spec *const sy_thread_task_params[] = {
     &function_spec, &command_spec,          &env_spec,

@@ -42,11 +42,17 @@
 
 static const char *const pool_names[SY_N_POOLS] = {"default", "blocking"};
 
-static int64_t cpu_count(void)
+/* The CPUs this process may run on (empty when it cannot be read). */
+static void read_cpus(cpu_set_t *set)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
+    if (sched_getaffinity(0, sizeof *set, set) != 0)
+        CPU_ZERO(set);
+}
+
+static int64_t cpu_count(const cpu_set_t *set)
+{
+    if (CPU_COUNT(set) > 0)
+        return CPU_COUNT(set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? n : 1;
 }
@@ -128,6 +134,13 @@ static int read_settings(const sy_host_api *api, const sy_params *cfg,
         rc = SY_EINVAL;
     }
     inst->isolate = isolate != 0;
+    int pin = 0;
+    brc = rc == SY_OK ? api->param_bool(cfg, "pin_workers", &pin) : SY_OK;
+    if (brc != SY_OK && brc != SY_ENOENT) {
+        snprintf(err, err_len, "pin_workers must be a boolean");
+        rc = SY_EINVAL;
+    }
+    inst->pin_workers = pin != 0;
     if (rc == SY_OK)
         rc = read_runner(api, cfg, inst, err, err_len);
     return rc;
@@ -135,7 +148,8 @@ static int read_settings(const sy_host_api *api, const sy_params *cfg,
 
 static void set_defaults(sy_instance *inst)
 {
-    inst->workers = cpu_count();
+    read_cpus(&inst->cpus);
+    inst->workers = cpu_count(&inst->cpus);
     if (inst->workers > SY_THREAD_MAX_WORKERS)
         inst->workers = SY_THREAD_MAX_WORKERS;
     inst->blocking_workers = SY_THREAD_DEFAULT_BLOCKING;
@@ -159,14 +173,28 @@ static void thread_destroy(sy_instance *inst)
     free(inst);
 }
 
+/* pin_workers: the default pool's workers are bound to CPUs, and what
+ * they spawn inherits the binding.  A small command then starts, execs
+ * and ends on its worker's CPU instead of being moved to another at exec,
+ * which on busy CPUs costs more than the rest of its start (bench/README).
+ * The blocking pool, which holds long waits, is never pinned. */
+static const cpu_set_t *pin_set(const sy_instance *inst, int pool)
+{
+    if (pool != SY_POOL_DEFAULT || !inst->pin_workers ||
+        CPU_COUNT(&inst->cpus) == 0)
+        return NULL;
+    return &inst->cpus;
+}
+
 static int start_pools(sy_instance *inst, char *err, size_t err_len)
 {
     const int64_t workers[SY_N_POOLS] = {inst->workers,
                                          inst->blocking_workers};
     for (int i = 0; i < SY_N_POOLS; i++) {
         int rc = sy_pool_start(&inst->pools[i], pool_names[i], workers[i],
-                               inst->queue_depth, sy_job_run,
-                               sy_job_interrupt, inst, err, err_len);
+                               inst->queue_depth, pin_set(inst, i),
+                               sy_job_run, sy_job_interrupt, inst, err,
+                               err_len);
         if (rc != SY_OK)
             return rc;
     }
@@ -285,7 +313,8 @@ static void emit_pool(sy_metric_fn emit, void *sink, const char *pool,
                       const sy_pool_counts *k)
 {
     const struct { const char *name; int64_t v; } m[] = {
-        {"workers", k->workers},     {"active", k->active},
+        {"workers", k->workers},     {"pinned", k->pinned},
+        {"active", k->active},
         {"queued", k->queued},       {"running", k->running},
         {"capacity", k->capacity},   {"submitted", k->submitted},
         {"succeeded", k->succeeded}, {"failed", k->failed},

@@ -66,6 +66,8 @@ struct sy_instance {
     sy_task_api task_api;    /* handed to task functions */
     int64_t workers, blocking_workers, queue_depth;
     bool isolate;            /* default for function tasks */
+    bool pin_workers;        /* bind default-pool workers to CPUs */
+    cpu_set_t cpus;          /* the process's CPU set at create() */
     int64_t kill_grace_ms, max_output_bytes; /* defaults for tasks */
     char *runner;            /* owned: switchyard-task-runner's path */
     sy_pool pools[SY_N_POOLS];
@@ -140,6 +142,7 @@ void sy_job_succeed(sy_job *job, char *output, size_t len); /* takes it */
 bool sy_job_should_stop(const sy_job *job);
 /* Milliseconds left before the deadline (>= 1), or 0 for no deadline. */
 int64_t sy_job_time_left(const sy_job *job);
+
 int64_t sy_now_ms(void);
 
 /* Writes one line to the host's log, prefixed with the task's namespace. */

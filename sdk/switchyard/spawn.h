@@ -4,18 +4,26 @@
  * For executor plugins that run programs (the thread plugin's command tasks
  * and isolated functions, the gpu plugin's tasks).  Every function is
  * `static inline`: include it and call sy_spawn_run(); nothing to link.
- * Needs -D_GNU_SOURCE (posix_spawn_file_actions_addchdir_np, glibc 2.29+)
- * and -pthread (pthread_sigmask).
+ * Needs -D_GNU_SOURCE (clone, posix_spawn_file_actions_addchdir_np with
+ * glibc 2.29+) and -pthread (pthread_sigmask).
  *
  * What it does, in order:
  *
- *   - posix_spawn() (no shell, no fork of a large threaded host) with the
- *     child in a new process group (POSIX_SPAWN_SETPGROUP), an empty signal
- *     mask, every signal at its default action, every descriptor above 2
- *     closed (glibc 2.34+; below that, descriptors without FD_CLOEXEC
- *     leak), the working directory `cwd` and the caller's environment plus
- *     `env`.
- *   - One poll() loop feeds `input` to stdin (then closes it), captures
+ *   - Starts the program without a shell and without a fork of a large
+ *     threaded host: on Linux with glibc by clone(CLONE_VM | CLONE_VFORK)
+ *     on a buffer of the caller's stack (the way posix_spawn works inside,
+ *     without its per-call stack mapping; see sy_spawn__clone), elsewhere,
+ *     or with -DSY_SPAWN_NO_CLONE, or where clone() is refused, by
+ *     posix_spawn().  Either way the child is in a new process group, has
+ *     an empty signal mask, every signal at its default action, every
+ *     descriptor above 2 closed (with posix_spawn, glibc 2.34+; below that,
+ *     descriptors without FD_CLOEXEC leak), the working directory `cwd`
+ *     and the caller's environment plus `env`, and inherits the calling
+ *     thread's CPU affinity.
+ *   - What fits of `input` is written to the stdin pipe before the start
+ *     (most inputs fit: no poll round, no SIGPIPE possible).
+ *   - One poll() loop feeds the rest of `input` to stdin (then closes
+ *     it), captures
  *     stdout up to max_output_bytes, keeps the last SY_SPAWN_STDERR_TAIL
  *     bytes of stderr, and watches the timeout, the cancel descriptor and
  *     the child's exit (a pidfd; where the kernel has none, a tick that
@@ -31,10 +39,12 @@
  *
  * Threading: sy_spawn_run() blocks the calling thread until the child has
  * been reaped.  Any number of threads may run it at once; its only global
- * state is one flag remembering that the kernel has no pidfd_open.  It
- * reads `environ` (do not setenv() concurrently), blocks SIGPIPE in the
- * calling thread while it runs (so a child that exits
- * without reading its input cannot kill the host), and waits for its own
+ * state is two flags remembering that the kernel has no pidfd_open and
+ * that clone() was refused.  It reads `environ` (do not setenv()
+ * concurrently), blocks every signal in the calling thread for the few
+ * microseconds of the start, blocks SIGPIPE in it while it feeds input
+ * that did not fit in the pipe (so a child that exits without reading its
+ * input cannot kill the host), and waits for its own
  * child only (waitid/waitpid on that pid), so it coexists with libuv.  The
  * host must not set SIGCHLD to SIG_IGN (children would vanish unreaped and
  * their exit status with them; sy_spawn_run then reports status -1).
@@ -381,6 +391,11 @@ static inline void sy_spawn__ring_put(sy_spawn__run *s, const char *p,
                                       size_t n)
 {
     const size_t cap = SY_SPAWN_STDERR_TAIL;
+    /* Most programs write nothing on stderr: the ring is made on demand. */
+    if (!s->ring && n > 0 && !(s->ring = malloc(cap))) {
+        s->oom = true;
+        return;
+    }
     while (n > 0) {
         size_t end = (s->ring_start + s->ring_len) % cap;
         size_t chunk = cap - end < n ? cap - end : n;
@@ -551,10 +566,12 @@ static inline bool sy_spawn__collect_err(sy_spawn__run *s)
     return true;
 }
 
+/* For the parent's ends of fresh pipes, which have no other status flag
+ * to keep. */
 static inline void sy_spawn__nonblock(int fd)
 {
     if (fd >= 0)
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        fcntl(fd, F_SETFL, O_NONBLOCK);
 }
 
 /* The file actions: stdin, stdout, stderr, cwd, nothing else inherited. */
@@ -578,43 +595,17 @@ static inline int sy_spawn__actions(posix_spawn_file_actions_t *fa,
     return rc;
 }
 
-/* The signals this process ignores: the only dispositions exec keeps (a
- * handler cannot survive exec), so the only ones to put back to default.
- * Asking for all 64 costs the child 64 sigaction calls per spawn. */
-static inline void sy_spawn__scan_ignored(sigset_t *set)
-{
-    sigemptyset(set);
-    for (int sig = 1; sig < NSIG; sig++) {
-        struct sigaction sa;
-        if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
-            sa.sa_handler == SIG_IGN)
-            sigaddset(set, sig);
-    }
-    /* The child of a host that ignores SIGPIPE must still die of it. */
-    sigaddset(set, SIGPIPE);
-}
-
-/* Scanned once per process: dispositions are set at start-up, and reading
- * all 64 for every spawn would only move the cost into the parent. */
-static sigset_t sy_spawn__ignored_set __attribute__((unused));
-static pthread_once_t sy_spawn__ignored_once __attribute__((unused)) = PTHREAD_ONCE_INIT;
-
-static inline void sy_spawn__init_ignored(void)
-{
-    sy_spawn__scan_ignored(&sy_spawn__ignored_set);
-}
-
-static inline void sy_spawn__ignored(sigset_t *set)
-{
-    pthread_once(&sy_spawn__ignored_once, sy_spawn__init_ignored);
-    *set = sy_spawn__ignored_set;
-}
-
+/* Every signal back to its default in the child.  glibc's child reads the
+ * disposition of each signal it does not have to reset, so asking for all
+ * of them costs no more, and is right even for a signal ignored after an
+ * earlier spawn. */
 static inline int sy_spawn__attrs(posix_spawnattr_t *at)
 {
     sigset_t none, all;
     sigemptyset(&none);
-    sy_spawn__ignored(&all);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
     int rc = posix_spawnattr_setflags(
         at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                 POSIX_SPAWN_SETSIGDEF);
@@ -668,25 +659,16 @@ static inline int sy_spawn__resolve(const sy_spawn_opts *o, char *out,
     return ENOENT;
 }
 
-/* posix_spawn with pipes[0..2] = stdin, stdout, stderr; on success the
- * child's ends are closed here.  Returns 0 or an errno value. */
-static inline int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2],
-                                  pid_t *pid)
+/* posix_spawn() of `file`: the portable path, and the one taken where the
+ * clone() path below is refused.  Returns 0 or an errno value. */
+static inline int sy_spawn__posix(const sy_spawn_opts *o, const char *file,
+                                  char **envp, int pipes[3][2], pid_t *pid)
 {
-    char file[PATH_MAX];
-    int rc = sy_spawn__resolve(o, file, sizeof file);
-    if (rc)
-        return rc;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
-    char **envp = sy_spawn__envp(o->env);
-    if (!envp)
-        return ENOMEM;
-    rc = posix_spawn_file_actions_init(&fa);
-    if (rc) {
-        free(envp);
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc)
         return rc;
-    }
     rc = posix_spawnattr_init(&at);
     if (!rc) {
         rc = sy_spawn__actions(&fa, o, pipes[0][0], pipes[1][1], pipes[2][1]);
@@ -698,6 +680,145 @@ static inline int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2],
         posix_spawnattr_destroy(&at);
     }
     posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
+
+#if defined(__linux__) && defined(__GLIBC__) && !defined(__hppa__) &&         \
+    !defined(SY_SPAWN_NO_CLONE)
+/*
+ * Linux: clone(CLONE_VM | CLONE_VFORK), as glibc's posix_spawn does, minus
+ * what that costs per call: posix_spawn maps and unmaps a child stack each
+ * time, and the unmap of a threaded process is a TLB shootdown on every
+ * other CPU running it; its child also asks for all 64 signal dispositions
+ * through the generic sigaction path.  Here the child runs on a buffer of
+ * the caller's stack (the caller is suspended until the child has exec'd
+ * or exited, so nothing else touches it) and does only what the run needs.
+ *
+ * The child shares our memory until execve, so it must not run any of our
+ * signal handlers: every signal is blocked around clone(), and the child
+ * puts every disposition that is not SIG_DFL back to SIG_DFL before it
+ * unblocks them (glibc's own SIGCANCEL and SIGSETXID cannot be changed, and
+ * are only ever sent to threads of this process, never to the child).
+ */
+#include <sched.h>
+
+typedef struct sy_spawn__child {
+    const char *file;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int in_rd, out_wr, err_wr; /* out_wr < 0: stdout is /dev/null */
+    int max_fd;                /* close_range fallback: close up to here */
+    volatile int err;          /* set by the child when a step failed */
+} sy_spawn__child;
+
+/* Runs in the child, on the caller's memory: no allocation, no locks, no
+ * sanitizer bookkeeping (its frame never returns to clean up). */
+__attribute__((no_sanitize("address"), unused)) static int
+sy_spawn__child_main(void *arg)
+{
+    sy_spawn__child *c = arg;
+    struct sigaction dfl, cur;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP &&
+            sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL)
+            sigaction(sig, &dfl, NULL);
+    int fd = c->out_wr;
+    if (setpgid(0, 0) != 0 || dup2(c->in_rd, 0) < 0)
+        goto fail;
+    if (fd < 0 && (fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+        goto fail;
+    if (dup2(fd, 1) < 0 || dup2(c->err_wr, 2) < 0)
+        goto fail;
+    if (c->cwd && chdir(c->cwd) != 0)
+        goto fail;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+#endif
+        for (int i = 3; i <= c->max_fd; i++)
+            close(i);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(c->file, c->argv, c->envp);
+fail:
+    c->err = errno ? errno : EINVAL;
+    _exit(127);
+}
+
+/* Whether clone() was refused once (an emulator such as valgrind, a
+ * seccomp filter): every later call goes straight to posix_spawn. */
+static atomic_int sy_spawn__no_clone __attribute__((unused));
+
+/* 0 (child started), an errno value (it could not start), or -1 (clone is
+ * unavailable here: use posix_spawn). */
+static inline int sy_spawn__clone(const sy_spawn_opts *o, const char *file,
+                                  char **envp, int pipes[3][2], pid_t *pid)
+{
+    if (atomic_load(&sy_spawn__no_clone))
+        return -1;
+    sy_spawn__child c = {
+        .file = file,
+        .argv = (char *const *)o->argv,
+        .envp = envp,
+        .cwd = o->cwd,
+        .in_rd = pipes[0][0],
+        .out_wr = o->discard_stdout ? -1 : pipes[1][1],
+        .err_wr = pipes[2][1],
+        .max_fd = 1024,
+        .err = 0,
+    };
+    /* 32 KiB: the child calls a few libc wrappers and execve. */
+    _Alignas(64) char stack[32768];
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t p = clone(sy_spawn__child_main, stack + sizeof stack,
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (p < 0) {
+        if (e == EINVAL || e == ENOSYS || e == EPERM) {
+            atomic_store(&sy_spawn__no_clone, 1);
+            return -1;
+        }
+        return e;
+    }
+    if (c.err) {
+        int st;
+        while (waitpid(p, &st, 0) < 0 && errno == EINTR)
+            ;
+        return c.err;
+    }
+    *pid = p;
+    return 0;
+}
+#else
+static inline int sy_spawn__clone(const sy_spawn_opts *o, const char *file,
+                                  char **envp, int pipes[3][2], pid_t *pid)
+{
+    (void)o, (void)file, (void)envp, (void)pipes, (void)pid;
+    return -1;
+}
+#endif
+
+/* Starts the child with pipes[0..2] = stdin, stdout, stderr; on success
+ * the child's ends are closed here.  Returns 0 or an errno value. */
+static inline int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2],
+                                  pid_t *pid)
+{
+    char file[PATH_MAX];
+    int rc = sy_spawn__resolve(o, file, sizeof file);
+    if (rc)
+        return rc;
+    char **envp = sy_spawn__envp(o->env);
+    if (!envp)
+        return ENOMEM;
+    rc = sy_spawn__clone(o, file, envp, pipes, pid);
+    if (rc < 0)
+        rc = sy_spawn__posix(o, file, envp, pipes, pid);
     free(envp);
     sy_spawn__close(&pipes[0][0]);
     sy_spawn__close(&pipes[1][1]);
@@ -760,6 +881,8 @@ static inline int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
     const sy_spawn_opts *o = s->o;
     int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
     for (int i = 0; i < 3; i++) {
+        if (i == 1 && o->discard_stdout)
+            continue;
         if (sy_spawn__pipe(pipes[i]) != 0) {
             sy_spawn__err(err, err_len, "cannot make a pipe: %s",
                           strerror(errno));
@@ -767,24 +890,28 @@ static inline int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
             return -1;
         }
     }
+    /* What fits in the pipe is written now, while we hold its read end:
+     * no EPIPE is possible, and a small input needs no poll round. */
+    s->in_fd = pipes[0][1];
+    sy_spawn__nonblock(s->in_fd);
+    sy_spawn__feed(s);
+    pipes[0][1] = s->in_fd;
     int rc = sy_spawn__start(o, pipes, &s->pid);
-    if (rc == ENOENT && !strchr(o->argv[0], '/')) {
-        sy_spawn__err(err, err_len, "cannot run %s: not found in PATH",
-                      o->argv[0]);
-        sy_spawn__close_pipes(pipes);
-        return -1;
-    }
     if (rc) {
-        sy_spawn__err(err, err_len, "cannot run %s%s%s: %s", o->argv[0],
-                      o->cwd ? " in " : "", o->cwd ? o->cwd : "",
-                      strerror(rc));
+        if (rc == ENOENT && !strchr(o->argv[0], '/'))
+            sy_spawn__err(err, err_len, "cannot run %s: not found in PATH",
+                          o->argv[0]);
+        else
+            sy_spawn__err(err, err_len, "cannot run %s%s%s: %s", o->argv[0],
+                          o->cwd ? " in " : "", o->cwd ? o->cwd : "",
+                          strerror(rc));
         sy_spawn__close_pipes(pipes);
+        s->in_fd = -1;
         return -1;
     }
     s->in_fd = pipes[0][1];
     s->out_fd = pipes[1][0];
     s->err_fd = pipes[2][0];
-    sy_spawn__nonblock(s->in_fd);
     sy_spawn__nonblock(s->out_fd);
     sy_spawn__nonblock(s->err_fd);
     s->pidfd = sy_spawn__pidfd(s->pid);
@@ -793,10 +920,7 @@ static inline int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
 
 static inline void sy_spawn__loop(sy_spawn__run *s)
 {
-    if (!s->o->input || s->o->input_len == 0)
-        sy_spawn__close(&s->in_fd);
-    else
-        sy_spawn__feed(s);
+    sy_spawn__feed(s);
     while (!s->exited)
         sy_spawn__step(s);
     sy_spawn__finish(s);
@@ -850,10 +974,8 @@ static inline int sy_spawn__init(sy_spawn__run *s, const sy_spawn_opts *o,
     s->cancel_fd = o->cancel_fd;
     s->max_out = o->max_output_bytes ? o->max_output_bytes
                                      : SY_SPAWN_DEFAULT_MAX_OUTPUT;
-    s->ring = malloc(SY_SPAWN_STDERR_TAIL);
-    if (s->ring && sy_spawn__grow_out(s))
+    if (sy_spawn__grow_out(s))
         return 0;
-    free(s->ring);
     sy_spawn_result_free(r);
     sy_spawn__err(err, err_len, "out of memory");
     return -1;
@@ -879,16 +1001,21 @@ static inline int sy_spawn_run(const sy_spawn_opts *o, sy_spawn_result *r,
     if (sy_spawn__check_opts(o, err, err_len) != 0 ||
         sy_spawn__init(&s, o, r, err, err_len) != 0)
         return -1;
-    sy_spawn__pipe_guard guard;
-    sy_spawn__guard_pipe(&guard);
     int rc = sy_spawn__launch(&s, err, err_len);
     if (rc == 0) {
         r->pid = s.pid;
         if (o->timeout_ms > 0)
             s.deadline = sy_spawn__now_ms() + o->timeout_ms;
+        /* Input that did not fit in the pipe is written while the child
+         * runs, and may meet EPIPE. */
+        bool guard = s.in_fd >= 0;
+        sy_spawn__pipe_guard g;
+        if (guard)
+            sy_spawn__guard_pipe(&g);
         sy_spawn__loop(&s);
+        if (guard)
+            sy_spawn__unguard_pipe(&g);
     }
-    sy_spawn__unguard_pipe(&guard);
     if (rc == 0 && (s.oom || !sy_spawn__collect_err(&s))) {
         sy_spawn__err(err, err_len, "out of memory capturing the output of "
                                     "%s", o->argv[0]);

@@ -1,0 +1,348 @@
+/* switchyard/spawn.h on its own: what the child gets (descriptors, signals,
+ * process group), what comes back (stdout, the stderr tail, the input fed
+ * through a pipe that cannot hold it), and the errors before anything runs.
+ * Built twice: once as plugins use it (the clone() path on Linux), once
+ * with SY_SPAWN_NO_CLONE (posix_spawn), so both paths are held to the same
+ * assertions. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <switchyard/spawn.h>
+
+/* Under valgrind (SY_WRAP set by make check-valgrind) a clone(CLONE_VM) is
+ * emulated with fork: a child that fails before exec can only say so with
+ * exit status 127. */
+static bool emulated(void)
+{
+    const char *w = getenv("SY_WRAP");
+    return w && *w;
+}
+
+static int run_argv(sy_spawn_opts *o, sy_spawn_result *r, char *err,
+                    size_t len)
+{
+    err[0] = '\0';
+    return sy_spawn_run(o, r, err, len);
+}
+
+/* Runs `sh -c script` with `input`; asserts it started. */
+static void sh_run(const char *script, const char *input, size_t input_len,
+                   sy_spawn_result *r)
+{
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    o.input = input;
+    o.input_len = input_len;
+    char err[512];
+    int rc = run_argv(&o, r, err, sizeof err);
+    if (rc != 0)
+        fail_msg("sh -c %s did not start: %s", script, err);
+}
+
+static void test_stdout_and_exit(void **state)
+{
+    (void)state;
+    sy_spawn_result r;
+    sh_run("echo out; echo err >&2; exit 3", NULL, 0, &r);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 3);
+    assert_string_equal(r.out, "out\n");
+    assert_string_equal(r.err, "err\n");
+    assert_int_equal(r.err_dropped, 0);
+    sy_spawn_result_free(&r);
+    /* Nothing on either stream: both are empty strings, never NULL. */
+    sh_run("exit 0", NULL, 0, &r);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(r.out);
+    assert_non_null(r.err);
+    assert_int_equal(r.out_len, 0);
+    assert_int_equal(r.err_len, 0);
+    sy_spawn_result_free(&r);
+}
+
+/* 1 MiB does not fit in a pipe: what fits is written before the start,
+ * the rest while the child runs. */
+static void test_input_larger_than_pipe(void **state)
+{
+    (void)state;
+    size_t n = 1 << 20;
+    char *big = malloc(n);
+    assert_non_null(big);
+    for (size_t i = 0; i < n; i++)
+        big[i] = (char)('a' + i % 26);
+    sy_spawn_result r;
+    sh_run("cat", big, n, &r);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(r.out_len, n);
+    assert_memory_equal(r.out, big, n);
+    sy_spawn_result_free(&r);
+    /* A child that reads none of it: EPIPE for us, no SIGPIPE. */
+    sh_run("exit 0", big, n, &r);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 0);
+    sy_spawn_result_free(&r);
+    free(big);
+    sigset_t pending;
+    assert_int_equal(sigpending(&pending), 0);
+    assert_false(sigismember(&pending, SIGPIPE));
+}
+
+static void test_stderr_tail(void **state)
+{
+    (void)state;
+    sy_spawn_result r;
+    /* 100,000 lines of "line N": far more than the 64 KiB kept. */
+    sh_run("i=0; while [ $i -lt 100000 ]; do echo line $i; i=$((i+1)); "
+           "done >&2",
+           NULL, 0, &r);
+    assert_true(r.exited);
+    assert_int_equal(r.err_len, SY_SPAWN_STDERR_TAIL);
+    assert_true(r.err_dropped > 0);
+    const char *last = "line 99999\n";
+    assert_string_equal(r.err + r.err_len - strlen(last), last);
+    sy_spawn_result_free(&r);
+}
+
+static void test_discard_stdout(void **state)
+{
+    (void)state;
+    const char *argv[] = {"/bin/sh", "-c", "echo discarded; echo kept >&2",
+                          NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    o.discard_stdout = true;
+    sy_spawn_result r;
+    char err[256];
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(r.out_len, 0);
+    assert_string_equal(r.out, "");
+    assert_string_equal(r.err, "kept\n");
+    sy_spawn_result_free(&r);
+}
+
+/* The child leads a new process group, with no signal blocked or ignored
+ * and no handler, whatever the calling thread has. */
+static void on_usr2(int sig) { (void)sig; }
+
+static void test_signals_and_group(void **state)
+{
+    (void)state;
+    struct sigaction ign, handler, old_usr1, old_usr2, old_hup;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    memset(&handler, 0, sizeof handler);
+    handler.sa_handler = on_usr2;
+    sigaction(SIGUSR1, &ign, &old_usr1);
+    sigaction(SIGHUP, &ign, &old_hup);
+    sigaction(SIGUSR2, &handler, &old_usr2);
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+
+    sy_spawn_result r;
+    sh_run("while read -r k v; do case $k in SigBlk:|SigIgn:|SigCgt:) "
+           "printf '%s%s ' $k $v;; esac; done < /proc/$$/status; "
+           "read -r a b c d pgrp rest < /proc/$$/stat; "
+           "printf 'pgrp=%s pid=%s' $pgrp $$",
+           NULL, 0, &r);
+    assert_true(r.exited);
+    char want[128];
+    snprintf(want, sizeof want, "pgrp=%d pid=%d", (int)r.pid, (int)r.pid);
+    assert_non_null(strstr(r.out, want));
+    assert_non_null(strstr(r.out, "SigBlk:0000000000000000"));
+    /* The shell itself may catch or ignore some signals after its start;
+     * SIGUSR1 and SIGHUP, ignored here, must not be ignored there. */
+    const char *ign_field = strstr(r.out, "SigIgn:");
+    assert_non_null(ign_field);
+    unsigned long long mask = strtoull(ign_field + 7, NULL, 16);
+    assert_false(mask & (1ULL << (SIGUSR1 - 1)));
+    assert_false(mask & (1ULL << (SIGHUP - 1)));
+    sy_spawn_result_free(&r);
+
+    /* SIGUSR1 and SIGUSR2 do what they do by default: end the process. */
+    sh_run("kill -USR1 $$; echo survived", NULL, 0, &r);
+    assert_true(r.signaled);
+    assert_int_equal(r.signal_no, SIGUSR1);
+    assert_string_equal(r.out, "");
+    sy_spawn_result_free(&r);
+    sh_run("kill -USR2 $$; echo survived", NULL, 0, &r);
+    assert_true(r.signaled);
+    assert_int_equal(r.signal_no, SIGUSR2);
+    sy_spawn_result_free(&r);
+
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGUSR1, &old_usr1, NULL);
+    sigaction(SIGUSR2, &old_usr2, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+}
+
+/* A descriptor the host opened without FD_CLOEXEC does not reach the
+ * child. */
+static void test_no_leaked_descriptor(void **state)
+{
+    (void)state;
+    int fd = open("/dev/null", O_RDONLY);
+    assert_true(fd > 2);
+    char script[128];
+    snprintf(script, sizeof script,
+             "if [ -e /proc/$$/fd/%d ]; then echo leaked; else echo closed; "
+             "fi",
+             fd);
+    sy_spawn_result r;
+    sh_run(script, NULL, 0, &r);
+    assert_string_equal(r.out, "closed\n");
+    sy_spawn_result_free(&r);
+    close(fd);
+}
+
+static void test_errors_before_start(void **state)
+{
+    (void)state;
+    char err[512];
+    sy_spawn_result r;
+    const char *missing[] = {"no-such-program-anywhere", NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, missing);
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot run no-such-program-anywhere: not "
+                                "found in PATH"));
+    const char *dir[] = {"/tmp", NULL};
+    sy_spawn_opts_init(&o, dir);
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot run /tmp"));
+    const char *sh[] = {"/bin/sh", "-c", "pwd", NULL};
+    sy_spawn_opts_init(&o, sh);
+    o.cwd = "/nonexistent/dir";
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "working directory /nonexistent/dir"));
+    /* cwd applies, and a relative program is found from it. */
+    o.cwd = "/";
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_string_equal(r.out, "/\n");
+    sy_spawn_result_free(&r);
+    const char *rel[] = {"bin/sh", "-c", "pwd", NULL};
+    sy_spawn_opts_init(&o, rel);
+    o.cwd = "/";
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_string_equal(r.out, "/\n");
+    sy_spawn_result_free(&r);
+}
+
+/* An executable file that is not a program: execve itself fails, after
+ * every check; the child must say why. */
+static void test_exec_failure(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/sy-spawn-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char junk[] = "\x01\x02 this is not a program\n";
+    assert_int_equal(write(fd, junk, sizeof junk - 1), (ssize_t)sizeof junk - 1);
+    close(fd);
+    assert_int_equal(chmod(path, 0755), 0);
+    const char *argv[] = {path, NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    sy_spawn_result r;
+    char err[512];
+    int rc = run_argv(&o, &r, err, sizeof err);
+    unlink(path);
+    if (emulated()) {
+        /* fork emulation: the failure is only an exit status. */
+        if (rc == 0) {
+            assert_true(r.exited);
+            assert_int_equal(r.exit_code, 127);
+            sy_spawn_result_free(&r);
+        }
+        return;
+    }
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "cannot run"));
+    assert_non_null(strstr(err, strerror(ENOEXEC)));
+}
+
+/* Many runs from several threads at once: each gets its own output. */
+#define RUNNERS 4
+#define RUNS 50
+
+static void *runner(void *arg)
+{
+    long id = (long)arg;
+    for (int i = 0; i < RUNS; i++) {
+        char script[64], want[64];
+        snprintf(script, sizeof script, "echo %ld-%d", id, i);
+        snprintf(want, sizeof want, "%ld-%d\n", id, i);
+        const char *argv[] = {"/bin/sh", "-c", script, NULL};
+        sy_spawn_opts o;
+        sy_spawn_opts_init(&o, argv);
+        sy_spawn_result r;
+        char err[256];
+        if (sy_spawn_run(&o, &r, err, sizeof err) != 0)
+            return (void *)1;
+        bool ok = r.exited && r.exit_code == 0 && strcmp(r.out, want) == 0;
+        sy_spawn_result_free(&r);
+        if (!ok)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+    (void)state;
+    pthread_t t[RUNNERS];
+    for (long i = 0; i < RUNNERS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, runner, (void *)i), 0);
+    for (int i = 0; i < RUNNERS; i++) {
+        void *res = NULL;
+        pthread_join(t[i], &res);
+        assert_null(res);
+    }
+}
+
+#if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
+/* The build without SY_SPAWN_NO_CLONE really uses clone(), and does not
+ * quietly fall back to posix_spawn (valgrind runs it as a fork). */
+static void test_path_taken(void **state)
+{
+    (void)state;
+    assert_int_equal(atomic_load(&sy_spawn__no_clone), 0);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stdout_and_exit),
+        cmocka_unit_test(test_input_larger_than_pipe),
+        cmocka_unit_test(test_stderr_tail),
+        cmocka_unit_test(test_discard_stdout),
+        cmocka_unit_test(test_signals_and_group),
+        cmocka_unit_test(test_no_leaked_descriptor),
+        cmocka_unit_test(test_errors_before_start),
+        cmocka_unit_test(test_exec_failure),
+        cmocka_unit_test(test_concurrent),
+#if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
+        cmocka_unit_test(test_path_taken),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
