@@ -32,4 +32,4 @@ for layer in range(20):
     for i in range(100):
         t.append(task(f"s{layer}_{i}", deps, ' command = ["/bin/true"]; output = "none";'))
 write("cmds", t, "cmds")  # needs the thread plugin: its own directory
-write("cmdsfloat", t, "cmds")
+write("cmdsfloat", t, "cmdsfloat")

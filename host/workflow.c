@@ -357,7 +357,7 @@ static void read_after(loader *L, const sy_task_def *t, const config_setting_t *
                      who, k + 1);
             continue;
         }
-        a->v[a->n++] = (sy_wf_ref){sy_xstrdup(id), SY_SRC_LINE(e)};
+        a->v[a->n++] = (sy_wf_ref){id, SY_SRC_LINE(e)};
     }
 }
 

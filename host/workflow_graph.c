@@ -13,11 +13,8 @@
 
 void sy_wf_after_free(sy_wf_after *a, size_t n_tasks)
 {
-    for (size_t i = 0; a && i < n_tasks; i++) {
-        for (size_t k = 0; k < a[i].n; k++)
-            free(a[i].v[k].id);
+    for (size_t i = 0; a && i < n_tasks; i++)
         free(a[i].v);
-    }
     free(a);
 }
 
@@ -54,23 +51,53 @@ static int id_cmp(const void *a, const void *b)
     return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+/* Sorted ids (for duplicates), and an open-addressing table over the
+ * first task of each id: a workflow whose tasks each name a hundred others
+ * resolves a few hundred thousand `after` entries. */
 typedef struct id_index {
     id_ent *v;
     size_t n;
+    const id_ent **slot; /* mask + 1 entries, NULL when empty */
+    size_t mask;
 } id_index;
+
+static uint64_t id_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
 
 /* The first task called `id`, or -1. */
 static long find_id(const id_index *ix, const char *id)
 {
-    size_t lo = 0, hi = ix->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(ix->v[mid].id, id) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    for (size_t k = id_hash(id) & ix->mask;; k = (k + 1) & ix->mask) {
+        const id_ent *e = ix->slot[k];
+        if (!e)
+            return -1;
+        if (strcmp(e->id, id) == 0)
+            return (long)e->idx;
     }
-    return lo < ix->n && strcmp(ix->v[lo].id, id) == 0 ? (long)ix->v[lo].idx : -1;
+}
+
+/* Fills the table from the sorted ids: the first of equal ids (the lowest
+ * index) is the one kept. */
+static void hash_ids(id_index *ix)
+{
+    size_t cap = 16;
+    while (cap < 2 * ix->n)
+        cap *= 2;
+    ix->slot = xcalloc(cap, sizeof *ix->slot);
+    ix->mask = cap - 1;
+    for (size_t i = 0; i < ix->n; i++) {
+        if (i > 0 && strcmp(ix->v[i].id, ix->v[i - 1].id) == 0)
+            continue;
+        size_t k = id_hash(ix->v[i].id) & ix->mask;
+        while (ix->slot[k])
+            k = (k + 1) & ix->mask;
+        ix->slot[k] = &ix->v[i];
+    }
 }
 
 /* Sorts the ids and reports each later task that reuses one, in file order. */
@@ -83,6 +110,7 @@ static int index_ids(const sy_workflow *wf, id_index *ix, const char *file,
         if (wf->tasks[i].id)
             ix->v[ix->n++] = (id_ent){wf->tasks[i].id, i};
     qsort(ix->v, ix->n, sizeof *ix->v, id_cmp);
+    hash_ids(ix);
     size_t *first = xcalloc(wf->n_tasks, sizeof *first);
     for (size_t i = 0; i < wf->n_tasks; i++)
         first[i] = SIZE_MAX;
@@ -312,6 +340,7 @@ int sy_wf_graph(sy_workflow *wf, const sy_wf_after *after, const char *file,
         errors += resolve_task(wf, i, &after[i], &ix, seen, file, d);
     free(seen);
     free(ix.v);
+    free(ix.slot);
     link_children(wf);
     if (topo_order(wf) < wf->n_tasks)
         errors += find_cycle(wf, after, file, d);

@@ -50,7 +50,8 @@ int sy_setting_check_keys(const config_setting_t *g, const char *const *keys,
 
 /* One name in a task's `after`, as written. */
 typedef struct sy_wf_ref {
-    char *id;  /* owned */
+    const char *id;  /* borrowed from the parsed file (or definition), which
+                        outlives the list */
     int line;  /* where; 0 when unknown */
 } sy_wf_ref;
 
