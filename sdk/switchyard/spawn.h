@@ -38,7 +38,8 @@
  *     reused by then.  Then it is always reaped: no zombie is left.
  *
  * Threading: sy_spawn_run() blocks the calling thread until the child has
- * been reaped.  Any number of threads may run it at once; its only global
+ * been reaped, and needs about 40 KiB of its stack (on Linux the child runs
+ * on 32 KiB of it until exec).  Any number of threads may run it at once; its only global
  * state is two flags remembering that the kernel has no pidfd_open and
  * that clone() was refused.  It reads `environ` (do not setenv()
  * concurrently), blocks every signal in the calling thread for the few
