@@ -136,6 +136,33 @@ static void test_discard_stdout(void **state)
     sy_spawn_result_free(&r);
 }
 
+/* env: a later entry replaces an earlier one and the host's, a bare name
+ * removes the variable, and a name that only starts like another is a
+ * different variable. */
+static void test_environment(void **state)
+{
+    (void)state;
+    setenv("SY_SPAWN_A", "inherited", 1);
+    setenv("SY_SPAWN_AB", "kept", 1);
+    setenv("SY_SPAWN_GONE", "x", 1);
+    const char *argv[] = {"/bin/sh", "-c", "env | grep '^SY_SPAWN_' | sort",
+                          NULL};
+    const char *env[] = {"SY_SPAWN_A=first", "SY_SPAWN_A=second",
+                         "SY_SPAWN_GONE", "SY_SPAWN_NEW=1", NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    o.env = env;
+    sy_spawn_result r;
+    char err[256];
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_string_equal(r.out, "SY_SPAWN_A=second\nSY_SPAWN_AB=kept\n"
+                               "SY_SPAWN_NEW=1\n");
+    sy_spawn_result_free(&r);
+    unsetenv("SY_SPAWN_A");
+    unsetenv("SY_SPAWN_AB");
+    unsetenv("SY_SPAWN_GONE");
+}
+
 /* The child leads a new process group, with no signal blocked or ignored
  * and no handler, whatever the calling thread has. */
 static void on_usr2(int sig) { (void)sig; }
@@ -335,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_input_larger_than_pipe),
         cmocka_unit_test(test_stderr_tail),
         cmocka_unit_test(test_discard_stdout),
+        cmocka_unit_test(test_environment),
         cmocka_unit_test(test_signals_and_group),
         cmocka_unit_test(test_no_leaked_descriptor),
         cmocka_unit_test(test_errors_before_start),

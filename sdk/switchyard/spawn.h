@@ -238,18 +238,15 @@ static inline size_t sy_spawn__name_len(const char *kv)
     return eq ? (size_t)(eq - kv) : strlen(kv);
 }
 
-static inline bool sy_spawn__same_name(const char *a, const char *b)
-{
-    size_t n = sy_spawn__name_len(a);
-    return n == sy_spawn__name_len(b) && strncmp(a, b, n) == 0;
-}
-
-/* True when `kv` is replaced by an entry of add[from...]. */
+/* True when `kv` is replaced by an entry of add[from...].  Every spawn
+ * asks this of every variable of the host: the name is measured once. */
 static inline bool sy_spawn__replaced(const char *kv, const char *const *add,
                                       size_t from)
 {
+    size_t n = sy_spawn__name_len(kv);
     for (size_t i = from; add && add[i]; i++)
-        if (sy_spawn__same_name(kv, add[i]))
+        if (add[i][0] == kv[0] && strncmp(add[i], kv, n) == 0 &&
+            (add[i][n] == '=' || add[i][n] == '\0'))
             return true;
     return false;
 }
