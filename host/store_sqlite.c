@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "store_ckpt.h"
 #include "store_impl.h"
 #include "util.h"
 
@@ -185,6 +186,7 @@ typedef struct sy_store_sqlite {
     sqlite3 *db;
     char *where; /* "sqlite:PATH" for messages */
     sqlite3_stmt *st[ST_COUNT];
+    sy_ckpt *ckpt; /* checkpoints off this thread; NULL: SQLite's own */
 } sy_store_sqlite;
 
 static sy_store_sqlite *to_q(sy_store *s) { return (sy_store_sqlite *)s; }
@@ -941,6 +943,7 @@ static int sq_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
 static void sq_close(sy_store *s)
 {
     sy_store_sqlite *q = to_q(s);
+    sy_ckpt_stop(q->ckpt);
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(q->st[i]);
     /* With every statement finalized this cannot fail with SQLITE_BUSY; an
@@ -1238,6 +1241,8 @@ int sy_store_sqlite_open(const char *target, const char *base_dir,
     }
     q->base.ops = &sqlite_ops;
     status = open_db(q, path, &o);
+    if (status == SY_OK && !memory)
+        q->ckpt = sy_ckpt_start(q->db, path, o.busy_timeout_ms);
     free(path);
     if (status != SY_OK) {
         sy_errf(err, err_len, "%s", q->base.err);
