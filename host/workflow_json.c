@@ -29,6 +29,8 @@ typedef struct wbuf {
     char *p;
     size_t len, cap;
     bool bad;
+    double last_real;    /* the last real written, and its text: most */
+    char last_text[40];  /* tasks share one retry backoff */
 } wbuf;
 
 static void put_mem(wbuf *b, const char *s, size_t n)
@@ -82,12 +84,120 @@ static void put_int(wbuf *b, long long v)
     put_mem(b, num, (size_t)snprintf(num, sizeof num, "%lld", v));
 }
 
+/* A real as jansson writes it (its own formatting, remembered once). */
+static void put_real(wbuf *b, double v)
+{
+    if (!b->last_text[0] || v != b->last_real) {
+        char *text = json_dumps(json_real(v), JSON_ENCODE_ANY);
+        if (!text || strlen(text) >= sizeof b->last_text) {
+            free(text);
+            b->bad = true;
+            return;
+        }
+        strcpy(b->last_text, text);
+        free(text);
+        b->last_real = v;
+    }
+    put_str(b, b->last_text);
+}
+
+/* A string escaped as jansson escapes it without flags: '"', '\\' and
+ * the control characters; everything else (valid UTF-8 already) as is. */
+static void put_escaped(wbuf *b, const char *s, size_t n)
+{
+    put_mem(b, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put_mem(b, s + run, i - run);
+        run = i + 1;
+        char esc[8];
+        switch (c) {
+        case '"': put_mem(b, "\\\"", 2); break;
+        case '\\': put_mem(b, "\\\\", 2); break;
+        case '\b': put_mem(b, "\\b", 2); break;
+        case '\f': put_mem(b, "\\f", 2); break;
+        case '\n': put_mem(b, "\\n", 2); break;
+        case '\r': put_mem(b, "\\r", 2); break;
+        case '\t': put_mem(b, "\\t", 2); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04X", c);
+            put_mem(b, esc, 6);
+        }
+    }
+    put_mem(b, s + run, n - run);
+    put_mem(b, "\"", 1);
+}
+
+static int key_cmp(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Any JSON value, compact with sorted keys, as json_dumps writes it. */
+static void put_value(wbuf *b, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        size_t n = json_object_size(v), k = 0;
+        const char **keys = n ? malloc(n * sizeof *keys) : NULL;
+        if (n && !keys) {
+            b->bad = true;
+            return;
+        }
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)v, key, val) keys[k++] = key;
+        qsort(keys, n, sizeof *keys, key_cmp);
+        put_mem(b, "{", 1);
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                put_mem(b, ",", 1);
+            put_escaped(b, keys[i], strlen(keys[i]));
+            put_mem(b, ":", 1);
+            put_value(b, json_object_get(v, keys[i]));
+        }
+        put_mem(b, "}", 1);
+        free(keys);
+        break;
+    }
+    case JSON_ARRAY:
+        put_mem(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                put_mem(b, ",", 1);
+            put_value(b, json_array_get(v, i));
+        }
+        put_mem(b, "]", 1);
+        break;
+    case JSON_STRING:
+        put_escaped(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        put_int(b, (long long)json_integer_value(v));
+        break;
+    case JSON_REAL:
+        put_real(b, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        put_str(b, "true");
+        break;
+    case JSON_FALSE:
+        put_str(b, "false");
+        break;
+    default:
+        put_str(b, "null");
+    }
+}
+
 static void put_retry(wbuf *b, const sy_retry *r)
 {
     put_str(b, "{\"attempts\":");
     put_int(b, r->attempts);
     put_str(b, ",\"backoff\":");
-    put_json(b, json_real(r->backoff));
+    put_real(b, r->backoff);
     put_str(b, ",\"delay_ms\":");
     put_int(b, r->delay_ms);
     put_str(b, r->jitter ? ",\"jitter\":true" : ",\"jitter\":false");
@@ -114,7 +224,10 @@ static void put_when(wbuf *b, const sy_cond *c, size_t n)
         put_str(b, ",\"path\":");
         put_json(b, json_string(c[i].path));
         put_str(b, ",\"value\":");
-        put_json(b, json_incref(c[i].value));
+        if (c[i].value)
+            put_value(b, c[i].value);
+        else
+            b->bad = true;
         put_str(b, "}");
     }
     put_str(b, "]");
@@ -132,15 +245,16 @@ static void put_task(wbuf *b, const sy_workflow *wf, const sy_task_def *t)
     put_id(b, t->id);
     put_str(b, ",\"params\":");
     if (t->params)
-        put_json(b, json_incref(t->params));
+        put_value(b, t->params);
     else
         put_str(b, "{}");
     put_str(b, ",\"retry\":");
     put_retry(b, &t->retry);
     put_str(b, ",\"timeout_ms\":");
     put_int(b, t->timeout_ms);
-    put_str(b, ",\"trigger\":");
-    put_json(b, json_string(sy_trigger_name(t->trigger)));
+    put_str(b, ",\"trigger\":\"");
+    put_str(b, sy_trigger_name(t->trigger));
+    put_str(b, "\"");
     put_str(b, ",\"when\":");
     put_when(b, t->when, t->n_when);
     put_str(b, "}");
@@ -152,7 +266,7 @@ static char *workflow_text(const sy_workflow *wf)
     size_t guess = 4096;
     for (size_t i = 0; i < wf->n_tasks; i++)
         guess += 256 + (wf->tasks[i].n_deps + 1) * (strlen(wf->tasks[i].id) + 3);
-    wbuf b = {malloc(guess), 0, guess, false};
+    wbuf b = {.p = malloc(guess), .cap = guess};
     if (!b.p)
         return NULL;
     b.p[0] = '\0';
