@@ -697,6 +697,50 @@ static void test_hash_known(void **state)
     sy_workflow_free(wf);
 }
 
+/* The definition is written directly, not through a jansson tree; it must
+ * stay exactly what json_dumps(JSON_COMPACT | JSON_SORT_KEYS) would write,
+ * or stored hashes would change.  Strings needing every kind of escape,
+ * reals of every magnitude, keys that sort by prefix, nesting. */
+static const char awkward[] =
+    "workflow = {\n"
+    "  name = \"awk\"; description = \"quote \\\" slash / back \\\\ tab \\t nl \\n\";\n"
+    "  retry = { backoff = 1.1; };\n"
+    "  tasks = (\n"
+    "    { id = \"a\"; note = \"ctl \\x01 \\x1f del \\x7f \xc3\xa9 \xe2\x9c\x93\";\n"
+    "      a = 1; ab = 2; a_b = 3; A = 4; big = 3000000000L; neg = -42;\n"
+    "      r = { tiny = 1e-7; huge = 1e300; tenth = 0.1; half = 0.5; zero = -0.0; };\n"
+    "      list = (1, \"two\", true, false, 2.25, (\"x\"), { k = \"v\"; }, [1, 2]);\n"
+    "      empty = {}; nothing = (); },\n"
+    "    { id = \"b\"; after = [\"a\"]; trigger = \"all_done\"; retry = { backoff = 3.5; };\n"
+    "      when = ( { path = \"a.\\\"q\\\"\"; equals = \"v\\\\\"; },\n"
+    "               { path = \"a.n\"; greater_than = 1.25; } ); }\n"
+    "  );\n"
+    "};\n";
+
+static void test_definition_is_canonical_json(void **state)
+{
+    fixture *f = *state;
+    const char *texts[] = {awkward, NULL};
+    for (int i = 0; texts[i]; i++) {
+        assert_int_equal(load_text(f, "awk.cfg", texts[i]), 0);
+        json_error_t e;
+        json_t *j = json_loads(f->wf->definition, 0, &e);
+        if (!j)
+            fail_msg("definition is not JSON: %s", e.text);
+        char *again = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(j);
+        assert_non_null(again);
+        assert_string_equal(f->wf->definition, again);
+        free(again);
+    }
+    assert_int_equal(load_data(f, "valid.cfg"), 0);
+    json_t *j = json_loads(f->wf->definition, 0, NULL);
+    char *again = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(j);
+    assert_string_equal(f->wf->definition, again);
+    free(again);
+}
+
 static const char hash_base[] =
     "# comment\n"
     "workflow = { name = \"h\"; tasks = (\n"
@@ -1010,6 +1054,7 @@ int main(void)
         T(test_topo_random),
         T(test_long_chain),
         T(test_roundtrip),
+        T(test_definition_is_canonical_json),
         T(test_hash_known),
         T(test_hash_changes),
         T(test_from_json_malformed),
