@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgint.h"
 #include "duration.h"
 #include "util.h"
 
@@ -311,7 +312,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
         return 1;
     }
     const config_setting_t *root = config_root_setting(&cfg->lc);
-    int errors = 0;
+    int errors = sy_cfg_check_ints(&cfg->lc, path, d);
     for (int i = 0; i < config_setting_length(root); i++)
         errors += read_top(cfg, config_setting_get_elem(root, (unsigned)i), d);
     if (!cfg->store)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cfgint.h"
 #include "util.h"
 
 /* libconfig knows no file for a configuration read from a string; a name
@@ -356,10 +357,12 @@ static void add_file(sy_routes *r, const char *path, sy_diags *d)
     config_set_include_dir(&cfg, dir);
     free(dir);
     errno = 0;
-    if (config_read_file(&cfg, path) != CONFIG_TRUE)
+    if (config_read_file(&cfg, path) != CONFIG_TRUE) {
         report_read_error(&cfg, path, errno, d);
-    else
+    } else {
+        sy_cfg_check_ints(&cfg, path, d);
         add_root(r, config_root_setting(&cfg), path, d);
+    }
     config_destroy(&cfg);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cfgint.h"
 #include "duration.h"
 #include "params.h"
 #include "util.h"
@@ -570,6 +571,7 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
     L.wf->file = sy_xstrdup(path);
     L.wf->base_dir = base_dir_of(path);
     size_t first = d->n;
+    sy_cfg_check_ints(&lc, path, d);
     read_config(&L, &lc, path);
     int extra = run_checks(&L, check, arg);
     int errors = (int)(d->errors - before) + extra;

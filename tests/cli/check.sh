@@ -35,6 +35,12 @@ run --config "$tmp/switchyard.cfg" check
 rc_is 1 "a syntax error fails check"
 has "$tmp/switchyard.cfg:2: error: syntax error" "at its line"
 
+printf 'lease = "30s";\nmax_context_bytes = 5000000000;\nexecutors = { default = { plugin = "good"; }; };\n' >"$tmp/switchyard.cfg"
+run --config "$tmp/switchyard.cfg" check
+rc_is 1 "an integer libconfig would wrap fails check"
+has "$tmp/switchyard.cfg:2: error: integer 5000000000 does not fit in 32 bits" "at its line"
+has "write 5000000000L for a 64-bit integer" "saying how to write it"
+
 : >"$tmp/empty.cfg"
 run --config "$tmp/empty.cfg" check
 rc_is 1 "an empty config lacks a default executor"
