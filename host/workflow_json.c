@@ -88,7 +88,9 @@ static void put_int(wbuf *b, long long v)
 static void put_real(wbuf *b, double v)
 {
     if (!b->last_text[0] || v != b->last_real) {
-        char *text = json_dumps(json_real(v), JSON_ENCODE_ANY);
+        json_t *real = json_real(v);
+        char *text = real ? json_dumps(real, JSON_ENCODE_ANY) : NULL;
+        json_decref(real);
         if (!text || strlen(text) >= sizeof b->last_text) {
             free(text);
             b->bad = true;
@@ -150,7 +152,8 @@ static void put_value(wbuf *b, const json_t *v)
         const char *key;
         json_t *val;
         json_object_foreach((json_t *)v, key, val) keys[k++] = key;
-        qsort(keys, n, sizeof *keys, key_cmp);
+        if (n > 1)
+            qsort(keys, n, sizeof *keys, key_cmp);
         put_mem(b, "{", 1);
         for (size_t i = 0; i < n; i++) {
             if (i)

@@ -733,6 +733,8 @@ static void test_definition_is_canonical_json(void **state)
         assert_string_equal(f->wf->definition, again);
         free(again);
     }
+    sy_workflow_free(f->wf);
+    f->wf = NULL;
     assert_int_equal(load_data(f, "valid.cfg"), 0);
     json_t *j = json_loads(f->wf->definition, 0, NULL);
     char *again = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
