@@ -163,7 +163,7 @@ static void on_complete(sy_completion *c, const sy_result *res)
         e->qhead = a;
     e->qtail = a;
     pthread_mutex_unlock(&e->qlock);
-    uv_async_send(&e->done_async);
+    sy_wake_send(&e->done);
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -266,12 +266,11 @@ static void take_wakes(sy_engine *e)
     }
 }
 
-/* One handle for completions and wakes: a plugin calls complete() then
- * wake() from the same thread, and the second send finds the first still
- * pending, so the loop is woken once for both. */
-static void on_done_async(uv_async_t *h)
+/* One wake for completions and wakes: a plugin calls complete() then
+ * wake() from the same thread, and the second send finds the first not yet
+ * read, so the loop is woken once for both. */
+static void take_done(sy_engine *e)
 {
-    sy_engine *e = h->data;
     pthread_mutex_lock(&e->qlock);
     sy_attempt *a = e->qhead;
     e->qhead = e->qtail = NULL;
@@ -287,11 +286,13 @@ static void on_done_async(uv_async_t *h)
     take_wakes(e);
 }
 
+static void on_done(sy_wake *w) { take_done(w->data); }
+
 static void on_plugin_wake(sy_host *h)
 {
     sy_eexec *x = h->data;
     atomic_store(&x->woken, 1);
-    uv_async_send(&x->e->done_async);
+    sy_wake_send(&x->e->done);
 }
 
 /* --- dispatch ---------------------------------------------------------------- */
@@ -655,6 +656,16 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.lease_ms = 30000;
     if (e->o.poll_ms <= 0)
         e->o.poll_ms = 200;
+    e->done.data = e;
+    int wrc = sy_wake_init(loop, &e->done, on_done);
+    if (wrc) {
+        if (uv_is_closing((uv_handle_t *)&e->done.poll))
+            uv_run(loop, UV_RUN_NOWAIT); /* let libuv finish closing it */
+        free(e);
+        return sy_errf(err, err_len, "cannot make the loop's wake-up descriptor: %s",
+                       uv_strerror(wrc)),
+               SY_EIO;
+    }
     pthread_mutex_init(&e->qlock, NULL);
     sy_setup *s = o->setup;
     e->execs = calloc(s->n_execs ? s->n_execs : 1, sizeof *e->execs);
@@ -669,8 +680,6 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         x->x->host.on_wake = on_plugin_wake;
         x->x->host.data = x;
     }
-    uv_async_init(loop, &e->done_async, on_done_async);
-    e->done_async.data = e;
     uv_prepare_init(loop, &e->flush);
     e->flush.data = e;
     uv_prepare_start(&e->flush, on_flush);
@@ -756,14 +765,14 @@ void sy_engine_free(sy_engine *e)
         return;
     /* Attempts still with plugins belong to them until they complete; the
      * caller destroys instances (which drains them) before this. */
-    on_done_async(&e->done_async);
+    take_done(e);
     while (e->runs) {
         sy_rrt *r = e->runs;
         r->finished = true;
         r->inflight = 0;
         sy_eng_free_run(r);
     }
-    uv_close((uv_handle_t *)&e->done_async, close_noop);
+    sy_wake_close(&e->done);
     uv_close((uv_handle_t *)&e->flush, close_noop);
     uv_close((uv_handle_t *)&e->poll, close_noop);
     uv_close((uv_handle_t *)&e->renew, close_noop);

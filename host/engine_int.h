@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "hostapi.h"
+#include "wake.h"
 
 typedef struct sy_rrt sy_rrt;
 typedef struct sy_attempt sy_attempt;
@@ -103,7 +104,7 @@ struct sy_engine {
     sy_eexec *execs;
     size_t n_execs;
     sy_rrt *runs;
-    uv_async_t done_async;   /* completions and wakes */
+    sy_wake done;            /* completions and wakes */
     uv_prepare_t flush;
     uv_timer_t poll, renew;
     uv_signal_t sigterm, sigint;

@@ -6,6 +6,8 @@
  * assertions. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -306,6 +309,73 @@ static void test_exec_failure(void **state)
     assert_non_null(strstr(err, strerror(ENOEXEC)));
 }
 
+/* What on_start saw: how often it ran, on which thread, and what program
+ * the child was running by then. */
+typedef struct started {
+    int calls;
+    pthread_t thread;
+    char exe[PATH_MAX];
+} started;
+
+static void on_started(void *arg)
+{
+    started *s = arg;
+    s->calls++;
+    s->thread = pthread_self();
+    /* The calling thread's only child is the one just started. */
+    char path[64], pid[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%ld/children",
+             (long)syscall(SYS_gettid));
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fscanf(f, "%31s", pid) == 1) {
+        snprintf(path, sizeof path, "/proc/%s/exe", pid);
+        ssize_t n = readlink(path, s->exe, sizeof s->exe - 1);
+        s->exe[n > 0 ? n : 0] = '\0';
+    }
+    fclose(f);
+}
+
+/* on_start runs once, on the caller's thread, once the child runs the
+ * program (not before its exec), and never when the start failed. */
+static void test_on_start(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sleep", "0.2", NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    started s = {0};
+    o.on_start = on_started;
+    o.on_start_arg = &s;
+    sy_spawn_result r;
+    char err[512];
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 0);
+    sy_spawn_result_free(&r);
+    assert_int_equal(s.calls, 1);
+    assert_true(pthread_equal(s.thread, pthread_self()));
+    /* Under valgrind the start is a fork whose exec may still be ahead. */
+    if (!emulated() && access("/proc/self/task", F_OK) == 0) {
+        const char *base = strrchr(s.exe, '/');
+        assert_non_null(base);
+        assert_string_equal(base + 1, "sleep");
+    }
+    const char *missing[] = {"no-such-program-anywhere", NULL};
+    sy_spawn_opts_init(&o, missing);
+    o.on_start = on_started;
+    o.on_start_arg = &s;
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), -1);
+    const char *sh[] = {"/bin/sh", "-c", "true", NULL};
+    sy_spawn_opts_init(&o, sh);
+    o.on_start = on_started;
+    o.on_start_arg = &s;
+    o.cwd = "/nonexistent/dir";
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), -1);
+    assert_int_equal(s.calls, 1);
+}
+
 /* Many runs from several threads at once: each gets its own output. */
 #define RUNNERS 4
 #define RUNS 50
@@ -367,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_no_leaked_descriptor),
         cmocka_unit_test(test_errors_before_start),
         cmocka_unit_test(test_exec_failure),
+        cmocka_unit_test(test_on_start),
         cmocka_unit_test(test_concurrent),
 #if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
         cmocka_unit_test(test_path_taken),

@@ -24,6 +24,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
@@ -182,6 +183,7 @@ typedef struct rec {
     fixture *f;
     char err[512];        /* submit()'s message */
     bool done;
+    int order;            /* 1 for the first completion the fixture saw */
     sy_outcome outcome;
     char *output;         /* copies of the result */
     size_t output_len;
@@ -227,7 +229,7 @@ static void on_complete(sy_completion *c, const sy_result *r)
     x->output_len = r->output ? r->output_len : 0;
     x->error = err;
     x->done = true;
-    f->completed++;
+    x->order = ++f->completed;
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
 }
@@ -1073,6 +1075,110 @@ static void test_cancel_running_command(void **state)
     remove_tree(dir);
 }
 
+/* Opens the FIFO `path` for writing once its reader has (ENXIO until then)
+ * and writes a line: the command reading it goes on. */
+static void open_gate(const char *path)
+{
+    int64_t until = now_ms() + PATIENCE_MS;
+    int fd;
+    while ((fd = open(path, O_WRONLY | O_NONBLOCK)) < 0) {
+        if (errno != ENXIO || now_ms() > until)
+            fail_msg("cannot open the gate %s: %s", path, strerror(errno));
+        nap_ms(2);
+    }
+    assert_int_equal(write(fd, "go\n", 3), 3);
+    close(fd);
+}
+
+static json_t *gated(const char *gate)
+{
+    char script[PATH_MAX + 32];
+    snprintf(script, sizeof script, "read x < %s", gate);
+    return sh(script);
+}
+
+static void wait_wakes(fixture *f, int n);
+
+/* A worker that finishes with more queued reports what it finished once
+ * the next command runs: never later than that start, never lost, and in
+ * order, whatever comes next (a command, a function, a command that cannot
+ * start, nothing). */
+static void test_report_before_next_ends(void **state)
+{
+    (void)state;
+    char dir[64], gate_a[PATH_MAX], gate_b[PATH_MAX];
+    temp_dir(dir, sizeof dir);
+    snprintf(gate_a, sizeof gate_a, "%s/a", dir);
+    snprintf(gate_b, sizeof gate_b, "%s/b", dir);
+    assert_int_equal(mkfifo(gate_a, 0600), 0);
+    assert_int_equal(mkfifo(gate_b, 0600), 0);
+    fixture *f = start("{\"workers\":1,\"queue_depth\":4}");
+    rec *a = new_rec(f, gated(gate_a));
+    rec *b = new_rec(f, gated(gate_b));
+    rec *c = new_rec(f, fn_params("ok_echo"));
+    rec *d = new_rec(f, json_pack("{s:[s]}", "command",
+                                  "/nonexistent/no-such-program"));
+    rec *e = new_rec(f, sh("exit 0"));
+    submit_ok(f, a);
+    submit_ok(f, b);
+    submit_ok(f, c);
+    submit_ok(f, d);
+    submit_ok(f, e);
+    open_gate(gate_a);
+    /* b runs and waits at its gate: a must be reported meanwhile. */
+    wait_done(f, a);
+    assert_outcome(a, SY_OUTCOME_SUCCEEDED);
+    assert_false(is_done(f, b));
+    open_gate(gate_b);
+    wait_done(f, e);
+    assert_true(is_done(f, b) && is_done(f, c) && is_done(f, d));
+    assert_outcome(b, SY_OUTCOME_SUCCEEDED);
+    assert_outcome(c, SY_OUTCOME_SUCCEEDED);
+    assert_outcome(d, SY_OUTCOME_FAILED);
+    assert_contains(d->error, "no-such-program");
+    assert_outcome(e, SY_OUTCOME_SUCCEEDED);
+    const rec *in_order[] = {a, b, c, d, e};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(in_order[i]->order, i + 1);
+    wait_wakes(f, 5); /* each comes just after its completion */
+    assert_int_equal(metric(f, "active"), 0);
+    assert_metrics_add_up(f);
+    rec *all[] = {a, b, c, d, e};
+    for (int i = 0; i < 5; i++)
+        free_rec(all[i]);
+    stop(f);
+    remove_tree(dir);
+}
+
+/* A command's end raises no SIGCHLD in the host: the worker that started
+ * it does not block the signal (even when the thread that made the
+ * instance does, as this one does), so its default action (ignore) drops
+ * it there instead of waking whichever host thread does not block it. */
+static void test_no_sigchld_for_host(void **state)
+{
+    (void)state;
+    sigset_t chld, old, pending;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, &old);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&chld, NULL, &zero) == SIGCHLD)
+        ; /* what earlier tests left pending */
+    fixture *f = start("{\"workers\":2}");
+    rec *r = run(f, sh("exit 0"));
+    assert_outcome(r, SY_OUTCOME_SUCCEEDED);
+    json_t *iso = fn_params("ok_echo");
+    json_object_set_new(iso, "isolate", json_true());
+    rec *q = run(f, iso); /* a forked worker process is a child too */
+    assert_outcome(q, SY_OUTCOME_SUCCEEDED);
+    assert_int_equal(sigpending(&pending), 0);
+    assert_false(sigismember(&pending, SIGCHLD));
+    free_rec(r);
+    free_rec(q);
+    stop(f);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Isolated functions                                                       */
 /* ------------------------------------------------------------------------ */
@@ -1382,6 +1488,8 @@ int main(void)
         cmocka_unit_test(test_descriptor),
         cmocka_unit_test(test_settings_refused),
         cmocka_unit_test(test_pin_workers),
+        cmocka_unit_test(test_report_before_next_ends),
+        cmocka_unit_test(test_no_sigchld_for_host),
         cmocka_unit_test(test_function_success),
         cmocka_unit_test(test_function_info_and_params),
         cmocka_unit_test(test_function_error),

@@ -134,6 +134,7 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
     o.timeout_ms = sy_job_time_left(job);
     o.kill_grace_ms = job->spec.kill_grace_ms;
     o.cancel_fd = job->cancel_fd;
+    o.on_start = sy_job_report_held;
     sy_spawn_result r;
     char err[1024];
     if (sy_spawn_run(&o, &r, err, sizeof err) != 0) {

@@ -127,6 +127,19 @@ static void report(sy_job *job)
 
 void sy_job_complete_settled(sy_job *job) { report(job); }
 
+/* The finished job whose report this worker holds back (see thread.h):
+ * at most one, and only between two jobs of the same worker. */
+static _Thread_local sy_job *held;
+
+void sy_job_report_held(void *arg)
+{
+    (void)arg;
+    sy_job *job = held;
+    held = NULL;
+    if (job)
+        report(job);
+}
+
 static void run_kind(sy_job *job)
 {
     if (atomic_load(&job->cancelled)) {
@@ -151,9 +164,16 @@ void sy_job_run(sy_pool_item *it, void *arg)
 {
     (void)arg;
     sy_job *job = (sy_job *)it;
+    /* A command reports the held job once its process runs (cmd.c); a job
+     * that starts none, or fails to, reports it here. */
+    if (job->spec.kind != SY_JOB_COMMAND)
+        sy_job_report_held(NULL);
     run_kind(job);
-    sy_pool_finish(job->pool, &job->item, job->outcome);
-    report(job);
+    sy_job_report_held(NULL);
+    if (sy_pool_finish(job->pool, &job->item, job->outcome))
+        held = job;
+    else
+        report(job);
 }
 
 void sy_job_interrupt(sy_pool_item *it, void *arg)

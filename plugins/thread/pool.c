@@ -83,6 +83,11 @@ static void *worker_main(void *arg)
     sy_pool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
+        if (!p->qhead && p->idle) {
+            pthread_mutex_unlock(&p->mu);
+            p->idle(p->arg);
+            pthread_mutex_lock(&p->mu);
+        }
         while (!p->qhead && !p->stop)
             pthread_cond_wait(&p->cv, &p->mu);
         if (!p->qhead)
@@ -100,7 +105,13 @@ static void *worker_main(void *arg)
 }
 
 /* Workers start with every asynchronous signal blocked, so the host's
- * signals (SIGTERM, SIGHUP, SIGCHLD) go to the host's own threads. */
+ * signals (SIGTERM, SIGINT, SIGHUP) go to the host's own threads; all but
+ * SIGCHLD.  A command's SIGCHLD is sent to the thread that started it, and
+ * one that does not block it, with the action left at its default
+ * (ignore), drops it on the spot; blocked, it would stay pending for the
+ * process and wake whichever host thread does not block it (the loop
+ * thread, once per command).  Set outright, not added to the creator's
+ * mask: the creator may block SIGCHLD itself. */
 static int start_threads(sy_pool *p, int64_t workers)
 {
     sigset_t all, old;
@@ -109,7 +120,8 @@ static int start_threads(sy_pool *p, int64_t workers)
     sigdelset(&all, SIGBUS);
     sigdelset(&all, SIGFPE);
     sigdelset(&all, SIGILL);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    sigdelset(&all, SIGCHLD);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = 0;
     for (int64_t i = 0; i < workers && rc == 0; i++) {
         /* Bound from its first instruction: it never runs elsewhere. */
@@ -136,7 +148,7 @@ static int start_threads(sy_pool *p, int64_t workers)
 int sy_pool_start(sy_pool *p, const char *name, int64_t workers,
                   int64_t queue_depth, const cpu_set_t *pin,
                   sy_pool_run_fn run, sy_pool_interrupt_fn interrupt,
-                  void *arg, char *err, size_t err_len)
+                  sy_pool_idle_fn idle, void *arg, char *err, size_t err_len)
 {
     memset(p, 0, sizeof *p);
     p->name = name;
@@ -144,6 +156,7 @@ int sy_pool_start(sy_pool *p, const char *name, int64_t workers,
     p->slots = workers + queue_depth;
     p->run = run;
     p->interrupt = interrupt;
+    p->idle = idle;
     p->arg = arg;
     atomic_init(&p->active, 0);
     p->threads = calloc((size_t)workers, sizeof *p->threads);
@@ -226,12 +239,14 @@ sy_pool_cancel_result sy_pool_cancel(sy_pool *p, const void *key,
     return res;
 }
 
-void sy_pool_finish(sy_pool *p, sy_pool_item *it, sy_outcome outcome)
+bool sy_pool_finish(sy_pool *p, sy_pool_item *it, sy_outcome outcome)
 {
     pthread_mutex_lock(&p->mu);
     p->running--;
     settle(p, it, outcome);
+    bool more = p->qhead != NULL;
     pthread_mutex_unlock(&p->mu);
+    return more;
 }
 
 int64_t sy_pool_capacity(sy_pool *p)

@@ -37,6 +37,11 @@ typedef struct sy_pool_item {
  * item exactly once (before the item's memory goes away). */
 typedef void (*sy_pool_run_fn)(sy_pool_item *it, void *arg);
 
+/* Called on a worker thread, without the pool's mutex, each time the
+ * worker finds the queue empty, before it waits or exits: for work it held
+ * back while more items were queued. */
+typedef void (*sy_pool_idle_fn)(void *arg);
+
 /* Asks a running item to stop; called under the pool's mutex: set a flag,
  * write to an eventfd, nothing that blocks. */
 typedef void (*sy_pool_interrupt_fn)(sy_pool_item *it, void *arg);
@@ -67,6 +72,7 @@ typedef struct sy_pool {
     bool stop;
     sy_pool_run_fn run;
     sy_pool_interrupt_fn interrupt;
+    sy_pool_idle_fn idle;         /* or NULL */
     void *arg;
 } sy_pool;
 
@@ -79,7 +85,7 @@ typedef struct sy_pool {
 int sy_pool_start(sy_pool *p, const char *name, int64_t workers,
                   int64_t queue_depth, const cpu_set_t *pin,
                   sy_pool_run_fn run, sy_pool_interrupt_fn interrupt,
-                  void *arg, char *err, size_t err_len);
+                  sy_pool_idle_fn idle, void *arg, char *err, size_t err_len);
 
 /* Queues `it` under `key` if a place is free: SY_OK (a worker will run it)
  * or SY_EBUSY.  Never blocks. */
@@ -98,8 +104,10 @@ sy_pool_cancel_result sy_pool_cancel(sy_pool *p, const void *key,
 
 /* A running item is done with `outcome`: unlinked, counted, its place given
  * back.  Call it before reporting the completion (so figures never show an
- * attempt the host has already seen end). */
-void sy_pool_finish(sy_pool *p, sy_pool_item *it, sy_outcome outcome);
+ * attempt the host has already seen end).  Returns whether another item
+ * was queued at that instant (a worker, this one or another, will take
+ * it; the idle callback runs on this worker if it finds none). */
+bool sy_pool_finish(sy_pool *p, sy_pool_item *it, sy_outcome outcome);
 
 /* Free places now (slots - active). */
 int64_t sy_pool_capacity(sy_pool *p);

@@ -193,8 +193,8 @@ static int start_pools(sy_instance *inst, char *err, size_t err_len)
     for (int i = 0; i < SY_N_POOLS; i++) {
         int rc = sy_pool_start(&inst->pools[i], pool_names[i], workers[i],
                                inst->queue_depth, pin_set(inst, i),
-                               sy_job_run, sy_job_interrupt, inst, err,
-                               err_len);
+                               sy_job_run, sy_job_interrupt,
+                               sy_job_report_held, inst, err, err_len);
         if (rc != SY_OK)
             return rc;
     }

@@ -126,8 +126,18 @@ sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,
                    const sy_job_spec *spec);
 void sy_job_free(sy_job *job);
 
-/* Runs a job on a worker, then completes it (the pool's run callback). */
+/* Runs a job on a worker, then completes it (the pool's run callback).
+ * When another job is queued, the completion of this one is held on the
+ * worker until that next job's command has started (or, for any other
+ * kind of job, until it begins), so that the host's loop thread, woken by
+ * the completion, does not become runnable beside a command at its exec:
+ * the kernel balances a process at exec, and would move the command off a
+ * CPU that is about to be free onto one that is busy.  Holding costs the
+ * report the length of one start (a clone and an exec). */
 void sy_job_run(sy_pool_item *it, void *arg);
+/* Reports the job this worker holds back, if any (the pool's idle
+ * callback; also called by the runners where the next job starts). */
+void sy_job_report_held(void *arg);
 /* Marks a running job cancelled (the pool's interrupt callback). */
 void sy_job_interrupt(sy_pool_item *it, void *arg);
 /* Completes a job the pool already settled (dequeued by cancel). */

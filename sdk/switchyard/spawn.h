@@ -116,6 +116,14 @@ typedef struct sy_spawn_opts {
      * -1 for none.  Never read: it stays readable, and the caller owns and
      * closes it. */
     int cancel_fd;
+    /* Called once, on the calling thread, as soon as the child runs the
+     * program (it has exec'd) and before the wait for it begins; never
+     * when the start failed.  NULL for none.  For work the caller means to
+     * do while the child runs: the thread plugin reports the task it ran
+     * before from here, so that the host's thread wakes after this exec
+     * rather than beside it. */
+    void (*on_start)(void *arg);
+    void *on_start_arg;
 } sy_spawn_opts;
 
 /* How the run ended.  Filled by sy_spawn_run(); free with
@@ -913,6 +921,8 @@ static inline int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
     sy_spawn__nonblock(s->out_fd);
     sy_spawn__nonblock(s->err_fd);
     s->pidfd = sy_spawn__pidfd(s->pid);
+    if (o->on_start)
+        o->on_start(o->on_start_arg);
     return 0;
 }
 
