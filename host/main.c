@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef SY_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include <switchyard/executor.h>
 
@@ -80,6 +83,12 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("switchyard %s (executor ABI %d.%d)\n", PACKAGE_VERSION,
                    SY_EXECUTOR_ABI_MAJOR, SY_EXECUTOR_ABI_MINOR);
+#ifdef SY_MIMALLOC
+            int mv = mi_version();
+            printf("malloc: mimalloc %d.%d.%d\n", mv / 100, mv / 10 % 10, mv % 10);
+#else
+            printf("malloc: the C library's\n");
+#endif
             return SY_EXIT_OK;
         } else {
             usage(stderr);
