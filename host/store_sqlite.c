@@ -1132,6 +1132,15 @@ static int configure(sy_store_sqlite *q, const open_opts *o)
 {
     sqlite3_extended_result_codes(q->db, 1);
     sqlite3_busy_timeout(q->db, o->busy_timeout_ms);
+    /* The log file outlives the connection: the last close still copies
+     * every frame into the database and syncs it, but leaves the file to
+     * the next open instead of deleting it.  Deleting a file whose blocks
+     * were synced frees them, and on a filesystem mounted with `discard`
+     * (common on virtual disks) that took 7-9 ms of every host's exit for
+     * a log of 4 MB; the next open reads the log back in under 1 ms.  (No
+     * such file for "sqlite::memory:": SQLITE_NOTFOUND, nothing to do.) */
+    int persist = 1;
+    sqlite3_file_control(q->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
     int status = exec_sql(q, "PRAGMA journal_mode = WAL", "set WAL mode");
     if (status == SY_OK)
         status = exec_sql(q, o->sync_full ? "PRAGMA synchronous = FULL"

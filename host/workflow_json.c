@@ -33,10 +33,12 @@ typedef struct wbuf {
     char last_text[40];  /* tasks share one retry backoff */
 } wbuf;
 
-static void put_mem(wbuf *b, const char *s, size_t n)
+/* Room for `n` more bytes and the NUL; where they go, or NULL (and the
+ * buffer spoilt) when there is no memory. */
+static char *reserve(wbuf *b, size_t n)
 {
     if (b->bad)
-        return;
+        return NULL;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (b->len + n + 1 > cap)
@@ -44,12 +46,20 @@ static void put_mem(wbuf *b, const char *s, size_t n)
         char *p = realloc(b->p, cap);
         if (!p) {
             b->bad = true;
-            return;
+            return NULL;
         }
         b->p = p;
         b->cap = cap;
     }
-    memcpy(b->p + b->len, s, n);
+    return b->p + b->len;
+}
+
+static void put_mem(wbuf *b, const char *s, size_t n)
+{
+    char *p = reserve(b, n);
+    if (!p)
+        return;
+    memcpy(p, s, n);
     b->len += n;
     b->p[b->len] = '\0';
 }
@@ -236,15 +246,56 @@ static void put_when(wbuf *b, const sy_cond *c, size_t n)
     put_str(b, "]");
 }
 
-static void put_task(wbuf *b, const sy_workflow *wf, const sy_task_def *t)
+/* Every task's id as it appears in an `after` list, `,"id"`, laid end to
+ * end: a large workflow writes 200,000 of them, and copying each whole
+ * takes a third of the time of three appends a time. */
+typedef struct quoted {
+    char *text;
+    size_t *at;   /* task i's is text + at[i], at[i + 1] - at[i] bytes */
+} quoted;
+
+static bool quote_ids(const sy_workflow *wf, quoted *q)
 {
-    put_str(b, "{\"after\":[");
-    for (size_t k = 0; k < t->n_deps; k++) {
-        if (k)
-            put_mem(b, ",", 1);
-        put_id(b, wf->tasks[t->deps[k]].id);
+    size_t total = 0;
+    q->at = malloc((wf->n_tasks + 1) * sizeof *q->at);
+    for (size_t i = 0; q->at && i < wf->n_tasks; i++)
+        total += strlen(wf->tasks[i].id) + 3;
+    q->text = q->at ? malloc(total + 1) : NULL;
+    if (!q->text)
+        return false;
+    char *p = q->text;
+    for (size_t i = 0; i < wf->n_tasks; i++) {
+        q->at[i] = (size_t)(p - q->text);
+        p += sprintf(p, ",\"%s\"", wf->tasks[i].id);
     }
-    put_str(b, "],\"id\":");
+    q->at[wf->n_tasks] = (size_t)(p - q->text);
+    return true;
+}
+
+static void put_after(wbuf *b, const quoted *q, const sy_task_def *t)
+{
+    size_t need = 0;
+    for (size_t k = 0; k < t->n_deps; k++)
+        need += q->at[t->deps[k] + 1] - q->at[t->deps[k]];
+    put_mem(b, "[", 1);
+    char *p = need ? reserve(b, need) : NULL;
+    if (p) {
+        for (size_t k = 0; k < t->n_deps; k++) {
+            size_t from = q->at[t->deps[k]] + (k == 0); /* no comma first */
+            size_t n = q->at[t->deps[k] + 1] - from;
+            memcpy(p, q->text + from, n);
+            p += n;
+        }
+        b->len += need - 1;
+    }
+    put_mem(b, "]", 1);
+}
+
+static void put_task(wbuf *b, const quoted *q, const sy_task_def *t)
+{
+    put_str(b, "{\"after\":");
+    put_after(b, q, t);
+    put_str(b, ",\"id\":");
     put_id(b, t->id);
     put_str(b, ",\"params\":");
     if (t->params)
@@ -270,8 +321,13 @@ static char *workflow_text(const sy_workflow *wf)
     for (size_t i = 0; i < wf->n_tasks; i++)
         guess += 256 + (wf->tasks[i].n_deps + 1) * (strlen(wf->tasks[i].id) + 3);
     wbuf b = {.p = malloc(guess), .cap = guess};
-    if (!b.p)
+    quoted q = {0};
+    if (!b.p || !quote_ids(wf, &q)) {
+        free(b.p);
+        free(q.at);
+        free(q.text);
         return NULL;
+    }
     b.p[0] = '\0';
     put_str(&b, "{\"base_dir\":");
     put_json(&b, json_string(wf->base_dir ? wf->base_dir : ""));
@@ -289,13 +345,15 @@ static char *workflow_text(const sy_workflow *wf)
     for (size_t i = 0; i < wf->n_tasks; i++) {
         if (i)
             put_mem(&b, ",", 1);
-        put_task(&b, wf, &wf->tasks[i]);
+        put_task(&b, &q, &wf->tasks[i]);
     }
     put_str(&b, "],\"tenant\":");
     put_json(&b, json_string(wf->tenant));
     put_str(&b, ",\"version\":");
     put_int(&b, DEFINITION_VERSION);
     put_str(&b, "}");
+    free(q.at);
+    free(q.text);
     if (b.bad) {
         free(b.p);
         return NULL;

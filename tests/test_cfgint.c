@@ -68,6 +68,33 @@ static void test_ignores_the_rest(void **state)
     sy_diags_free(&d);
 }
 
+/* Each alone in its file: a file is only scanned when something in it
+ * could be out of range (ten digits in a row, or a hex prefix), and that
+ * look must not miss the shortest of each. */
+static void test_each_alone(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int errors;
+    } cases[] = {
+        {"b = 2147483648;\n", 1},
+        {"d = -2147483649;\n", 1},
+        {"f = 0x80000000;\n", 1},
+        {"f = 0X1FFFFFFFF;\n", 1},
+        {"x = (0x7FFFFFFF, 999999999, -999999999, 2147483647, 0);\n", 0},
+        {"", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sy_diags d;
+        sy_diags_init(&d);
+        if (sy_cfg_check_ints_text(cases[i].text, "t.cfg", &d) != cases[i].errors)
+            fail_msg("\"%s\": wanted %d errors", cases[i].text, cases[i].errors);
+        assert_int_equal(d.errors, (size_t)cases[i].errors);
+        sy_diags_free(&d);
+    }
+}
+
 /* Through libconfig: the file itself and what it includes, each named. */
 static void test_files_and_includes(void **state)
 {
@@ -105,6 +132,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flags_what_wraps),
         cmocka_unit_test(test_ignores_the_rest),
+        cmocka_unit_test(test_each_alone),
         cmocka_unit_test(test_files_and_includes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -914,6 +914,40 @@ static void test_durable_across_reopen(void **state)
     assert_two_updates(f->s, id);
 }
 
+/* The log stays beside the database after the last close (see
+ * store_sqlite.c), and the database file alone holds everything. */
+static void test_close_keeps_log_and_copies_it(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t id = make_run(f->s, 3, 1);
+    commit_two_updates(f->s, id);
+    sy_store_close(f->s);
+    f->s = NULL;
+    char *db = sy_path_join(f->dir, "store.db");
+    char *wal = sy_asprintf("%s-wal", db);
+    char *alone = sy_path_join(f->dir, "alone.db");
+    struct stat st;
+    assert_int_equal(stat(wal, &st), 0);
+    /* The file by itself, as a backup that copies only it would see. */
+    FILE *in = fopen(db, "rb"), *out = fopen(alone, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[8192];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    f->s = open_ok("sqlite:alone.db", f->dir);
+    assert_two_updates(f->s, id);
+    sy_store_close(f->s);
+    f->s = open_ok("sqlite:store.db", f->dir);
+    assert_two_updates(f->s, id);
+    free(alone);
+    free(wal);
+    free(db);
+}
+
 /* Kept reachable for leak checkers: the child exits without closing it. */
 static sy_store *child_store;
 
@@ -1024,6 +1058,7 @@ int main(void)
         F(test_list_runs),
         F(test_listing_from_a_callback),
         F(test_durable_across_reopen),
+        F(test_close_keeps_log_and_copies_it),
         F(test_survives_killed_process),
         F(test_two_handles),
         M(test_definitions),

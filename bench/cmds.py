@@ -1,0 +1,104 @@
+"""The commands benchmark: 2,000 /bin/true, 20 layers of 100, each task
+depending on the whole layer above, two at a time, under Switchyard (pinned
+workers and the defaults), make -j2 and ninja -j2.
+
+    python3 cmds.py WORK ROUNDS SWITCHYARD
+
+WORK holds cmds.cfg and cmdsfloat.cfg (written by bench/run).  The systems
+run interleaved, one after another in each round, the order turning from
+round to round: on a small machine timings drift by 10% over a minute, and
+only runs taken side by side compare.  One untimed round warms the caches
+first.  Prints one line a system:
+
+    NAME MEDIAN MIN RUN_MEDIAN
+
+in seconds for the whole command; RUN_MEDIAN is Switchyard's run alone
+(first dispatch to last completion), "-" for the peers; a system that is not
+installed prints "NAME missing".
+"""
+import os, re, shutil, statistics, subprocess, sys, time
+
+work, rounds, switchyard = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+names = [[f"s{l}_{i}" for i in range(100)] for l in range(20)]
+
+
+def write_make(d):
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write(".PHONY: all " + " ".join(n for l in names for n in l) + "\n")
+        f.write("all: " + " ".join(names[-1]) + "\n")
+        for l, layer in enumerate(names):
+            deps = " ".join(names[l - 1]) if l else ""
+            for n in layer:
+                f.write(f"{n}: {deps}\n\t@/bin/true\n")
+
+
+def write_ninja(d):
+    with open(os.path.join(d, "build.ninja"), "w") as f:
+        f.write("rule t\n  command = /bin/true\n")
+        for l, layer in enumerate(names):
+            deps = " ".join(names[l - 1]) if l else ""
+            for n in layer:
+                f.write(f"build {n}: t" + (f" | {deps}" if deps else "") + "\n")
+        f.write("default " + " ".join(names[-1]) + "\n")
+
+
+def forget_ninja(d):
+    # Without its log ninja rebuilds everything, as make does with .PHONY.
+    for p in (".ninja_log", ".ninja_deps"):
+        try:
+            os.unlink(os.path.join(d, p))
+        except FileNotFoundError:
+            pass
+
+
+class System:
+    def __init__(self, name, cmd, cwd=None, env=None, before=None):
+        self.name, self.cmd, self.cwd, self.env = name, cmd, cwd, env
+        self.before = before
+        self.whole, self.run = [], []
+
+    def once(self):
+        if self.before:
+            self.before()
+        t0 = time.perf_counter()
+        out = subprocess.run(self.cmd, cwd=self.cwd, env=self.env,
+                             capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if out.returncode != 0:
+            sys.exit(f"{self.name} failed ({out.returncode}): {out.stderr[-2000:]}")
+        m = re.search(r"Completed in ([0-9.]+)s", out.stdout)
+        return dt, (float(m[1]) if m else None)
+
+
+systems, missing = [], []
+for key, wf in (("pinned", "cmds"), ("default", "cmdsfloat")):
+    env = dict(os.environ, SWITCHYARD_CONFIG=os.path.join(work, wf + ".cfg"))
+    systems.append(System(key, [switchyard, "run", wf, "--quiet"], env=env))
+for tool, writer in (("make", write_make), ("ninja", write_ninja)):
+    if not shutil.which(tool):
+        missing.append(tool)
+        continue
+    d = os.path.join(work, "peer-" + tool)
+    os.makedirs(d, exist_ok=True)
+    writer(d)
+    if tool == "make":
+        systems.append(System("make", ["make", "-s", "-j2", "-f", "Makefile"], cwd=d))
+    else:
+        systems.append(System("ninja", ["ninja", "-j2", "--quiet"], cwd=d,
+                              before=lambda d=d: forget_ninja(d)))
+
+for s in systems:
+    s.once()
+for r in range(rounds):
+    k = r % len(systems)
+    for s in systems[k:] + systems[:k]:
+        whole, run = s.once()
+        s.whole.append(whole)
+        if run is not None:
+            s.run.append(run)
+
+for s in systems:
+    run = f"{statistics.median(s.run):.3f}" if s.run else "-"
+    print(f"{s.name} {statistics.median(s.whole):.3f} {min(s.whole):.3f} {run}")
+for m in missing:
+    print(f"{m} missing")
