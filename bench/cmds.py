@@ -2,7 +2,7 @@
 depending on the whole layer above, two at a time, under Switchyard (pinned
 workers and the defaults), make -j2 and ninja -j2.
 
-    python3 cmds.py WORK ROUNDS SWITCHYARD
+    python3 cmds.py WORK ROUNDS SWITCHYARD [SPAWNFLOOR]
 
 WORK holds cmds.cfg and cmdsfloat.cfg (written by bench/run).  The systems
 run interleaved, one after another in each round, the order turning from
@@ -14,11 +14,14 @@ first.  Prints one line a system:
 
 in seconds for the whole command; RUN_MEDIAN is Switchyard's run alone
 (first dispatch to last completion), "-" for the peers; a system that is not
-installed prints "NAME missing".
+installed prints "NAME missing".  SPAWNFLOOR, when given, is
+bench/spawnfloor: the same 2,000 commands started by two bare threads, no
+graph, timed as the others are.
 """
 import os, re, shutil, statistics, subprocess, sys, time
 
 work, rounds, switchyard = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+spawnfloor = sys.argv[4] if len(sys.argv) > 4 else None
 names = [[f"s{l}_{i}" for i in range(100)] for l in range(20)]
 
 
@@ -86,6 +89,9 @@ for tool, writer in (("make", write_make), ("ninja", write_ninja)):
     else:
         systems.append(System("ninja", ["ninja", "-j2", "--quiet"], cwd=d,
                               before=lambda d=d: forget_ninja(d)))
+
+if spawnfloor:
+    systems.append(System("floor", [spawnfloor]))
 
 for s in systems:
     s.once()
