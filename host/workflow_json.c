@@ -247,8 +247,8 @@ static void put_when(wbuf *b, const sy_cond *c, size_t n)
 }
 
 /* Every task's id as it appears in an `after` list, `,"id"`, laid end to
- * end: a large workflow writes 200,000 of them, and copying each whole
- * takes a third of the time of three appends a time. */
+ * end: a large workflow writes 200,000 of them, and one copy each (after
+ * one reserve a list) took 1.4 ms where three appends each took 3.5. */
 typedef struct quoted {
     char *text;
     size_t *at;   /* task i's is text + at[i], at[i + 1] - at[i] bytes */
