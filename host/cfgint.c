@@ -240,7 +240,7 @@ int sy_cfg_check_ints(const config_t *lc, const char *path, sy_diags *d)
     /* A file without an '@' includes nothing, and the walk over every
      * setting for the files they came from (200,000 of them in a large
      * workflow) can be spared. */
-    char *text = read_text(path);
+    char *text = path ? read_text(path) : NULL;
     if (!text || strchr(text, '@'))
         collect(config_root_setting(lc), NULL, &fs);
     /* libconfig names an included file as its @include wrote it. */
