@@ -16,7 +16,10 @@ in seconds for the whole command; RUN_MEDIAN is Switchyard's run alone
 (first dispatch to last completion), "-" for the peers; a system that is not
 installed prints "NAME missing".  SPAWNFLOOR, when given, is
 bench/spawnfloor: the same 2,000 commands started by two bare threads, no
-graph, timed as the others are.
+graph, timed as the others are; "floorsdk" is the same with the SDK's
+sy_spawn_run (pipes, a process group, a pidfd).  A last line, "load", is
+`switchyard check` of the same configuration: the load that precedes the
+first command.
 """
 import os, re, shutil, statistics, subprocess, sys, time
 
@@ -92,6 +95,11 @@ for tool, writer in (("make", write_make), ("ninja", write_ninja)):
 
 if spawnfloor:
     systems.append(System("floor", [spawnfloor]))
+    systems.append(System("floorsdk", [spawnfloor, "sdk"]))
+# What has to happen before the first command can start, alone: the
+# process, its plugins and the parse and checks of the 2 MB workflow.
+systems.append(System("load", [switchyard, "check"],
+                      env=dict(os.environ, SWITCHYARD_CONFIG=os.path.join(work, "cmds.cfg"))))
 
 for s in systems:
     s.once()

@@ -99,16 +99,6 @@ int main(int argc, char **argv)
         usage(stderr);
         return SY_EXIT_USAGE;
     }
-#ifdef SY_MIMALLOC
-    /* A command that ends when its work does takes its memory in large OS
-     * pages (transparent huge pages where the kernel offers them on
-     * request): loading a workflow of 200,000 entries touched 6,800 pages
-     * one fault at a time, and `check` of it took 44 ms instead of 38.
-     * Such memory is kept until exit, so the long-running host does not;
-     * MIMALLOC_LARGE_OS_PAGES in the environment decides either way. */
-    if (strcmp(argv[i], "serve") != 0 && !getenv("MIMALLOC_LARGE_OS_PAGES"))
-        mi_option_enable(mi_option_large_os_pages);
-#endif
     for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
         if (strcmp(argv[i], commands[c].name) == 0)
             return commands[c].fn(&cli, argc - i - 1, argv + i + 1);
