@@ -15,13 +15,15 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <switchyard/spawn.h>
 
 extern char **environ;
+
+static bool use_sdk;
 
 static void sdk_one(const char *const *argv)
 {
@@ -44,10 +46,10 @@ static void sdk_one(const char *const *argv)
 
 static void *starter(void *arg)
 {
-    bool sdk = arg != NULL;
+    (void)arg;
     char *argv[] = {"/bin/true", NULL};
     for (int i = 0; i < 1000; i++) {
-        if (sdk) {
+        if (use_sdk) {
             sdk_one((const char *const *)argv);
             continue;
         }
@@ -65,8 +67,8 @@ static void *starter(void *arg)
 
 int main(int argc, char **argv)
 {
-    bool sdk = argc > 1 && strcmp(argv[1], "sdk") == 0;
-    if (argc > 2 || (argc == 2 && !sdk)) {
+    use_sdk = argc > 1 && strcmp(argv[1], "sdk") == 0;
+    if (argc > 2 || (argc == 2 && !use_sdk)) {
         fputs("usage: spawnfloor [sdk]\n", stderr);
         return 2;
     }
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
     pthread_t t[2];
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (int i = 0; i < 2; i++)
-        if (pthread_create(&t[i], NULL, starter, sdk ? &t[i] : NULL) != 0)
+        if (pthread_create(&t[i], NULL, starter, NULL) != 0)
             return 1;
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
