@@ -9,9 +9,9 @@
 
 #include <switchyard/executor.h>
 
-#include "cli.h"
-#include "config.h"
-#include "log.h"
+#include "cli/cli.h"
+#include "config/config.h"
+#include "base/log.h"
 
 static const struct {
     const char *name;

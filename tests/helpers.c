@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "util.h"
+#include "base/diagnostics.h"
+#include "base/util.h"
 
 char *th_mkdtemp(void)
 {

@@ -43,9 +43,9 @@
 
 #include <jansson.h>
 
-#include "hostapi.h"
-#include "params.h"
-#include "plugin.h"
+#include "executor/host_api.h"
+#include "config/params.h"
+#include "executor/plugin.h"
 
 /* Waits in tests are bounded by this, never asserted on. */
 #define PATIENCE_MS 30000

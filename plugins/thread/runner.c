@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "params.h"
+#include "config/params.h"
 #include "runner.h"
 #include "taskapi.h"
 

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "diag.h"
-#include "params.h"
+#include "base/diagnostics.h"
+#include "config/params.h"
 
 static const char *const skip_plugin[] = {"plugin", NULL};
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "params.h"
+#include "config/params.h"
 
 /* ------------------------------------------------------------------------ */
 /* Time and threads                                                         */

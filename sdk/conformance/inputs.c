@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "params.h"
-#include "util.h"
+#include "config/params.h"
+#include "base/util.h"
 
 static const char *const skip_plugin[] = {"plugin", NULL};
 

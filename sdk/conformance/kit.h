@@ -31,8 +31,8 @@
 
 #include <switchyard/executor.h>
 
-#include "hostapi.h"
-#include "plugin.h"
+#include "executor/host_api.h"
+#include "executor/plugin.h"
 
 /* ------------------------------------------------------------------------ */
 /* Inputs (inputs.c)                                                        */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "checks.h"
-#include "log.h"
+#include "base/log.h"
 
 #define EXIT_USAGE 2
 

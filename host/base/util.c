@@ -1,0 +1,87 @@
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *sy_vasprintf(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *sy_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = sy_vasprintf(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+char *sy_errf(char *buf, size_t len, const char *fmt, ...)
+{
+    if (!buf || len == 0)
+        return buf;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+char *sy_path_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return sy_xstrdup(".");
+    if (slash == path)
+        return sy_xstrdup("/");
+    size_t n = (size_t)(slash - path);
+    char *d = sy_xmalloc(n + 1);
+    memcpy(d, path, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *sy_path_join(const char *base, const char *rel)
+{
+    if (rel[0] == '/' || !base || !*base || strcmp(base, ".") == 0)
+        return sy_xstrdup(rel);
+    char *s = sy_asprintf("%s/%s", base, rel);
+    if (!s) {
+        fputs("switchyard: out of memory\n", stderr);
+        abort();
+    }
+    return s;
+}
+
+bool sy_str_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+void *sy_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("switchyard: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+char *sy_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(sy_xmalloc(n), s, n);
+}

@@ -1,0 +1,73 @@
+/* `switchyard route NAMESPACE`: which instance gets a namespace, and why. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "service/setup.h"
+
+static void print_trace(const sy_routes *r, size_t tried, const sy_route_rule *win)
+{
+    if (r->n == 0) {
+        printf("  no rules\n");
+        return;
+    }
+    printf("  tried:\n");
+    for (size_t i = 0; i < tried; i++) {
+        const sy_route_rule *x = &r->rules[i];
+        printf("    %s:%d: \"%s\" -> %s: %s\n", x->file, x->line, x->glob.source,
+               x->executor, x == win ? "match" : "no match");
+    }
+    if (tried < r->n)
+        printf("    (%zu later rule%s not tried)\n", r->n - tried,
+               r->n - tried == 1 ? "" : "s");
+}
+
+int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
+{
+    const char *ns = NULL;
+    int quiet = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+            quiet = 1;
+        else if (!ns && argv[i][0] != '-')
+            ns = argv[i];
+        else
+            return sy_cli_usage_error("route", "unexpected argument '%s'", argv[i]);
+    }
+    if (!ns)
+        return sy_cli_usage_error("route", "usage: switchyard route NAMESPACE [--quiet]");
+    char why[256];
+    if (sy_ns_validate(ns, why, sizeof why) != 0)
+        return sy_cli_usage_error("route", "invalid namespace \"%s\": %s", ns, why);
+
+    sy_diags d;
+    sy_diags_init(&d);
+    sy_setup s;
+    int rc = SY_EXIT_OK;
+    if (sy_setup_open(&s, cli->config, 0, &d) != 0) {
+        sy_diags_print(&d, stderr);
+        rc = SY_EXIT_USAGE;
+        goto out;
+    }
+    const char *exec = NULL;
+    size_t tried = 0;
+    const sy_routes *r = &s.cfg.routes;
+    const sy_route_rule *win = sy_routes_resolve(r, ns, &exec, &tried);
+    if (quiet) {
+        printf("%s\n", exec);
+        goto out;
+    }
+    printf("%s -> %s\n", ns, exec);
+    if (win)
+        printf("  rule: %s:%d: match = \"%s\"\n", win->file, win->line, win->glob.source);
+    else if (r->default_file)
+        printf("  rule: default (%s:%d), no rule matched\n", r->default_file,
+               r->default_line);
+    else
+        printf("  rule: default (implicit), no rule matched\n");
+    print_trace(r, tried, win);
+out:
+    sy_setup_close(&s);
+    sy_diags_free(&d);
+    return rc;
+}

@@ -1,0 +1,179 @@
+/* `switchyard run` and `switchyard submit`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/common.h"
+#include "base/log.h"
+#include "base/util.h"
+
+typedef struct {
+    const char *wf;
+    const char *context;
+    bool quiet;
+} run_args;
+
+static int parse(const char *cmd, int argc, char **argv, run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--context") == 0 && i + 1 < argc)
+            a->context = argv[++i];
+        else if (strncmp(argv[i], "--context=", 10) == 0)
+            a->context = argv[i] + 10;
+        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+            a->quiet = true;
+        else if (argv[i][0] != '-' && !a->wf)
+            a->wf = argv[i];
+        else
+            return sy_cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    }
+    if (!a->wf)
+        return sy_cli_usage_error(cmd, "usage: switchyard %s WORKFLOW [--context JSON|@FILE]",
+                                  cmd);
+    return SY_EXIT_OK;
+}
+
+/* Opens everything and records a new run of the named workflow. */
+static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned flags,
+                 sy_setup *s, sy_store **st, int64_t *run_id, const sy_workflow **wf)
+{
+    int rc = sy_cli_open(cli, flags | SY_SETUP_WORKFLOWS, s, st);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    char err[512];
+    char *ctx = NULL;
+    *wf = sy_setup_workflow(s, a->wf, err, sizeof err);
+    if (*wf)
+        ctx = sy_cli_context(a->context, err, sizeof err);
+    if (!*wf || !ctx || sy_cli_record_run(*st, *wf, ctx, run_id, err, sizeof err) != SY_OK) {
+        free(ctx);
+        sy_store_close(*st);
+        sy_setup_close(s);
+        return sy_cli_usage_error(cmd, "%s", err);
+    }
+    free(ctx);
+    return SY_EXIT_OK;
+}
+
+int sy_cmd_submit(const sy_cli *cli, int argc, char **argv)
+{
+    run_args a;
+    int rc = parse("submit", argc, argv, &a);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    sy_setup s;
+    sy_store *st;
+    int64_t id;
+    const sy_workflow *wf;
+    if ((rc = start(cli, "submit", &a, SY_SETUP_PLUGINS, &s, &st, &id, &wf)) != SY_EXIT_OK)
+        return rc;
+    printf("%lld\n", (long long)id);
+    sy_store_close(st);
+    sy_setup_close(&s);
+    return SY_EXIT_OK;
+}
+
+/* --- progress ------------------------------------------------------------- */
+
+typedef struct {
+    bool tty, quiet;
+    int64_t start, drawn;
+} progress;
+
+static double secs(const progress *p) { return (double)(sy_now_ms() - p->start) / 1000.0; }
+
+static void draw(progress *p, const sy_engine_view *v, bool force)
+{
+    int64_t now = sy_now_ms();
+    if (!force && now - p->drawn < 50)
+        return;
+    p->drawn = now;
+    fprintf(stderr, "\r\033[K  %zu/%zu done, %zu running, %zu failed, %zu skipped  %.1fs",
+            v->n_done, v->n_tasks, v->n_running, v->n_failed, v->n_skipped, secs(p));
+    fflush(stderr);
+}
+
+static void on_task(void *arg, const sy_engine_view *v, const char *task_id, sy_task_state st,
+                    uint32_t attempt, const char *error)
+{
+    progress *p = arg;
+    if (p->quiet)
+        return;
+    bool notable = st != SY_TASK_COMPLETED;
+    if (p->tty && !notable) {
+        draw(p, v, false);
+        return;
+    }
+    const char *what = st == SY_TASK_READY ? "will retry" : sy_task_state_name(st);
+    if (p->tty)
+        fputs("\r\033[K", stderr);
+    fprintf(p->tty ? stderr : stdout, "[%7.3fs] %-24s %-10s attempt %u%s%s\n", secs(p),
+            task_id, what, attempt, error ? ": " : "", error ? error : "");
+    if (p->tty)
+        draw(p, v, true);
+}
+
+static void on_run(void *arg, const sy_engine_view *v)
+{
+    progress *p = arg;
+    if (p->tty && !p->quiet) {
+        draw(p, v, true);
+        fputc('\n', stderr);
+    }
+}
+
+int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
+{
+    run_args a;
+    int rc = parse("run", argc, argv, &a);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    sy_setup s;
+    sy_store *st;
+    int64_t id;
+    const sy_workflow *wf;
+    if ((rc = start(cli, "run", &a, SY_SETUP_CREATE, &s, &st, &id, &wf)) != SY_EXIT_OK)
+        return rc;
+    progress p = {isatty(STDERR_FILENO) != 0, a.quiet, sy_now_ms(), 0};
+    if (!a.quiet)
+        printf("run %lld: %s::%s, %zu task%s\n", (long long)id, wf->tenant, wf->name,
+               wf->n_tasks, wf->n_tasks == 1 ? "" : "s");
+    fflush(stdout);
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char *owner = sy_engine_owner_id();
+    sy_engine_opts o = sy_cli_engine_opts(&s, st, owner);
+    o.on_task = on_task;
+    o.on_run = on_run;
+    o.arg = &p;
+    sy_engine *e = NULL;
+    char err[512];
+    int erc = sy_engine_new(&e, &loop, &o, err, sizeof err);
+    if (erc == SY_OK)
+        erc = sy_engine_adopt(e, id, true, err, sizeof err);
+    int state = -1;
+    if (erc == SY_OK) {
+        int r = sy_engine_run(e);
+        if (r == 2) /* a second signal: leave now, the store is consistent */
+            _exit(130);
+        sy_run_info ri;
+        if (sy_store_get_run(st, id, &ri) == SY_OK) {
+            state = (int)ri.state;
+            printf("run %lld %s in %.3fs%s%s\n", (long long)id,
+                   sy_run_state_name(ri.state), secs(&p), ri.error ? ": " : "",
+                   ri.error ? ri.error : "");
+            sy_run_info_clear(&ri);
+        }
+    } else {
+        fprintf(stderr, "switchyard: run: %s\n", err);
+    }
+    sy_engine_free(e);
+    uv_loop_close(&loop);
+    free(owner);
+    sy_store_close(st);
+    sy_setup_close(&s);
+    return state == SY_RUN_COMPLETED ? SY_EXIT_OK : SY_EXIT_FAIL;
+}

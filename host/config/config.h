@@ -1,0 +1,75 @@
+/*
+ * config.h -- switchyard.cfg: the store, where plugins and workflows live,
+ * the routing rules and the executor instances.
+ *
+ * Loading is single-threaded and reports every problem at once through
+ * sy_diags, each naming FILE:LINE.  Paths inside the file are relative to
+ * the file's directory; the loaded config holds them resolved.  A config
+ * that loaded with errors must not be used (keep the old one running).
+ */
+#ifndef SY_CONFIG_H
+#define SY_CONFIG_H
+
+#include <libconfig.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/diagnostics.h"
+#include "config/routes.h"
+
+/* The instance every unrouted task goes to unless routes say otherwise. */
+#define SY_DEFAULT_EXECUTOR "default"
+/* The plugin behind an implicit `default` instance. */
+#define SY_DEFAULT_PLUGIN "thread"
+
+typedef struct sy_exec_cfg {
+    char *name;   /* owned: the instance name (the key under executors) */
+    char *plugin; /* owned: the plugin name it asks for */
+    const config_setting_t *setting; /* its group; NULL for the implicit
+                                        default.  Lives as long as the
+                                        sy_config */
+    const char *file; /* where it was defined (owned by the sy_config) */
+    int line;
+} sy_exec_cfg;
+
+typedef struct sy_config {
+    config_t lc;           /* the parsed file; settings point into it */
+    char *path;            /* owned: the file as given */
+    char *dir;             /* owned: its directory */
+    char *store;           /* owned: store URL as written ("sqlite:...") */
+    int store_line;
+    char **plugin_dirs;    /* owned: resolved against dir */
+    size_t n_plugin_dirs;
+    char **workflow_dirs;  /* owned: resolved against dir */
+    size_t n_workflow_dirs;
+    bool strict_plugins;   /* a refused plugin is an error, not a warning */
+    int64_t max_context_bytes; /* bound on a task's input and output
+                                  (default 16 MiB) */
+    int64_t lease_ms;      /* how long a host holds runs without renewing
+                              (default 30 s) */
+    int64_t max_recoveries; /* attempts lost with a dead host before the
+                               task fails (default 5) */
+    sy_exec_cfg *executors; /* owned, in file order; the implicit default
+                               (if any) last */
+    size_t n_executors;
+    sy_routes routes;
+} sy_config;
+
+/* Reads and validates `path`.  Returns the number of errors added to `d`
+ * (0: usable).  Checks everything that needs no plugin: syntax, unknown
+ * keys, types, instance names, patterns, rules naming an unknown instance,
+ * a missing default.  *cfg must be freed with sy_config_free either way. */
+int sy_config_load(sy_config *cfg, const char *path, sy_diags *d);
+void sy_config_free(sy_config *cfg);
+
+/* The instance called `name`, or NULL. */
+const sy_exec_cfg *sy_config_executor(const sy_config *cfg, const char *name);
+
+/* Reports a libconfig parse failure of `lc` reading `path`. */
+void sy_config_parse_error(const config_t *lc, const char *path, sy_diags *d);
+
+/* Whether `name` is a valid instance or plugin name: letters, digits, `_`,
+ * `-`, 1 to 64 characters. */
+bool sy_name_valid(const char *name);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * engine.h -- the scheduler and the dispatcher on one libuv loop.
+ *
+ * The engine adopts runs from the store (claiming them for its owner id),
+ * keeps their tasks in memory, and drives them: a completion makes its
+ * dependents Ready (or Skipped) in the same store transaction, the
+ * dispatcher routes each Ready task to its executor instance, asks its
+ * capacity and submits after the transaction that marked it Running has
+ * committed.  One transaction per loop turn holds every change of that
+ * turn.  Completions arrive from plugin threads through a queue and a
+ * uv_async; backoff and deadlines are libuv timers.
+ *
+ * Threading: every function here is called on the loop thread.
+ */
+#ifndef SY_ENGINE_H
+#define SY_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "service/setup.h"
+#include "workflow/state.h"
+#include "store/store.h"
+#include "workflow/workflow.h"
+
+typedef struct sy_engine sy_engine;
+
+/* What the engine reports to its user (the `run` progress display). */
+typedef struct sy_engine_view {
+    int64_t run_id;
+    const sy_workflow *wf;
+    sy_run_state state;
+    size_t n_tasks, n_done, n_failed, n_skipped, n_running;
+} sy_engine_view;
+
+typedef struct sy_engine_opts {
+    sy_store *store;          /* borrowed; loop thread only */
+    sy_setup *setup;          /* borrowed: config, instances (created) */
+    const char *owner;        /* "host:pid": who holds the runs */
+    size_t max_context_bytes; /* bound on inputs and outputs */
+    int64_t lease_ms;         /* run lease; renewed every third of it */
+    uint32_t max_recoveries;  /* attempts lost with a dead host before the
+                                 task fails (0: the first loss fails it) */
+    bool serve;               /* pick up submitted runs, honour cancel
+                                 requests, renew leases */
+    bool exit_when_idle;      /* serve: stop when nothing is left to do */
+    int64_t poll_ms;          /* serve: how often to look for new runs */
+    /* Called after each task reaches a terminal state or retries, and
+     * when a run ends.  May be NULL. */
+    void (*on_task)(void *arg, const sy_engine_view *v, const char *task_id,
+                    sy_task_state state, uint32_t attempt, const char *error);
+    void (*on_run)(void *arg, const sy_engine_view *v);
+    void *arg;
+} sy_engine_opts;
+
+int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o,
+                  char *err, size_t err_len);
+
+/* Claims run `run_id` and starts driving it.  With `stop_when_done` the
+ * loop stops once it ends.  SY_EBUSY when another live host holds it. */
+int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done,
+                    char *err, size_t err_len);
+
+/* Runs the loop until the watched run ends, a drain finishes, or (serve
+ * with exit_when_idle) nothing is left.  Returns 0, or -1 on a fatal store
+ * error (the reason is logged). */
+int sy_engine_run(sy_engine *e);
+
+/* Stops dispatching, waits for attempts in flight, releases the runs.
+ * A second call stops at once. */
+void sy_engine_drain(sy_engine *e);
+
+/* Tears down; every attempt must have ended (sy_engine_run returned). */
+void sy_engine_free(sy_engine *e);
+
+/* "HOSTNAME:PID" for this process, malloc'd. */
+char *sy_engine_owner_id(void);
+
+/* Milliseconds since the epoch. */
+int64_t sy_now_ms(void);
+
+#endif

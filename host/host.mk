@@ -1,0 +1,69 @@
+# host/host.mk -- included from the top Makefile.am: the host library, one
+# group of sources per layer, and the `switchyard` program.  Dependencies
+# point one way, down this file: cli -> service -> engine -> workflow /
+# executor / store -> config -> base.
+
+noinst_LTLIBRARIES += libsyhost.la
+libsyhost_la_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+libsyhost_la_LIBADD = $(DEP_LIBS)
+
+# base: errors and diagnostics, logging, durations, small utilities.
+libsyhost_la_SOURCES = \
+	host/base/util.c host/base/util.h \
+	host/base/diagnostics.c host/base/diagnostics.h \
+	host/base/log.c host/base/log.h \
+	host/base/duration.c host/base/duration.h
+
+# config: config files, the integer check, globs, routes, parameter views.
+libsyhost_la_SOURCES += \
+	host/config/config.c host/config/config.h \
+	host/config/integers.c host/config/integers.h \
+	host/config/glob.c host/config/glob.h \
+	host/config/routes.c host/config/routes.h \
+	host/config/params.c host/config/params.h
+
+# workflow: the model and its parsing, the graph, the canonical definition,
+# `when` conditions, retry delays, trigger rules, states, the JSON context.
+libsyhost_la_SOURCES += \
+	host/workflow/workflow.c host/workflow/workflow.h host/workflow/internal.h \
+	host/workflow/graph.c host/workflow/definition.c \
+	host/workflow/condition.c host/workflow/retry.c \
+	host/workflow/trigger.c host/workflow/trigger.h \
+	host/workflow/state.c host/workflow/state.h \
+	host/workflow/context.c host/workflow/context.h
+
+# executor: plugin loading, permission checks, the host API lent to plugins.
+libsyhost_la_SOURCES += \
+	host/executor/plugin.c host/executor/plugin.h \
+	host/executor/permissions.c \
+	host/executor/host_api.c host/executor/host_api.h
+
+# store: the interface and the embedded SQLite store.
+libsyhost_la_SOURCES += \
+	host/store/store.c host/store/store.h host/store/driver.h \
+	host/store/sqlite.c \
+	host/store/checkpoint.c host/store/checkpoint.h
+
+# engine: the loop, dispatch, wake-ups, per-run state, input contexts.
+libsyhost_la_SOURCES += \
+	host/engine/engine.c host/engine/engine.h host/engine/internal.h \
+	host/engine/run.c host/engine/input.c \
+	host/engine/wake.c host/engine/wake.h
+
+# service: what the CLI (and later an HTTP API) calls.
+libsyhost_la_SOURCES += \
+	host/service/setup.c host/service/setup.h
+
+bin_PROGRAMS += switchyard
+switchyard_SOURCES = host/main.c \
+	host/cli/cli.h host/cli/common.c host/cli/common.h \
+	host/cli/check.c host/cli/route.c host/cli/plugins.c \
+	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c
+switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+# mimalloc first: its malloc then serves the whole process (libconfig,
+# SQLite, the plugins) ahead of the C library's.
+switchyard_LDADD = $(MIMALLOC_LIBS) libsyhost.la
+if MIMALLOC
+switchyard_CFLAGS += -DSY_MIMALLOC
+endif
+EXTRA_DIST += host/host.mk

@@ -1,0 +1,285 @@
+#include "service/setup.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "config/params.h"
+#include "base/util.h"
+
+#ifndef SY_PLUGIN_DIR
+#define SY_PLUGIN_DIR "/usr/local/lib/switchyard/executors"
+#endif
+
+static const char *const instance_skip[] = {"plugin", NULL};
+
+void sy_setup_plugin_dirs(const sy_setup *s,
+                          void (*fn)(const char *dir, bool configured, void *),
+                          void *arg)
+{
+    if (s->have_cfg)
+        for (size_t i = 0; i < s->cfg.n_plugin_dirs; i++)
+            fn(s->cfg.plugin_dirs[i], true, arg);
+    const char *env = getenv("SWITCHYARD_PLUGIN_PATH");
+    if (env && *env) {
+        char *copy = sy_xstrdup(env), *save = NULL;
+        for (char *dir = strtok_r(copy, ":", &save); dir;
+             dir = strtok_r(NULL, ":", &save))
+            fn(dir, true, arg);
+        free(copy);
+    }
+    /* The installed directory; SWITCHYARD_DEFAULT_PLUGIN_DIR replaces it
+     * (empty: none), so tests and relocated installs see only what they
+     * name. */
+    const char *def = getenv("SWITCHYARD_DEFAULT_PLUGIN_DIR");
+    if (!def)
+        def = SY_PLUGIN_DIR;
+    if (*def)
+        fn(def, false, arg);
+}
+
+struct scan_ctx {
+    sy_setup *s;
+    sy_diags *d;
+};
+
+static void scan_one(const char *dir, bool configured, void *arg)
+{
+    struct scan_ctx *c = arg;
+    char err[512];
+    if (sy_plugins_scan_dir(&c->s->plugins, dir, err, sizeof err) != 0 && configured)
+        sy_warn(c->d, dir, 0, "plugin directory skipped: %s", err);
+}
+
+/* Refusals are warnings: one bad plugin must not stop the others, unless
+ * the operator asked for strictness. */
+static int report_refusals(sy_setup *s, sy_diags *d)
+{
+    int errors = 0;
+    bool strict = s->have_cfg && s->cfg.strict_plugins;
+    for (size_t i = 0; i < s->plugins.n; i++) {
+        const sy_plugin *p = s->plugins.v[i];
+        if (p->state != SY_PLUGIN_REFUSED)
+            continue;
+        sy_diag_add(d, strict ? SY_DIAG_ERROR : SY_DIAG_WARNING, p->path, 0,
+                    "plugin refused: %s%s", p->reason,
+                    strict ? " (strict_plugins = true)" : "");
+        errors += strict;
+    }
+    return errors;
+}
+
+/* A refused file that would have been the wanted plugin, for a hint. */
+static const sy_plugin *refused_named(const sy_plugins *ps, const char *name)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        const sy_plugin *p = ps->v[i];
+        if (p->state != SY_PLUGIN_REFUSED)
+            continue;
+        const char *base = strrchr(p->path, '/');
+        base = base ? base + 1 : p->path;
+        size_t n = strlen(name);
+        if ((p->name && strcmp(p->name, name) == 0) ||
+            (strncmp(base, name, n) == 0 && strcmp(base + n, ".so") == 0))
+            return p;
+    }
+    return NULL;
+}
+
+static int bind_plugin(sy_setup *s, sy_exec *e, sy_diags *d)
+{
+    const sy_exec_cfg *c = e->cfg;
+    e->plugin = sy_plugins_find(&s->plugins, c->plugin);
+    if (e->plugin) {
+        char what[128];
+        snprintf(what, sizeof what, "executor '%s'", c->name);
+        return sy_params_check(c->setting, instance_skip,
+                               e->plugin->desc->instance_params, what, d);
+    }
+    const sy_plugin *r = refused_named(&s->plugins, c->plugin);
+    if (r)
+        sy_error(d, c->file, c->line,
+                 "executor '%s': plugin '%s' is not loaded: %s was refused: %s",
+                 c->name, c->plugin, r->path, r->reason);
+    else if (!c->setting)
+        sy_error(d, c->file, c->line,
+                 "no executor instance '%s': define one under executors (e.g. "
+                 "%s = { plugin = \"%s\"; }) or install the %s plugin",
+                 c->name, c->name, c->plugin, c->plugin);
+    else
+        sy_error(d, c->file, c->line,
+                 "executor '%s': plugin '%s' is not loaded (see `switchyard plugins`)",
+                 c->name, c->plugin);
+    return 1;
+}
+
+static int create_instance(sy_exec *e, sy_diags *d)
+{
+    const sy_executor *x = e->plugin->desc;
+    char err[1024] = "";
+    sy_instance *inst = NULL;
+    int rc = x->create(&sy_host_api_table, &e->host, sy_params_view(e->settings),
+                       &inst, err, sizeof err);
+    if (rc != SY_OK || !inst) {
+        sy_error(d, e->cfg->file, e->cfg->line,
+                 "executor '%s': plugin '%s' refused its settings: %s", e->cfg->name,
+                 e->cfg->plugin,
+                 err[0] ? err : (rc == SY_OK ? "create() returned no instance"
+                                             : "create() failed without a message"));
+        return 1;
+    }
+    e->inst = inst;
+    e->plugin->instances++;
+    return 0;
+}
+
+static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
+{
+    s->n_execs = s->cfg.n_executors;
+    s->execs = calloc(s->n_execs ? s->n_execs : 1, sizeof *s->execs);
+    if (!s->execs) {
+        sy_error(d, NULL, 0, "out of memory");
+        return 1;
+    }
+    int errors = 0;
+    for (size_t i = 0; i < s->n_execs; i++) {
+        sy_exec *e = &s->execs[i];
+        e->cfg = &s->cfg.executors[i];
+        e->host.name = e->cfg->name;
+        e->settings = sy_params_from_setting(e->cfg->setting, instance_skip);
+        if (!e->settings) {
+            sy_error(d, NULL, 0, "out of memory");
+            return errors + 1;
+        }
+        int bad = bind_plugin(s, e, d);
+        errors += bad;
+        if (!bad && (flags & SY_SETUP_CREATE))
+            errors += create_instance(e, d);
+    }
+    return errors;
+}
+
+/* A task's parameters are judged by the plugin it routes to, while the
+ * workflow file still knows their lines. */
+static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
+                      const config_setting_t *setting, sy_diags *d)
+{
+    sy_setup *s = arg;
+    const char *name = NULL;
+    sy_routes_resolve(&s->cfg.routes, t->ns, &name, NULL);
+    if (!name)
+        name = SY_DEFAULT_EXECUTOR;
+    sy_exec *x = sy_setup_exec(s, name);
+    const char *file = config_setting_source_file(setting);
+    int line = (int)config_setting_source_line(setting);
+    if (!x) {
+        sy_error(d, file, line, "task '%s' (%s) routes to executor '%s', which is not defined",
+                 t->id, t->ns, name);
+        return 1;
+    }
+    if (!x->plugin)
+        return 0; /* the instance's own error says why */
+    char what[256];
+    snprintf(what, sizeof what, "task '%s' (executor '%s', plugin '%s')", t->id, name,
+             x->plugin->name);
+    int errors = sy_params_check(setting, sy_workflow_task_keys,
+                                 x->plugin->desc->task_params, what, d);
+    const sy_executor *desc = x->plugin->desc;
+    if (errors == 0 && x->inst && desc->validate) {
+        char err[1024] = "";
+        int rc = desc->validate(x->inst, sy_params_view(t->params),
+                                wf->base_dir ? wf->base_dir : ".", err, sizeof err);
+        if (rc != SY_OK) {
+            sy_error(d, file, line, "%s: %s", what, err[0] ? err : "rejected its parameters");
+            errors++;
+        }
+    }
+    return errors;
+}
+
+static int load_workflows(sy_setup *s, sy_diags *d)
+{
+    int errors = 0;
+    for (size_t i = 0; i < s->cfg.n_workflow_dirs; i++)
+        errors += sy_workflow_load_dir(s->cfg.workflow_dirs[i], check_task, s, &s->wfs,
+                                       &s->n_wfs, d);
+    return errors;
+}
+
+const sy_workflow *sy_setup_workflow(const sy_setup *s, const char *name, char *err,
+                                     size_t err_len)
+{
+    const sy_workflow *found = NULL;
+    size_t matches = 0;
+    for (size_t i = 0; i < s->n_wfs; i++) {
+        const sy_workflow *wf = s->wfs[i];
+        size_t tl = strlen(wf->tenant);
+        bool qualified = strncmp(name, wf->tenant, tl) == 0 && strncmp(name + tl, "::", 2) == 0 &&
+                         strcmp(name + tl + 2, wf->name) == 0;
+        if (strcmp(wf->name, name) == 0 || qualified) {
+            found = wf;
+            matches++;
+        }
+    }
+    if (matches == 1)
+        return found;
+    if (matches > 1)
+        sy_errf(err, err_len, "workflow '%s' exists in several tenants: write TENANT::%s", name,
+                name);
+    else
+        sy_errf(err, err_len, "no workflow '%s' in the workflow directories (%zu known)", name,
+                s->n_wfs);
+    return NULL;
+}
+
+int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d)
+{
+    memset(s, 0, sizeof *s);
+    sy_plugins_init(&s->plugins);
+    int errors = 0;
+    if (cfg_path) {
+        s->have_cfg = true;
+        errors = sy_config_load(&s->cfg, cfg_path, d);
+        if (errors)
+            return errors;
+        s->cfg_ok = true;
+    }
+    if (!(flags & (SY_SETUP_PLUGINS | SY_SETUP_CREATE | SY_SETUP_WORKFLOWS)))
+        return 0;
+    struct scan_ctx c = {s, d};
+    sy_setup_plugin_dirs(s, scan_one, &c);
+    errors += report_refusals(s, d);
+    if (s->have_cfg)
+        errors += open_instances(s, flags, d);
+    if (s->have_cfg && (flags & SY_SETUP_WORKFLOWS))
+        errors += load_workflows(s, d);
+    return errors;
+}
+
+sy_exec *sy_setup_exec(sy_setup *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_execs; i++)
+        if (strcmp(s->execs[i].cfg->name, name) == 0)
+            return &s->execs[i];
+    return NULL;
+}
+
+void sy_setup_close(sy_setup *s)
+{
+    for (size_t i = s->n_execs; i-- > 0;) {
+        sy_exec *e = &s->execs[i];
+        if (e->inst) {
+            e->plugin->desc->destroy(e->inst);
+            e->plugin->instances--;
+        }
+        json_decref(e->settings);
+    }
+    free(s->execs);
+    for (size_t i = 0; i < s->n_wfs; i++)
+        sy_workflow_free(s->wfs[i]);
+    free(s->wfs);
+    sy_plugins_free(&s->plugins);
+    if (s->have_cfg)
+        sy_config_free(&s->cfg);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,73 @@
+/*
+ * setup.h -- a loaded host: the configuration, the plugin registry and the
+ * executor instances, assembled in that order and torn down in reverse
+ * (instances destroyed before any plugin is closed).
+ *
+ * Single-threaded: open and close from one thread.  While open, the config
+ * and registry are read-only and may be read from any thread.
+ */
+#ifndef SY_SETUP_H
+#define SY_SETUP_H
+
+#include <jansson.h>
+
+#include "config/config.h"
+#include "base/diagnostics.h"
+#include "executor/host_api.h"
+#include "executor/plugin.h"
+#include "workflow/workflow.h"
+
+/* One executor instance. */
+typedef struct sy_exec {
+    const sy_exec_cfg *cfg;  /* its configuration; points into sy_setup.cfg */
+    sy_plugin *plugin;       /* the plugin it uses; NULL if not loaded */
+    sy_instance *inst;       /* the plugin's instance; NULL until created */
+    json_t *settings;        /* owned: its settings minus `plugin` */
+    struct sy_host host;     /* handed to the plugin; name = cfg->name */
+} sy_exec;
+
+typedef struct sy_setup {
+    sy_config cfg;
+    bool have_cfg;           /* false when running without a config file */
+    bool cfg_ok;             /* the config loaded without errors */
+    sy_plugins plugins;
+    sy_exec *execs;          /* owned, one per cfg.executors entry */
+    size_t n_execs;
+    sy_workflow **wfs;       /* owned: the workflows of workflow_dirs */
+    size_t n_wfs;
+} sy_setup;
+
+/* What sy_setup_open does beyond reading the config. */
+enum {
+    SY_SETUP_PLUGINS = 1u << 0, /* scan plugin directories, check instances */
+    SY_SETUP_CREATE = 1u << 1,  /* also create every instance */
+    SY_SETUP_WORKFLOWS = 1u << 2, /* also read workflow_dirs, checking each
+                                     task against the plugin it routes to */
+};
+
+/* Reads `cfg_path` (NULL: no config, plugin directories from the
+ * environment and the default only) and does what `flags` ask.  Returns
+ * the number of errors added to `d`; *s must be closed either way. */
+int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags,
+                  sy_diags *d);
+
+/* The workflow called `name` ("NAME" or "TENANT::NAME"); NULL with a
+ * reason in err when there is none or the name is ambiguous. */
+const sy_workflow *sy_setup_workflow(const sy_setup *s, const char *name,
+                                     char *err, size_t err_len);
+
+/* Destroys every created instance, then closes the plugins. */
+void sy_setup_close(sy_setup *s);
+
+/* The instance called `name`, or NULL. */
+sy_exec *sy_setup_exec(sy_setup *s, const char *name);
+
+/* The directories scanned for plugins, in order: the config's
+ * plugin_dirs, then $SWITCHYARD_PLUGIN_PATH (colon-separated), then the
+ * installed default.  Calls fn for each; `configured` is true for the
+ * first two kinds. */
+void sy_setup_plugin_dirs(const sy_setup *s,
+                          void (*fn)(const char *dir, bool configured, void *),
+                          void *arg);
+
+#endif

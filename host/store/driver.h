@@ -1,0 +1,91 @@
+/*
+ * store/driver.h -- what a store implementation provides behind store.h.
+ *
+ * Internal to the host.  store.c checks the arguments every implementation
+ * would check the same way (NULL pointers, state ranges), then calls
+ * through the ops table, so an implementation may assume them valid.  An
+ * implementation embeds `struct sy_store` as its first member and casts
+ * the handle back to its own type.
+ *
+ * Every op has the meaning, the threading rule and the error contract of
+ * the public function of the same name in store.h; on failure it writes
+ * the reason to s->err (sy_store_fail) and returns a negative sy_status.
+ */
+#ifndef SY_STORE_IMPL_H
+#define SY_STORE_IMPL_H
+
+#include "store/store.h"
+
+typedef int (*sy_store_run_cb)(void *arg, const sy_run_info *r);
+typedef int (*sy_store_task_cb)(void *arg, const sy_task_info *t);
+typedef int (*sy_store_owner_cb)(void *arg, const char *owner);
+typedef int (*sy_store_id_cb)(void *arg, int64_t run_id);
+typedef int (*sy_store_event_cb)(void *arg, uint32_t idx, uint32_t attempt,
+                                 const char *kind, const char *detail,
+                                 int64_t at);
+
+struct sy_store_ops {
+    /* Frees the handle and everything it holds; an open batch is rolled
+     * back. */
+    void (*close)(sy_store *s);
+
+    int (*put_definition)(sy_store *s, const char *hash, const char *tenant,
+                          const char *workflow, const char *definition);
+    int (*get_definition)(sy_store *s, const char *hash, char **out);
+
+    int (*create_run)(sy_store *s, const char *hash, const char *tenant,
+                      const char *workflow, const char *context,
+                      size_t n_tasks, const char *const *task_ids,
+                      const char *const *ns, int64_t now, int64_t *run_id);
+    int (*get_run)(sy_store *s, int64_t run_id, sy_run_info *out);
+    int (*list_runs)(sy_store *s, size_t limit, sy_store_run_cb cb,
+                     void *arg);
+    int (*list_tasks)(sy_store *s, int64_t run_id, sy_store_task_cb cb,
+                      void *arg);
+
+    int (*claim_run)(sy_store *s, int64_t run_id, const char *owner,
+                     int64_t lease_until, int64_t now,
+                     const char *const *stale, size_t n_stale,
+                     bool *claimed);
+    int (*claim_runs)(sy_store *s, const char *owner, int64_t lease_until,
+                      int64_t now, const char *const *stale, size_t n_stale,
+                      size_t max, int64_t *ids, size_t *n);
+    int (*list_owners)(sy_store *s, sy_store_owner_cb cb, void *arg);
+    int (*renew)(sy_store *s, const char *owner, int64_t lease_until);
+    int (*release)(sy_store *s, const char *owner);
+    int (*request_cancel)(sy_store *s, int64_t run_id, int64_t now);
+    int (*cancel_requests)(sy_store *s, const char *owner, sy_store_id_cb cb,
+                           void *arg);
+
+    int (*begin)(sy_store *s);
+    int (*commit)(sy_store *s);
+    void (*rollback)(sy_store *s);
+    int (*update_task)(sy_store *s, int64_t run_id, const sy_task_info *t);
+    int (*update_run)(sy_store *s, int64_t run_id, sy_run_state state,
+                      const char *error, int64_t now);
+    int (*add_event)(sy_store *s, int64_t run_id, uint32_t idx,
+                     uint32_t attempt, const char *kind, const char *detail,
+                     int64_t now);
+    int (*list_events)(sy_store *s, int64_t run_id, sy_store_event_cb cb,
+                       void *arg);
+};
+
+/* The common head of every handle.  `ops` is set by the implementation's
+ * open and never changes; `err` holds the last failure's one-line reason
+ * (empty until the first failure). */
+struct sy_store {
+    const struct sy_store_ops *ops;
+    char err[512];
+};
+
+/* Writes the formatted reason into s->err and returns `status`. */
+int sy_store_fail(sy_store *s, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The SQLite store at `target` (the URL after "sqlite:": a path relative to
+ * base_dir, or ":memory:", with an optional "?key=value&..." query).
+ * Same contract as sy_store_open. */
+int sy_store_sqlite_open(const char *target, const char *base_dir,
+                         sy_store **out, char *err, size_t err_len);
+
+#endif

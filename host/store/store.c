@@ -1,0 +1,336 @@
+/*
+ * store.c -- picks the store implementation from the URL and checks the
+ * arguments once for all implementations, so that each of them sees only
+ * valid input and they all refuse bad input with the same words.
+ */
+#include "store/store.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/driver.h"
+#include "base/util.h"
+
+static const char accepted_forms[] =
+    "use \"sqlite:PATH\", \"sqlite::memory:\" or \"postgresql://...\"";
+
+int sy_store_fail(sy_store *s, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Only the scheme of an unknown URL is echoed: the rest may hold a
+ * password. */
+static int unknown_url(const char *url, char *err, size_t err_len)
+{
+    const char *colon = strchr(url, ':');
+    if (!*url)
+        sy_errf(err, err_len, "the store URL is empty: %s", accepted_forms);
+    else if (!colon)
+        sy_errf(err, err_len,
+                "store \"%s\" has no scheme: %s (did you mean \"sqlite:%s\"?)",
+                url, accepted_forms, url);
+    else
+        sy_errf(err, err_len, "store \"%.*s...\": unknown kind of store: %s",
+                (int)(colon - url + 1), url, accepted_forms);
+    return SY_EINVAL;
+}
+
+int sy_store_open(const char *url, const char *base_dir, sy_store **out,
+                  char *err, size_t err_len)
+{
+    if (!out) {
+        sy_errf(err, err_len, "sy_store_open: out is NULL");
+        return SY_EINVAL;
+    }
+    *out = NULL;
+    if (!url) {
+        sy_errf(err, err_len, "no store URL given: %s", accepted_forms);
+        return SY_EINVAL;
+    }
+    if (has_prefix(url, "sqlite:"))
+        return sy_store_sqlite_open(url + strlen("sqlite:"), base_dir, out,
+                                    err, err_len);
+    if (has_prefix(url, "postgresql://") || has_prefix(url, "postgres://")) {
+        sy_errf(err, err_len, "the PostgreSQL store is not built yet");
+        return SY_ENOTSUP;
+    }
+    return unknown_url(url, err, err_len);
+}
+
+void sy_store_close(sy_store *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+const char *sy_store_errmsg(const sy_store *s)
+{
+    return s ? s->err : "no store handle";
+}
+
+void sy_run_info_clear(sy_run_info *r)
+{
+    if (!r)
+        return;
+    free(r->workflow);
+    free(r->tenant);
+    free(r->hash);
+    free(r->context);
+    free(r->owner);
+    free(r->error);
+    memset(r, 0, sizeof *r);
+}
+
+void sy_task_info_clear(sy_task_info *t)
+{
+    if (!t)
+        return;
+    free(t->task_id);
+    free(t->ns);
+    free(t->executor);
+    free(t->error);
+    free(t->output);
+    memset(t, 0, sizeof *t);
+}
+
+/* --- argument checks ---------------------------------------------------------- */
+
+#define NEED(s, cond, fn, what)                                               \
+    do {                                                                      \
+        if (!(cond))                                                          \
+            return sy_store_fail((s), SY_EINVAL, "%s: %s", (fn), (what));     \
+    } while (0)
+
+static int check_names(sy_store *s, const char *fn, const char *field,
+                       const char *const *v, size_t n)
+{
+    if (n && !v)
+        return sy_store_fail(s, SY_EINVAL, "%s: %s is NULL with %zu entries",
+                             fn, field, n);
+    for (size_t i = 0; i < n; i++)
+        if (!v[i])
+            return sy_store_fail(s, SY_EINVAL, "%s: %s[%zu] is NULL", fn,
+                                 field, i);
+    return SY_OK;
+}
+
+/* --- definitions ------------------------------------------------------------- */
+
+int sy_store_put_definition(sy_store *s, const char *hash, const char *tenant,
+                            const char *workflow, const char *definition)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, hash && tenant && workflow && definition, "put_definition",
+         "hash, tenant, workflow and definition are required");
+    return s->ops->put_definition(s, hash, tenant, workflow, definition);
+}
+
+int sy_store_get_definition(sy_store *s, const char *hash, char **out)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, hash && out, "get_definition", "hash and out are required");
+    *out = NULL;
+    return s->ops->get_definition(s, hash, out);
+}
+
+/* --- runs ------------------------------------------------------------------- */
+
+int sy_store_create_run(sy_store *s, const char *hash, const char *tenant,
+                        const char *workflow, const char *context,
+                        size_t n_tasks, const char *const *task_ids,
+                        const char *const *ns, int64_t now, int64_t *run_id)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, hash && tenant && workflow, "create_run",
+         "hash, tenant and workflow are required");
+    NEED(s, n_tasks <= UINT32_MAX, "create_run", "too many tasks");
+    int rc = check_names(s, "create_run", "task_ids", task_ids, n_tasks);
+    if (rc == SY_OK)
+        rc = check_names(s, "create_run", "ns", ns, n_tasks);
+    if (rc != SY_OK)
+        return rc;
+    return s->ops->create_run(s, hash, tenant, workflow, context, n_tasks,
+                              task_ids, ns, now, run_id);
+}
+
+int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_info *out)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, out, "get_run", "out is required");
+    memset(out, 0, sizeof *out);
+    return s->ops->get_run(s, run_id, out);
+}
+
+int sy_store_list_runs(sy_store *s, size_t limit,
+                       int (*cb)(void *arg, const sy_run_info *r), void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, cb, "list_runs", "the callback is required");
+    return s->ops->list_runs(s, limit, cb, arg);
+}
+
+int sy_store_list_tasks(sy_store *s, int64_t run_id,
+                        int (*cb)(void *arg, const sy_task_info *t),
+                        void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, cb, "list_tasks", "the callback is required");
+    return s->ops->list_tasks(s, run_id, cb, arg);
+}
+
+/* --- ownership ---------------------------------------------------------------- */
+
+int sy_store_claim_run(sy_store *s, int64_t run_id, const char *owner,
+                       int64_t lease_until, int64_t now,
+                       const char *const *stale, size_t n_stale,
+                       bool *claimed)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, owner && claimed, "claim_run", "owner and claimed are required");
+    *claimed = false;
+    int rc = check_names(s, "claim_run", "stale", stale, n_stale);
+    if (rc != SY_OK)
+        return rc;
+    return s->ops->claim_run(s, run_id, owner, lease_until, now, stale,
+                             n_stale, claimed);
+}
+
+int sy_store_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
+                        int64_t now, const char *const *stale, size_t n_stale,
+                        size_t max, int64_t *ids, size_t *n)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, owner && n && (ids || !max), "claim_runs",
+         "owner, n and (when max > 0) ids are required");
+    *n = 0;
+    int rc = check_names(s, "claim_runs", "stale", stale, n_stale);
+    if (rc != SY_OK || max == 0)
+        return rc;
+    return s->ops->claim_runs(s, owner, lease_until, now, stale, n_stale, max,
+                              ids, n);
+}
+
+int sy_store_list_owners(sy_store *s,
+                         int (*cb)(void *arg, const char *owner), void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, cb, "list_owners", "the callback is required");
+    return s->ops->list_owners(s, cb, arg);
+}
+
+int sy_store_renew(sy_store *s, const char *owner, int64_t lease_until)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, owner, "renew", "owner is required");
+    return s->ops->renew(s, owner, lease_until);
+}
+
+int sy_store_release(sy_store *s, const char *owner)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, owner, "release", "owner is required");
+    return s->ops->release(s, owner);
+}
+
+int sy_store_request_cancel(sy_store *s, int64_t run_id, int64_t now)
+{
+    if (!s)
+        return SY_EINVAL;
+    return s->ops->request_cancel(s, run_id, now);
+}
+
+int sy_store_cancel_requests(sy_store *s, const char *owner,
+                             int (*cb)(void *arg, int64_t run_id), void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, owner && cb, "cancel_requests",
+         "owner and the callback are required");
+    return s->ops->cancel_requests(s, owner, cb, arg);
+}
+
+/* --- batches -------------------------------------------------------------------- */
+
+int sy_store_begin(sy_store *s)
+{
+    return s ? s->ops->begin(s) : SY_EINVAL;
+}
+
+int sy_store_commit(sy_store *s)
+{
+    return s ? s->ops->commit(s) : SY_EINVAL;
+}
+
+void sy_store_rollback(sy_store *s)
+{
+    if (s)
+        s->ops->rollback(s);
+}
+
+int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_info *t)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, t, "update_task", "the task is required");
+    if ((unsigned)t->state >= SY_TASK_STATE_COUNT)
+        return sy_store_fail(s, SY_EINVAL,
+                             "update_task: run %lld task %u: bad state %d",
+                             (long long)run_id, t->idx, (int)t->state);
+    return s->ops->update_task(s, run_id, t);
+}
+
+int sy_store_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+                        const char *error, int64_t now)
+{
+    if (!s)
+        return SY_EINVAL;
+    if ((unsigned)state >= SY_RUN_STATE_COUNT)
+        return sy_store_fail(s, SY_EINVAL, "update_run: run %lld: bad state %d",
+                             (long long)run_id, (int)state);
+    return s->ops->update_run(s, run_id, state, error, now);
+}
+
+int sy_store_add_event(sy_store *s, int64_t run_id, uint32_t idx,
+                       uint32_t attempt, const char *kind,
+                       const char *detail, int64_t now)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, kind, "add_event", "kind is required");
+    return s->ops->add_event(s, run_id, idx, attempt, kind, detail, now);
+}
+
+int sy_store_list_events(sy_store *s, int64_t run_id,
+                         int (*cb)(void *arg, uint32_t idx, uint32_t attempt,
+                                   const char *kind, const char *detail,
+                                   int64_t at),
+                         void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, cb, "list_events", "the callback is required");
+    return s->ops->list_events(s, run_id, cb, arg);
+}

@@ -1,0 +1,188 @@
+/*
+ * store.h -- the durable record of runs and tasks.
+ *
+ * One interface, two implementations: SQLite (store/sqlite.c, the embedded
+ * default: one file, WAL) and PostgreSQL (several hosts on one database,
+ * later).  The host owns all state: plugins never see the store.
+ *
+ * Threading: a sy_store handle is used by one thread at a time (the host's
+ * loop thread); open one handle per thread otherwise.
+ *
+ * Writes are batched: the scheduler opens one transaction per loop turn
+ * (sy_store_begin), writes every changed task row and run row, and commits;
+ * a completion and the dependents it made Ready land together.  Every
+ * function returns SY_OK (0) or a negative sy_status (executor.h), with the
+ * reason in sy_store_errmsg().
+ *
+ * Times are milliseconds since the Unix epoch.
+ */
+#ifndef SY_STORE_H
+#define SY_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <switchyard/executor.h>
+
+#include "workflow/state.h"
+
+typedef struct sy_store sy_store;
+
+/* A run as stored.  Strings are owned by the struct (free with
+ * sy_run_info_clear) when returned by sy_store_get_run; borrowed (valid
+ * only during the callback) when handed to a list callback. */
+typedef struct sy_run_info {
+    int64_t id;
+    char *workflow;     /* name, may hold "::" */
+    char *tenant;
+    char *hash;         /* the definition it runs */
+    sy_run_state state;
+    char *context;      /* initial context, JSON object text */
+    char *owner;        /* the host running it, NULL when none */
+    int64_t lease_until;
+    bool cancel_requested;
+    int64_t created, started, finished; /* 0 when not yet */
+    char *error;        /* why it failed or was cancelled; NULL */
+    uint32_t n_tasks;
+} sy_run_info;
+
+/* A task row.  Same ownership rules as sy_run_info. */
+typedef struct sy_task_info {
+    uint32_t idx;        /* the task's index in its workflow definition */
+    char *task_id;
+    char *ns;
+    sy_task_state state;
+    uint32_t attempts;   /* attempts dispatched so far (the current
+                            attempt's number while Running) */
+    uint32_t failures;   /* attempts that failed or timed out: the retry
+                            budget */
+    uint32_t recoveries; /* attempts lost with a dead host */
+    char *executor;      /* instance of the last dispatch; NULL before */
+    char *error;         /* last error; NULL */
+    char *output;        /* JSON object text when Completed; NULL */
+    int64_t ready_at;    /* Ready: not before this (backoff); 0 = now */
+    int64_t started;     /* last dispatch; 0 */
+    int64_t finished;    /* reached a terminal state; 0 */
+} sy_task_info;
+
+void sy_run_info_clear(sy_run_info *r);
+void sy_task_info_clear(sy_task_info *t);
+
+/* Opens (creating and migrating as needed) the store at `url`:
+ *   "sqlite:PATH"            PATH relative to base_dir; parent directories
+ *                            are created.  ?sync=full asks for fsync on
+ *                            every commit (power-loss durability); the
+ *                            default (WAL, synchronous=NORMAL) survives a
+ *                            killed process.
+ *   "sqlite::memory:"        a throwaway store.
+ *   "postgresql://..."       (not built yet: SY_ENOTSUP with a message)
+ * On failure returns a negative status with a one-line reason in err. */
+int sy_store_open(const char *url, const char *base_dir, sy_store **out,
+                  char *err, size_t err_len);
+void sy_store_close(sy_store *s);
+
+/* The reason for the last failure on this handle. */
+const char *sy_store_errmsg(const sy_store *s);
+
+/* --- definitions ---------------------------------------------------------- */
+
+/* Stores a canonical workflow definition under its hash; storing the same
+ * hash again is a no-op. */
+int sy_store_put_definition(sy_store *s, const char *hash, const char *tenant,
+                            const char *workflow, const char *definition);
+
+/* The definition stored under `hash`, malloc'd into *out; SY_ENOENT. */
+int sy_store_get_definition(sy_store *s, const char *hash, char **out);
+
+/* --- runs ------------------------------------------------------------------ */
+
+/* Records a new Pending run and its task rows (all NotStarted), in one
+ * transaction, outside any batch.  The definition must be stored first. */
+int sy_store_create_run(sy_store *s, const char *hash, const char *tenant,
+                        const char *workflow, const char *context,
+                        size_t n_tasks, const char *const *task_ids,
+                        const char *const *ns, int64_t now, int64_t *run_id);
+
+/* One run; SY_ENOENT when there is none.  Clear *out afterwards. */
+int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_info *out);
+
+/* Runs, newest first, at most `limit` (0: all).  The callback returns 0 to
+ * go on, non-zero to stop. */
+int sy_store_list_runs(sy_store *s, size_t limit,
+                       int (*cb)(void *arg, const sy_run_info *r), void *arg);
+
+/* A run's tasks in idx order; SY_ENOENT when the run does not exist. */
+int sy_store_list_tasks(sy_store *s, int64_t run_id,
+                        int (*cb)(void *arg, const sy_task_info *t),
+                        void *arg);
+
+/* --- ownership: which host runs what ---------------------------------------- */
+
+/* Takes run `run_id` for `owner` (lease until `lease_until`) if it is
+ * Pending, or Running with no owner, an expired lease (< now), or an owner
+ * listed in `stale` (hosts known dead).  *claimed says whether it did.
+ * A Pending run becomes Running (started = now). */
+int sy_store_claim_run(sy_store *s, int64_t run_id, const char *owner,
+                       int64_t lease_until, int64_t now,
+                       const char *const *stale, size_t n_stale,
+                       bool *claimed);
+
+/* Claims up to `max` runs as above, oldest first, writing their ids to
+ * `ids` and the count to *n. */
+int sy_store_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
+                        int64_t now, const char *const *stale, size_t n_stale,
+                        size_t max, int64_t *ids, size_t *n);
+
+/* The distinct owners of runs that are not terminal. */
+int sy_store_list_owners(sy_store *s,
+                         int (*cb)(void *arg, const char *owner), void *arg);
+
+/* Extends the lease of every non-terminal run `owner` holds. */
+int sy_store_renew(sy_store *s, const char *owner, int64_t lease_until);
+
+/* Gives up `owner`'s runs that are not terminal (a draining host): they
+ * keep their state and lose their owner, for another host to take. */
+int sy_store_release(sy_store *s, const char *owner);
+
+/* Asks for a run to be cancelled.  A Pending run with no owner becomes
+ * Cancelled at once (and its tasks Skipped); otherwise cancel_requested is
+ * set for its owner to act on.  SY_ENOENT; SY_ESTATE when already
+ * terminal. */
+int sy_store_request_cancel(sy_store *s, int64_t run_id, int64_t now);
+
+/* Runs owned by `owner` with cancel_requested set. */
+int sy_store_cancel_requests(sy_store *s, const char *owner,
+                             int (*cb)(void *arg, int64_t run_id), void *arg);
+
+/* --- batches ------------------------------------------------------------------ */
+
+int sy_store_begin(sy_store *s);
+int sy_store_commit(sy_store *s);
+void sy_store_rollback(sy_store *s);
+
+/* Writes every mutable field of task `t->idx` of `run_id` (state,
+ * attempts, failures, recoveries, executor, error, output, ready_at,
+ * started, finished).  Inside a batch. */
+int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_info *t);
+
+/* Sets a run's state (started/finished stamped with `now` when it becomes
+ * Running/terminal) and error (NULL clears).  Inside a batch. */
+int sy_store_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+                        const char *error, int64_t now);
+
+/* Appends to the run's event log: what happened to an attempt beyond the
+ * task row (a failure with its error, a timeout, a recovery, a completion
+ * for an attempt no longer current).  `kind` is a short word. */
+int sy_store_add_event(sy_store *s, int64_t run_id, uint32_t idx,
+                       uint32_t attempt, const char *kind,
+                       const char *detail, int64_t now);
+
+/* A run's events in order. */
+int sy_store_list_events(sy_store *s, int64_t run_id,
+                         int (*cb)(void *arg, uint32_t idx, uint32_t attempt,
+                                   const char *kind, const char *detail,
+                                   int64_t at),
+                         void *arg);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * workflow/internal.h -- what the pieces of the workflow module share:
+ * workflow.c (libconfig files), workflow/graph.c (dependencies, order,
+ * cycles), workflow/definition.c (canonical definition), condition.c and retry.c.
+ * Other modules use workflow.h only.
+ *
+ * Loading is single-threaded; every function that takes a sy_diags adds
+ * its errors there with the setting's FILE:LINE (or no file and line 0
+ * when the input is JSON) and returns how many it added.
+ */
+#ifndef SY_WORKFLOW_INT_H
+#define SY_WORKFLOW_INT_H
+
+#include <jansson.h>
+#include <libconfig.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/diagnostics.h"
+#include "workflow/workflow.h"
+
+#define SY_RETRY_MAX_ATTEMPTS 1000u
+
+#define SY_SRC_FILE(s) config_setting_source_file(s)
+#define SY_SRC_LINE(s) ((int)config_setting_source_line(s))
+
+/* --- workflow.c ----------------------------------------------------------- */
+
+/* Whether `name` is one segment of [A-Za-z0-9_.-]+, or with `multi`,
+ * several joined by "::". */
+bool sy_wf_name_valid(const char *name, bool multi);
+
+/* Whether jansson will hold `s` as a JSON string (valid UTF-8). */
+bool sy_wf_utf8_valid(const char *s);
+
+/* NULL when `expr` is a valid five-field cron expression, else the reason
+ * written into buf. */
+const char *sy_cron_problem(const char *expr, char *buf, size_t len);
+
+/* Reads a duration setting (string such as "5s", or integer ms >= 0). */
+int sy_setting_duration(const config_setting_t *s, int64_t *ms, sy_diags *d);
+
+/* Reports every member of group `g` not in `keys` (NULL-terminated),
+ * naming `where` ("workflow", "retry") and the known keys. */
+int sy_setting_check_keys(const config_setting_t *g, const char *const *keys,
+                          const char *where, sy_diags *d);
+
+/* --- workflow/graph.c ----------------------------------------------------- */
+
+/* One name in a task's `after`, as written. */
+typedef struct sy_wf_ref {
+    const char *id;  /* borrowed from the parsed file (or definition), which
+                        outlives the list */
+    int line;  /* where; 0 when unknown */
+} sy_wf_ref;
+
+/* A task's `after` list before it is resolved into indices. */
+typedef struct sy_wf_after {
+    sy_wf_ref *v; /* owned */
+    size_t n;
+    int line;     /* the `after` setting's line (the task's when absent) */
+} sy_wf_after;
+
+void sy_wf_after_free(sy_wf_after *a, size_t n_tasks);
+
+/* "task 'load'", or "task 3" (1-based) while it has no valid id. */
+const char *sy_wf_task_label(const sy_task_def *t, size_t i, char *buf, size_t len);
+
+/* Checks the task ids (duplicates), resolves `after[i]` into
+ * wf->tasks[i].deps (unknown ids, itself, twice), fills children and topo,
+ * and reports one cycle ("cycle: a -> b -> c -> a").  Tasks whose id is
+ * NULL were already reported and are never matched.  `file` may be NULL. */
+int sy_wf_graph(sy_workflow *wf, const sy_wf_after *after, const char *file,
+                sy_diags *d);
+
+/* --- workflow/definition.c ------------------------------------------------------ */
+
+/* Writes wf->definition (canonical JSON) and wf->hash.  0, or -1 when out
+ * of memory or when a value cannot be held in JSON (both left unset). */
+int sy_workflow_seal(sy_workflow *wf);
+
+/* --- condition.c --------------------------------------------------------------- */
+
+int sy_cond_op_parse(const char *name);     /* -1 when unknown */
+
+/* NULL when `path` is usable in a condition, else why not (static text). */
+const char *sy_cond_path_problem(const char *path);
+
+/* NULL when `value` suits `op`, else why not (static text). */
+const char *sy_cond_value_problem(sy_cond_op op, const json_t *value);
+
+/* Reads a `when` list into a new array (*out, *n; both untouched when the
+ * list is empty).  Bad entries are reported and left out. */
+int sy_when_read(const config_setting_t *s, sy_cond **out, size_t *n,
+                 sy_diags *d);
+
+void sy_conds_free(sy_cond *c, size_t n);
+
+/* --- retry.c -------------------------------------------------------------- */
+
+/* attempts 1, delay 1s, backoff 2.0, no cap, no jitter, retry_on both. */
+extern const sy_retry sy_retry_default;
+
+/* SY_RETRY_ON_* for "failed" / "timeout"; 0 when unknown. */
+unsigned sy_retry_on_parse(const char *word);
+const char *sy_retry_on_name(unsigned bit);
+
+/* Reads a `retry` group over *r, field by field. */
+int sy_retry_read(const config_setting_t *g, sy_retry *r, sy_diags *d);
+
+#endif

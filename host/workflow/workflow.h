@@ -1,0 +1,147 @@
+/*
+ * workflow.h -- workflow definitions: read from libconfig files, validated
+ * with FILE:LINE, turned into a canonical JSON definition with a SHA-256
+ * content hash (so a run keeps the definition it started with), and read
+ * back from that JSON.
+ *
+ * A loaded sy_workflow is immutable: any thread may read it.
+ */
+#ifndef SY_WORKFLOW_H
+#define SY_WORKFLOW_H
+
+#include <jansson.h>
+#include <libconfig.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/diagnostics.h"
+
+typedef enum sy_trigger {
+    SY_TRIGGER_ALL_SUCCESS = 0, /* default: every dependency Completed */
+    SY_TRIGGER_ALL_DONE,        /* every dependency terminal, any outcome */
+    SY_TRIGGER_ALL_FAILED,      /* every dependency Failed */
+    SY_TRIGGER_ONE_SUCCESS,     /* at least one Completed */
+    SY_TRIGGER_ONE_FAILED,      /* at least one Failed */
+    SY_TRIGGER_NONE_FAILED,     /* none Failed (Completed or Skipped) */
+    SY_TRIGGER_ALWAYS           /* runs whatever happened */
+} sy_trigger;
+
+/* "all_success", ... ; -1 when unknown. */
+const char *sy_trigger_name(sy_trigger t);
+int sy_trigger_parse(const char *name);
+
+typedef enum sy_cond_op {
+    SY_COND_EXISTS = 0,   /* value: JSON true (must exist) or false (must not) */
+    SY_COND_EQUALS,       /* JSON equality */
+    SY_COND_NOT_EQUALS,
+    SY_COND_GREATER_THAN, /* numbers; strings compare bytewise */
+    SY_COND_LESS_THAN,
+    SY_COND_CONTAINS      /* substring of a string, element of an array, key
+                             of an object */
+} sy_cond_op;
+
+/* One `when` condition on the task's input context. */
+typedef struct sy_cond {
+    char *path;     /* owned: dotted path into the context, "a.b.0.c"; a
+                       leading "$." is accepted and dropped */
+    sy_cond_op op;
+    json_t *value;  /* owned reference: the operand */
+} sy_cond;
+
+/* Whether every condition holds on `context` (a JSON object).  Pure. */
+bool sy_conds_hold(const sy_cond *conds, size_t n, const json_t *context);
+
+/* The name of an operator as written in files ("equals", ...). */
+const char *sy_cond_op_name(sy_cond_op op);
+
+/* Looks `path` up in `context`; NULL when absent.  Borrowed reference. */
+const json_t *sy_json_path(const json_t *context, const char *path);
+
+#define SY_RETRY_ON_FAILED 0x1u
+#define SY_RETRY_ON_TIMEOUT 0x2u
+
+typedef struct sy_retry {
+    uint32_t attempts;     /* total attempts including the first; >= 1 */
+    int64_t delay_ms;      /* before the first retry */
+    double backoff;        /* factor applied per further retry; >= 1 */
+    int64_t max_delay_ms;  /* cap; 0 for none */
+    bool jitter;           /* uniform in [delay/2, delay] */
+    unsigned retry_on;     /* SY_RETRY_ON_* (default both) */
+} sy_retry;
+
+/* The delay before attempt number `next_attempt` (2 for the first retry).
+ * `rnd` is a uniform number in [0,1), used only with jitter.  Pure. */
+int64_t sy_retry_delay_ms(const sy_retry *r, uint32_t next_attempt, double rnd);
+
+typedef struct sy_task_def {
+    char *id;           /* owned: the task's id */
+    char *ns;           /* owned: tenant::workflow::id */
+    size_t *deps;       /* owned: indices of the `after` tasks */
+    size_t n_deps;
+    size_t *children;   /* owned: indices of the tasks that depend on it */
+    size_t n_children;
+    sy_trigger trigger;
+    sy_cond *when;      /* owned */
+    size_t n_when;
+    sy_retry retry;     /* the task's, over the workflow's, over defaults */
+    int64_t timeout_ms; /* per attempt; 0 for none */
+    json_t *params;     /* owned: every key that is not a workflow key,
+                           untouched, for the executor */
+    int line;           /* where it was written; 0 when read from JSON */
+} sy_task_def;
+
+typedef struct sy_workflow {
+    char *name;          /* owned: may hold "::" */
+    char *tenant;        /* owned: default "public" */
+    char *description;   /* owned; may be NULL */
+    char *schedule;      /* owned cron text; may be NULL */
+    char *file;          /* owned: the file it came from; NULL from JSON */
+    char *base_dir;      /* owned: the file's directory (kept in JSON) */
+    sy_task_def *tasks;  /* owned, in file order */
+    size_t n_tasks;
+    size_t *topo;        /* owned: task indices in a topological order
+                            (stable: file order among equals) */
+    char *definition;    /* owned: canonical JSON text (sorted keys) */
+    char hash[65];       /* lowercase hex SHA-256 of `definition` */
+} sy_workflow;
+
+/* Keys of a task entry that belong to Switchyard; every other key is an
+ * executor parameter.  NULL-terminated. */
+extern const char *const sy_workflow_task_keys[];
+
+/* Called for each task while its libconfig setting is alive, so the routed
+ * plugin's declarations and validate() can report with FILE:LINE.  Returns
+ * the number of errors it added. */
+typedef int (*sy_task_check_fn)(void *arg, const sy_workflow *wf,
+                                const sy_task_def *task,
+                                const config_setting_t *setting,
+                                sy_diags *d);
+
+/* Reads and validates a workflow file.  Errors with FILE:LINE: parse
+ * errors, unknown keys, a missing or invalid name/id, duplicate task ids,
+ * `after` naming an unknown task (or itself), a cycle (printed
+ * "a -> b -> c -> a"), bad durations, bad trigger names, bad `when`
+ * conditions, bad retry values; then `check` (may be NULL) per task.
+ * Returns the number of errors; *out is set only when there are none. */
+int sy_workflow_load_file(const char *path, sy_task_check_fn check,
+                          void *arg, sy_workflow **out, sy_diags *d);
+
+/* Rebuilds a workflow from its canonical definition (as stored with a
+ * run).  NULL with a reason in err on malformed input. */
+sy_workflow *sy_workflow_from_json(const char *definition, char *err,
+                                   size_t err_len);
+
+void sy_workflow_free(sy_workflow *wf);
+
+/* The task called `id`, or -1. */
+long sy_workflow_task_index(const sy_workflow *wf, const char *id);
+
+/* Reads every `*.cfg` of `dir` (name order) into `out` (appending,
+ * growing *n); a missing directory is a warning.  Two workflows with the
+ * same tenant and name are an error naming both files.  Returns the number
+ * of errors. */
+int sy_workflow_load_dir(const char *dir, sy_task_check_fn check, void *arg,
+                         sy_workflow ***out, size_t *n, sy_diags *d);
+
+#endif
