@@ -10,6 +10,7 @@ libsyhost_la_LIBADD = $(DEP_LIBS)
 # base: errors and diagnostics, logging, durations, small utilities.
 libsyhost_la_SOURCES = \
 	host/base/util.c host/base/util.h \
+	host/base/clock.c host/base/clock.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
 	host/base/log.c host/base/log.h \
 	host/base/duration.c host/base/duration.h

@@ -1,3 +1,4 @@
+#include "base/clock.h"
 #include "base/log.h"
 
 #include <stdatomic.h>
@@ -32,16 +33,16 @@ void sy_vlog(sy_log_level level, const char *who, const char *fmt, va_list ap)
         return;
     char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = sy_clock_now_ms();
+    time_t secs = (time_t)(now / 1000);
     struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
+    gmtime_r(&secs, &tm);
     unsigned li = (unsigned)level < SY_ARRAY_LEN(tags) ? (unsigned)level : 3u;
     /* One fprintf per line: stdio locks the stream, so lines from plugin
      * threads never interleave. */
     fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s%s%s\n",
             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-            tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, tags[li],
+            tm.tm_min, tm.tm_sec, (long)(now % 1000), tags[li],
             who ? who : "", who ? ": " : "", msg);
 }
 

@@ -46,7 +46,7 @@ int sy_cmd_check(const sy_cli *cli, int argc, char **argv)
             loaded += s.plugins.v[i]->state == SY_PLUGIN_LOADED;
         printf("%s: ok: %zu executor instance%s, %zu routing rule%s, %zu plugin%s "
                "loaded, %zu workflow%s, %zu warning%s\n",
-               cli->config, s.n_execs, s.n_execs == 1 ? "" : "s", s.cfg.routes.n,
+               cli->config, s.n_instances, s.n_instances == 1 ? "" : "s", s.cfg.routes.n,
                s.cfg.routes.n == 1 ? "" : "s", loaded, loaded == 1 ? "" : "s", s.n_wfs,
                s.n_wfs == 1 ? "" : "s", d.warnings, d.warnings == 1 ? "" : "s");
     } else {

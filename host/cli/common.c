@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "base/clock.h"
 #include "cli/common.h"
 #include "base/util.h"
 
@@ -77,7 +78,7 @@ int sy_cli_record_run(sy_store *st, const sy_workflow *wf, const char *context,
             ns[i] = wf->tasks[i].ns;
         }
         rc = sy_store_create_run(st, wf->hash, wf->tenant, wf->name, context, wf->n_tasks,
-                                 ids, ns, sy_now_ms(), run_id);
+                                 ids, ns, sy_clock_now_ms(), run_id);
         free(ids);
         free(ns);
     }

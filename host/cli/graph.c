@@ -38,7 +38,7 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv)
         sy_routes_resolve(&s.cfg.routes, t->ns, &exec, NULL);
         printf("  ");
         quoted(t->id);
-        printf(" [label=\"%s\\n%s%s%s\"];\n", t->id, exec ? exec : SY_DEFAULT_EXECUTOR,
+        printf(" [label=\"%s\\n%s%s%s\"];\n", t->id, exec,
                t->trigger != SY_TRIGGER_ALL_SUCCESS ? "\\n" : "",
                t->trigger != SY_TRIGGER_ALL_SUCCESS ? sy_trigger_name(t->trigger) : "");
     }

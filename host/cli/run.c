@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "cli/common.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -82,11 +83,11 @@ typedef struct {
     int64_t start, drawn;
 } progress;
 
-static double secs(const progress *p) { return (double)(sy_now_ms() - p->start) / 1000.0; }
+static double secs(const progress *p) { return (double)(sy_clock_now_ms() - p->start) / 1000.0; }
 
 static void draw(progress *p, const sy_engine_view *v, bool force)
 {
-    int64_t now = sy_now_ms();
+    int64_t now = sy_clock_now_ms();
     if (!force && now - p->drawn < 50)
         return;
     p->drawn = now;
@@ -136,7 +137,7 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     const sy_workflow *wf;
     if ((rc = start(cli, "run", &a, SY_SETUP_CREATE, &s, &st, &id, &wf)) != SY_EXIT_OK)
         return rc;
-    progress p = {isatty(STDERR_FILENO) != 0, a.quiet, sy_now_ms(), 0};
+    progress p = {isatty(STDERR_FILENO) != 0, a.quiet, sy_clock_now_ms(), 0};
     if (!a.quiet)
         printf("run %lld: %s::%s, %zu task%s\n", (long long)id, wf->tenant, wf->name,
                wf->n_tasks, wf->n_tasks == 1 ? "" : "s");
@@ -159,13 +160,13 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
         int r = sy_engine_run(e);
         if (r == 2) /* a second signal: leave now, the store is consistent */
             _exit(130);
-        sy_run_info ri;
+        sy_run_record ri;
         if (sy_store_get_run(st, id, &ri) == SY_OK) {
             state = (int)ri.state;
             printf("run %lld %s in %.3fs%s%s\n", (long long)id,
                    sy_run_state_name(ri.state), secs(&p), ri.error ? ": " : "",
                    ri.error ? ri.error : "");
-            sy_run_info_clear(&ri);
+            sy_run_record_clear(&ri);
         }
     } else {
         fprintf(stderr, "switchyard: run: %s\n", err);

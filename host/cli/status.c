@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "base/clock.h"
 #include "cli/common.h"
 
 static void fmt_time(int64_t ms, char *buf, size_t len)
@@ -20,7 +21,7 @@ static void fmt_time(int64_t ms, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int add_task_json(void *arg, const sy_task_info *t)
+static int add_task_json(void *arg, const sy_task_record *t)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:o, s:o}", "namespace", t->ns, "id",
                           t->task_id, "status", sy_task_state_name(t->state), "attempts",
@@ -33,7 +34,7 @@ static int add_task_json(void *arg, const sy_task_info *t)
     return 0;
 }
 
-static int print_task(void *arg, const sy_task_info *t)
+static int print_task(void *arg, const sy_task_record *t)
 {
     (void)arg;
     printf("  %-24s %-10s %8u  %-12s %s\n", t->task_id, sy_task_state_name(t->state),
@@ -41,7 +42,7 @@ static int print_task(void *arg, const sy_task_info *t)
     return 0;
 }
 
-static int status_json(sy_store *st, const sy_run_info *r)
+static int status_json(sy_store *st, const sy_run_record *r)
 {
     json_t *tasks = json_array();
     sy_store_list_tasks(st, r->id, add_task_json, tasks);
@@ -56,7 +57,7 @@ static int status_json(sy_store *st, const sy_run_info *r)
     return SY_EXIT_OK;
 }
 
-static int status_text(sy_store *st, const sy_run_info *r)
+static int status_text(sy_store *st, const sy_run_record *r)
 {
     char c[32], s[32], f[32];
     fmt_time(r->created, c, sizeof c);
@@ -91,11 +92,11 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     int rc = sy_cli_open(cli, 0, &s, &st);
     if (rc != SY_EXIT_OK)
         return rc;
-    sy_run_info r;
+    sy_run_record r;
     int src = sy_store_get_run(st, id, &r);
     if (src == SY_OK) {
         rc = json ? status_json(st, &r) : status_text(st, &r);
-        sy_run_info_clear(&r);
+        sy_run_record_clear(&r);
     } else {
         fprintf(stderr, "switchyard: status: %s\n",
                 src == SY_ENOENT ? "no such run" : sy_store_errmsg(st));
@@ -106,7 +107,7 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     return rc;
 }
 
-static int print_run(void *arg, const sy_run_info *r)
+static int print_run(void *arg, const sy_run_record *r)
 {
     (void)arg;
     char c[32];
@@ -152,14 +153,14 @@ int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
     int rc = sy_cli_open(cli, 0, &s, &st);
     if (rc != SY_EXIT_OK)
         return rc;
-    int src = sy_store_request_cancel(st, id, sy_now_ms());
+    int src = sy_store_request_cancel(st, id, sy_clock_now_ms());
     if (src == SY_OK) {
-        sy_run_info r;
+        sy_run_record r;
         if (sy_store_get_run(st, id, &r) == SY_OK) {
             printf("run %lld: %s\n", (long long)id,
                    r.state == SY_RUN_CANCELLED ? "Cancelled"
                                                : "cancel requested; its host will stop it");
-            sy_run_info_clear(&r);
+            sy_run_record_clear(&r);
         }
     } else {
         fprintf(stderr, "switchyard: cancel: run %lld: %s\n", (long long)id,

@@ -135,12 +135,12 @@ static void add_executor(sy_config *cfg, const char *name, const char *plugin,
                          const config_setting_t *s, const char *file, int line)
 {
     cfg->executors = realloc(cfg->executors,
-                             sizeof(sy_exec_cfg) * (cfg->n_executors + 1));
+                             sizeof(sy_instance_config) * (cfg->n_executors + 1));
     if (!cfg->executors) {
         fputs("switchyard: out of memory\n", stderr);
         abort();
     }
-    cfg->executors[cfg->n_executors++] = (sy_exec_cfg){
+    cfg->executors[cfg->n_executors++] = (sy_instance_config){
         sy_xstrdup(name), sy_xstrdup(plugin), s, file, line};
 }
 
@@ -259,7 +259,7 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
 static int check_target(const sy_config *cfg, const char *exec, const char *file,
                         int line, const char *what, sy_diags *d)
 {
-    if (sy_config_executor(cfg, exec))
+    if (sy_config_instance(cfg, exec))
         return 0;
     char defined[512];
     size_t off = 0;
@@ -277,10 +277,10 @@ static int check_target(const sy_config *cfg, const char *exec, const char *file
 static int check_routing(sy_config *cfg, sy_diags *d)
 {
     const char *def = cfg->routes.default_executor ? cfg->routes.default_executor
-                                                   : SY_DEFAULT_EXECUTOR;
-    if (strcmp(def, SY_DEFAULT_EXECUTOR) == 0 &&
-        !sy_config_executor(cfg, SY_DEFAULT_EXECUTOR))
-        add_executor(cfg, SY_DEFAULT_EXECUTOR, SY_DEFAULT_PLUGIN, NULL, cfg->path, 0);
+                                                   : SY_DEFAULT_INSTANCE;
+    if (strcmp(def, SY_DEFAULT_INSTANCE) == 0 &&
+        !sy_config_instance(cfg, SY_DEFAULT_INSTANCE))
+        add_executor(cfg, SY_DEFAULT_INSTANCE, SY_DEFAULT_PLUGIN, NULL, cfg->path, 0);
     int errors = 0;
     for (size_t i = 0; i < cfg->routes.n; i++) {
         const sy_route_rule *r = &cfg->routes.rules[i];
@@ -322,7 +322,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     return errors;
 }
 
-const sy_exec_cfg *sy_config_executor(const sy_config *cfg, const char *name)
+const sy_instance_config *sy_config_instance(const sy_config *cfg, const char *name)
 {
     for (size_t i = 0; i < cfg->n_executors; i++)
         if (strcmp(cfg->executors[i].name, name) == 0)

@@ -17,12 +17,10 @@
 #include "base/diagnostics.h"
 #include "config/routes.h"
 
-/* The instance every unrouted task goes to unless routes say otherwise. */
-#define SY_DEFAULT_EXECUTOR "default"
 /* The plugin behind an implicit `default` instance. */
 #define SY_DEFAULT_PLUGIN "thread"
 
-typedef struct sy_exec_cfg {
+typedef struct sy_instance_config {
     char *name;   /* owned: the instance name (the key under executors) */
     char *plugin; /* owned: the plugin name it asks for */
     const config_setting_t *setting; /* its group; NULL for the implicit
@@ -30,7 +28,7 @@ typedef struct sy_exec_cfg {
                                         sy_config */
     const char *file; /* where it was defined (owned by the sy_config) */
     int line;
-} sy_exec_cfg;
+} sy_instance_config;
 
 typedef struct sy_config {
     config_t lc;           /* the parsed file; settings point into it */
@@ -49,7 +47,7 @@ typedef struct sy_config {
                               (default 30 s) */
     int64_t max_recoveries; /* attempts lost with a dead host before the
                                task fails (default 5) */
-    sy_exec_cfg *executors; /* owned, in file order; the implicit default
+    sy_instance_config *executors; /* owned, in file order; the implicit default
                                (if any) last */
     size_t n_executors;
     sy_routes routes;
@@ -63,7 +61,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d);
 void sy_config_free(sy_config *cfg);
 
 /* The instance called `name`, or NULL. */
-const sy_exec_cfg *sy_config_executor(const sy_config *cfg, const char *name);
+const sy_instance_config *sy_config_instance(const sy_config *cfg, const char *name);
 
 /* Reports a libconfig parse failure of `lc` reading `path`. */
 void sy_config_parse_error(const config_t *lc, const char *path, sy_diags *d);

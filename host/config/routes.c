@@ -389,7 +389,9 @@ const sy_route_rule *sy_routes_resolve(const sy_routes *r, const char *ns,
     if (tried)
         *tried = i;
     if (executor)
-        *executor = win ? win->executor : r ? r->default_executor : NULL;
+        *executor = win                             ? win->executor
+                    : r && r->default_executor ? r->default_executor
+                                               : SY_DEFAULT_INSTANCE;
     return win;
 }
 

@@ -15,6 +15,9 @@
 #include "base/diagnostics.h"
 #include "config/glob.h"
 
+/* The instance every unrouted task goes to unless routes say otherwise. */
+#define SY_DEFAULT_INSTANCE "default"
+
 typedef struct sy_route_rule {
     sy_glob glob;    /* compiled `match` */
     char *executor;  /* owned: the instance name */
@@ -48,9 +51,9 @@ int sy_routes_add_group(sy_routes *r, const config_setting_t *routes,
  * added. */
 int sy_routes_add_file(sy_routes *r, const char *path, sy_diags *d);
 
-/* The rule that wins for `ns`, or NULL when none matches (the default
- * applies).  *executor gets the instance name either way (NULL when there is
- * no default).  *tried, when not NULL, gets the number of rules examined (the
+/* The one route lookup.  The rule that wins for `ns`, or NULL when none
+ * matches (the default applies).  *executor gets the instance name either
+ * way: the rule's, else the routing default, else SY_DEFAULT_INSTANCE.  *tried, when not NULL, gets the number of rules examined (the
  * winner included): rules[0 .. *tried-1] were tried, in order. */
 const sy_route_rule *sy_routes_resolve(const sy_routes *r, const char *ns,
                                        const char **executor, size_t *tried);

@@ -1,4 +1,5 @@
 /* The engine's loop: batches, dispatch, completions, timers, signals. */
+#include "base/clock.h"
 #include "engine/internal.h"
 
 #include <errno.h>
@@ -13,13 +14,6 @@
 #include "base/log.h"
 #include "config/params.h"
 #include "base/util.h"
-
-int64_t sy_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 char *sy_engine_owner_id(void)
 {
@@ -47,11 +41,11 @@ static void *grow(void *v, size_t *cap, size_t need, size_t elem)
 
 /* --- the ready queue and the dirty list ------------------------------------- */
 
-static void tq_push(sy_tqueue *q, sy_rrt *r, size_t idx)
+static void tq_push(sy_task_queue *q, sy_live_run *r, size_t idx)
 {
     if (q->n == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 256;
-        sy_tref *nv = sy_xmalloc(nc * sizeof *nv);
+        sy_task_ref *nv = sy_xmalloc(nc * sizeof *nv);
         for (size_t i = 0; i < q->n; i++)
             nv[i] = q->v[(q->head + i) % q->cap];
         free(q->v);
@@ -59,37 +53,37 @@ static void tq_push(sy_tqueue *q, sy_rrt *r, size_t idx)
         q->head = 0;
         q->cap = nc;
     }
-    q->v[(q->head + q->n) % q->cap] = (sy_tref){r, idx};
+    q->v[(q->head + q->n) % q->cap] = (sy_task_ref){r, idx};
     q->n++;
 }
 
-static sy_tref tq_pop(sy_tqueue *q)
+static sy_task_ref tq_pop(sy_task_queue *q)
 {
-    sy_tref t = q->v[q->head];
+    sy_task_ref t = q->v[q->head];
     q->head = (q->head + 1) % q->cap;
     q->n--;
     return t;
 }
 
-void sy_eng_mark_task(sy_rrt *r, size_t idx)
+void sy_engine_mark_task(sy_live_run *r, size_t idx)
 {
     sy_engine *e = r->e;
     if (r->t[idx].dirty)
         return;
     r->t[idx].dirty = true;
     e->dirty = grow(e->dirty, &e->cap_dirty, e->n_dirty + 1, sizeof *e->dirty);
-    e->dirty[e->n_dirty++] = (sy_tref){r, idx};
+    e->dirty[e->n_dirty++] = (sy_task_ref){r, idx};
 }
 
-void sy_eng_mark_run(sy_rrt *r) { r->dirty = true; }
+void sy_engine_mark_run(sy_live_run *r) { r->dirty = true; }
 
-void sy_eng_enqueue(sy_rrt *r, size_t idx) { tq_push(&r->e->ready, r, idx); }
+void sy_engine_enqueue(sy_live_run *r, size_t idx) { tq_push(&r->e->ready, r, idx); }
 
-sy_eexec *sy_eng_exec(sy_engine *e, const char *name)
+sy_instance_queue *sy_engine_instance_queue(sy_engine *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_execs; i++)
-        if (strcmp(e->execs[i].x->cfg->name, name) == 0)
-            return &e->execs[i];
+    for (size_t i = 0; i < e->n_instances; i++)
+        if (strcmp(e->instances[i].entry->cfg->name, name) == 0)
+            return &e->instances[i];
     return NULL;
 }
 
@@ -108,7 +102,7 @@ static void attempt_free_cb(uv_handle_t *h)
 /* Frees an attempt once the plugin has returned it (or never took it). */
 static void attempt_release(sy_attempt *a)
 {
-    sy_rrt *r = a->run;
+    sy_live_run *r = a->run;
     sy_engine *e = a->e;
     r->inflight--;
     if (a->lprev)
@@ -130,10 +124,10 @@ static void attempt_release(sy_attempt *a)
  * plugin holds one of their attempts. */
 static void reap_runs(sy_engine *e)
 {
-    for (sy_rrt **p = &e->runs; *p;) {
-        sy_rrt *r = *p;
+    for (sy_live_run **p = &e->runs; *p;) {
+        sy_live_run *r = *p;
         if (r->finished && r->inflight == 0 && !r->dirty) {
-            sy_eng_free_run(r); /* unlinks r */
+            sy_engine_free_run(r); /* unlinks r */
             continue;
         }
         p = &r->next;
@@ -169,8 +163,8 @@ static void on_complete(sy_completion *c, const sy_result *res)
 static void on_deadline(uv_timer_t *t)
 {
     sy_attempt *a = t->data;
-    sy_rrt *r = a->run;
-    sy_trt *tt = &r->t[a->idx];
+    sy_live_run *r = a->run;
+    sy_live_task *tt = &r->t[a->idx];
     if (tt->current != a)
         return;
     a->timed_out = true;
@@ -181,19 +175,19 @@ static void on_deadline(uv_timer_t *t)
     snprintf(msg, sizeof msg, "timed out after %s (attempt %u)",
              sy_duration_format(a->task.timeout_ms, dur, sizeof dur), a->number);
     sy_store_add_event(r->e->o.store, r->id, (uint32_t)a->idx, a->number, "timed_out", msg,
-                       sy_now_ms());
+                       sy_clock_now_ms());
     if (!a->cancel_sent) {
         a->cancel_sent = true;
-        a->exec->x->plugin->desc->cancel(a->exec->x->inst, &a->c);
+        a->queue->entry->plugin->desc->cancel(a->queue->entry->inst, &a->c);
     }
-    sy_eng_fail_or_retry(r, a->idx, true, msg);
+    sy_engine_fail_or_retry(r, a->idx, true, msg);
 }
 
 /* The attempt's outcome, applied to its task. */
 static void apply_result(sy_engine *e, sy_attempt *a)
 {
-    sy_rrt *r = a->run;
-    sy_trt *t = &r->t[a->idx];
+    sy_live_run *r = a->run;
+    sy_live_task *t = &r->t[a->idx];
     if (t->current != a) {
         static const char *const outcomes[] = {"succeeded", "failed", "timed out",
                                                "cancelled"};
@@ -202,16 +196,16 @@ static void apply_result(sy_engine *e, sy_attempt *a)
                  (unsigned)a->outcome < 4 ? outcomes[a->outcome] : "ended",
                  a->timed_out ? "its timeout" : "it stopped being current");
         sy_store_add_event(e->o.store, r->id, (uint32_t)a->idx, a->number, "stale", detail,
-                           sy_now_ms());
+                           sy_clock_now_ms());
         return;
     }
     t->current = NULL;
     r->n_running--;
     if (r->cancelling) {
-        sy_eng_set_state(r, a->idx, SY_TASK_FAILED);
+        sy_engine_set_state(r, a->idx, SY_TASK_FAILED);
         free(t->error);
         t->error = sy_xstrdup("cancelled with its run");
-        sy_eng_task_terminal(r, a->idx);
+        sy_engine_task_terminal(r, a->idx);
         return;
     }
     if (a->outcome == SY_OUTCOME_SUCCEEDED) {
@@ -219,7 +213,7 @@ static void apply_result(sy_engine *e, sy_attempt *a)
         json_t *out = sy_output_parse(a->output, a->output_len, e->o.max_context_bytes,
                                       err, sizeof err);
         if (out) {
-            if (!sy_eng_set_state(r, a->idx, SY_TASK_COMPLETED)) {
+            if (!sy_engine_set_state(r, a->idx, SY_TASK_COMPLETED)) {
                 json_decref(out);
                 return;
             }
@@ -232,37 +226,37 @@ static void apply_result(sy_engine *e, sy_attempt *a)
             } else {
                 json_decref(out);
             }
-            sy_eng_task_terminal(r, a->idx);
+            sy_engine_task_terminal(r, a->idx);
             return;
         }
-        sy_eng_fail_or_retry(r, a->idx, false, err);
+        sy_engine_fail_or_retry(r, a->idx, false, err);
         return;
     }
     const char *why = a->result_error && *a->result_error ? a->result_error : NULL;
     char buf[128];
     switch (a->outcome) {
     case SY_OUTCOME_TIMED_OUT:
-        sy_eng_fail_or_retry(r, a->idx, true, why ? why : "timed out in the executor");
+        sy_engine_fail_or_retry(r, a->idx, true, why ? why : "timed out in the executor");
         break;
     case SY_OUTCOME_CANCELLED:
-        sy_eng_fail_or_retry(r, a->idx, false, why ? why : "cancelled by the executor");
+        sy_engine_fail_or_retry(r, a->idx, false, why ? why : "cancelled by the executor");
         break;
     default:
         snprintf(buf, sizeof buf, "failed (attempt %u)", a->number);
-        sy_eng_fail_or_retry(r, a->idx, false, why ? why : buf);
+        sy_engine_fail_or_retry(r, a->idx, false, why ? why : buf);
     }
 }
 
 /* Capacity freed somewhere: offer the tasks that waited for it again. */
 static void take_wakes(sy_engine *e)
 {
-    for (size_t i = 0; i < e->n_execs; i++) {
-        sy_eexec *x = &e->execs[i];
-        if (!atomic_exchange(&x->woken, 0))
+    for (size_t i = 0; i < e->n_instances; i++) {
+        sy_instance_queue *q = &e->instances[i];
+        if (!atomic_exchange(&q->woken, 0))
             continue;
-        for (size_t j = 0; j < x->n_waiting; j++)
-            tq_push(&e->ready, x->waiting[j].run, x->waiting[j].idx);
-        x->n_waiting = 0;
+        for (size_t j = 0; j < q->n_waiting; j++)
+            tq_push(&e->ready, q->waiting[j].run, q->waiting[j].idx);
+        q->n_waiting = 0;
     }
 }
 
@@ -290,37 +284,37 @@ static void on_done(sy_wake *w) { take_done(w->data); }
 
 static void on_plugin_wake(sy_host *h)
 {
-    sy_eexec *x = h->data;
-    atomic_store(&x->woken, 1);
-    sy_wake_send(&x->e->done);
+    sy_instance_queue *q = h->data;
+    atomic_store(&q->woken, 1);
+    sy_wake_send(&q->e->done);
 }
 
 /* --- dispatch ---------------------------------------------------------------- */
 
-static void wait_for_capacity(sy_eexec *x, sy_rrt *r, size_t idx)
+static void wait_for_capacity(sy_instance_queue *q, sy_live_run *r, size_t idx)
 {
-    x->waiting = grow(x->waiting, &x->cap_waiting, x->n_waiting + 1, sizeof *x->waiting);
-    x->waiting[x->n_waiting].run = r;
-    x->waiting[x->n_waiting].idx = idx;
-    x->n_waiting++;
+    q->waiting = grow(q->waiting, &q->cap_waiting, q->n_waiting + 1, sizeof *q->waiting);
+    q->waiting[q->n_waiting].run = r;
+    q->waiting[q->n_waiting].idx = idx;
+    q->n_waiting++;
 }
 
-static bool has_capacity(sy_eexec *x)
+static bool has_capacity(sy_instance_queue *q)
 {
-    if (x->cap < 0) {
-        x->cap = x->x->plugin->desc->capacity(x->x->inst);
-        if (x->cap < 0)
-            x->cap = 0;
+    if (q->cap < 0) {
+        q->cap = q->entry->plugin->desc->capacity(q->entry->inst);
+        if (q->cap < 0)
+            q->cap = 0;
     }
-    return x->cap == SY_CAPACITY_UNLIMITED || x->reserved < x->cap;
+    return q->cap == SY_CAPACITY_UNLIMITED || q->reserved < q->cap;
 }
 
-static sy_attempt *new_attempt(sy_engine *e, sy_rrt *r, size_t idx, char *err, size_t len)
+static sy_attempt *new_attempt(sy_engine *e, sy_live_run *r, size_t idx, char *err, size_t len)
 {
-    sy_trt *t = &r->t[idx];
+    sy_live_task *t = &r->t[idx];
     const sy_task_def *d = &r->wf->tasks[idx];
     bool borrowed = false;
-    char *input = sy_eng_input(r, idx, &borrowed, err, len);
+    char *input = sy_engine_input(r, idx, &borrowed, err, len);
     if (!input)
         return NULL;
     sy_attempt *a = calloc(1, sizeof *a);
@@ -337,11 +331,11 @@ static sy_attempt *new_attempt(sy_engine *e, sy_rrt *r, size_t idx, char *err, s
     e->live = a;
     a->run = r;
     a->idx = idx;
-    a->exec = t->exec;
+    a->queue = t->queue;
     a->number = t->attempts + 1;
     a->input = input;
     a->input_borrowed = borrowed;
-    sy_completion_init(&a->c, t->exec_name, on_complete, a);
+    sy_completion_init(&a->c, t->instance_name, on_complete, a);
     a->task = (sy_task){
         .size = sizeof(sy_task),
         .attempt = a->number,
@@ -364,34 +358,34 @@ static void decide(sy_engine *e, int64_t now)
 {
     size_t n = e->ready.n;
     for (size_t i = 0; i < n && !e->drain; i++) {
-        sy_tref ref = tq_pop(&e->ready);
-        sy_rrt *r = ref.run;
-        sy_trt *t = &r->t[ref.idx];
+        sy_task_ref ref = tq_pop(&e->ready);
+        sy_live_run *r = ref.run;
+        sy_live_task *t = &r->t[ref.idx];
         if (t->state != SY_TASK_READY || r->cancelling || r->finished)
             continue;
         if (t->ready_at > now) {
-            sy_eng_arm_backoff(r, ref.idx, t->ready_at - now);
+            sy_engine_arm_backoff(r, ref.idx, t->ready_at - now);
             continue;
         }
-        if (!t->exec) {
+        if (!t->queue) {
             char msg[256];
             snprintf(msg, sizeof msg,
                      "routed to executor '%s', which is not defined in this configuration",
-                     t->exec_name ? t->exec_name : "?");
-            sy_eng_fail_now(r, ref.idx, msg);
+                     t->instance_name ? t->instance_name : "?");
+            sy_engine_fail_now(r, ref.idx, msg);
             continue;
         }
-        if (!has_capacity(t->exec)) {
-            wait_for_capacity(t->exec, r, ref.idx);
+        if (!has_capacity(t->queue)) {
+            wait_for_capacity(t->queue, r, ref.idx);
             continue;
         }
         char err[256];
         sy_attempt *a = new_attempt(e, r, ref.idx, err, sizeof err);
         if (!a) {
-            sy_eng_fail_now(r, ref.idx, err);
+            sy_engine_fail_now(r, ref.idx, err);
             continue;
         }
-        if (!sy_eng_set_state(r, ref.idx, SY_TASK_RUNNING)) {
+        if (!sy_engine_set_state(r, ref.idx, SY_TASK_RUNNING)) {
             r->inflight++;
             attempt_release(a);
             continue;
@@ -399,7 +393,7 @@ static void decide(sy_engine *e, int64_t now)
         t->attempts++;
         t->started = now;
         r->n_running++;
-        t->exec->reserved++;
+        t->queue->reserved++;
         t->current = a;
         r->inflight++;
         e->submit = grow(e->submit, &e->cap_submit, e->n_submit + 1, sizeof *e->submit);
@@ -410,17 +404,17 @@ static void decide(sy_engine *e, int64_t now)
 static void write_batch(sy_engine *e, int64_t now)
 {
     for (size_t i = 0; i < e->n_dirty; i++) {
-        sy_rrt *r = e->dirty[i].run;
+        sy_live_run *r = e->dirty[i].run;
         size_t idx = e->dirty[i].idx;
-        sy_trt *t = &r->t[idx];
+        sy_live_task *t = &r->t[idx];
         t->dirty = false;
-        sy_task_info ti = {
+        sy_task_record ti = {
             .idx = (uint32_t)idx,
             .state = t->state,
             .attempts = t->attempts,
             .failures = t->failures,
             .recoveries = t->recoveries,
-            .executor = (char *)t->exec_name,
+            .executor = (char *)t->instance_name,
             .error = t->error,
             .output = t->output_text,
             .ready_at = t->ready_at,
@@ -434,7 +428,7 @@ static void write_batch(sy_engine *e, int64_t now)
         }
     }
     e->n_dirty = 0;
-    for (sy_rrt *r = e->runs; r; r = r->next) {
+    for (sy_live_run *r = e->runs; r; r = r->next) {
         if (!r->dirty)
             continue;
         r->dirty = false;
@@ -450,8 +444,8 @@ static void submit_all(sy_engine *e)
 {
     for (size_t i = 0; i < e->n_submit; i++) {
         sy_attempt *a = e->submit[i];
-        sy_rrt *r = a->run;
-        const sy_executor *x = a->exec->x->plugin->desc;
+        sy_live_run *r = a->run;
+        const sy_executor *plugin = a->queue->entry->plugin->desc;
         if (a->task.timeout_ms > 0) {
             uv_timer_init(e->loop, &a->deadline);
             a->deadline.data = a;
@@ -459,22 +453,22 @@ static void submit_all(sy_engine *e)
             uv_timer_start(&a->deadline, on_deadline, (uint64_t)a->task.timeout_ms, 0);
         }
         char err[512] = "";
-        int rc = x->submit(a->exec->x->inst, &a->task, &a->c, err, sizeof err);
+        int rc = plugin->submit(a->queue->entry->inst, &a->task, &a->c, err, sizeof err);
         if (rc == SY_OK)
             continue;
         /* Not accepted: the attempt never started. */
-        sy_trt *t = &r->t[a->idx];
+        sy_live_task *t = &r->t[a->idx];
         if (t->current == a) {
             t->current = NULL;
             r->n_running--;
             if (rc == SY_EBUSY) {
-                sy_eng_set_state(r, a->idx, SY_TASK_READY);
-                wait_for_capacity(a->exec, r, a->idx);
+                sy_engine_set_state(r, a->idx, SY_TASK_READY);
+                wait_for_capacity(a->queue, r, a->idx);
             } else {
                 char msg[600];
                 snprintf(msg, sizeof msg, "executor '%s' refused the task: %s",
-                         a->exec->x->cfg->name, err[0] ? err : "no reason given");
-                sy_eng_fail_or_retry(r, a->idx, false, msg);
+                         a->queue->entry->cfg->name, err[0] ? err : "no reason given");
+                sy_engine_fail_or_retry(r, a->idx, false, msg);
             }
         }
         attempt_release(a);
@@ -490,17 +484,17 @@ static void on_flush(uv_prepare_t *h)
     if (e->fatal)
         return;
     bool any_run_dirty = false;
-    for (sy_rrt *r = e->runs; r && !any_run_dirty; r = r->next)
+    for (sy_live_run *r = e->runs; r && !any_run_dirty; r = r->next)
         any_run_dirty = r->dirty;
     if (e->ready.n == 0 && e->n_dirty == 0 && !any_run_dirty) {
         reap_runs(e);
-        sy_eng_check_idle(e);
+        sy_engine_check_idle(e);
         return;
     }
-    int64_t now = sy_now_ms();
-    for (size_t i = 0; i < e->n_execs; i++) {
-        e->execs[i].cap = -1;
-        e->execs[i].reserved = 0;
+    int64_t now = sy_clock_now_ms();
+    for (size_t i = 0; i < e->n_instances; i++) {
+        e->instances[i].cap = -1;
+        e->instances[i].reserved = 0;
     }
     if (sy_store_begin(e->o.store) != SY_OK) {
         sy_log(SY_LOG_ERROR, "store", "cannot begin: %s", sy_store_errmsg(e->o.store));
@@ -521,7 +515,7 @@ static void on_flush(uv_prepare_t *h)
     submit_all(e);
     if (e->n_dirty == 0)
         reap_runs(e);
-    sy_eng_check_idle(e);
+    sy_engine_check_idle(e);
 }
 
 /* --- serve: new runs, cancel requests, leases, signals ---------------------------- */
@@ -547,9 +541,9 @@ static int collect_owner(void *arg, const char *owner)
 static int on_cancel_request(void *arg, int64_t run_id)
 {
     sy_engine *e = arg;
-    for (sy_rrt *r = e->runs; r; r = r->next)
+    for (sy_live_run *r = e->runs; r; r = r->next)
         if (r->id == run_id && !r->finished && !r->cancelling)
-            sy_eng_cancel_run(r, "cancelled on request");
+            sy_engine_cancel_run(r, "cancelled on request");
     return 0;
 }
 
@@ -557,7 +551,7 @@ static void claim_new(sy_engine *e)
 {
     struct { char **v; size_t n, cap; const char *me; } stale = {NULL, 0, 0, e->o.owner};
     sy_store_list_owners(e->o.store, collect_owner, &stale);
-    int64_t now = sy_now_ms(), ids[64];
+    int64_t now = sy_clock_now_ms(), ids[64];
     size_t n = 0;
     if (sy_store_claim_runs(e->o.store, e->o.owner, now + e->o.lease_ms, now,
                             (const char *const *)stale.v, stale.n, 64, ids, &n) != SY_OK)
@@ -567,13 +561,13 @@ static void claim_new(sy_engine *e)
     free(stale.v);
     for (size_t i = 0; i < n; i++) {
         bool known = false;
-        for (sy_rrt *r = e->runs; r; r = r->next)
+        for (sy_live_run *r = e->runs; r; r = r->next)
             known |= r->id == ids[i];
         if (known)
             continue;
         char err[512];
-        sy_rrt *r;
-        if (sy_eng_load_run(e, ids[i], &r, err, sizeof err) != SY_OK)
+        sy_live_run *r;
+        if (sy_engine_load_run(e, ids[i], &r, err, sizeof err) != SY_OK)
             sy_log(SY_LOG_ERROR, "engine", "run %lld: %s", (long long)ids[i], err);
         else
             sy_log(SY_LOG_INFO, "engine", "run %lld (%s) adopted", (long long)r->id,
@@ -593,7 +587,7 @@ static void on_poll(uv_timer_t *t)
 static void on_renew(uv_timer_t *t)
 {
     sy_engine *e = t->data;
-    if (sy_store_renew(e->o.store, e->o.owner, sy_now_ms() + e->o.lease_ms) != SY_OK)
+    if (sy_store_renew(e->o.store, e->o.owner, sy_clock_now_ms() + e->o.lease_ms) != SY_OK)
         sy_log(SY_LOG_WARN, "store", "cannot renew leases: %s", sy_store_errmsg(e->o.store));
 }
 
@@ -616,10 +610,10 @@ void sy_engine_drain(sy_engine *e)
     }
     /* Attempts not yet submitted will not be: they stay Ready in the
      * store for whoever runs next. */
-    sy_eng_check_idle(e);
+    sy_engine_check_idle(e);
 }
 
-void sy_eng_check_idle(sy_engine *e)
+void sy_engine_check_idle(sy_engine *e)
 {
     if (e->stopping)
         return;
@@ -668,17 +662,17 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     }
     pthread_mutex_init(&e->qlock, NULL);
     sy_setup *s = o->setup;
-    e->execs = calloc(s->n_execs ? s->n_execs : 1, sizeof *e->execs);
-    for (size_t i = 0; i < s->n_execs; i++) {
-        if (!s->execs[i].inst)
+    e->instances = calloc(s->n_instances ? s->n_instances : 1, sizeof *e->instances);
+    for (size_t i = 0; i < s->n_instances; i++) {
+        if (!s->instances[i].inst)
             continue;
-        sy_eexec *x = &e->execs[e->n_execs++];
-        x->x = &s->execs[i];
-        x->e = e;
-        x->cap = -1;
-        atomic_init(&x->woken, 0);
-        x->x->host.on_wake = on_plugin_wake;
-        x->x->host.data = x;
+        sy_instance_queue *q = &e->instances[e->n_instances++];
+        q->entry = &s->instances[i];
+        q->e = e;
+        q->cap = -1;
+        atomic_init(&q->woken, 0);
+        q->entry->host.on_wake = on_plugin_wake;
+        q->entry->host.data = q;
     }
     uv_prepare_init(loop, &e->flush);
     e->flush.data = e;
@@ -699,7 +693,7 @@ int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done, char *err
                     size_t err_len)
 {
     bool claimed = false;
-    int64_t now = sy_now_ms();
+    int64_t now = sy_clock_now_ms();
     int rc = sy_store_claim_run(e->o.store, run_id, e->o.owner, now + e->o.lease_ms, now,
                                 NULL, 0, &claimed);
     if (rc != SY_OK)
@@ -708,8 +702,8 @@ int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done, char *err
         return sy_errf(err, err_len, "run %lld is held by another live host or has ended",
                        (long long)run_id),
                SY_EBUSY;
-    sy_rrt *r;
-    rc = sy_eng_load_run(e, run_id, &r, err, err_len);
+    sy_live_run *r;
+    rc = sy_engine_load_run(e, run_id, &r, err, err_len);
     if (rc != SY_OK)
         return rc;
     if (stop_when_done && !r->finished) {
@@ -739,7 +733,7 @@ int sy_engine_run(sy_engine *e)
         for (sy_attempt *a = e->live; a; a = a->lnext)
             if (!a->cancel_sent) {
                 a->cancel_sent = true;
-                a->exec->x->plugin->desc->cancel(a->exec->x->inst, &a->c);
+                a->queue->entry->plugin->desc->cancel(a->queue->entry->inst, &a->c);
             }
         if (!e->drain)
             e->drain = 1;
@@ -767,10 +761,10 @@ void sy_engine_free(sy_engine *e)
      * caller destroys instances (which drains them) before this. */
     take_done(e);
     while (e->runs) {
-        sy_rrt *r = e->runs;
+        sy_live_run *r = e->runs;
         r->finished = true;
         r->inflight = 0;
-        sy_eng_free_run(r);
+        sy_engine_free_run(r);
     }
     sy_wake_close(&e->done);
     uv_close((uv_handle_t *)&e->flush, close_noop);
@@ -779,11 +773,11 @@ void sy_engine_free(sy_engine *e)
     uv_close((uv_handle_t *)&e->sigterm, close_noop);
     uv_close((uv_handle_t *)&e->sigint, close_noop);
     uv_run(e->loop, UV_RUN_DEFAULT);
-    for (size_t i = 0; i < e->n_execs; i++) {
-        free(e->execs[i].waiting);
-        e->execs[i].x->host.on_wake = NULL;
+    for (size_t i = 0; i < e->n_instances; i++) {
+        free(e->instances[i].waiting);
+        e->instances[i].entry->host.on_wake = NULL;
     }
-    free(e->execs);
+    free(e->instances);
     free(e->ready.v);
     free(e->dirty);
     free(e->submit);

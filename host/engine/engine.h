@@ -78,7 +78,4 @@ void sy_engine_free(sy_engine *e);
 /* "HOSTNAME:PID" for this process, malloc'd. */
 char *sy_engine_owner_id(void);
 
-/* Milliseconds since the epoch. */
-int64_t sy_now_ms(void);
-
 #endif

@@ -10,7 +10,7 @@
 
 /* The ancestors of idx that produced output, by a DFS stamped with a per-run
  * generation so nothing needs clearing between calls. */
-static size_t ancestors_with_output(sy_rrt *r, size_t idx, size_t *out, size_t *stack)
+static size_t ancestors_with_output(sy_live_run *r, size_t idx, size_t *out, size_t *stack)
 {
     const sy_workflow *wf = r->wf;
     uint32_t stamp = ++r->stamp;
@@ -44,7 +44,7 @@ static int by_topo(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-json_t *sy_eng_input_json(sy_rrt *r, size_t idx)
+json_t *sy_engine_input_json(sy_live_run *r, size_t idx)
 {
     json_t *ctx = json_deep_copy(r->context);
     if (!ctx || r->n_with_output == 0)
@@ -68,7 +68,7 @@ json_t *sy_eng_input_json(sy_rrt *r, size_t idx)
     return ctx;
 }
 
-char *sy_eng_input(sy_rrt *r, size_t idx, bool *borrowed, char *err, size_t err_len)
+char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err, size_t err_len)
 {
     size_t max = r->e->o.max_context_bytes;
     if (r->n_with_output == 0) {
@@ -81,7 +81,7 @@ char *sy_eng_input(sy_rrt *r, size_t idx, bool *borrowed, char *err, size_t err_
         return r->context_text;
     }
     *borrowed = false;
-    json_t *ctx = sy_eng_input_json(r, idx);
+    json_t *ctx = sy_engine_input_json(r, idx);
     char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
     if (!text) {

@@ -1,4 +1,5 @@
 /* Runs in the engine: transitions, triggers, retries, loading, recovery. */
+#include "base/clock.h"
 #include "engine/internal.h"
 
 #include <stdlib.h>
@@ -9,9 +10,9 @@
 #include "workflow/trigger.h"
 #include "base/util.h"
 
-static const sy_trt *task_c(const sy_rrt *r, size_t idx) { return &r->t[idx]; }
+static const sy_live_task *task_c(const sy_live_run *r, size_t idx) { return &r->t[idx]; }
 
-void sy_eng_view(const sy_rrt *r, sy_engine_view *v)
+void sy_engine_fill_view(const sy_live_run *r, sy_engine_view *v)
 {
     *v = (sy_engine_view){
         .run_id = r->id,
@@ -25,22 +26,22 @@ void sy_eng_view(const sy_rrt *r, sy_engine_view *v)
     };
 }
 
-static void report(sy_rrt *r, size_t idx)
+static void report(sy_live_run *r, size_t idx)
 {
     sy_engine *e = r->e;
     if (!e->o.on_task)
         return;
     sy_engine_view v;
-    sy_eng_view(r, &v);
-    const sy_trt *t = task_c(r, idx);
+    sy_engine_fill_view(r, &v);
+    const sy_live_task *t = task_c(r, idx);
     e->o.on_task(e->o.arg, &v, r->wf->tasks[idx].id, t->state, t->attempts, t->error);
 }
 
 /* Every change of state goes through here: an illegal one is a bug that is
  * logged, never applied. */
-bool sy_eng_set_state(sy_rrt *r, size_t idx, sy_task_state to)
+bool sy_engine_set_state(sy_live_run *r, size_t idx, sy_task_state to)
 {
-    sy_trt *t = &r->t[idx];
+    sy_live_task *t = &r->t[idx];
     if (!sy_task_transition_ok(t->state, to)) {
         sy_log(SY_LOG_ERROR, "engine",
                "bug: illegal transition %s -> %s for %s in run %lld; not applied",
@@ -53,13 +54,13 @@ bool sy_eng_set_state(sy_rrt *r, size_t idx, sy_task_state to)
         r->n_terminal++;
         r->n_failed += to == SY_TASK_FAILED;
         r->n_skipped += to == SY_TASK_SKIPPED;
-        t->finished = sy_now_ms();
+        t->finished = sy_clock_now_ms();
     }
-    sy_eng_mark_task(r, idx);
+    sy_engine_mark_task(r, idx);
     return true;
 }
 
-static void set_error(sy_trt *t, const char *msg)
+static void set_error(sy_live_task *t, const char *msg)
 {
     free(t->error);
     t->error = msg ? sy_xstrdup(msg) : NULL;
@@ -69,50 +70,50 @@ static void close_free(uv_handle_t *h) { free(h); }
 
 static void on_backoff(uv_timer_t *h)
 {
-    const sy_tref *ref = h->data;
+    const sy_task_ref *ref = h->data;
     /* The timer's clock (libuv's monotonic loop time) and ready_at (wall
      * time) can disagree by a millisecond: the timer's word is final. */
     ref->run->t[ref->idx].ready_at = 0;
-    sy_eng_enqueue(ref->run, ref->idx);
+    sy_engine_enqueue(ref->run, ref->idx);
 }
 
-void sy_eng_arm_backoff(sy_rrt *r, size_t idx, int64_t delay)
+void sy_engine_arm_backoff(sy_live_run *r, size_t idx, int64_t delay)
 {
-    sy_trt *t = &r->t[idx];
+    sy_live_task *t = &r->t[idx];
     if (!t->backoff) {
         /* The handle and its back-reference travel together. */
-        struct { uv_timer_t timer; sy_tref ref; } *b = sy_xmalloc(sizeof *b);
+        struct { uv_timer_t timer; sy_task_ref ref; } *b = sy_xmalloc(sizeof *b);
         uv_timer_init(r->e->loop, &b->timer);
-        b->ref = (sy_tref){r, idx};
+        b->ref = (sy_task_ref){r, idx};
         b->timer.data = &b->ref;
         t->backoff = &b->timer;
     }
     uv_timer_start(t->backoff, on_backoff, (uint64_t)delay, 0);
 }
 
-void sy_eng_task_ready(sy_rrt *r, size_t idx, int64_t ready_at)
+void sy_engine_task_ready(sy_live_run *r, size_t idx, int64_t ready_at)
 {
-    if (!sy_eng_set_state(r, idx, SY_TASK_READY))
+    if (!sy_engine_set_state(r, idx, SY_TASK_READY))
         return;
     r->t[idx].ready_at = ready_at;
-    int64_t delay = ready_at - sy_now_ms();
+    int64_t delay = ready_at - sy_clock_now_ms();
     if (ready_at > 0 && delay > 0)
-        sy_eng_arm_backoff(r, idx, delay);
+        sy_engine_arm_backoff(r, idx, delay);
     else
-        sy_eng_enqueue(r, idx);
+        sy_engine_enqueue(r, idx);
 }
 
-void sy_eng_fail_now(sy_rrt *r, size_t idx, const char *error)
+void sy_engine_fail_now(sy_live_run *r, size_t idx, const char *error)
 {
-    if (!sy_eng_set_state(r, idx, SY_TASK_FAILED))
+    if (!sy_engine_set_state(r, idx, SY_TASK_FAILED))
         return;
     set_error(&r->t[idx], error);
-    sy_eng_task_terminal(r, idx);
+    sy_engine_task_terminal(r, idx);
 }
 
-void sy_eng_fail_or_retry(sy_rrt *r, size_t idx, bool timeout, const char *error)
+void sy_engine_fail_or_retry(sy_live_run *r, size_t idx, bool timeout, const char *error)
 {
-    sy_trt *t = &r->t[idx];
+    sy_live_task *t = &r->t[idx];
     const sy_retry *p = &r->wf->tasks[idx].retry;
     t->failures++;
     set_error(t, error);
@@ -123,20 +124,20 @@ void sy_eng_fail_or_retry(sy_rrt *r, size_t idx, bool timeout, const char *error
         snprintf(detail, sizeof detail, "%s; retry %u of %u in %lldms", error ? error : "",
                  t->failures, p->attempts - 1, (long long)delay);
         sy_store_add_event(r->e->o.store, r->id, (uint32_t)idx, t->attempts,
-                           timeout ? "timed_out" : "failed", detail, sy_now_ms());
-        sy_eng_task_ready(r, idx, sy_now_ms() + delay);
+                           timeout ? "timed_out" : "failed", detail, sy_clock_now_ms());
+        sy_engine_task_ready(r, idx, sy_clock_now_ms() + delay);
         report(r, idx);
         return;
     }
     sy_store_add_event(r->e->o.store, r->id, (uint32_t)idx, t->attempts,
-                       timeout ? "timed_out" : "failed", error, sy_now_ms());
-    if (!sy_eng_set_state(r, idx, SY_TASK_FAILED))
+                       timeout ? "timed_out" : "failed", error, sy_clock_now_ms());
+    if (!sy_engine_set_state(r, idx, SY_TASK_FAILED))
         return;
-    sy_eng_task_terminal(r, idx);
+    sy_engine_task_terminal(r, idx);
 }
 
 /* Why a trigger rule did not hold, for the Skipped task's error. */
-static void skip_reason(const sy_rrt *r, size_t idx, char *buf, size_t len)
+static void skip_reason(const sy_live_run *r, size_t idx, char *buf, size_t len)
 {
     const sy_task_def *d = &r->wf->tasks[idx];
     size_t off = (size_t)snprintf(buf, len, "trigger %s does not hold:",
@@ -172,7 +173,7 @@ static void when_reason(const sy_task_def *d, const json_t *ctx, char *buf, size
 /* Decides a NotStarted task whose dependencies may all have ended:
  * Ready, Skipped, or (still waiting) nothing.  Returns true when it
  * became Skipped, so its own children need deciding too. */
-static bool decide_task(sy_rrt *r, size_t idx)
+static bool decide_task(sy_live_run *r, size_t idx)
 {
     const sy_task_def *d = &r->wf->tasks[idx];
     if (r->t[idx].state != SY_TASK_NOT_STARTED)
@@ -189,7 +190,7 @@ static bool decide_task(sy_rrt *r, size_t idx)
         return false;
     char why[512];
     if (v == SY_TRIG_RUN && d->n_when > 0) {
-        json_t *ctx = sy_eng_input_json(r, idx);
+        json_t *ctx = sy_engine_input_json(r, idx);
         if (!ctx || !sy_conds_hold(d->when, d->n_when, ctx)) {
             v = SY_TRIG_SKIP;
             when_reason(d, ctx, why, sizeof why);
@@ -199,17 +200,17 @@ static bool decide_task(sy_rrt *r, size_t idx)
         skip_reason(r, idx, why, sizeof why);
     }
     if (v == SY_TRIG_RUN) {
-        sy_eng_task_ready(r, idx, 0);
+        sy_engine_task_ready(r, idx, 0);
         return false;
     }
-    if (!sy_eng_set_state(r, idx, SY_TASK_SKIPPED))
+    if (!sy_engine_set_state(r, idx, SY_TASK_SKIPPED))
         return false;
     set_error(&r->t[idx], why);
     report(r, idx);
     return true;
 }
 
-void sy_eng_task_terminal(sy_rrt *r, size_t idx)
+void sy_engine_task_terminal(sy_live_run *r, size_t idx)
 {
     report(r, idx);
     /* Skipping propagates down the graph; an explicit stack keeps a deep
@@ -233,19 +234,19 @@ void sy_eng_task_terminal(sy_rrt *r, size_t idx)
         }
     }
     free(stack);
-    sy_eng_maybe_finish(r);
+    sy_engine_maybe_finish(r);
 }
 
-void sy_eng_start_roots(sy_rrt *r)
+void sy_engine_start_roots(sy_live_run *r)
 {
     for (size_t i = 0; i < r->wf->n_tasks; i++) {
         size_t idx = r->wf->topo[i];
         if (r->t[idx].deps_left == 0 && decide_task(r, idx))
-            sy_eng_task_terminal(r, idx);
+            sy_engine_task_terminal(r, idx);
     }
 }
 
-void sy_eng_maybe_finish(sy_rrt *r)
+void sy_engine_maybe_finish(sy_live_run *r)
 {
     if (r->finished || r->n_terminal < r->wf->n_tasks)
         return;
@@ -260,10 +261,10 @@ void sy_eng_maybe_finish(sy_rrt *r)
                  r->n_failed == 1 ? "" : "s");
         r->error = sy_xstrdup(msg);
     }
-    sy_eng_mark_run(r);
+    sy_engine_mark_run(r);
     if (e->o.on_run) {
         sy_engine_view v;
-        sy_eng_view(r, &v);
+        sy_engine_fill_view(r, &v);
         e->o.on_run(e->o.arg, &v);
     }
     if (r->watched) {
@@ -272,7 +273,7 @@ void sy_eng_maybe_finish(sy_rrt *r)
     }
 }
 
-void sy_eng_cancel_run(sy_rrt *r, const char *why)
+void sy_engine_cancel_run(sy_live_run *r, const char *why)
 {
     if (r->finished || r->cancelling)
         return;
@@ -280,42 +281,42 @@ void sy_eng_cancel_run(sy_rrt *r, const char *why)
     free(r->error);
     r->error = sy_xstrdup(why);
     for (size_t i = 0; i < r->wf->n_tasks; i++) {
-        sy_trt *t = &r->t[i];
+        sy_live_task *t = &r->t[i];
         if (t->state == SY_TASK_NOT_STARTED || t->state == SY_TASK_READY) {
             if (t->backoff)
                 uv_timer_stop(t->backoff);
-            if (sy_eng_set_state(r, i, SY_TASK_SKIPPED))
+            if (sy_engine_set_state(r, i, SY_TASK_SKIPPED))
                 set_error(t, "run cancelled");
         } else if (t->state == SY_TASK_RUNNING && t->current && !t->current->cancel_sent) {
             sy_attempt *a = t->current;
             a->cancel_sent = true;
-            a->exec->x->plugin->desc->cancel(a->exec->x->inst, &a->c);
+            a->queue->entry->plugin->desc->cancel(a->queue->entry->inst, &a->c);
         }
     }
-    sy_eng_mark_run(r);
-    sy_eng_maybe_finish(r);
+    sy_engine_mark_run(r);
+    sy_engine_maybe_finish(r);
 }
 
 /* --- loading a run ----------------------------------------------------------- */
 
 struct load_ctx {
-    sy_rrt *r;
+    sy_live_run *r;
     int errors;
     char *err;
     size_t err_len;
 };
 
-static int load_task(void *arg, const sy_task_info *ti)
+static int load_task(void *arg, const sy_task_record *ti)
 {
     struct load_ctx *c = arg;
-    sy_rrt *r = c->r;
+    sy_live_run *r = c->r;
     if (ti->idx >= r->wf->n_tasks) {
         sy_errf(c->err, c->err_len, "task row %u beyond the definition's %zu tasks", ti->idx,
                 r->wf->n_tasks);
         c->errors++;
         return 1;
     }
-    sy_trt *t = &r->t[ti->idx];
+    sy_live_task *t = &r->t[ti->idx];
     t->state = ti->state;
     t->attempts = ti->attempts;
     t->failures = ti->failures;
@@ -338,24 +339,24 @@ static int load_task(void *arg, const sy_task_info *ti)
     return 0;
 }
 
-static void route_tasks(sy_engine *e, sy_rrt *r)
+static void route_tasks(sy_engine *e, sy_live_run *r)
 {
     const sy_routes *routes = &e->o.setup->cfg.routes;
     for (size_t i = 0; i < r->wf->n_tasks; i++) {
         const char *name = NULL;
         sy_routes_resolve(routes, r->wf->tasks[i].ns, &name, NULL);
-        r->t[i].exec_name = name ? name : SY_DEFAULT_EXECUTOR;
-        r->t[i].exec = sy_eng_exec(e, r->t[i].exec_name);
+        r->t[i].instance_name = name;
+        r->t[i].queue = sy_engine_instance_queue(e, r->t[i].instance_name);
     }
 }
 
 /* Attempts that were Running when their host stopped go back to Ready:
  * at least once, never lost.  A task that keeps taking hosts down fails. */
-static void recover(sy_rrt *r)
+static void recover(sy_live_run *r)
 {
     sy_engine *e = r->e;
     for (size_t i = 0; i < r->wf->n_tasks; i++) {
-        sy_trt *t = &r->t[i];
+        sy_live_task *t = &r->t[i];
         if (t->state != SY_TASK_RUNNING)
             continue;
         t->recoveries++;
@@ -363,27 +364,27 @@ static void recover(sy_rrt *r)
         snprintf(msg, sizeof msg, "recovered: attempt %u was running on a host that stopped",
                  t->attempts);
         sy_store_add_event(e->o.store, r->id, (uint32_t)i, t->attempts, "recovered", msg,
-                           sy_now_ms());
+                           sy_clock_now_ms());
         if (t->recoveries > e->o.max_recoveries) {
             snprintf(msg, sizeof msg, "lost with its host %u times; not retried again",
                      t->recoveries);
-            sy_eng_fail_now(r, i, msg);
+            sy_engine_fail_now(r, i, msg);
             continue;
         }
         set_error(t, msg);
-        sy_eng_task_ready(r, i, 0);
+        sy_engine_task_ready(r, i, 0);
     }
 }
 
-static void link_run(sy_engine *e, sy_rrt *r)
+static void link_run(sy_engine *e, sy_live_run *r)
 {
     r->next = e->runs;
     e->runs = r;
 }
 
-int sy_eng_load_run(sy_engine *e, int64_t run_id, sy_rrt **out, char *err, size_t err_len)
+int sy_engine_load_run(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, size_t err_len)
 {
-    sy_run_info ri;
+    sy_run_record ri;
     int rc = sy_store_get_run(e->o.store, run_id, &ri);
     if (rc != SY_OK)
         return sy_errf(err, err_len, "run %lld: %s", (long long)run_id,
@@ -413,10 +414,10 @@ int sy_eng_load_run(sy_engine *e, int64_t run_id, sy_rrt **out, char *err, size_
         if (!borrowed)
             sy_workflow_free(wf);
         json_decref(ctx);
-        sy_run_info_clear(&ri);
+        sy_run_record_clear(&ri);
         return SY_EINVAL;
     }
-    sy_rrt *r = calloc(1, sizeof *r);
+    sy_live_run *r = calloc(1, sizeof *r);
     r->id = run_id;
     snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
     r->e = e;
@@ -427,14 +428,14 @@ int sy_eng_load_run(sy_engine *e, int64_t run_id, sy_rrt **out, char *err, size_
     r->state = SY_RUN_RUNNING;
     r->t = calloc(wf->n_tasks ? wf->n_tasks : 1, sizeof *r->t);
     bool cancel = ri.cancel_requested;
-    sy_run_info_clear(&ri);
+    sy_run_record_clear(&ri);
     struct load_ctx lc = {r, 0, err, err_len};
     rc = sy_store_list_tasks(e->o.store, run_id, load_task, &lc);
     if (rc != SY_OK || lc.errors) {
         if (rc != SY_OK)
             sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store));
         r->finished = true;
-        sy_eng_free_run(r);
+        sy_engine_free_run(r);
         return rc != SY_OK ? rc : SY_EINVAL;
     }
     link_run(e, r);
@@ -447,37 +448,37 @@ int sy_eng_load_run(sy_engine *e, int64_t run_id, sy_rrt **out, char *err, size_
     recover(r);
     for (size_t i = 0; i < wf->n_tasks; i++)
         if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty)
-            sy_eng_task_ready_reload(r, i);
-    sy_eng_start_roots(r);
+            sy_engine_task_ready_reload(r, i);
+    sy_engine_start_roots(r);
     if (cancel)
-        sy_eng_cancel_run(r, "cancelled on request");
-    sy_eng_maybe_finish(r);
+        sy_engine_cancel_run(r, "cancelled on request");
+    sy_engine_maybe_finish(r);
     *out = r;
     return SY_OK;
 }
 
 /* A task loaded as Ready: offer it when its backoff is over. */
-void sy_eng_task_ready_reload(sy_rrt *r, size_t idx)
+void sy_engine_task_ready_reload(sy_live_run *r, size_t idx)
 {
-    int64_t delay = r->t[idx].ready_at - sy_now_ms();
+    int64_t delay = r->t[idx].ready_at - sy_clock_now_ms();
     if (r->t[idx].ready_at > 0 && delay > 0)
-        sy_eng_arm_backoff(r, idx, delay);
+        sy_engine_arm_backoff(r, idx, delay);
     else
-        sy_eng_enqueue(r, idx);
+        sy_engine_enqueue(r, idx);
 }
 
-static void purge_refs(sy_engine *e, const sy_rrt *r)
+static void purge_refs(sy_engine *e, const sy_live_run *r)
 {
-    sy_tqueue *q = &e->ready;
+    sy_task_queue *q = &e->ready;
     size_t keep = 0;
     for (size_t i = 0; i < q->n; i++) {
-        sy_tref t = q->v[(q->head + i) % q->cap];
+        sy_task_ref t = q->v[(q->head + i) % q->cap];
         if (t.run != r)
             q->v[(q->head + keep++) % q->cap] = t;
     }
     q->n = keep;
-    for (size_t x = 0; x < e->n_execs; x++) {
-        sy_eexec *ex = &e->execs[x];
+    for (size_t x = 0; x < e->n_instances; x++) {
+        sy_instance_queue *ex = &e->instances[x];
         size_t k = 0;
         for (size_t i = 0; i < ex->n_waiting; i++)
             if (ex->waiting[i].run != r)
@@ -486,17 +487,17 @@ static void purge_refs(sy_engine *e, const sy_rrt *r)
     }
 }
 
-void sy_eng_free_run(sy_rrt *r)
+void sy_engine_free_run(sy_live_run *r)
 {
     sy_engine *e = r->e;
-    for (sy_rrt **p = &e->runs; *p; p = &(*p)->next)
+    for (sy_live_run **p = &e->runs; *p; p = &(*p)->next)
         if (*p == r) {
             *p = r->next;
             break;
         }
     purge_refs(e, r);
     for (size_t i = 0; r->wf && i < r->wf->n_tasks; i++) {
-        sy_trt *t = &r->t[i];
+        sy_live_task *t = &r->t[i];
         if (t->backoff) {
             uv_timer_stop(t->backoff);
             uv_close((uv_handle_t *)t->backoff, close_free);

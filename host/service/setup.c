@@ -86,9 +86,9 @@ static const sy_plugin *refused_named(const sy_plugins *ps, const char *name)
     return NULL;
 }
 
-static int bind_plugin(sy_setup *s, sy_exec *e, sy_diags *d)
+static int bind_plugin(sy_setup *s, sy_instance_entry *e, sy_diags *d)
 {
-    const sy_exec_cfg *c = e->cfg;
+    const sy_instance_config *c = e->cfg;
     e->plugin = sy_plugins_find(&s->plugins, c->plugin);
     if (e->plugin) {
         char what[128];
@@ -113,7 +113,7 @@ static int bind_plugin(sy_setup *s, sy_exec *e, sy_diags *d)
     return 1;
 }
 
-static int create_instance(sy_exec *e, sy_diags *d)
+static int create_instance(sy_instance_entry *e, sy_diags *d)
 {
     const sy_executor *x = e->plugin->desc;
     char err[1024] = "";
@@ -135,15 +135,15 @@ static int create_instance(sy_exec *e, sy_diags *d)
 
 static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
 {
-    s->n_execs = s->cfg.n_executors;
-    s->execs = calloc(s->n_execs ? s->n_execs : 1, sizeof *s->execs);
-    if (!s->execs) {
+    s->n_instances = s->cfg.n_executors;
+    s->instances = calloc(s->n_instances ? s->n_instances : 1, sizeof *s->instances);
+    if (!s->instances) {
         sy_error(d, NULL, 0, "out of memory");
         return 1;
     }
     int errors = 0;
-    for (size_t i = 0; i < s->n_execs; i++) {
-        sy_exec *e = &s->execs[i];
+    for (size_t i = 0; i < s->n_instances; i++) {
+        sy_instance_entry *e = &s->instances[i];
         e->cfg = &s->cfg.executors[i];
         e->host.name = e->cfg->name;
         e->settings = sy_params_from_setting(e->cfg->setting, instance_skip);
@@ -167,9 +167,7 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
     sy_setup *s = arg;
     const char *name = NULL;
     sy_routes_resolve(&s->cfg.routes, t->ns, &name, NULL);
-    if (!name)
-        name = SY_DEFAULT_EXECUTOR;
-    sy_exec *x = sy_setup_exec(s, name);
+    sy_instance_entry *x = sy_setup_instance(s, name);
     const char *file = config_setting_source_file(setting);
     int line = (int)config_setting_source_line(setting);
     if (!x) {
@@ -256,25 +254,25 @@ int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d
     return errors;
 }
 
-sy_exec *sy_setup_exec(sy_setup *s, const char *name)
+sy_instance_entry *sy_setup_instance(sy_setup *s, const char *name)
 {
-    for (size_t i = 0; i < s->n_execs; i++)
-        if (strcmp(s->execs[i].cfg->name, name) == 0)
-            return &s->execs[i];
+    for (size_t i = 0; i < s->n_instances; i++)
+        if (strcmp(s->instances[i].cfg->name, name) == 0)
+            return &s->instances[i];
     return NULL;
 }
 
 void sy_setup_close(sy_setup *s)
 {
-    for (size_t i = s->n_execs; i-- > 0;) {
-        sy_exec *e = &s->execs[i];
+    for (size_t i = s->n_instances; i-- > 0;) {
+        sy_instance_entry *e = &s->instances[i];
         if (e->inst) {
             e->plugin->desc->destroy(e->inst);
             e->plugin->instances--;
         }
         json_decref(e->settings);
     }
-    free(s->execs);
+    free(s->instances);
     for (size_t i = 0; i < s->n_wfs; i++)
         sy_workflow_free(s->wfs[i]);
     free(s->wfs);

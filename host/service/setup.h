@@ -18,21 +18,21 @@
 #include "workflow/workflow.h"
 
 /* One executor instance. */
-typedef struct sy_exec {
-    const sy_exec_cfg *cfg;  /* its configuration; points into sy_setup.cfg */
+typedef struct sy_instance_entry {
+    const sy_instance_config *cfg;  /* its configuration; points into sy_setup.cfg */
     sy_plugin *plugin;       /* the plugin it uses; NULL if not loaded */
     sy_instance *inst;       /* the plugin's instance; NULL until created */
     json_t *settings;        /* owned: its settings minus `plugin` */
     struct sy_host host;     /* handed to the plugin; name = cfg->name */
-} sy_exec;
+} sy_instance_entry;
 
 typedef struct sy_setup {
     sy_config cfg;
     bool have_cfg;           /* false when running without a config file */
     bool cfg_ok;             /* the config loaded without errors */
     sy_plugins plugins;
-    sy_exec *execs;          /* owned, one per cfg.executors entry */
-    size_t n_execs;
+    sy_instance_entry *instances;          /* owned, one per cfg.executors entry */
+    size_t n_instances;
     sy_workflow **wfs;       /* owned: the workflows of workflow_dirs */
     size_t n_wfs;
 } sy_setup;
@@ -60,7 +60,7 @@ const sy_workflow *sy_setup_workflow(const sy_setup *s, const char *name,
 void sy_setup_close(sy_setup *s);
 
 /* The instance called `name`, or NULL. */
-sy_exec *sy_setup_exec(sy_setup *s, const char *name);
+sy_instance_entry *sy_setup_instance(sy_setup *s, const char *name);
 
 /* The directories scanned for plugins, in order: the config's
  * plugin_dirs, then $SWITCHYARD_PLUGIN_PATH (colon-separated), then the

@@ -16,8 +16,8 @@
 
 #include "store/store.h"
 
-typedef int (*sy_store_run_cb)(void *arg, const sy_run_info *r);
-typedef int (*sy_store_task_cb)(void *arg, const sy_task_info *t);
+typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
+typedef int (*sy_store_task_cb)(void *arg, const sy_task_record *t);
 typedef int (*sy_store_owner_cb)(void *arg, const char *owner);
 typedef int (*sy_store_id_cb)(void *arg, int64_t run_id);
 typedef int (*sy_store_event_cb)(void *arg, uint32_t idx, uint32_t attempt,
@@ -37,7 +37,7 @@ struct sy_store_ops {
                       const char *workflow, const char *context,
                       size_t n_tasks, const char *const *task_ids,
                       const char *const *ns, int64_t now, int64_t *run_id);
-    int (*get_run)(sy_store *s, int64_t run_id, sy_run_info *out);
+    int (*get_run)(sy_store *s, int64_t run_id, sy_run_record *out);
     int (*list_runs)(sy_store *s, size_t limit, sy_store_run_cb cb,
                      void *arg);
     int (*list_tasks)(sy_store *s, int64_t run_id, sy_store_task_cb cb,
@@ -60,7 +60,7 @@ struct sy_store_ops {
     int (*begin)(sy_store *s);
     int (*commit)(sy_store *s);
     void (*rollback)(sy_store *s);
-    int (*update_task)(sy_store *s, int64_t run_id, const sy_task_info *t);
+    int (*update_task)(sy_store *s, int64_t run_id, const sy_task_record *t);
     int (*update_run)(sy_store *s, int64_t run_id, sy_run_state state,
                       const char *error, int64_t now);
     int (*add_event)(sy_store *s, int64_t run_id, uint32_t idx,

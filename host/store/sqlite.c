@@ -16,6 +16,7 @@
  * in a transaction of their own outside a batch, or in a savepoint inside
  * one, so that a failure never leaves half of them applied.
  */
+#include "base/clock.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -360,13 +361,6 @@ static void sq_rollback(sy_store *s)
 
 /* --- definitions --------------------------------------------------------------- */
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int sq_put_definition(sy_store *s, const char *hash, const char *tenant,
                              const char *workflow, const char *definition)
 {
@@ -376,7 +370,7 @@ static int sq_put_definition(sy_store *s, const char *hash, const char *tenant,
     keep(&rc, bind_text(st, 2, tenant));
     keep(&rc, bind_text(st, 3, workflow));
     keep(&rc, bind_text(st, 4, definition));
-    keep(&rc, sqlite3_bind_int64(st, 5, now_ms()));
+    keep(&rc, sqlite3_bind_int64(st, 5, sy_clock_now_ms()));
     if (rc != SQLITE_OK)
         return st_fail(q, st, rc, "store definition %s", hash);
     return step_done(q, st, "store definition");
@@ -471,7 +465,7 @@ static int sq_create_run(sy_store *s, const char *hash, const char *tenant,
 }
 
 /* The row's strings are borrowed from the statement. */
-static void row_to_run(sqlite3_stmt *st, sy_run_info *r)
+static void row_to_run(sqlite3_stmt *st, sy_run_record *r)
 {
     r->id = sqlite3_column_int64(st, 0);
     r->workflow = col_text(st, 1);
@@ -503,7 +497,7 @@ static bool own_strings(char **v[], size_t n)
     return ok;
 }
 
-static int sq_get_run(sy_store *s, int64_t run_id, sy_run_info *out)
+static int sq_get_run(sy_store *s, int64_t run_id, sy_run_record *out)
 {
     sy_store_sqlite *q = to_q(s);
     sqlite3_stmt *st = q->st[ST_GET_RUN];
@@ -523,7 +517,7 @@ static int sq_get_run(sy_store *s, int64_t run_id, sy_run_info *out)
     sqlite3_reset(st);
     if (ok)
         return SY_OK;
-    sy_run_info_clear(out);
+    sy_run_record_clear(out);
     return sy_store_fail(s, SY_ENOMEM, "out of memory");
 }
 
@@ -538,7 +532,7 @@ static int sq_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
     int64_t lim = limit == 0 || limit > INT64_MAX ? -1 : (int64_t)limit;
     int rc = sqlite3_bind_int64(st, 1, lim);
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        sy_run_info r;
+        sy_run_record r;
         row_to_run(st, &r);
         if (cb(arg, &r) != 0)
             rc = SQLITE_DONE;
@@ -576,7 +570,7 @@ static int empty_listing(sy_store_sqlite *q, int64_t run_id)
     return status;
 }
 
-static void row_to_task(sqlite3_stmt *st, sy_task_info *t)
+static void row_to_task(sqlite3_stmt *st, sy_task_record *t)
 {
     t->idx = (uint32_t)sqlite3_column_int64(st, 0);
     t->task_id = col_text(st, 1);
@@ -604,7 +598,7 @@ static int sq_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
     size_t rows = 0;
     int rc = sqlite3_bind_int64(st, 1, run_id);
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        sy_task_info t;
+        sy_task_record t;
         row_to_task(st, &t);
         rows++;
         rc = cb(arg, &t) != 0 ? SQLITE_DONE : SQLITE_OK;
@@ -837,7 +831,7 @@ static int sq_cancel_requests(sy_store *s, const char *owner,
 
 /* --- batch writes ---------------------------------------------------------------- */
 
-static int sq_update_task(sy_store *s, int64_t run_id, const sy_task_info *t)
+static int sq_update_task(sy_store *s, int64_t run_id, const sy_task_record *t)
 {
     sy_store_sqlite *q = to_q(s);
     if (!in_tx(q))

@@ -80,7 +80,7 @@ const char *sy_store_errmsg(const sy_store *s)
     return s ? s->err : "no store handle";
 }
 
-void sy_run_info_clear(sy_run_info *r)
+void sy_run_record_clear(sy_run_record *r)
 {
     if (!r)
         return;
@@ -93,7 +93,7 @@ void sy_run_info_clear(sy_run_info *r)
     memset(r, 0, sizeof *r);
 }
 
-void sy_task_info_clear(sy_task_info *t)
+void sy_task_record_clear(sy_task_record *t)
 {
     if (!t)
         return;
@@ -168,7 +168,7 @@ int sy_store_create_run(sy_store *s, const char *hash, const char *tenant,
                               task_ids, ns, now, run_id);
 }
 
-int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_info *out)
+int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_record *out)
 {
     if (!s)
         return SY_EINVAL;
@@ -178,7 +178,7 @@ int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_info *out)
 }
 
 int sy_store_list_runs(sy_store *s, size_t limit,
-                       int (*cb)(void *arg, const sy_run_info *r), void *arg)
+                       int (*cb)(void *arg, const sy_run_record *r), void *arg)
 {
     if (!s)
         return SY_EINVAL;
@@ -187,7 +187,7 @@ int sy_store_list_runs(sy_store *s, size_t limit,
 }
 
 int sy_store_list_tasks(sy_store *s, int64_t run_id,
-                        int (*cb)(void *arg, const sy_task_info *t),
+                        int (*cb)(void *arg, const sy_task_record *t),
                         void *arg)
 {
     if (!s)
@@ -290,7 +290,7 @@ void sy_store_rollback(sy_store *s)
         s->ops->rollback(s);
 }
 
-int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_info *t)
+int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_record *t)
 {
     if (!s)
         return SY_EINVAL;

@@ -30,9 +30,9 @@
 typedef struct sy_store sy_store;
 
 /* A run as stored.  Strings are owned by the struct (free with
- * sy_run_info_clear) when returned by sy_store_get_run; borrowed (valid
+ * sy_run_record_clear) when returned by sy_store_get_run; borrowed (valid
  * only during the callback) when handed to a list callback. */
-typedef struct sy_run_info {
+typedef struct sy_run_record {
     int64_t id;
     char *workflow;     /* name, may hold "::" */
     char *tenant;
@@ -45,10 +45,10 @@ typedef struct sy_run_info {
     int64_t created, started, finished; /* 0 when not yet */
     char *error;        /* why it failed or was cancelled; NULL */
     uint32_t n_tasks;
-} sy_run_info;
+} sy_run_record;
 
-/* A task row.  Same ownership rules as sy_run_info. */
-typedef struct sy_task_info {
+/* A task row.  Same ownership rules as sy_run_record. */
+typedef struct sy_task_record {
     uint32_t idx;        /* the task's index in its workflow definition */
     char *task_id;
     char *ns;
@@ -64,10 +64,10 @@ typedef struct sy_task_info {
     int64_t ready_at;    /* Ready: not before this (backoff); 0 = now */
     int64_t started;     /* last dispatch; 0 */
     int64_t finished;    /* reached a terminal state; 0 */
-} sy_task_info;
+} sy_task_record;
 
-void sy_run_info_clear(sy_run_info *r);
-void sy_task_info_clear(sy_task_info *t);
+void sy_run_record_clear(sy_run_record *r);
+void sy_task_record_clear(sy_task_record *t);
 
 /* Opens (creating and migrating as needed) the store at `url`:
  *   "sqlite:PATH"            PATH relative to base_dir; parent directories
@@ -105,16 +105,16 @@ int sy_store_create_run(sy_store *s, const char *hash, const char *tenant,
                         const char *const *ns, int64_t now, int64_t *run_id);
 
 /* One run; SY_ENOENT when there is none.  Clear *out afterwards. */
-int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_info *out);
+int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
 
 /* Runs, newest first, at most `limit` (0: all).  The callback returns 0 to
  * go on, non-zero to stop. */
 int sy_store_list_runs(sy_store *s, size_t limit,
-                       int (*cb)(void *arg, const sy_run_info *r), void *arg);
+                       int (*cb)(void *arg, const sy_run_record *r), void *arg);
 
 /* A run's tasks in idx order; SY_ENOENT when the run does not exist. */
 int sy_store_list_tasks(sy_store *s, int64_t run_id,
-                        int (*cb)(void *arg, const sy_task_info *t),
+                        int (*cb)(void *arg, const sy_task_record *t),
                         void *arg);
 
 /* --- ownership: which host runs what ---------------------------------------- */
@@ -164,7 +164,7 @@ void sy_store_rollback(sy_store *s);
 /* Writes every mutable field of task `t->idx` of `run_id` (state,
  * attempts, failures, recoveries, executor, error, output, ready_at,
  * started, finished).  Inside a batch. */
-int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_info *t);
+int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_record *t);
 
 /* Sets a run's state (started/finished stamped with `now` when it becomes
  * Running/terminal) and error (NULL clears).  Inside a batch. */

@@ -90,8 +90,8 @@ static void test_valid(void **state)
     assert_string_equal(f->s.cfg.plugin_dirs[0], f->plugins);
     assert_int_equal(f->s.cfg.n_workflow_dirs, 2);
     assert_string_equal(f->s.cfg.workflow_dirs[1], "/abs/wf");
-    assert_int_equal(f->s.n_execs, 2);
-    sy_exec *fast = sy_setup_exec(&f->s, "fast");
+    assert_int_equal(f->s.n_instances, 2);
+    sy_instance_entry *fast = sy_setup_instance(&f->s, "fast");
     assert_non_null(fast);
     assert_non_null(fast->inst);
     assert_string_equal(fast->plugin->name, "good");
@@ -263,8 +263,8 @@ static void test_create_failure(void **state)
                      1);
     EXPECT("switchyard.cfg:4: error: executor 'broken': plugin 'good' refused its settings:");
     /* The instance that did come up is torn down cleanly on close. */
-    assert_non_null(sy_setup_exec(&f->s, "default")->inst);
-    assert_null(sy_setup_exec(&f->s, "broken")->inst);
+    assert_non_null(sy_setup_instance(&f->s, "default")->inst);
+    assert_null(sy_setup_instance(&f->s, "broken")->inst);
 }
 
 static void test_refused_plugin_warning_or_error(void **state)
@@ -365,7 +365,7 @@ static void test_implicit_default_needs_thread(void **state)
     assert_int_equal(f->s.cfg.max_recoveries, 5);
     assert_int_equal(f->s.cfg.lease_ms, 30000);
     assert_int_equal(f->s.cfg.max_context_bytes, 16 << 20);
-    const sy_exec_cfg *d = sy_config_executor(&f->s.cfg, "default");
+    const sy_instance_config *d = sy_config_instance(&f->s.cfg, "default");
     assert_non_null(d);
     assert_string_equal(d->plugin, "thread");
     assert_null(d->setting);

@@ -108,16 +108,16 @@ static int64_t make_run(sy_store *s, size_t n, int64_t now)
 
 typedef struct {
     size_t n;
-    sy_task_info t[8];
+    sy_task_record t[8];
 } tasks;
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-static int collect_task(void *arg, const sy_task_info *t)
+static int collect_task(void *arg, const sy_task_record *t)
 {
     tasks *c = arg;
     assert_true(c->n < 8);
-    sy_task_info *d = &c->t[c->n++];
+    sy_task_record *d = &c->t[c->n++];
     *d = *t;
     d->task_id = dup_or_null(t->task_id);
     d->ns = dup_or_null(t->ns);
@@ -130,7 +130,7 @@ static int collect_task(void *arg, const sy_task_info *t)
 static void tasks_clear(tasks *c)
 {
     for (size_t i = 0; i < c->n; i++)
-        sy_task_info_clear(&c->t[i]);
+        sy_task_record_clear(&c->t[i]);
     c->n = 0;
 }
 
@@ -148,7 +148,7 @@ typedef struct {
     int64_t id[16];
 } ids;
 
-static int collect_run(void *arg, const sy_run_info *r)
+static int collect_run(void *arg, const sy_run_record *r)
 {
     ids *c = arg;
     assert_true(c->n < 16);
@@ -164,9 +164,9 @@ static int collect_id(void *arg, int64_t id)
     return 0;
 }
 
-static sy_run_info get_run(sy_store *s, int64_t id)
+static sy_run_record get_run(sy_store *s, int64_t id)
 {
-    sy_run_info r;
+    sy_run_record r;
     int rc = sy_store_get_run(s, id, &r);
     if (rc != SY_OK)
         fail_msg("get_run %lld: %s", (long long)id, sy_store_errmsg(s));
@@ -175,9 +175,9 @@ static sy_run_info get_run(sy_store *s, int64_t id)
 
 static sy_run_state run_state(sy_store *s, int64_t id)
 {
-    sy_run_info r = get_run(s, id);
+    sy_run_record r = get_run(s, id);
     sy_run_state st = r.state;
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     return st;
 }
 
@@ -203,10 +203,10 @@ static void test_open_migrate_reopen(void **state)
     put_def(f->s);
     int64_t id = make_run(f->s, 2, 1000);
     reopen(f);
-    sy_run_info r = get_run(f->s, id);
+    sy_run_record r = get_run(f->s, id);
     assert_string_equal(r.workflow, "etl");
     assert_int_equal(r.n_tasks, 2);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     char *path = sy_path_join(f->dir, "store.db");
     assert_int_equal(raw_user_version(path), 1);
     free(path);
@@ -339,7 +339,7 @@ static void test_create_run_and_tasks(void **state)
     fx *f = *state;
     put_def(f->s);
     int64_t id = make_run(f->s, 3, 1234);
-    sy_run_info r = get_run(f->s, id);
+    sy_run_record r = get_run(f->s, id);
     assert_int_equal(r.id, id);
     assert_string_equal(r.workflow, "etl");
     assert_string_equal(r.tenant, "public");
@@ -353,7 +353,7 @@ static void test_create_run_and_tasks(void **state)
     assert_int_equal(r.started, 0);
     assert_int_equal(r.finished, 0);
     assert_int_equal(r.n_tasks, 3);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     assert_null(r.workflow);
 
     tasks c = list_tasks(f->s, id);
@@ -395,9 +395,9 @@ static void test_create_run_edge_cases(void **state)
                            &id));
     tasks c = list_tasks(f->s, id);
     assert_int_equal(c.n, 0);
-    sy_run_info r = get_run(f->s, id);
+    sy_run_record r = get_run(f->s, id);
     assert_null(r.context);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     const char *bad[] = {"x", NULL};
     assert_int_equal(sy_store_create_run(f->s, HASH, "public", "etl", NULL, 2,
                                          bad, bad, 1, &id),
@@ -417,9 +417,9 @@ static void test_create_run_edge_cases(void **state)
 
 /* --- batches ------------------------------------------------------------------ */
 
-static sy_task_info ready_task(uint32_t idx)
+static sy_task_record ready_task(uint32_t idx)
 {
-    sy_task_info t = {0};
+    sy_task_record t = {0};
     t.idx = idx;
     t.state = SY_TASK_RUNNING;
     t.attempts = 2;
@@ -439,7 +439,7 @@ static void test_batch_commit_and_rollback(void **state)
     fx *f = *state;
     put_def(f->s);
     int64_t id = make_run(f->s, 3, 1);
-    sy_task_info t = ready_task(1);
+    sy_task_record t = ready_task(1);
 
     assert_int_equal(sy_store_update_task(f->s, id, &t), SY_ESTATE);
     assert_int_equal(sy_store_commit(f->s), SY_ESTATE);
@@ -505,12 +505,12 @@ static void test_update_run_stamps(void **state)
     assert_int_equal(sy_store_update_run(f->s, id, (sy_run_state)9, NULL, 1),
                      SY_EINVAL);
     OK(sy_store_commit(f->s));
-    sy_run_info r = get_run(f->s, id);
+    sy_run_record r = get_run(f->s, id);
     assert_int_equal(r.state, SY_RUN_RUNNING);
     assert_int_equal(r.started, 100); /* already Running at 150 */
     assert_int_equal(r.finished, 0);
     assert_null(r.error);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
 
     OK(sy_store_begin(f->s));
     OK(sy_store_update_run(f->s, id, SY_RUN_FAILED, "task load failed", 200));
@@ -520,7 +520,7 @@ static void test_update_run_stamps(void **state)
     assert_int_equal(r.started, 100);
     assert_int_equal(r.finished, 200);
     assert_string_equal(r.error, "task load failed");
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
 }
 
 /* --- ownership ----------------------------------------------------------------- */
@@ -534,12 +534,12 @@ static void test_claim_run(void **state)
 
     OK(sy_store_claim_run(f->s, id, "h1", 1100, 1000, NULL, 0, &got));
     assert_true(got);
-    sy_run_info r = get_run(f->s, id);
+    sy_run_record r = get_run(f->s, id);
     assert_int_equal(r.state, SY_RUN_RUNNING);
     assert_string_equal(r.owner, "h1");
     assert_int_equal(r.lease_until, 1100);
     assert_int_equal(r.started, 1000);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
 
     /* Held and leased: nobody else, not even the holder, takes it again. */
     OK(sy_store_claim_run(f->s, id, "h2", 1200, 1050, NULL, 0, &got));
@@ -557,7 +557,7 @@ static void test_claim_run(void **state)
     r = get_run(f->s, id);
     assert_string_equal(r.owner, "h2");
     assert_int_equal(r.started, 1000); /* not restamped */
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
 
     /* The lease ran out. */
     OK(sy_store_claim_run(f->s, id, "h3", 1500, 1301, NULL, 0, &got));
@@ -611,10 +611,10 @@ static void test_claim_runs(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(got[0], r[0]);
     assert_int_equal(got[1], r[1]);
-    sy_run_info info = get_run(f->s, r[0]);
+    sy_run_record info = get_run(f->s, r[0]);
     assert_string_equal(info.owner, "h3");
     assert_int_equal(info.lease_until, 900);
-    sy_run_info_clear(&info);
+    sy_run_record_clear(&info);
 
     /* Every lease ran out: the rest, inside a batch this time. */
     OK(sy_store_begin(f->s));
@@ -648,12 +648,12 @@ static void test_renew_release_owners(void **state)
     assert_string_equal(owners, "h1,h2,");
 
     OK(sy_store_renew(f->s, "h1", 5000));
-    sy_run_info r = get_run(f->s, b);
+    sy_run_record r = get_run(f->s, b);
     assert_int_equal(r.lease_until, 5000);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     r = get_run(f->s, c);
     assert_int_equal(r.lease_until, 100);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     /* Renewed: an expired-lease claim at 200 no longer takes it. */
     OK(sy_store_claim_run(f->s, a, "h3", 9000, 200, NULL, 0, &got));
     assert_false(got);
@@ -662,7 +662,7 @@ static void test_renew_release_owners(void **state)
     r = get_run(f->s, a);
     assert_null(r.owner);
     assert_int_equal(r.state, SY_RUN_RUNNING);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     owners[0] = '\0';
     OK(sy_store_list_owners(f->s, collect_owner, owners));
     assert_string_equal(owners, "h2,");
@@ -676,7 +676,7 @@ static void test_renew_release_owners(void **state)
     OK(sy_store_release(f->s, "h2"));
     r = get_run(f->s, c);
     assert_string_equal(r.owner, "h2");
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     owners[0] = '\0';
     OK(sy_store_list_owners(f->s, collect_owner, owners));
     assert_string_equal(owners, "h3,");
@@ -690,12 +690,12 @@ static void test_cancel_pending_unowned(void **state)
     put_def(f->s);
     int64_t id = make_run(f->s, 3, 1);
     OK(sy_store_request_cancel(f->s, id, 777));
-    sy_run_info r = get_run(f->s, id);
+    sy_run_record r = get_run(f->s, id);
     assert_int_equal(r.state, SY_RUN_CANCELLED);
     assert_int_equal(r.finished, 777);
     assert_int_equal(r.started, 0);
     assert_non_null(r.error);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     tasks c = list_tasks(f->s, id);
     assert_int_equal(c.n, 3);
     for (size_t i = 0; i < 3; i++) {
@@ -722,11 +722,11 @@ static void test_cancel_owned(void **state)
 
     OK(sy_store_request_cancel(f->s, id, 20));
     OK(sy_store_request_cancel(f->s, id, 21)); /* asking twice is fine */
-    sy_run_info r = get_run(f->s, id);
+    sy_run_record r = get_run(f->s, id);
     assert_int_equal(r.state, SY_RUN_RUNNING);
     assert_true(r.cancel_requested);
     assert_int_equal(r.finished, 0);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
     tasks t = list_tasks(f->s, id);
     assert_int_equal(t.t[0].state, SY_TASK_NOT_STARTED);
     tasks_clear(&t);
@@ -857,7 +857,7 @@ typedef struct {
     size_t tasks;
 } nested;
 
-static int list_inside(void *arg, const sy_run_info *r)
+static int list_inside(void *arg, const sy_run_record *r)
 {
     nested *n = arg;
     ids c = {0};
@@ -885,7 +885,7 @@ static void test_listing_from_a_callback(void **state)
 
 static void commit_two_updates(sy_store *s, int64_t id)
 {
-    sy_task_info t = ready_task(0);
+    sy_task_record t = ready_task(0);
     t.state = SY_TASK_COMPLETED;
     assert_int_equal(sy_store_begin(s), SY_OK);
     assert_int_equal(sy_store_update_task(s, id, &t), SY_OK);
@@ -968,7 +968,7 @@ static void test_survives_killed_process(void **state)
             _exit(2);
         commit_two_updates(child_store, id);
         /* An uncommitted batch must not survive. */
-        sy_task_info t = ready_task(2);
+        sy_task_record t = ready_task(2);
         if (sy_store_begin(child_store) != SY_OK ||
             sy_store_update_task(child_store, id, &t) != SY_OK)
             _exit(3);
@@ -992,9 +992,9 @@ static void test_two_handles(void **state)
     sy_store *b = open_ok("sqlite:store.db?busy_timeout=50", f->dir);
     put_def(f->s);
     int64_t id = make_run(f->s, 3, 1);
-    sy_run_info r = get_run(b, id);
+    sy_run_record r = get_run(b, id);
     assert_int_equal(r.n_tasks, 3);
-    sy_run_info_clear(&r);
+    sy_run_record_clear(&r);
 
     commit_two_updates(f->s, id);
     assert_two_updates(b, id);
@@ -1028,8 +1028,8 @@ static void test_null_handle(void **state)
     assert_non_null(sy_store_errmsg(NULL));
     sy_store_rollback(NULL);
     sy_store_close(NULL);
-    sy_run_info_clear(NULL);
-    sy_task_info_clear(NULL);
+    sy_run_record_clear(NULL);
+    sy_task_record_clear(NULL);
 }
 
 int main(void)
