@@ -39,10 +39,15 @@ libsyhost_la_SOURCES += \
 	host/executor/permissions.c \
 	host/executor/host_api.c host/executor/host_api.h
 
-# store: the interface and the embedded SQLite store.
+# store: the interface, what implementations share, and the embedded
+# SQLite store (its files listed in store/sqlite_internal.h).
 libsyhost_la_SOURCES += \
-	host/store/store.c host/store/store.h host/store/driver.h \
-	host/store/sqlite.c \
+	host/store/store.c host/store/store.h \
+	host/store/driver.c host/store/driver.h host/store/record.c \
+	host/store/sqlite.c host/store/sqlite_internal.h \
+	host/store/sqlite_step.c host/store/sqlite_statements.c \
+	host/store/sqlite_schema.c host/store/sqlite_runs.c \
+	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # engine: the loop, dispatch, wake-ups, per-run state, input contexts.
