@@ -24,10 +24,14 @@ libsyhost_la_SOURCES += \
 	host/config/params.c host/config/params.h
 
 # workflow: the model and its parsing, the graph, the canonical definition,
-# `when` conditions, retry delays, trigger rules, states, the JSON context.
+# `when` conditions, retry delays, trigger rules, states, the JSON context
+# (the files and their order listed in workflow/internal.h).
 libsyhost_la_SOURCES += \
 	host/workflow/workflow.c host/workflow/workflow.h host/workflow/internal.h \
-	host/workflow/graph.c host/workflow/definition.c \
+	host/workflow/parse_task.c host/workflow/model.c \
+	host/workflow/names.c host/workflow/cron.c host/workflow/settings.c \
+	host/workflow/graph.c \
+	host/workflow/definition_write.c host/workflow/definition_read.c \
 	host/workflow/condition.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
