@@ -24,10 +24,14 @@ libsyhost_la_SOURCES += \
 	host/config/params.c host/config/params.h
 
 # workflow: the model and its parsing, the graph, the canonical definition,
-# `when` conditions, retry delays, trigger rules, states, the JSON context.
+# `when` conditions, retry delays, trigger rules, states, the JSON context
+# (the files and their order listed in workflow/internal.h).
 libsyhost_la_SOURCES += \
 	host/workflow/workflow.c host/workflow/workflow.h host/workflow/internal.h \
-	host/workflow/graph.c host/workflow/definition.c \
+	host/workflow/parse_task.c host/workflow/model.c \
+	host/workflow/names.c host/workflow/cron.c host/workflow/settings.c \
+	host/workflow/graph.c \
+	host/workflow/definition_write.c host/workflow/definition_read.c \
 	host/workflow/condition.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
@@ -39,10 +43,15 @@ libsyhost_la_SOURCES += \
 	host/executor/permissions.c \
 	host/executor/host_api.c host/executor/host_api.h
 
-# store: the interface and the embedded SQLite store.
+# store: the interface, what implementations share, and the embedded
+# SQLite store (its files listed in store/sqlite_internal.h).
 libsyhost_la_SOURCES += \
-	host/store/store.c host/store/store.h host/store/driver.h \
-	host/store/sqlite.c \
+	host/store/store.c host/store/store.h \
+	host/store/driver.c host/store/driver.h host/store/record.c \
+	host/store/sqlite.c host/store/sqlite_internal.h \
+	host/store/sqlite_step.c host/store/sqlite_statements.c \
+	host/store/sqlite_schema.c host/store/sqlite_runs.c \
+	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # engine: the loop, dispatch, wake-ups, per-run state, input contexts.

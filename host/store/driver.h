@@ -1,15 +1,21 @@
 /*
  * store/driver.h -- what a store implementation provides behind store.h.
  *
- * Internal to the host.  store.c checks the arguments every implementation
- * would check the same way (NULL pointers, state ranges), then calls
- * through the ops table, so an implementation may assume them valid.  An
- * implementation embeds `struct sy_store` as its first member and casts
- * the handle back to its own type.
+ * Internal to the host.  An implementation is known to store.c only by its
+ * driver descriptor (struct sy_store_driver): the URL prefixes it serves
+ * and how to open one.  The handle it opens carries its table of
+ * operations (struct sy_store_ops).  store.c checks the arguments every
+ * implementation would check the same way (NULL pointers, state ranges),
+ * then calls through that table, so an implementation may assume them
+ * valid.  An implementation embeds `struct sy_store` as its first member
+ * and casts the handle back to its own type.
  *
  * Every op has the meaning, the threading rule and the error contract of
  * the public function of the same name in store.h; on failure it writes
  * the reason to s->err (sy_store_fail) and returns a negative sy_status.
+ *
+ * Adding an implementation (store/postgres.c): define its ops and its
+ * descriptor, declare the descriptor below, list it in store.c's drivers.
  */
 #ifndef SY_STORE_IMPL_H
 #define SY_STORE_IMPL_H
@@ -78,14 +84,23 @@ struct sy_store {
     char err[512];
 };
 
-/* Writes the formatted reason into s->err and returns `status`. */
+/* Writes the formatted reason into s->err and returns `status`
+ * (store/driver.c). */
 int sy_store_fail(sy_store *s, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The SQLite store at `target` (the URL after "sqlite:": a path relative to
- * base_dir, or ":memory:", with an optional "?key=value&..." query).
- * Same contract as sy_store_open. */
-int sy_store_sqlite_open(const char *target, const char *base_dir,
-                         sy_store **out, char *err, size_t err_len);
+/* An implementation as store.c knows it. */
+struct sy_store_driver {
+    const char *name;            /* "SQLite", in messages */
+    const char *const *prefixes; /* the URLs it serves start with one of
+                                    these; NULL-terminated */
+    /* Opens the store at `target`, the URL after its prefix, with the
+     * contract of sy_store_open.  NULL while this build lacks it. */
+    int (*open)(const char *target, const char *base_dir, sy_store **out,
+                char *err, size_t err_len);
+};
+
+/* store/sqlite.c: "sqlite:PATH", "sqlite::memory:". */
+extern const struct sy_store_driver sy_store_sqlite_driver;
 
 #endif

@@ -1,13 +1,12 @@
 /*
  * store.c -- picks the store implementation from the URL and checks the
  * arguments once for all implementations, so that each of them sees only
- * valid input and they all refuse bad input with the same words.
+ * valid input and they all refuse bad input with the same words.  It
+ * knows the implementations only by their driver descriptors
+ * (store/driver.h).
  */
 #include "store/store.h"
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "store/driver.h"
@@ -16,18 +15,35 @@
 static const char accepted_forms[] =
     "use \"sqlite:PATH\", \"sqlite::memory:\" or \"postgresql://...\"";
 
-int sy_store_fail(sy_store *s, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->err, sizeof s->err, fmt, ap);
-    va_end(ap);
-    return status;
-}
+static const char *const postgres_prefixes[] = {
+    "postgresql://", "postgres://", NULL,
+};
 
-static bool has_prefix(const char *s, const char *prefix)
+/* Known by name before it is written, so that its URLs are told "not
+ * built yet" rather than "unknown kind of store". */
+static const struct sy_store_driver postgres_not_built = {
+    .name = "PostgreSQL",
+    .prefixes = postgres_prefixes,
+    .open = NULL,
+};
+
+static const struct sy_store_driver *const drivers[] = {
+    &sy_store_sqlite_driver,
+    &postgres_not_built,
+};
+
+/* The driver serving `url`, and in *target what follows its prefix; NULL
+ * when none does. */
+static const struct sy_store_driver *find_driver(const char *url,
+                                                 const char **target)
 {
-    return strncmp(s, prefix, strlen(prefix)) == 0;
+    for (size_t i = 0; i < SY_ARRAY_LEN(drivers); i++)
+        for (const char *const *p = drivers[i]->prefixes; *p; p++)
+            if (strncmp(url, *p, strlen(*p)) == 0) {
+                *target = url + strlen(*p);
+                return drivers[i];
+            }
+    return NULL;
 }
 
 /* Only the scheme of an unknown URL is echoed: the rest may hold a
@@ -59,14 +75,15 @@ int sy_store_open(const char *url, const char *base_dir, sy_store **out,
         sy_errf(err, err_len, "no store URL given: %s", accepted_forms);
         return SY_EINVAL;
     }
-    if (has_prefix(url, "sqlite:"))
-        return sy_store_sqlite_open(url + strlen("sqlite:"), base_dir, out,
-                                    err, err_len);
-    if (has_prefix(url, "postgresql://") || has_prefix(url, "postgres://")) {
-        sy_errf(err, err_len, "the PostgreSQL store is not built yet");
+    const char *target = NULL;
+    const struct sy_store_driver *driver = find_driver(url, &target);
+    if (!driver)
+        return unknown_url(url, err, err_len);
+    if (!driver->open) {
+        sy_errf(err, err_len, "the %s store is not built yet", driver->name);
         return SY_ENOTSUP;
     }
-    return unknown_url(url, err, err_len);
+    return driver->open(target, base_dir, out, err, err_len);
 }
 
 void sy_store_close(sy_store *s)
@@ -78,31 +95,6 @@ void sy_store_close(sy_store *s)
 const char *sy_store_errmsg(const sy_store *s)
 {
     return s ? s->err : "no store handle";
-}
-
-void sy_run_record_clear(sy_run_record *r)
-{
-    if (!r)
-        return;
-    free(r->workflow);
-    free(r->tenant);
-    free(r->hash);
-    free(r->context);
-    free(r->owner);
-    free(r->error);
-    memset(r, 0, sizeof *r);
-}
-
-void sy_task_record_clear(sy_task_record *t)
-{
-    if (!t)
-        return;
-    free(t->task_id);
-    free(t->ns);
-    free(t->executor);
-    free(t->error);
-    free(t->output);
-    memset(t, 0, sizeof *t);
 }
 
 /* --- argument checks ---------------------------------------------------------- */

@@ -1,8 +1,20 @@
 /*
- * workflow/internal.h -- what the pieces of the workflow module share:
- * workflow.c (libconfig files), workflow/graph.c (dependencies, order,
- * cycles), workflow/definition.c (canonical definition), condition.c and retry.c.
+ * workflow/internal.h -- what the pieces of the workflow module share.
  * Other modules use workflow.h only.
+ *
+ * The files, from the bottom up; each calls only files above it in this
+ * list (and trigger.c, state.c), never one below:
+ *   names.c             names, tenants, task ids; text jansson will hold
+ *   cron.c              `schedule` expressions
+ *   settings.c          libconfig durations, unknown keys, strings
+ *   graph.c             dependencies, order, cycles
+ *   retry.c             `retry` groups, delays before a retry
+ *   condition.c         `when` conditions: reading, JSON paths, evaluating
+ *   model.c             freeing a workflow, finding a task
+ *   definition_write.c  the canonical definition and its hash
+ *   definition_read.c   a canonical definition read back
+ *   parse_task.c        a file's `tasks` list, each task's keys
+ *   workflow.c          a file's workflow keys, whole files, directories
  *
  * Loading is single-threaded; every function that takes a sy_diags adds
  * its errors there with the setting's FILE:LINE (or no file and line 0
@@ -25,7 +37,7 @@
 #define SY_SRC_FILE(s) config_setting_source_file(s)
 #define SY_SRC_LINE(s) ((int)config_setting_source_line(s))
 
-/* --- workflow.c ----------------------------------------------------------- */
+/* --- names.c ------------------------------------------------------------ */
 
 /* Whether `name` is one segment of [A-Za-z0-9_.-]+, or with `multi`,
  * several joined by "::". */
@@ -34,9 +46,13 @@ bool sy_wf_name_valid(const char *name, bool multi);
 /* Whether jansson will hold `s` as a JSON string (valid UTF-8). */
 bool sy_wf_utf8_valid(const char *s);
 
+/* --- cron.c ------------------------------------------------------------- */
+
 /* NULL when `expr` is a valid five-field cron expression, else the reason
  * written into buf. */
 const char *sy_cron_problem(const char *expr, char *buf, size_t len);
+
+/* --- settings.c --------------------------------------------------------- */
 
 /* Reads a duration setting (string such as "5s", or integer ms >= 0). */
 int sy_setting_duration(const config_setting_t *s, int64_t *ms, sy_diags *d);
@@ -46,7 +62,12 @@ int sy_setting_duration(const config_setting_t *s, int64_t *ms, sy_diags *d);
 int sy_setting_check_keys(const config_setting_t *g, const char *const *keys,
                           const char *where, sy_diags *d);
 
-/* --- workflow/graph.c ----------------------------------------------------- */
+/* A string member of group `g`, or NULL: absent, or reported as `what`
+ * ("'schedule'") when of another type or not UTF-8. */
+const char *sy_setting_string(const config_setting_t *g, const char *key,
+                              const char *what, sy_diags *d);
+
+/* --- graph.c ------------------------------------------------------------ */
 
 /* One name in a task's `after`, as written. */
 typedef struct sy_wf_ref {
@@ -74,13 +95,19 @@ const char *sy_wf_task_label(const sy_task_def *t, size_t i, char *buf, size_t l
 int sy_wf_graph(sy_workflow *wf, const sy_wf_after *after, const char *file,
                 sy_diags *d);
 
-/* --- workflow/definition.c ------------------------------------------------------ */
+/* --- retry.c ------------------------------------------------------------ */
 
-/* Writes wf->definition (canonical JSON) and wf->hash.  0, or -1 when out
- * of memory or when a value cannot be held in JSON (both left unset). */
-int sy_workflow_seal(sy_workflow *wf);
+/* attempts 1, delay 1s, backoff 2.0, no cap, no jitter, retry_on both. */
+extern const sy_retry sy_retry_default;
 
-/* --- condition.c --------------------------------------------------------------- */
+/* SY_RETRY_ON_* for "failed" / "timeout"; 0 when unknown. */
+unsigned sy_retry_on_parse(const char *word);
+const char *sy_retry_on_name(unsigned bit);
+
+/* Reads a `retry` group over *r, field by field. */
+int sy_retry_read(const config_setting_t *g, sy_retry *r, sy_diags *d);
+
+/* --- condition.c -------------------------------------------------------- */
 
 int sy_cond_op_parse(const char *name);     /* -1 when unknown */
 
@@ -97,16 +124,33 @@ int sy_when_read(const config_setting_t *s, sy_cond **out, size_t *n,
 
 void sy_conds_free(sy_cond *c, size_t n);
 
-/* --- retry.c -------------------------------------------------------------- */
+/* --- definition_write.c ------------------------------------------------- */
 
-/* attempts 1, delay 1s, backoff 2.0, no cap, no jitter, retry_on both. */
-extern const sy_retry sy_retry_default;
+/* Bumped when the layout changes, so an old host refuses a newer one. */
+#define SY_DEFINITION_VERSION 1
 
-/* SY_RETRY_ON_* for "failed" / "timeout"; 0 when unknown. */
-unsigned sy_retry_on_parse(const char *word);
-const char *sy_retry_on_name(unsigned bit);
+/* Writes wf->definition (canonical JSON) and wf->hash.  0, or -1 when out
+ * of memory or when a value cannot be held in JSON (both left unset). */
+int sy_workflow_seal(sy_workflow *wf);
 
-/* Reads a `retry` group over *r, field by field. */
-int sy_retry_read(const config_setting_t *g, sy_retry *r, sy_diags *d);
+/* --- parse_task.c ------------------------------------------------------- */
+
+/* One workflow file being read: what workflow.c has read of the workflow's
+ * own keys, which its tasks start from, and what parse_task.c leaves for
+ * the graph and the plugins' checks. */
+typedef struct sy_wf_loader {
+    sy_diags *d;
+    sy_workflow *wf;
+    sy_retry retry;        /* the workflow's, over the defaults */
+    int64_t timeout_ms;    /* the workflow's; 0 for none */
+    bool ns_ok;            /* name and tenant valid: tasks get namespaces */
+    int name_line;
+    sy_wf_after *after;    /* per task */
+    const config_setting_t **settings; /* per task; NULL when not a group */
+} sy_wf_loader;
+
+/* Reads the `tasks` list of workflow group `g` into L->wf->tasks (with
+ * L->after and L->settings beside them, one per task). */
+void sy_wf_tasks_read(sy_wf_loader *L, const config_setting_t *g);
 
 #endif

@@ -1,0 +1,181 @@
+/*
+ * store/sqlite_internal.h -- what the files of the SQLite store share.
+ *
+ * Internal to store/.  The files, from the bottom up; each calls only
+ * files above it in this list, never one below:
+ *   sqlite_step.c        running statements: SQLite's codes as sy_status,
+ *                        failure messages, transactions and savepoints
+ *   sqlite_statements.c  every statement's SQL, prepared once at open
+ *   sqlite_schema.c      the tables, their version, migrations
+ *   sqlite_runs.c        definitions and run rows: create, read, list,
+ *                        state changes
+ *   sqlite_ownership.c   which host runs what: claims, leases, cancel
+ *                        requests
+ *   sqlite_tasks.c       batches, task rows, the event log
+ *   sqlite.c             opening and closing a handle, the driver table
+ */
+#ifndef SY_STORE_SQLITE_INTERNAL_H
+#define SY_STORE_SQLITE_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "store/checkpoint.h"
+#include "store/driver.h"
+
+/* --- sqlite_statements.c ------------------------------------------------------ */
+
+/* Every statement a handle keeps prepared, by what it does. */
+enum {
+    SY_SQL_BEGIN, SY_SQL_COMMIT, SY_SQL_ROLLBACK,
+    SY_SQL_SAVEPOINT, SY_SQL_RELEASE, SY_SQL_UNDO,
+    SY_SQL_PUT_DEF, SY_SQL_GET_DEF,
+    SY_SQL_INSERT_RUN, SY_SQL_INSERT_TASK, SY_SQL_GET_RUN, SY_SQL_LIST_RUNS,
+    SY_SQL_RUN_EXISTS, SY_SQL_LIST_TASKS,
+    SY_SQL_CLAIM_ONE, SY_SQL_CLAIM_MANY, SY_SQL_LIST_OWNERS, SY_SQL_RENEW,
+    SY_SQL_RELEASE_OWNER,
+    SY_SQL_RUN_STATE, SY_SQL_CANCEL_PENDING, SY_SQL_SKIP_TASKS,
+    SY_SQL_FLAG_CANCEL, SY_SQL_CANCEL_REQUESTS,
+    SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
+    SY_SQL_LIST_EVENTS,
+    SY_SQL_COUNT
+};
+
+/* The handle behind every sy_store this implementation opens. */
+typedef struct sy_store_sqlite {
+    sy_store base; /* first: the handle is cast both ways */
+    sqlite3 *db;
+    char *where; /* "sqlite:PATH" for messages */
+    sqlite3_stmt *st[SY_SQL_COUNT];
+    sy_ckpt *ckpt; /* checkpoints off this thread; NULL: SQLite's own */
+} sy_store_sqlite;
+
+/* The claim statements with "%s" where the list of stale owners goes
+ * (" OR owner IN (?5, ...)"; "" for none): the list has a variable
+ * length, so claims naming stale owners build their statement per call. */
+extern const char sy_sqlite_claim_one_format[];
+extern const char sy_sqlite_claim_many_format[];
+
+/* Prepares every statement into q->st. */
+int sy_sqlite_prepare_all(sy_store_sqlite *q);
+
+/* --- sqlite_step.c ------------------------------------------------------------ */
+
+/* Records "<where>: <what>: <SQLite's message>" in q->base.err and returns
+ * SQLite's code `rc` as a sy_status.  Call it before resetting the
+ * statement that failed: the reset may replace the message. */
+int sy_sqlite_fail(sy_store_sqlite *q, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* sy_sqlite_fail, then resets `st`. */
+int sy_sqlite_fail_reset(sy_store_sqlite *q, sqlite3_stmt *st, int rc,
+                         const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Steps a statement that returns no rows, then resets it. */
+int sy_sqlite_step_done(sy_store_sqlite *q, sqlite3_stmt *st,
+                        const char *what);
+
+/* SY_ESTATE when listing statement `st` is being stepped already: a
+ * callback that calls the same listing again would reset it under its
+ * caller.  `fn` names the listing in the message. */
+int sy_sqlite_not_reentered(sy_store_sqlite *q, sqlite3_stmt *st,
+                            const char *fn);
+
+/* Runs SQL text once, unprepared (pragmas, migrations). */
+int sy_sqlite_exec(sy_store_sqlite *q, const char *sql, const char *what);
+
+/* Begins a transaction, or with `nested` a savepoint inside the open
+ * one. */
+int sy_sqlite_transaction_begin(sy_store_sqlite *q, bool nested);
+
+/* Ends what sy_sqlite_transaction_begin began: kept when status is SY_OK,
+ * undone otherwise.  Returns status, or the failure to commit. */
+int sy_sqlite_transaction_end(sy_store_sqlite *q, bool nested, int status);
+
+/* The small helpers of every statement, inline: the task-row update runs
+ * them a dozen times per changed task. */
+
+static inline sy_store_sqlite *sy_sqlite_handle(sy_store *s)
+{
+    return (sy_store_sqlite *)s;
+}
+
+static inline bool in_tx(sy_store_sqlite *q)
+{
+    return !sqlite3_get_autocommit(q->db);
+}
+
+/* Keeps the first failing bind's code. */
+static inline void keep(int *rc, int r)
+{
+    if (*rc == SQLITE_OK)
+        *rc = r;
+}
+
+static inline int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    /* The caller's string outlives the step, and every call rebinds every
+     * parameter, so SQLite need not copy it. */
+    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC)
+             : sqlite3_bind_null(st, i);
+}
+
+static inline char *col_text(sqlite3_stmt *st, int i)
+{
+    return (char *)sqlite3_column_text(st, i);
+}
+
+/* --- sqlite_schema.c ---------------------------------------------------------- */
+
+/* Brings the file's schema up to this build's version (or refuses a file
+ * made by a newer build, or by something else). */
+int sy_sqlite_migrate(sy_store_sqlite *q);
+
+/* --- the operations: each as its sy_store_ops entry in store/driver.h -------- */
+
+/* sqlite_runs.c */
+int sy_sqlite_put_definition(sy_store *s, const char *hash,
+                             const char *tenant, const char *workflow,
+                             const char *definition);
+int sy_sqlite_get_definition(sy_store *s, const char *hash, char **out);
+int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
+                         const char *workflow, const char *context,
+                         size_t n_tasks, const char *const *task_ids,
+                         const char *const *ns, int64_t now, int64_t *run_id);
+int sy_sqlite_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
+int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
+                        void *arg);
+int sy_sqlite_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+                         const char *error, int64_t now);
+
+/* sqlite_ownership.c */
+int sy_sqlite_claim_run(sy_store *s, int64_t run_id, const char *owner,
+                        int64_t lease_until, int64_t now,
+                        const char *const *stale, size_t n_stale,
+                        bool *claimed);
+int sy_sqlite_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
+                         int64_t now, const char *const *stale,
+                         size_t n_stale, size_t max, int64_t *ids, size_t *n);
+int sy_sqlite_list_owners(sy_store *s, sy_store_owner_cb cb, void *arg);
+int sy_sqlite_renew(sy_store *s, const char *owner, int64_t lease_until);
+int sy_sqlite_release(sy_store *s, const char *owner);
+int sy_sqlite_request_cancel(sy_store *s, int64_t run_id, int64_t now);
+int sy_sqlite_cancel_requests(sy_store *s, const char *owner,
+                              sy_store_id_cb cb, void *arg);
+
+/* sqlite_tasks.c */
+int sy_sqlite_begin(sy_store *s);
+int sy_sqlite_commit(sy_store *s);
+void sy_sqlite_rollback(sy_store *s);
+int sy_sqlite_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
+                         void *arg);
+int sy_sqlite_update_task(sy_store *s, int64_t run_id,
+                          const sy_task_record *t);
+int sy_sqlite_add_event(sy_store *s, int64_t run_id, uint32_t idx,
+                        uint32_t attempt, const char *kind,
+                        const char *detail, int64_t now);
+int sy_sqlite_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
+                          void *arg);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * store/sqlite_runs.c -- definitions and run rows in the SQLite store:
+ * storing a definition, creating a run with its task rows, reading and
+ * listing runs, and a run's state changes inside a batch.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/util.h"
+#include "store/sqlite_internal.h"
+
+/* --- definitions --------------------------------------------------------------- */
+
+int sy_sqlite_put_definition(sy_store *s, const char *hash, const char *tenant,
+                             const char *workflow, const char *definition)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    sqlite3_stmt *st = q->st[SY_SQL_PUT_DEF];
+    int rc = bind_text(st, 1, hash);
+    keep(&rc, bind_text(st, 2, tenant));
+    keep(&rc, bind_text(st, 3, workflow));
+    keep(&rc, bind_text(st, 4, definition));
+    keep(&rc, sqlite3_bind_int64(st, 5, sy_clock_now_ms()));
+    if (rc != SQLITE_OK)
+        return sy_sqlite_fail_reset(q, st, rc, "store definition %s", hash);
+    return sy_sqlite_step_done(q, st, "store definition");
+}
+
+int sy_sqlite_get_definition(sy_store *s, const char *hash, char **out)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    sqlite3_stmt *st = q->st[SY_SQL_GET_DEF];
+    int rc = bind_text(st, 1, hash);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return sy_store_fail(s, SY_ENOENT, "no definition stored under hash %s",
+                             hash);
+    }
+    if (rc != SQLITE_ROW)
+        return sy_sqlite_fail_reset(q, st, rc, "read definition %s", hash);
+    *out = strdup(col_text(st, 0));
+    sqlite3_reset(st);
+    return *out ? SY_OK : sy_store_fail(s, SY_ENOMEM, "out of memory");
+}
+
+/* --- runs ------------------------------------------------------------------------ */
+
+static int insert_run(sy_store_sqlite *q, const char *hash, const char *tenant,
+                      const char *workflow, const char *context, size_t n,
+                      int64_t now, int64_t *run_id)
+{
+    sqlite3_stmt *st = q->st[SY_SQL_INSERT_RUN];
+    int rc = bind_text(st, 1, hash);
+    keep(&rc, bind_text(st, 2, tenant));
+    keep(&rc, bind_text(st, 3, workflow));
+    keep(&rc, bind_text(st, 4, context));
+    keep(&rc, sqlite3_bind_int64(st, 5, now));
+    keep(&rc, sqlite3_bind_int64(st, 6, (int64_t)n));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
+        sqlite3_reset(st);
+        return sy_store_fail(&q->base, SY_ENOENT,
+                             "create_run: no definition stored under hash %s",
+                             hash);
+    }
+    if (rc != SQLITE_DONE)
+        return sy_sqlite_fail_reset(q, st, rc, "create run of %s", workflow);
+    sqlite3_reset(st);
+    *run_id = sqlite3_last_insert_rowid(q->db);
+    return SY_OK;
+}
+
+static int insert_tasks(sy_store_sqlite *q, int64_t run_id, size_t n,
+                        const char *const *task_ids, const char *const *ns)
+{
+    sqlite3_stmt *st = q->st[SY_SQL_INSERT_TASK];
+    for (size_t i = 0; i < n; i++) {
+        int rc = sqlite3_bind_int64(st, 1, run_id);
+        keep(&rc, sqlite3_bind_int64(st, 2, (int64_t)i));
+        keep(&rc, bind_text(st, 3, task_ids[i]));
+        keep(&rc, bind_text(st, 4, ns[i]));
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+            return sy_sqlite_fail_reset(q, st, rc,
+                                        "create task %zu (%s) of run %lld", i,
+                                        task_ids[i], (long long)run_id);
+        sqlite3_reset(st);
+    }
+    return SY_OK;
+}
+
+int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
+                         const char *workflow, const char *context,
+                         size_t n_tasks, const char *const *task_ids,
+                         const char *const *ns, int64_t now, int64_t *run_id)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (in_tx(q))
+        return sy_store_fail(s, SY_ESTATE,
+                             "create_run: called inside a batch; commit first");
+    int64_t id = 0;
+    int status = sy_sqlite_transaction_begin(q, false);
+    if (status != SY_OK)
+        return status;
+    status = insert_run(q, hash, tenant, workflow, context, n_tasks, now, &id);
+    if (status == SY_OK)
+        status = insert_tasks(q, id, n_tasks, task_ids, ns);
+    status = sy_sqlite_transaction_end(q, false, status);
+    if (status == SY_OK && run_id)
+        *run_id = id;
+    return status;
+}
+
+/* The row's strings are borrowed from the statement. */
+static void row_to_run(sqlite3_stmt *st, sy_run_record *r)
+{
+    r->id = sqlite3_column_int64(st, 0);
+    r->workflow = col_text(st, 1);
+    r->tenant = col_text(st, 2);
+    r->hash = col_text(st, 3);
+    r->state = (sy_run_state)sqlite3_column_int(st, 4);
+    r->context = col_text(st, 5);
+    r->owner = col_text(st, 6);
+    r->lease_until = sqlite3_column_int64(st, 7);
+    r->cancel_requested = sqlite3_column_int(st, 8) != 0;
+    r->created = sqlite3_column_int64(st, 9);
+    r->started = sqlite3_column_int64(st, 10);
+    r->finished = sqlite3_column_int64(st, 11);
+    r->error = col_text(st, 12);
+    r->n_tasks = (uint32_t)sqlite3_column_int64(st, 13);
+}
+
+/* Replaces each borrowed string by an owned copy; false when out of
+ * memory (the copies made so far stay owned, the rest become NULL). */
+static bool own_strings(char **v[], size_t n)
+{
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        if (!*v[i])
+            continue;
+        *v[i] = ok ? strdup(*v[i]) : NULL;
+        ok = ok && *v[i];
+    }
+    return ok;
+}
+
+int sy_sqlite_get_run(sy_store *s, int64_t run_id, sy_run_record *out)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    sqlite3_stmt *st = q->st[SY_SQL_GET_RUN];
+    int rc = sqlite3_bind_int64(st, 1, run_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return sy_store_fail(s, SY_ENOENT, "no run %lld", (long long)run_id);
+    }
+    if (rc != SQLITE_ROW)
+        return sy_sqlite_fail_reset(q, st, rc, "read run %lld",
+                                    (long long)run_id);
+    row_to_run(st, out);
+    char **strs[] = {&out->workflow, &out->tenant, &out->hash,
+                     &out->context, &out->owner,   &out->error};
+    bool ok = own_strings(strs, SY_ARRAY_LEN(strs));
+    sqlite3_reset(st);
+    if (ok)
+        return SY_OK;
+    sy_run_record_clear(out);
+    return sy_store_fail(s, SY_ENOMEM, "out of memory");
+}
+
+int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
+                        void *arg)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    sqlite3_stmt *st = q->st[SY_SQL_LIST_RUNS];
+    int status = sy_sqlite_not_reentered(q, st, "list_runs");
+    if (status != SY_OK)
+        return status;
+    int64_t lim = limit == 0 || limit > INT64_MAX ? -1 : (int64_t)limit;
+    int rc = sqlite3_bind_int64(st, 1, lim);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sy_run_record r;
+        row_to_run(st, &r);
+        if (cb(arg, &r) != 0)
+            rc = SQLITE_DONE;
+        else
+            rc = SQLITE_OK;
+    }
+    if (rc != SQLITE_DONE)
+        return sy_sqlite_fail_reset(q, st, rc, "list runs");
+    sqlite3_reset(st);
+    return SY_OK;
+}
+
+int sy_sqlite_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+                         const char *error, int64_t now)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (!in_tx(q))
+        return sy_store_fail(s, SY_ESTATE, "update_run: no batch is open");
+    sqlite3_stmt *st = q->st[SY_SQL_UPDATE_RUN];
+    int rc = sqlite3_bind_int64(st, 1, run_id);
+    keep(&rc, sqlite3_bind_int(st, 2, (int)state));
+    keep(&rc, bind_text(st, 3, error));
+    keep(&rc, sqlite3_bind_int64(st, 4, now));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE)
+        return sy_sqlite_fail_reset(q, st, rc, "update run %lld",
+                                    (long long)run_id);
+    sqlite3_reset(st);
+    if (sqlite3_changes(q->db) == 0)
+        return sy_store_fail(s, SY_ENOENT, "update_run: no run %lld",
+                             (long long)run_id);
+    return SY_OK;
+}

@@ -1,0 +1,129 @@
+/*
+ * store/sqlite_schema.c -- the SQLite store's tables and their version.
+ *
+ * The schema is versioned with PRAGMA user_version; each migration step
+ * runs in its own transaction and re-reads the version inside it, so two
+ * processes opening a fresh file at once do not both apply a step.
+ */
+#include <stdio.h>
+
+#include "base/util.h"
+#include "store/sqlite_internal.h"
+
+/* Step i takes the schema from version i to i + 1.  Append only: a shipped
+ * step is never edited. */
+static const char *const migrations[] = {
+    "CREATE TABLE definitions ("
+    "  hash TEXT PRIMARY KEY NOT NULL,"
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  definition TEXT NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  hash TEXT NOT NULL REFERENCES definitions(hash),"
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  state INTEGER NOT NULL,"
+    "  context TEXT,"
+    "  owner TEXT,"
+    "  lease_until INTEGER NOT NULL DEFAULT 0,"
+    "  cancel_requested INTEGER NOT NULL DEFAULT 0,"
+    "  created INTEGER NOT NULL,"
+    "  started INTEGER NOT NULL DEFAULT 0,"
+    "  finished INTEGER NOT NULL DEFAULT 0,"
+    "  error TEXT,"
+    "  n_tasks INTEGER NOT NULL);"
+    /* Claims, renewals and owner lists look at live runs by owner and
+     * lease; terminal runs pile up and must not be scanned. */
+    "CREATE INDEX runs_claim ON runs(state, owner, lease_until);"
+    "CREATE TABLE tasks ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  task_id TEXT NOT NULL,"
+    "  ns TEXT NOT NULL,"
+    "  state INTEGER NOT NULL DEFAULT 0,"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  failures INTEGER NOT NULL DEFAULT 0,"
+    "  recoveries INTEGER NOT NULL DEFAULT 0,"
+    "  executor TEXT,"
+    "  error TEXT,"
+    "  output TEXT,"
+    "  ready_at INTEGER NOT NULL DEFAULT 0,"
+    "  started INTEGER NOT NULL DEFAULT 0,"
+    "  finished INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY (run_id, idx)) WITHOUT ROWID;"
+    "CREATE TABLE events ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  detail TEXT,"
+    "  at INTEGER NOT NULL);"
+    "CREATE INDEX events_run ON events(run_id, id);",
+};
+#define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
+
+static int read_version(sy_store_sqlite *q, int *version)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *version = sqlite3_column_int(st, 0);
+        rc = SQLITE_OK;
+    }
+    int status = rc == SQLITE_OK ? SY_OK
+                                 : sy_sqlite_fail(q, rc, "read schema version");
+    sqlite3_finalize(st);
+    return status;
+}
+
+static int check_version(sy_store_sqlite *q, int version)
+{
+    if (version <= SCHEMA_VERSION && version >= 0)
+        return SY_OK;
+    if (version < 0)
+        return sy_store_fail(&q->base, SY_ENOTSUP,
+                             "%s: not a switchyard store (user_version %d)",
+                             q->where, version);
+    return sy_store_fail(&q->base, SY_ENOTSUP,
+                         "%s: made by a newer switchyard (schema %d, this "
+                         "build knows %d)", q->where, version, SCHEMA_VERSION);
+}
+
+/* One step in its own transaction, if another process has not done it. */
+static int migrate_step(sy_store_sqlite *q, bool *done)
+{
+    int version = 0;
+    int status = sy_sqlite_exec(q, "BEGIN IMMEDIATE", "begin migration");
+    if (status != SY_OK)
+        return status;
+    status = read_version(q, &version);
+    if (status == SY_OK)
+        status = check_version(q, version);
+    *done = status != SY_OK || version == SCHEMA_VERSION;
+    if (status == SY_OK && !*done) {
+        char set[64];
+        snprintf(set, sizeof set, "PRAGMA user_version = %d", version + 1);
+        status = sy_sqlite_exec(q, migrations[version], "migrate schema");
+        if (status == SY_OK)
+            status = sy_sqlite_exec(q, set, "set schema version");
+    }
+    if (status == SY_OK)
+        return sy_sqlite_exec(q, "COMMIT", "commit migration");
+    sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+    return status;
+}
+
+int sy_sqlite_migrate(sy_store_sqlite *q)
+{
+    int version = 0;
+    /* The common case, an up-to-date file, takes no write lock. */
+    int status = read_version(q, &version);
+    if (status == SY_OK)
+        status = check_version(q, version);
+    for (bool done = version == SCHEMA_VERSION; status == SY_OK && !done;)
+        status = migrate_step(q, &done);
+    return status;
+}

@@ -1,0 +1,116 @@
+/*
+ * store/sqlite_statements.c -- every statement of the SQLite store.
+ *
+ * Every statement is prepared once, at open, and kept (a persistent
+ * prepare); a call binds its parameters, steps and resets, so the hot path
+ * (one task-row UPDATE per changed task, thousands per batch) allocates
+ * nothing of its own.  Claims with a list of stale owners are the one
+ * exception: the list has a variable length, so that statement is built
+ * per call (claims are per run, not per task).
+ *
+ * States are stored as their sy_run_state / sy_task_state numbers
+ * (workflow/state.h): a run is live in 0 and 1 (Pending, Running), a task
+ * is done from 3 (Completed) up.
+ */
+#include <stdlib.h>
+
+#include "base/util.h"
+#include "store/sqlite_internal.h"
+
+#define RUN_COLS                                                              \
+    "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
+    "cancel_requested, created, started, finished, error, n_tasks"
+
+/* The claim condition: a live run nobody holds (no owner, an expired
+ * lease, or a dead owner's).  ?3 is now; the stale list is ?5... */
+#define CLAIMABLE "state IN (0, 1) AND (owner IS NULL OR lease_until < ?3%s)"
+#define CLAIM_SET                                                             \
+    "UPDATE runs SET owner = ?1, lease_until = ?2, "                          \
+    "started = CASE WHEN state = 0 THEN ?3 ELSE started END, "                \
+    "state = CASE WHEN state = 0 THEN 1 ELSE state END "
+const char sy_sqlite_claim_one_format[] =
+    CLAIM_SET "WHERE id = ?4 AND " CLAIMABLE;
+/* RETURNING gives no order: the ids are sorted afterwards. */
+const char sy_sqlite_claim_many_format[] =
+    CLAIM_SET "WHERE id IN (SELECT id FROM runs WHERE " CLAIMABLE
+              " ORDER BY id LIMIT ?4) RETURNING id";
+
+static const char *const sql_text[SY_SQL_COUNT] = {
+    [SY_SQL_BEGIN] = "BEGIN IMMEDIATE",
+    [SY_SQL_COMMIT] = "COMMIT",
+    [SY_SQL_ROLLBACK] = "ROLLBACK",
+    [SY_SQL_SAVEPOINT] = "SAVEPOINT sy_op",
+    [SY_SQL_RELEASE] = "RELEASE sy_op",
+    [SY_SQL_UNDO] = "ROLLBACK TO sy_op",
+    [SY_SQL_PUT_DEF] =
+        "INSERT INTO definitions (hash, tenant, workflow, definition, created)"
+        " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (hash) DO NOTHING",
+    [SY_SQL_GET_DEF] = "SELECT definition FROM definitions WHERE hash = ?1",
+    [SY_SQL_INSERT_RUN] =
+        "INSERT INTO runs (hash, tenant, workflow, state, context, created,"
+        " n_tasks) VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    [SY_SQL_INSERT_TASK] =
+        "INSERT INTO tasks (run_id, idx, task_id, ns) VALUES (?1, ?2, ?3, ?4)",
+    [SY_SQL_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = ?1",
+    [SY_SQL_LIST_RUNS] =
+        "SELECT " RUN_COLS " FROM runs ORDER BY id DESC LIMIT ?1",
+    [SY_SQL_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?1",
+    [SY_SQL_LIST_TASKS] =
+        "SELECT idx, task_id, ns, state, attempts, failures, recoveries,"
+        " executor, error, output, ready_at, started, finished"
+        " FROM tasks WHERE run_id = ?1 ORDER BY idx",
+    /* SY_SQL_CLAIM_ONE and SY_SQL_CLAIM_MANY: from the formats above. */
+    [SY_SQL_LIST_OWNERS] =
+        "SELECT DISTINCT owner FROM runs WHERE state IN (0, 1)"
+        " AND owner IS NOT NULL ORDER BY owner",
+    [SY_SQL_RENEW] = "UPDATE runs SET lease_until = ?2"
+                     " WHERE owner = ?1 AND state IN (0, 1)",
+    [SY_SQL_RELEASE_OWNER] = "UPDATE runs SET owner = NULL, lease_until = 0"
+                             " WHERE owner = ?1 AND state IN (0, 1)",
+    [SY_SQL_RUN_STATE] = "SELECT state, owner IS NULL FROM runs WHERE id = ?1",
+    [SY_SQL_CANCEL_PENDING] =
+        "UPDATE runs SET state = 4, cancel_requested = 1, finished = ?2,"
+        " error = 'cancelled before it started' WHERE id = ?1",
+    [SY_SQL_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = ?2"
+                          " WHERE run_id = ?1 AND state < 3",
+    [SY_SQL_FLAG_CANCEL] = "UPDATE runs SET cancel_requested = 1 WHERE id = ?1",
+    [SY_SQL_CANCEL_REQUESTS] =
+        "SELECT id FROM runs WHERE owner = ?1 AND cancel_requested = 1"
+        " AND state IN (0, 1) ORDER BY id",
+    [SY_SQL_UPDATE_TASK] =
+        "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"
+        " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"
+        " ready_at = ?10, started = ?11, finished = ?12"
+        " WHERE run_id = ?1 AND idx = ?2",
+    [SY_SQL_UPDATE_RUN] =
+        "UPDATE runs SET"
+        " started = CASE WHEN ?2 = 1 AND state <> 1 THEN ?4 ELSE started END,"
+        " finished = CASE WHEN ?2 >= 2 AND state < 2 THEN ?4 ELSE finished END,"
+        " state = ?2, error = ?3 WHERE id = ?1",
+    [SY_SQL_ADD_EVENT] =
+        "INSERT INTO events (run_id, idx, attempt, kind, detail, at)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [SY_SQL_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
+                           " WHERE run_id = ?1 ORDER BY id",
+};
+
+int sy_sqlite_prepare_all(sy_store_sqlite *q)
+{
+    char *one = sy_asprintf(sy_sqlite_claim_one_format, "");
+    char *many = sy_asprintf(sy_sqlite_claim_many_format, "");
+    int status = one && many
+                     ? SY_OK
+                     : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    for (int i = 0; i < SY_SQL_COUNT && status == SY_OK; i++) {
+        const char *sql = i == SY_SQL_CLAIM_ONE    ? one
+                          : i == SY_SQL_CLAIM_MANY ? many
+                                                   : sql_text[i];
+        int rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                    &q->st[i], NULL);
+        if (rc != SQLITE_OK)
+            status = sy_sqlite_fail(q, rc, "prepare statement %d", i);
+    }
+    free(one);
+    free(many);
+    return status;
+}

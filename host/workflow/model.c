@@ -1,0 +1,38 @@
+/* The workflow model once loaded: freeing it, finding a task by id. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "workflow/internal.h"
+
+void sy_workflow_free(sy_workflow *wf)
+{
+    if (!wf)
+        return;
+    for (size_t i = 0; wf->tasks && i < wf->n_tasks; i++) {
+        sy_task_def *t = &wf->tasks[i];
+        free(t->id);
+        free(t->ns);
+        free(t->deps);
+        free(t->children);
+        sy_conds_free(t->when, t->n_when);
+        json_decref(t->params);
+    }
+    free(wf->tasks);
+    free(wf->name);
+    free(wf->tenant);
+    free(wf->description);
+    free(wf->schedule);
+    free(wf->file);
+    free(wf->base_dir);
+    free(wf->topo);
+    free(wf->definition);
+    free(wf);
+}
+
+long sy_workflow_task_index(const sy_workflow *wf, const char *id)
+{
+    for (size_t i = 0; wf && id && i < wf->n_tasks; i++)
+        if (wf->tasks[i].id && strcmp(wf->tasks[i].id, id) == 0)
+            return (long)i;
+    return -1;
+}

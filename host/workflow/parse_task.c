@@ -1,0 +1,159 @@
+/* Workflow files: reading the `tasks` list, each task's keys into its
+ * sy_task_def.  Every problem is reported with its FILE:LINE and reading
+ * goes on, so that one pass finds them all. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config/params.h"
+#include "base/util.h"
+#include "workflow/internal.h"
+
+const char *const sy_workflow_task_keys[] = {
+    "id", "after", "trigger", "when", "retry", "timeout", "description", NULL,
+};
+
+static void read_id(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g, size_t i)
+{
+    const config_setting_t *s = config_setting_get_member(g, "id");
+    if (!s) {
+        sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
+                 "task %zu has no 'id' (e.g. id = \"extract\";)", i + 1);
+        return;
+    }
+    const char *v = config_setting_get_string(s);
+    if (!sy_wf_name_valid(v, false)) {
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                 "invalid task id%s%s%s: use letters, digits, '_', '.' and '-'",
+                 v ? " \"" : "", v ? v : "", v ? "\"" : "");
+        return;
+    }
+    t->id = sy_xstrdup(v);
+}
+
+static void read_after(sy_wf_loader *L, const sy_task_def *t, const config_setting_t *g,
+                       size_t i)
+{
+    const config_setting_t *s = config_setting_get_member(g, "after");
+    if (!s)
+        return;
+    char who[160];
+    sy_wf_task_label(t, i, who, sizeof who);
+    sy_wf_after *a = &L->after[i];
+    a->line = SY_SRC_LINE(s);
+    int type = config_setting_type(s);
+    if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST) {
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                 "%s: 'after' must be a list of task ids, e.g. after = [\"extract\"]", who);
+        return;
+    }
+    int len = config_setting_length(s);
+    a->v = sy_xmalloc(sizeof *a->v * (size_t)(len > 0 ? len : 1));
+    for (int k = 0; k < len; k++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)k);
+        const char *id = config_setting_get_string(e);
+        if (!id) {
+            sy_error(L->d, SY_SRC_FILE(e), SY_SRC_LINE(e),
+                     "%s: 'after' entry %d must be a task id (a string), e.g. "
+                     "after = [\"extract\"]",
+                     who, k + 1);
+            continue;
+        }
+        a->v[a->n++] = (sy_wf_ref){id, SY_SRC_LINE(e)};
+    }
+}
+
+static void read_trigger(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g,
+                         const char *who)
+{
+    const config_setting_t *s = config_setting_get_member(g, "trigger");
+    if (!s)
+        return;
+    const char *v = config_setting_get_string(s);
+    int trig = sy_trigger_parse(v);
+    if (trig < 0) {
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                 "%s: unknown trigger%s%s%s (valid: all_success, all_done, "
+                 "all_failed, one_success, one_failed, none_failed, always)",
+                 who, v ? " '" : "", v ? v : "", v ? "'" : "");
+        return;
+    }
+    t->trigger = (sy_trigger)trig;
+}
+
+static void read_params(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g,
+                        const char *who)
+{
+    t->params = sy_params_from_setting(g, sy_workflow_task_keys);
+    if (!t->params)
+        sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
+                 "%s: its parameters cannot be held in JSON (text that is not "
+                 "valid UTF-8?)",
+                 who);
+}
+
+static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
+{
+    sy_task_def *t = &L->wf->tasks[i];
+    t->line = SY_SRC_LINE(g);
+    t->retry = L->retry;
+    t->timeout_ms = L->timeout_ms;
+    t->trigger = SY_TRIGGER_ALL_SUCCESS;
+    L->after[i].line = t->line;
+    if (!config_setting_is_group(g)) {
+        sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
+                 "task %zu must be a group, e.g. { id = \"extract\"; command = "
+                 "[\"./extract\"]; }",
+                 i + 1);
+        return;
+    }
+    L->settings[i] = g;
+    read_id(L, t, g, i);
+    char who[160];
+    sy_wf_task_label(t, i, who, sizeof who);
+    read_after(L, t, g, i);
+    read_trigger(L, t, g, who);
+    const config_setting_t *s;
+    if ((s = config_setting_get_member(g, "when")))
+        sy_when_read(s, &t->when, &t->n_when, L->d);
+    if ((s = config_setting_get_member(g, "retry")))
+        sy_retry_read(s, &t->retry, L->d);
+    if ((s = config_setting_get_member(g, "timeout")))
+        sy_setting_duration(s, &t->timeout_ms, L->d);
+    sy_setting_string(g, "description", "task 'description'", L->d);
+    read_params(L, t, g, who);
+    if (L->ns_ok && t->id)
+        t->ns = sy_asprintf("%s::%s::%s", L->wf->tenant, L->wf->name, t->id);
+}
+
+void sy_wf_tasks_read(sy_wf_loader *L, const config_setting_t *g)
+{
+    const config_setting_t *s = config_setting_get_member(g, "tasks");
+    if (!s) {
+        sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
+                 "workflow has no 'tasks' (e.g. tasks = ( { id = \"a\"; ... } );)");
+        return;
+    }
+    int len = config_setting_length(s), type = config_setting_type(s);
+    bool list = type == CONFIG_TYPE_LIST || type == CONFIG_TYPE_ARRAY;
+    if (!list || (type == CONFIG_TYPE_ARRAY && len > 0)) {
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                 "'tasks' must be a list of groups, e.g. tasks = ( { id = \"a\"; ... } );");
+        return;
+    }
+    if (len == 0) {
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                 "'tasks' is empty: a workflow needs at least one task");
+        return;
+    }
+    size_t n = (size_t)len;
+    L->wf->tasks = calloc(n, sizeof *L->wf->tasks);
+    L->after = calloc(n, sizeof *L->after);
+    L->settings = calloc(n, sizeof *L->settings);
+    if (!L->wf->tasks || !L->after || !L->settings) {
+        fputs("switchyard: out of memory\n", stderr);
+        abort();
+    }
+    L->wf->n_tasks = n;
+    for (size_t i = 0; i < n; i++)
+        read_task(L, i, config_setting_get_elem(s, (unsigned)i));
+}
