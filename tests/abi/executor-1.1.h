@@ -38,9 +38,10 @@
  *   - A reader reads a field added after 1.0 only when SY_HAS_FIELD() says
  *     the writer's size covers it.  A plugin calls a host function added
  *     after 1.0 only when SY_HOST_HAS() says the host has it.
- *   - Inside structs, only fixed-width types: the enum sizes of C are the
- *     compiler's choice (-fshort-enums), so the named values below are
- *     constants and the types that carry them are int32_t.
+ *   - In structs and in function signatures, only fixed-width types: the
+ *     size of a C enum is the compiler's choice (-fshort-enums), so the
+ *     named values below are constants and the types that carry them
+ *     (sy_param_type, sy_outcome, sy_log_level) are int32_t.
  *   - The descriptor's abi_minor is the LOWEST host minor the plugin
  *     needs, not the minor of the header it was built with: a plugin
  *     rebuilt against a newer 1.x header that uses nothing newer still
@@ -124,7 +125,8 @@ extern "C" {
 /* True when the host's table `api` has the function `fn` (a sy_host_api
  * field).  Every call of a host function added after 1.0 must be guarded
  * by it, unless SY_EXECUTOR_MIN_MINOR already guarantees the function (an
- * older host then refuses the plugin before calling it):
+ * older host then refuses the plugin before calling it).  With `progress`
+ * standing for a function added in, say, 1.1:
  *
  *     if (SY_HOST_HAS(api, progress))
  *         api->progress(c, done, total);
