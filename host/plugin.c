@@ -299,7 +299,8 @@ static const struct descriptor_field {
     FIELD(cancel, 0),        FIELD(validate, 0), FIELD(metrics, 0),
 };
 #undef FIELD
-_Static_assert(offsetof(sy_executor, metrics) + sizeof(void (*)(void)) ==
+_Static_assert(offsetof(sy_executor, metrics) +
+                       sizeof(((sy_executor *)0)->metrics) ==
                    sizeof(sy_executor),
                "a field was added to sy_executor: list it in "
                "descriptor_fields with the minor that adds it");
@@ -332,9 +333,9 @@ static uint32_t minor_needed(const sy_executor *d, const char **field)
     return need;
 }
 
-/* The ABI header: a sane size, our major.  A descriptor of
- * the pre-1.0 layout (abi_major, abi_minor, size) reads as size 1 and
- * major 0, so a header too small for itself is reported as that. */
+/* The ABI header: a sane size, our major.  A descriptor of the pre-1.0
+ * layout (abi_major, abi_minor, size) reads as size 1 and major 0, so a
+ * header too small for itself is reported as that. */
 static bool header_ok(sy_plugin *e, const sy_executor *d)
 {
     if (d->size < DESCRIPTOR_HEADER_SIZE)
