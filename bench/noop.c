@@ -91,9 +91,7 @@ static int noop_cancel(sy_instance *in, sy_completion *c)
 }
 
 static const sy_executor noop = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "noop",
     .version = "1.0.0",
     .description = "benchmark executor: completes every task inside submit",

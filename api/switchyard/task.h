@@ -29,20 +29,25 @@
  *     cc -shared -fPIC -fvisibility=hidden etl.c -o lib/libetl.so
  *
  * It includes switchyard/executor.h (for sy_params, sy_param_type,
- * sy_log_level and the status codes) and standard C headers only; a task
- * library links against nothing from Switchyard.
+ * sy_log_level, SY_HAS_FIELD, the field marks and the status codes) and
+ * standard C headers only; a task library links against nothing from
+ * Switchyard.
  *
  * Compatibility rules, the same as executor.h's, kept for every 1.x
  * release:
  *
  *   - Every struct that crosses the boundary starts with `uint32_t size`,
- *     the size the writer compiled with.  Fields are only ever appended.  A
- *     reader reads a field added after 1.0 only when SY_HAS_FIELD() says the
- *     writer's size covers it.
+ *     the size the writer compiled with, and holds only fixed-width types.
+ *     Fields are only ever appended, each group marked with the minor that
+ *     added it ("since 1.0").  A reader reads a field added after 1.0 only
+ *     when SY_HAS_FIELD() says the writer's size covers it.
  *   - A new function is a new pointer at the end of sy_task_api, never a
- *     changed signature.  A function built against a later 1.x header
- *     checks SY_HAS_FIELD(api, sy_task_api, field) before calling a pointer
- *     added after 1.0.
+ *     changed signature.  A task function calls a pointer added after 1.0
+ *     only when SY_TASK_API_HAS() says the executor has it.
+ *   - The minor a library exports (SY_TASK_LIBRARY) is the LOWEST executor
+ *     minor it needs, SY_TASK_MIN_MINOR (default 0), not the minor of the
+ *     header it was built with: rebuilt against a newer 1.x header and
+ *     using nothing newer, it still loads on an older 1.x executor.
  *   - The task library does not link against host symbols: everything it
  *     may call is in the table it is handed.  Build it with
  *     -fvisibility=hidden and mark the task functions SY_TASK_EXPORT.
@@ -51,10 +56,11 @@
  * Loading: a library is opened once per executor instance with
  * dlopen(RTLD_NOW | RTLD_LOCAL) and stays open until the instance is
  * destroyed; its constructors run in the host process.  A library that
- * exports sy_task_library_abi (SY_TASK_LIBRARY) built for another major
- * version, or a newer minor, is refused with a message saying so; one
- * without it is taken to be 1.x.  A missing library or symbol is reported
- * when the workflow is checked (`switchyard check`), not when the task runs.
+ * exports sy_task_library_abi (SY_TASK_LIBRARY) for another major version,
+ * or a newer minor than the executor's, is refused with a message saying
+ * so; one without it is taken to be 1.0.  A missing library or symbol is
+ * reported when the workflow is checked (`switchyard check`), not when the
+ * task runs.
  *
  * Threading: the thread executor calls task functions on its worker
  * threads, several at once, so a function must be thread-safe (no
@@ -93,6 +99,22 @@ extern "C" {
 #define SY_TASK_ABI_MAJOR 1
 #define SY_TASK_ABI_MINOR 0
 
+/* The lowest executor minor a task library needs, which SY_TASK_LIBRARY
+ * exports.  Define it before including this header when a function calls a
+ * sy_task_api function added in 1.N without a fallback. */
+#ifndef SY_TASK_MIN_MINOR
+#define SY_TASK_MIN_MINOR 0
+#endif
+#if SY_TASK_MIN_MINOR > SY_TASK_ABI_MINOR
+#error "SY_TASK_MIN_MINOR is newer than this header's task ABI minor"
+#endif
+
+/* True when the executor's table `api` has the function `fn` (a
+ * sy_task_api field).  Every call of a function added after 1.0 must be
+ * guarded by it, unless SY_TASK_MIN_MINOR already guarantees it. */
+#define SY_TASK_API_HAS(api, fn)                                              \
+    (SY_HAS_FIELD(api, sy_task_api, fn) && (api)->fn != NULL)
+
 /* Exports a task function (or sy_task_library_abi) from a library built
  * with -fvisibility=hidden.  In C++, also declare the function
  * extern "C". */
@@ -106,45 +128,54 @@ extern "C" {
 #define SY_TASK_LIBRARY_ABI_SYMBOL "sy_task_library_abi"
 
 /* Put `SY_TASK_LIBRARY;` once, at file scope, in one source file of a task
- * library: it exports {SY_TASK_ABI_MAJOR, SY_TASK_ABI_MINOR} so the host
- * can refuse a library built for another major version with a clear
- * message instead of calling it with the wrong table. */
+ * library: it exports {SY_TASK_ABI_MAJOR, SY_TASK_MIN_MINOR} (the major it
+ * speaks, the lowest minor it needs) so the executor can refuse a library
+ * it cannot serve with a clear message instead of calling it with the
+ * wrong table.  Library-owned static data; the executor only reads it. */
 #define SY_TASK_LIBRARY                                                       \
     SY_TASK_EXPORT extern const uint32_t sy_task_library_abi[2];              \
     const uint32_t sy_task_library_abi[2] = {SY_TASK_ABI_MAJOR,               \
-                                             SY_TASK_ABI_MINOR}
+                                             SY_TASK_MIN_MINOR}
 
-/* One call of a task function.  Owned by the executor; valid only during
- * the call. */
+/* One call of a task function.  Executor-owned and opaque: the function
+ * never dereferences it, and uses it only during the call. */
 typedef struct sy_task_ctx sy_task_ctx;
 
-/* Who the attempt is.  Owned by the executor, valid during the call; every
- * string is NUL-terminated UTF-8 and never NULL (an unknown value is ""). */
+/* Who the attempt is.  Executor-owned and read-only, valid during the
+ * call; every string is NUL-terminated UTF-8 and never NULL (an unknown
+ * value is ""). */
 typedef struct sy_task_info {
-    uint32_t size;        /* sizeof(sy_task_info) as the executor compiled
-                             it */
-    uint32_t attempt;     /* 1 for the first attempt, 2 for the first retry,
-                             ...; with run_id, a key for idempotent side
-                             effects */
-    const char *ns;       /* "tenant::workflow::task" */
-    const char *run_id;   /* the run this attempt belongs to */
-    const char *task_id;  /* the task's id inside its workflow */
-    const char *workflow; /* the workflow's name (may hold "::") */
-    const char *base_dir; /* the directory of the workflow file */
-    int64_t timeout_ms;   /* the attempt's timeout, 0 for none */
+    /* since 1.0 */
+    uint32_t size;        /* [read-only] sizeof(sy_task_info) as the
+                             executor compiled it */
+    uint32_t attempt;     /* [read-only] 1 for the first attempt, 2 for the
+                             first retry, ...; with run_id, a key for
+                             idempotent side effects */
+    const char *ns;       /* [read-only] "tenant::workflow::task" */
+    const char *run_id;   /* [read-only] the run this attempt belongs to */
+    const char *task_id;  /* [read-only] the task's id in its workflow */
+    const char *workflow; /* [read-only] the workflow's name (may hold
+                             "::") */
+    const char *base_dir; /* [read-only] the directory of the workflow
+                             file */
+    int64_t timeout_ms;   /* [read-only] the attempt's timeout, 0 for none */
 } sy_task_info;
 
-/* The table of functions a task function may call.  Owned by the executor,
- * static: valid for as long as the library is loaded, so a function may
- * keep the pointer (but not the ctx).  Every function may be called from
- * any thread while the task function runs, except where said otherwise.
- * The param_* getters are exactly those of sy_host_api in executor.h (same
- * signatures, same errors, the same functions when the function runs in
- * the host process). */
+/* The table of functions a task function may call.  Executor-owned,
+ * static and read-only: valid for as long as the library is loaded, so a
+ * function may keep the pointer (but not the ctx).  Every function may be
+ * called from any thread while the task function runs, except where said
+ * otherwise.  The param_* getters are exactly those of sy_host_api in
+ * executor.h (same signatures, same errors, the same functions when the
+ * function runs in the host process). */
 typedef struct sy_task_api {
-    uint32_t size;      /* sizeof(sy_task_api) as the executor compiled it */
-    uint32_t abi_major; /* the executor's SY_TASK_ABI_MAJOR */
-    uint32_t abi_minor; /* the executor's SY_TASK_ABI_MINOR */
+    /* since 1.0 */
+    uint32_t size;      /* [read-only] sizeof(sy_task_api) as the executor
+                           compiled it */
+    uint32_t abi_major; /* [read-only] the executor's SY_TASK_ABI_MAJOR */
+    uint32_t abi_minor; /* [read-only] the executor's SY_TASK_ABI_MINOR: the
+                           newest minor whose functions it has */
+    uint32_t reserved;  /* [reserved] */
 
     /* Who this attempt is; never NULL.  Valid during the call. */
     const sy_task_info *(*info)(sy_task_ctx *ctx);

@@ -578,9 +578,7 @@ static void wh_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
 }
 
 static const sy_executor descriptor = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "webhook",
     .version = "1.0.0",
     .description = "POSTs each task's input to a URL; a 2xx JSON reply is "

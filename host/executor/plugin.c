@@ -273,35 +273,142 @@ static const char *missing_function(const sy_executor *d)
     return NULL;
 }
 
-static bool abi_ok(sy_plugin *e, const sy_executor *d)
+/* A size no 1.x descriptor reaches: 500 pointers.  A larger one is not a
+ * sy_executor at all, and reading that far could fault. */
+#define DESCRIPTOR_SIZE_MAX 4096u
+
+/* The ABI header every major version shares: size, abi_major, abi_minor. */
+#define DESCRIPTOR_HEADER_SIZE \
+    (offsetof(sy_executor, abi_minor) + sizeof(uint32_t))
+
+/* Every descriptor field after the ABI header, with the minor that added
+ * it.  A plugin needs at least the minor of the newest field it sets (any
+ * non-zero byte: added fields mean "not used" when zero), whatever its
+ * abi_minor says.  Each later minor appends its fields here with its
+ * number. */
+#define FIELD(f, minor)                                                       \
+    {#f, offsetof(sy_executor, f), sizeof(((sy_executor *)0)->f), minor}
+static const struct descriptor_field {
+    const char *name;
+    size_t offset, size;
+    uint32_t since_minor;
+} descriptor_fields[] = {
+    FIELD(name, 0),          FIELD(version, 0),  FIELD(description, 0),
+    FIELD(instance_params, 0), FIELD(task_params, 0), FIELD(create, 0),
+    FIELD(destroy, 0),       FIELD(capacity, 0), FIELD(submit, 0),
+    FIELD(cancel, 0),        FIELD(validate, 0), FIELD(metrics, 0),
+};
+#undef FIELD
+_Static_assert(offsetof(sy_executor, metrics) +
+                       sizeof(((sy_executor *)0)->metrics) ==
+                   sizeof(sy_executor),
+               "a field was added to sy_executor: list it in "
+               "descriptor_fields with the minor that adds it");
+
+static bool bytes_set(const sy_executor *d, size_t from, size_t to)
 {
+    const unsigned char *b = (const unsigned char *)d;
+    for (size_t i = from; i < to; i++)
+        if (b[i])
+            return true;
+    return false;
+}
+
+/* The lowest host minor the plugin needs: its abi_minor, raised to the
+ * minor of the newest field it sets within its size.  *field names that
+ * field, or is NULL when the declared minor stands. */
+static uint32_t minor_needed(const sy_executor *d, const char **field)
+{
+    uint32_t need = d->abi_minor;
+    *field = NULL;
+    for (size_t i = 0; i < sizeof descriptor_fields /
+                               sizeof descriptor_fields[0]; i++) {
+        const struct descriptor_field *f = &descriptor_fields[i];
+        if (f->offset + f->size <= d->size && f->since_minor > need &&
+            bytes_set(d, f->offset, f->offset + f->size)) {
+            need = f->since_minor;
+            *field = f->name;
+        }
+    }
+    return need;
+}
+
+/* The ABI header: a sane size, our major.  A descriptor of the pre-1.0
+ * layout (abi_major, abi_minor, size) reads as size 1 and major 0, so a
+ * header too small for itself is reported as that. */
+static bool header_ok(sy_plugin *e, const sy_executor *d)
+{
+    if (d->size < DESCRIPTOR_HEADER_SIZE)
+        return refuse(e, "descriptor size %u is too small for any "
+                         "sy_executor (built against a pre-1.0 header that "
+                         "put abi_major first?); rebuild it against this "
+                         "host's SDK, starting the descriptor with "
+                         "SY_EXECUTOR_V1",
+                      (unsigned)d->size);
+    if (d->size > DESCRIPTOR_SIZE_MAX)
+        return refuse(e, "descriptor size %u is implausible (over %u "
+                         "bytes): not a sy_executor? start the descriptor "
+                         "with SY_EXECUTOR_V1",
+                      (unsigned)d->size, DESCRIPTOR_SIZE_MAX);
     if (d->abi_major != SY_EXECUTOR_ABI_MAJOR)
         return refuse(e, "built for executor ABI %u.%u, this host speaks "
                          "%d.%d; rebuild it against this host's SDK",
                       (unsigned)d->abi_major, (unsigned)d->abi_minor,
                       SY_EXECUTOR_ABI_MAJOR, SY_EXECUTOR_ABI_MINOR);
-    if (d->abi_minor > SY_EXECUTOR_ABI_MINOR)
-        return refuse(e, "built for executor ABI %u.%u, newer than this "
+    return true;
+}
+
+/* The minor the plugin needs must be one this host has.  Fields past this
+ * host's layout, and the reserved field, were added by a minor this host
+ * does not know, so setting any of them needs a newer host too. */
+static bool minor_ok(sy_plugin *e, const sy_executor *d)
+{
+    const char *field;
+    uint32_t need = minor_needed(d, &field);
+    e->abi_minor = need;
+    if (need > SY_EXECUTOR_ABI_MINOR)
+        return refuse(e, "needs executor ABI %d.%u%s%s%s, newer than this "
                          "host's %d.%d; upgrade the host or rebuild the "
                          "plugin",
-                      (unsigned)d->abi_major, (unsigned)d->abi_minor,
+                      SY_EXECUTOR_ABI_MAJOR, (unsigned)need,
+                      field ? " (it sets " : "", field ? field : "",
+                      field ? ")" : "", SY_EXECUTOR_ABI_MAJOR,
+                      SY_EXECUTOR_ABI_MINOR);
+    if (d->reserved != 0)
+        return refuse(e, "sets the reserved descriptor field, unknown to "
+                         "this host's executor ABI %d.%d; upgrade the host "
+                         "or rebuild the plugin with SY_EXECUTOR_V1",
                       SY_EXECUTOR_ABI_MAJOR, SY_EXECUTOR_ABI_MINOR);
+    if (d->size > sizeof(sy_executor) &&
+        bytes_set(d, sizeof(sy_executor), d->size))
+        return refuse(e, "sets descriptor fields past this host's executor "
+                         "ABI %d.%d layout (%u bytes, this host knows %zu): "
+                         "it needs a newer 1.x host (its "
+                         "SY_EXECUTOR_MIN_MINOR should say which); upgrade "
+                         "the host or rebuild the plugin",
+                      SY_EXECUTOR_ABI_MAJOR, SY_EXECUTOR_ABI_MINOR,
+                      (unsigned)d->size, sizeof(sy_executor));
     return true;
 }
 
 static bool descriptor_ok(sy_plugin *e, const sy_executor *d)
 {
-    /* Only the first three fields are common to every major version. */
-    e->abi_major = d->abi_major;
-    e->abi_minor = d->abi_minor;
-    if (d->abi_major == SY_EXECUTOR_ABI_MAJOR && !note_identity(e, d))
-        return refuse(e, "out of memory");
-    if (!abi_ok(e, d))
+    /* Only the ABI header is common to every major version, and its
+     * fields mean nothing until the size says they are there. */
+    if (d->size >= DESCRIPTOR_HEADER_SIZE) {
+        e->abi_major = d->abi_major;
+        e->abi_minor = d->abi_minor;
+    }
+    if (!header_ok(e, d))
         return false;
+    if (!note_identity(e, d))
+        return refuse(e, "out of memory");
     if (d->size < SY_EXECUTOR_SIZE_1_0)
         return refuse(e, "descriptor too small: %u bytes, ABI 1.0 needs at "
                          "least %zu",
                       (unsigned)d->size, (size_t)SY_EXECUTOR_SIZE_1_0);
+    if (!minor_ok(e, d))
+        return false;
     if (!name_ok(d->name))
         return refuse_name(e, d->name);
     if (!d->version)

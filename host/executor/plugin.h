@@ -34,7 +34,10 @@ typedef struct sy_plugin {
     char *reason;     /* owned: why it was refused, one line; NULL if loaded */
     char *name;       /* owned copy of desc->name; NULL if unknown */
     char *version;    /* owned copy of desc->version; NULL if unknown */
-    uint32_t abi_major, abi_minor; /* as declared; 0.0 if unknown */
+    uint32_t abi_major; /* as declared; 0 if unknown */
+    uint32_t abi_minor; /* the lowest host minor it needs: as declared,
+                           raised to the newest descriptor field it sets;
+                           0 if unknown */
     const sy_executor *desc; /* the plugin's descriptor; NULL if refused */
     void *handle;     /* dlopen handle; NULL if it never opened */
     unsigned instances; /* live instances; the registry refuses to free a

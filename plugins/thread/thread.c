@@ -357,9 +357,7 @@ static void thread_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
 /* ------------------------------------------------------------------------ */
 
 static const sy_executor thread_executor = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "thread",
     .version = "1.0.0",
     .description = "C function tasks and command tasks on bounded pools of "

@@ -101,19 +101,24 @@ static int check_specs(const sy_param_spec *const *v, const char *list,
     return n;
 }
 
-/* A plugin built with this host's minor has exactly this host's size; one
- * built with an older minor has less.  Anything else was written by hand
- * and the host would read the wrong fields. */
+/* SY_EXECUTOR_V1 sets size to sizeof(sy_executor) of the header the
+ * plugin was built with: this header's, an older 1.x header's (smaller,
+ * but never below 1.0's, which the loader enforces) or a newer one's
+ * (larger, with fields past this layout left zero, which the loader
+ * enforces too).  Any size is a whole number of fields, so one that is not
+ * a multiple of the struct's alignment was written by hand. */
 static bool size_ok(const sy_executor *d, kit_report *r)
 {
-    if (d->abi_minor == SY_EXECUTOR_ABI_MINOR &&
-        d->size != sizeof(sy_executor)) {
-        kit_fail(r, "size is %u, but ABI %u.%u's sy_executor has %zu bytes: "
-                 "set size = sizeof(sy_executor)",
-                 (unsigned)d->size, (unsigned)d->abi_major,
-                 (unsigned)d->abi_minor, sizeof(sy_executor));
+    if (d->size % _Alignof(sy_executor) != 0) {
+        kit_fail(r, "size is %u, not a whole sy_executor layout (a multiple "
+                 "of %zu bytes): start the descriptor with SY_EXECUTOR_V1",
+                 (unsigned)d->size, _Alignof(sy_executor));
         return false;
     }
+    if (d->size > sizeof(sy_executor))
+        kit_note(r, "size %u: built against a newer 1.x header than this "
+                 "kit's (%zu bytes); fields past those are not checked",
+                 (unsigned)d->size, sizeof(sy_executor));
     return true;
 }
 

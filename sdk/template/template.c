@@ -399,9 +399,7 @@ static void tpl_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
 /* ------------------------------------------------------------------------ */
 
 static const sy_executor descriptor = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "template", /* change this: it is what `plugin = "..."` names */
     .version = "1.0.0",
     .description = "sleeps sleep_ms on a worker pool and echoes the input",

@@ -1,7 +1,10 @@
 /*
  * plugin_1_0.c -- an executor built against the frozen ABI 1.0 header
  * (tests/abi/executor-1.0.h, a verbatim copy of api/switchyard/executor.h
- * as released), never against the current one.
+ * as 1.0 was frozen: size first in every struct, fixed-width types for the
+ * named values, abi_minor the lowest host minor needed, SY_EXECUTOR_V1),
+ * never against the current one.  The copy never changes again: a later
+ * 1.x header only appends to it.
  *
  * tests/conformance.sh runs the conformance kit against it on the current
  * host.  If a change to api/ moves a field, changes a signature or a
@@ -390,9 +393,7 @@ static void p_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
 }
 
 static const sy_executor desc = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "abi_1_0",
     .version = "1.0.0",
     .description = "built against the frozen ABI 1.0 header (tests)",

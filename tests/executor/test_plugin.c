@@ -206,7 +206,9 @@ static void test_good_loads(void **state)
     assert_string_equal(e->name, "good");
     assert_string_equal(e->version, "1.0.0");
     assert_int_equal(e->abi_major, SY_EXECUTOR_ABI_MAJOR);
-    assert_int_equal(e->abi_minor, SY_EXECUTOR_ABI_MINOR);
+    /* The lowest host minor it needs, not the header's: SY_EXECUTOR_V1
+     * without SY_EXECUTOR_MIN_MINOR says 0. */
+    assert_int_equal(e->abi_minor, 0);
     assert_non_null(e->desc);
     assert_non_null(e->handle);
     assert_int_equal(e->instances, 0);
@@ -256,10 +258,80 @@ static void test_abi_newer_minor(void **state)
     put(d, "newminor");
     sy_plugin *e = load(f, d, "newminor.so");
     char want[64];
-    snprintf(want, sizeof want, "built for executor ABI %d.%d, newer",
-             SY_EXECUTOR_ABI_MAJOR, SY_EXECUTOR_ABI_MINOR + 1);
+    snprintf(want, sizeof want, "needs executor ABI %d.%d, newer than "
+             "this host's %d.%d", SY_EXECUTOR_ABI_MAJOR,
+             SY_EXECUTOR_ABI_MINOR + 1, SY_EXECUTOR_ABI_MAJOR,
+             SY_EXECUTOR_ABI_MINOR);
     assert_refused(e, want, "upgrade the host");
     assert_int_equal(e->abi_minor, SY_EXECUTOR_ABI_MINOR + 1);
+}
+
+/* Loads oddheader.so with its descriptor picked by `mode`. */
+static sy_plugin *load_odd(fixture *f, const char *mode)
+{
+    const char *d = new_dir(f);
+    put(d, "oddheader");
+    assert_int_equal(setenv("SY_TEST_ODD_HEADER", mode, 1), 0);
+    sy_plugin *e = load(f, d, "oddheader.so");
+    assert_int_equal(unsetenv("SY_TEST_ODD_HEADER"), 0);
+    return e;
+}
+
+/* The layout before 1.0 was fixed began abi_major, abi_minor, size: read
+ * as 1.x it is size 1, major 0, and must be called what it is. */
+static void test_old_layout(void **state)
+{
+    sy_plugin *e = load_odd(*state, "old");
+    assert_refused(e, "descriptor size 1 is too small for any sy_executor",
+                   "pre-1.0 header");
+    assert_contains(e->reason, "SY_EXECUTOR_V1");
+    /* Nothing past a header that small is read, not even the version. */
+    assert_int_equal(e->abi_major, 0);
+    assert_int_equal(e->abi_minor, 0);
+    assert_null(e->name);
+}
+
+static void test_huge_size(void **state)
+{
+    sy_plugin *e = load_odd(*state, "huge");
+    assert_refused(e, "descriptor size 2147483647 is implausible",
+                   "SY_EXECUTOR_V1");
+    assert_null(e->name);
+}
+
+static void test_reserved_set(void **state)
+{
+    sy_plugin *e = load_odd(*state, "reserved");
+    assert_refused(e, "sets the reserved descriptor field", "upgrade the host");
+    assert_string_equal(e->name, "oddheader");
+}
+
+static void test_newer_header_field_refused(void **state)
+{
+    fixture *f = *state;
+    const char *d = new_dir(f);
+    put(d, "abi11_field");
+    sy_plugin *e = load(f, d, "abi11_field.so");
+    char want[128];
+    snprintf(want, sizeof want, "sets descriptor fields past this host's "
+             "executor ABI %d.%d layout", SY_EXECUTOR_ABI_MAJOR,
+             SY_EXECUTOR_ABI_MINOR);
+    assert_refused(e, want, "it needs a newer 1.x host");
+    assert_contains(e->reason, "SY_EXECUTOR_MIN_MINOR");
+    assert_no_path(e, d);
+    assert_string_equal(e->name, "abi11_field");
+}
+
+static void test_newer_header_minor_refused(void **state)
+{
+    fixture *f = *state;
+    const char *d = new_dir(f);
+    put(d, "abi11_minor");
+    sy_plugin *e = load(f, d, "abi11_minor.so");
+    assert_refused(e, "needs executor ABI 1.1, newer than this host's 1.0",
+                   "upgrade the host");
+    assert_int_equal(e->abi_minor, 1);
+    assert_string_equal(e->name, "abi11_minor");
 }
 
 static void test_small_descriptor(void **state)
@@ -864,6 +936,39 @@ static void test_good_zero_slots_busy(void **state)
     x->destroy(inst);
 }
 
+/* Rebuilt against a newer 1.x header, using nothing newer: it loads on
+ * this older host, and finds the newer host function absent. */
+static void test_newer_header_loads(void **state)
+{
+    fixture *f = *state;
+    const char *d = new_dir(f);
+    put(d, "abi11_plain");
+    sy_plugin *e = load(f, d, "abi11_plain.so");
+    assert_int_equal(e->state, SY_PLUGIN_LOADED);
+    assert_null(e->reason);
+    assert_string_equal(e->name, "abi11_plain");
+    assert_int_equal(e->abi_minor, 0);
+    /* Its descriptor is the newer, longer one. */
+    assert_true(e->desc->size > sizeof(sy_executor));
+
+    const sy_executor *x = e->desc;
+    sy_host host = {0};
+    sy_instance *inst = NULL;
+    char err[256] = "";
+    sy_params empty = {NULL, 0};
+    assert_int_equal(
+        x->create(&host_api, &host, &empty, &inst, err, sizeof err), SY_OK);
+    e->instances++;
+    assert_string_equal(host.last, "abi11_plain on a host without progress()");
+    sy_task t = make_task(&empty, "{}");
+    sy_completion c = {0};
+    assert_int_equal(x->submit(inst, &t, &c, err, sizeof err), SY_OK);
+    assert_int_equal(c.calls, 1);
+    assert_int_equal(c.outcome, SY_OUTCOME_SUCCEEDED);
+    x->destroy(inst);
+    e->instances--;
+}
+
 /* Runs sy_plugins_free with stderr captured into `buf`. */
 static void free_capturing_stderr(sy_plugins *p, char *buf, size_t len)
 {
@@ -933,6 +1038,12 @@ int main(void)
         T(test_nullentry),
         T(test_abi_major),
         T(test_abi_newer_minor),
+        T(test_old_layout),
+        T(test_huge_size),
+        T(test_reserved_set),
+        T(test_newer_header_loads),
+        T(test_newer_header_field_refused),
+        T(test_newer_header_minor_refused),
         T(test_small_descriptor),
         T(test_missing_function),
         T(test_bad_name),

@@ -46,9 +46,9 @@ static int stub_cancel(sy_instance *inst, sy_completion *c)
 }
 
 static const sy_executor desc = {
+    .size = sizeof(sy_executor),
     .abi_major = 2,
     .abi_minor = 0,
-    .size = sizeof(sy_executor),
     .name = "abi2",
     .version = "1.0.0",
     .create = stub_create,

@@ -71,9 +71,7 @@ static int bad_cancel(sy_instance *inst, sy_completion *c)
 }
 
 static const sy_executor desc = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "broken_badparams",
     .version = "1.0.0",
     .description = "crashes in create() on bad settings (conformance kit "

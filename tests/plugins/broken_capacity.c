@@ -203,9 +203,7 @@ static void cap_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
 }
 
 static const sy_executor desc = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "broken_capacity",
     .version = "1.0.0",
     .description = "accepts more than its capacity (conformance kit test)",

@@ -56,9 +56,7 @@ static int never_cancel(sy_instance *inst, sy_completion *c)
 }
 
 static const sy_executor desc = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "broken_never",
     .version = "1.0.0",
     .description = "never completes a submit (conformance kit test)",

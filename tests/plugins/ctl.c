@@ -291,9 +291,7 @@ static void ctl_metrics(sy_instance *in, sy_metric_fn emit, void *sink)
 }
 
 static const sy_executor ctl = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "ctl",
     .version = "1.0.0",
     .description = "test executor: tasks do what their parameters say",

@@ -201,9 +201,7 @@ static void good_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
 }
 
 static const sy_executor good = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "good",
     .version = "1.0.0",
     .description = "completes every task at once with its input (tests)",

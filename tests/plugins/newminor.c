@@ -1,5 +1,5 @@
 /*
- * newminor.c -- declares executor ABI 1.(host minor + 1): it may call host
+ * newminor.c -- needs executor ABI 1.(host minor + 1): it may call host
  * functions this host lacks.
  * Loader test fixture: the host must refuse it.
  */
@@ -47,9 +47,9 @@ static int stub_cancel(sy_instance *inst, sy_completion *c)
 }
 
 static const sy_executor desc = {
+    .size = sizeof(sy_executor),
     .abi_major = SY_EXECUTOR_ABI_MAJOR,
     .abi_minor = (SY_EXECUTOR_ABI_MINOR + 1),
-    .size = sizeof(sy_executor),
     .name = "newminor",
     .version = "1.0.0",
     .create = stub_create,

@@ -35,9 +35,7 @@ static int stub_cancel(sy_instance *inst, sy_completion *c)
 }
 
 static const sy_executor desc = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
+    SY_EXECUTOR_V1,
     .name = "nofn",
     .version = "1.0.0",
     .create = stub_create,

@@ -46,9 +46,9 @@ static int stub_cancel(sy_instance *inst, sy_completion *c)
 }
 
 static const sy_executor desc = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
     .size = offsetof(sy_executor, create),
+    .abi_major = SY_EXECUTOR_ABI_MAJOR,
+    .abi_minor = SY_EXECUTOR_MIN_MINOR,
     .name = "small",
     .version = "1.0.0",
     .create = stub_create,
