@@ -84,6 +84,12 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o,
 int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done,
                     char *err, size_t err_len);
 
+/* Cancels run `run_id` as a cancel request does: tasks not yet started
+ * are Skipped, running ones are asked to cancel, and the run ends
+ * Cancelled once they are back.  SY_ENOENT when the engine holds no such
+ * unfinished run. */
+int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why);
+
 /* Runs the loop until the watched run ends, a drain finishes, or (serve
  * with exit_when_idle) nothing is left.  Returns 0, -1 on a fatal store
  * error (the reason is logged), or 2 after a second drain stopped it at

@@ -10,7 +10,6 @@
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/load.h"
-#include "engine/run.h"
 
 typedef struct {
     char **v;
@@ -38,10 +37,7 @@ static int collect_owner(void *arg, const char *owner)
 
 static int on_cancel_request(void *arg, int64_t run_id)
 {
-    sy_engine *e = arg;
-    for (sy_live_run *r = e->runs; r; r = r->next)
-        if (r->id == run_id && !r->finished && !r->cancelling)
-            sy_live_cancel(r, "cancelled on request");
+    sy_engine_cancel(arg, run_id, "cancelled on request");
     return 0;
 }
 
