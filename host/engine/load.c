@@ -16,28 +16,28 @@ struct load_ctx {
     size_t err_len;
 };
 
-static int load_task(void *arg, const sy_task_record *ti)
+static int load_task(void *arg, const sy_task_record *row)
 {
     struct load_ctx *c = arg;
     sy_live_run *r = c->r;
-    if (ti->idx >= r->wf->n_tasks) {
-        sy_errf(c->err, c->err_len, "task row %u beyond the definition's %zu tasks", ti->idx,
+    if (row->idx >= r->wf->n_tasks) {
+        sy_errf(c->err, c->err_len, "task row %u beyond the definition's %zu tasks", row->idx,
                 r->wf->n_tasks);
         c->errors++;
         return 1;
     }
-    sy_live_task *t = &r->t[ti->idx];
-    t->state = ti->state;
-    t->attempts = ti->attempts;
-    t->failures = ti->failures;
-    t->recoveries = ti->recoveries;
-    t->ready_at = ti->ready_at;
-    t->started = ti->started;
-    t->finished = ti->finished;
-    t->error = ti->error ? sy_xstrdup(ti->error) : NULL;
-    if (ti->output) {
-        t->output = json_loads(ti->output, 0, NULL);
-        t->output_text = sy_xstrdup(ti->output);
+    sy_live_task *t = &r->t[row->idx];
+    t->state = row->state;
+    t->attempts = row->attempts;
+    t->failures = row->failures;
+    t->recoveries = row->recoveries;
+    t->ready_at = row->ready_at;
+    t->started = row->started;
+    t->finished = row->finished;
+    t->error = row->error ? sy_xstrdup(row->error) : NULL;
+    if (row->output) {
+        t->output = json_loads(row->output, 0, NULL);
+        t->output_text = sy_xstrdup(row->output);
         if (t->output && json_object_size(t->output) > 0)
             r->n_with_output++;
     }
@@ -104,8 +104,8 @@ static void link_run(sy_engine *e, sy_live_run *r)
 
 int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, size_t err_len)
 {
-    sy_run_record ri;
-    int rc = sy_store_get_run(e->o.store, run_id, &ri);
+    sy_run_record record;
+    int rc = sy_store_get_run(e->o.store, run_id, &record);
     if (rc != SY_OK)
         return sy_errf(err, err_len, "run %lld: %s", (long long)run_id,
                        rc == SY_ENOENT ? "no such run" : sy_store_errmsg(e->o.store)),
@@ -115,26 +115,26 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     sy_workflow *wf = NULL;
     bool borrowed = false;
     for (size_t i = 0; i < e->o.n_workflows && !wf; i++)
-        if (strcmp(e->o.workflows[i]->hash, ri.hash) == 0) {
+        if (strcmp(e->o.workflows[i]->hash, record.hash) == 0) {
             wf = e->o.workflows[i];
             borrowed = true;
         }
     if (!wf) {
         char *def = NULL;
-        rc = sy_store_get_definition(e->o.store, ri.hash, &def);
+        rc = sy_store_get_definition(e->o.store, record.hash, &def);
         wf = rc == SY_OK ? sy_workflow_from_json(def, err, err_len) : NULL;
         free(def);
     }
-    json_t *ctx = ri.context ? json_loads(ri.context, 0, NULL) : json_object();
+    json_t *ctx = record.context ? json_loads(record.context, 0, NULL) : json_object();
     if (!wf || !json_is_object(ctx)) {
         if (rc != SY_OK)
-            sy_errf(err, err_len, "definition %s: %s", ri.hash, sy_store_errmsg(e->o.store));
+            sy_errf(err, err_len, "definition %s: %s", record.hash, sy_store_errmsg(e->o.store));
         else if (wf)
             sy_errf(err, err_len, "stored context is not a JSON object");
         if (!borrowed)
             sy_workflow_free(wf);
         json_decref(ctx);
-        sy_run_record_clear(&ri);
+        sy_run_record_clear(&record);
         return SY_EINVAL;
     }
     sy_live_run *r = calloc(1, sizeof *r);
@@ -147,11 +147,11 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     r->context_text = json_dumps(ctx, JSON_COMPACT);
     r->state = SY_RUN_RUNNING;
     r->t = calloc(wf->n_tasks ? wf->n_tasks : 1, sizeof *r->t);
-    bool cancel = ri.cancel_requested;
-    sy_run_record_clear(&ri);
-    struct load_ctx lc = {r, 0, err, err_len};
-    rc = sy_store_list_tasks(e->o.store, run_id, load_task, &lc);
-    if (rc != SY_OK || lc.errors) {
+    bool cancel = record.cancel_requested;
+    sy_run_record_clear(&record);
+    struct load_ctx load = {r, 0, err, err_len};
+    rc = sy_store_list_tasks(e->o.store, run_id, load_task, &load);
+    if (rc != SY_OK || load.errors) {
         if (rc != SY_OK)
             sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store));
         r->finished = true;

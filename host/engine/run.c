@@ -178,14 +178,14 @@ static bool decide_task(sy_live_run *r, size_t idx)
     const sy_task_def *d = &r->wf->tasks[idx];
     if (r->t[idx].state != SY_TASK_NOT_STARTED)
         return false;
-    sy_task_state deps[64] = {0}, *dv = deps;
+    sy_task_state deps[64] = {0}, *dep_states = deps;
     if (d->n_deps > 64)
-        dv = sy_xmalloc(d->n_deps * sizeof *dv);
+        dep_states = sy_xmalloc(d->n_deps * sizeof *dep_states);
     for (size_t i = 0; i < d->n_deps; i++)
-        dv[i] = r->t[d->deps[i]].state;
-    sy_trig_verdict v = sy_trigger_eval(d->trigger, dv, d->n_deps);
-    if (dv != deps)
-        free(dv);
+        dep_states[i] = r->t[d->deps[i]].state;
+    sy_trig_verdict v = sy_trigger_eval(d->trigger, dep_states, d->n_deps);
+    if (dep_states != deps)
+        free(dep_states);
     if (v == SY_TRIG_WAIT)
         return false;
     char why[512];
