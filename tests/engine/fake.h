@@ -37,7 +37,8 @@ typedef struct fake_plugin {
     int64_t in_flight;
     fake_submission subs[FAKE_MAX]; /* every submit, in order */
     size_t n_subs;
-    char cancels[FAKE_MAX][64];     /* task ids cancel() was called for */
+    size_t cancels[FAKE_MAX];       /* the submissions cancel() was called
+                                       for (indices into subs) */
     size_t n_cancels;
 } fake_plugin;
 
