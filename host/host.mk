@@ -37,11 +37,14 @@ libsyhost_la_SOURCES += \
 	host/workflow/state.c host/workflow/state.h \
 	host/workflow/context.c host/workflow/context.h
 
-# executor: plugin loading, permission checks, the host API lent to plugins.
+# executor: plugin loading, permission checks, the host API lent to plugins,
+# instances (a configured use of a plugin, or of a descriptor in memory).
 libsyhost_la_SOURCES += \
 	host/executor/plugin.c host/executor/plugin.h \
 	host/executor/permissions.c \
 	host/executor/host_api.c host/executor/host_api.h
+libsyhost_la_SOURCES += \
+	host/executor/instance.c host/executor/instance.h
 
 # store: the interface, what implementations share, and the embedded
 # SQLite store (its files listed in store/sqlite_internal.h).
@@ -54,15 +57,28 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
-# engine: the loop, dispatch, wake-ups, per-run state, input contexts.
+# engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
+# completions, runs (transitions, triggers), loading and recovery, leases and
+# serving, input contexts, timers on the engine's clock, wake-ups.
 libsyhost_la_SOURCES += \
 	host/engine/engine.c host/engine/engine.h host/engine/internal.h \
-	host/engine/run.c host/engine/input.c \
+	host/engine/batch.c host/engine/batch.h \
+	host/engine/attempt.c host/engine/attempt.h \
+	host/engine/dispatch.c host/engine/dispatch.h \
+	host/engine/completion.c host/engine/completion.h \
+	host/engine/run.c host/engine/run.h \
+	host/engine/load.c host/engine/load.h \
+	host/engine/serve.c host/engine/serve.h \
+	host/engine/input.c host/engine/input.h \
+	host/engine/timer.c host/engine/timer.h \
 	host/engine/wake.c host/engine/wake.h
 
 # service: what the CLI (and later an HTTP API) calls.
 libsyhost_la_SOURCES += \
-	host/service/setup.c host/service/setup.h
+	host/service/setup.c host/service/setup.h \
+	host/service/signals.c host/service/signals.h \
+	host/service/runs.c host/service/runs.h \
+	host/service/service.c host/service/service.h
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

@@ -19,14 +19,14 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv)
 {
     if (argc != 1)
         return sy_cli_usage_error("graph", "usage: switchyard graph WORKFLOW");
-    sy_setup s;
-    int rc = sy_cli_open(cli, SY_SETUP_WORKFLOWS, &s, NULL);
+    sy_service sv;
+    int rc = sy_cli_open(cli, SY_SETUP_WORKFLOWS, false, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
     char err[512];
-    const sy_workflow *wf = sy_setup_workflow(&s, argv[0], err, sizeof err);
+    const sy_workflow *wf = sy_setup_workflow(&sv.setup, argv[0], err, sizeof err);
     if (!wf) {
-        sy_setup_close(&s);
+        sy_service_close(&sv);
         return sy_cli_usage_error("graph", "%s", err);
     }
     printf("digraph ");
@@ -35,7 +35,7 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv)
     for (size_t i = 0; i < wf->n_tasks; i++) {
         const sy_task_def *t = &wf->tasks[i];
         const char *exec = NULL;
-        sy_routes_resolve(&s.cfg.routes, t->ns, &exec, NULL);
+        sy_routes_resolve(&sv.setup.cfg.routes, t->ns, &exec, NULL);
         printf("  ");
         quoted(t->id);
         printf(" [label=\"%s\\n%s%s%s\"];\n", t->id, exec,
@@ -51,6 +51,6 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv)
             printf(";\n");
         }
     printf("}\n");
-    sy_setup_close(&s);
+    sy_service_close(&sv);
     return SY_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "cli/common.h"
+#include "service/runs.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -38,20 +39,16 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
 
 /* Opens everything and records a new run of the named workflow. */
 static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned flags,
-                 sy_setup *s, sy_store **st, int64_t *run_id, const sy_workflow **wf)
+                 sy_service *sv, int64_t *run_id, const sy_workflow **wf)
 {
-    int rc = sy_cli_open(cli, flags | SY_SETUP_WORKFLOWS, s, st);
+    int rc = sy_cli_open(cli, flags | SY_SETUP_WORKFLOWS, true, sv);
     if (rc != SY_EXIT_OK)
         return rc;
     char err[512];
-    char *ctx = NULL;
-    *wf = sy_setup_workflow(s, a->wf, err, sizeof err);
-    if (*wf)
-        ctx = sy_cli_context(a->context, err, sizeof err);
-    if (!*wf || !ctx || sy_cli_record_run(*st, *wf, ctx, run_id, err, sizeof err) != SY_OK) {
+    char *ctx = sy_cli_context(a->context, err, sizeof err);
+    if (!ctx || sy_service_submit(sv, a->wf, ctx, run_id, wf, err, sizeof err) != SY_OK) {
         free(ctx);
-        sy_store_close(*st);
-        sy_setup_close(s);
+        sy_service_close(sv);
         return sy_cli_usage_error(cmd, "%s", err);
     }
     free(ctx);
@@ -64,15 +61,13 @@ int sy_cmd_submit(const sy_cli *cli, int argc, char **argv)
     int rc = parse("submit", argc, argv, &a);
     if (rc != SY_EXIT_OK)
         return rc;
-    sy_setup s;
-    sy_store *st;
+    sy_service sv;
     int64_t id;
     const sy_workflow *wf;
-    if ((rc = start(cli, "submit", &a, SY_SETUP_PLUGINS, &s, &st, &id, &wf)) != SY_EXIT_OK)
+    if ((rc = start(cli, "submit", &a, SY_SETUP_PLUGINS, &sv, &id, &wf)) != SY_EXIT_OK)
         return rc;
     printf("%lld\n", (long long)id);
-    sy_store_close(st);
-    sy_setup_close(&s);
+    sy_service_close(&sv);
     return SY_EXIT_OK;
 }
 
@@ -131,11 +126,10 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     int rc = parse("run", argc, argv, &a);
     if (rc != SY_EXIT_OK)
         return rc;
-    sy_setup s;
-    sy_store *st;
+    sy_service sv;
     int64_t id;
     const sy_workflow *wf;
-    if ((rc = start(cli, "run", &a, SY_SETUP_CREATE, &s, &st, &id, &wf)) != SY_EXIT_OK)
+    if ((rc = start(cli, "run", &a, SY_SETUP_CREATE, &sv, &id, &wf)) != SY_EXIT_OK)
         return rc;
     progress p = {isatty(STDERR_FILENO) != 0, a.quiet, sy_clock_now_ms(), 0};
     if (!a.quiet)
@@ -143,38 +137,28 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
                wf->n_tasks, wf->n_tasks == 1 ? "" : "s");
     fflush(stdout);
 
-    uv_loop_t loop;
-    uv_loop_init(&loop);
-    char *owner = sy_engine_owner_id();
-    sy_engine_opts o = sy_cli_engine_opts(&s, st, owner);
-    o.on_task = on_task;
-    o.on_run = on_run;
-    o.arg = &p;
-    sy_engine *e = NULL;
+    sy_engine_opts mode = {.on_task = on_task, .on_run = on_run, .arg = &p};
     char err[512];
-    int erc = sy_engine_new(&e, &loop, &o, err, sizeof err);
+    int erc = sy_service_start(&sv, &mode, err, sizeof err);
     if (erc == SY_OK)
-        erc = sy_engine_adopt(e, id, true, err, sizeof err);
-    int state = -1;
+        erc = sy_engine_adopt(sv.engine, id, true, err, sizeof err);
+    bool completed = false;
     if (erc == SY_OK) {
-        int r = sy_engine_run(e);
+        int r = sy_service_run(&sv);
         if (r == 2) /* a second signal: leave now, the store is consistent */
             _exit(130);
-        sy_run_record ri;
-        if (sy_store_get_run(st, id, &ri) == SY_OK) {
-            state = (int)ri.state;
-            printf("run %lld %s in %.3fs%s%s\n", (long long)id,
-                   sy_run_state_name(ri.state), secs(&p), ri.error ? ": " : "",
-                   ri.error ? ri.error : "");
-            sy_run_record_clear(&ri);
+        json_t *run = NULL;
+        if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
+            const char *status = json_string_value(json_object_get(run, "status"));
+            const char *error = json_string_value(json_object_get(run, "error"));
+            completed = strcmp(status, sy_run_state_name(SY_RUN_COMPLETED)) == 0;
+            printf("run %lld %s in %.3fs%s%s\n", (long long)id, status, secs(&p),
+                   error ? ": " : "", error ? error : "");
+            json_decref(run);
         }
     } else {
         fprintf(stderr, "switchyard: run: %s\n", err);
     }
-    sy_engine_free(e);
-    uv_loop_close(&loop);
-    free(owner);
-    sy_store_close(st);
-    sy_setup_close(&s);
-    return state == SY_RUN_COMPLETED ? SY_EXIT_OK : SY_EXIT_FAIL;
+    sy_service_close(&sv);
+    return completed ? SY_EXIT_OK : SY_EXIT_FAIL;
 }

@@ -1,4 +1,5 @@
-/* `switchyard status`, `runs` and `cancel`: reading and steering runs. */
+/* `switchyard status`, `runs` and `cancel`: reading and steering runs.
+ * The data comes from service/runs.h; here it is only printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,8 +7,8 @@
 
 #include <jansson.h>
 
-#include "base/clock.h"
 #include "cli/common.h"
+#include "service/runs.h"
 
 static void fmt_time(int64_t ms, char *buf, size_t len)
 {
@@ -21,55 +22,42 @@ static void fmt_time(int64_t ms, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int add_task_json(void *arg, const sy_task_record *t)
+/* A string member, or `none` when it is null or absent. */
+static const char *text(const json_t *o, const char *key, const char *none)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:o, s:o}", "namespace", t->ns, "id",
-                          t->task_id, "status", sy_task_state_name(t->state), "attempts",
-                          (json_int_t)t->attempts, "recoveries", (json_int_t)t->recoveries,
-                          "executor", t->executor ? json_string(t->executor) : json_null(),
-                          "error", t->error ? json_string(t->error) : json_null());
-    json_t *out = t->output ? json_loads(t->output, 0, NULL) : NULL;
-    json_object_set_new(o, "output", out ? out : json_null());
-    json_array_append_new(arg, o);
-    return 0;
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : none;
 }
 
-static int print_task(void *arg, const sy_task_record *t)
+static long long number(const json_t *o, const char *key)
 {
-    (void)arg;
-    printf("  %-24s %-10s %8u  %-12s %s\n", t->task_id, sy_task_state_name(t->state),
-           t->attempts, t->executor ? t->executor : "-", t->error ? t->error : "");
-    return 0;
+    return (long long)json_integer_value(json_object_get(o, key));
 }
 
-static int status_json(sy_store *st, const sy_run_record *r)
+static void time_of(const json_t *o, const char *key, char *buf, size_t len)
 {
-    json_t *tasks = json_array();
-    sy_store_list_tasks(st, r->id, add_task_json, tasks);
-    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:o}", "run_id", (json_int_t)r->id,
-                          "workflow", r->workflow, "tenant", r->tenant, "status",
-                          sy_run_state_name(r->state), "error",
-                          r->error ? json_string(r->error) : json_null(), "tasks", tasks);
-    char *text = json_dumps(o, JSON_INDENT(2));
-    puts(text);
-    free(text);
-    json_decref(o);
-    return SY_EXIT_OK;
+    fmt_time((int64_t)number(o, key), buf, len);
 }
 
-static int status_text(sy_store *st, const sy_run_record *r)
+static void print_status(const json_t *run)
 {
     char c[32], s[32], f[32];
-    fmt_time(r->created, c, sizeof c);
-    fmt_time(r->started, s, sizeof s);
-    fmt_time(r->finished, f, sizeof f);
-    printf("run %lld  %s::%s  %s%s%s\n", (long long)r->id, r->tenant, r->workflow,
-           sy_run_state_name(r->state), r->error ? ": " : "", r->error ? r->error : "");
+    time_of(run, "created", c, sizeof c);
+    time_of(run, "started", s, sizeof s);
+    time_of(run, "finished", f, sizeof f);
+    const char *error = text(run, "error", NULL);
+    printf("run %lld  %s::%s  %s%s%s\n", number(run, "run_id"), text(run, "tenant", ""),
+           text(run, "workflow", ""), text(run, "status", ""), error ? ": " : "",
+           error ? error : "");
     printf("  created %s  started %s  finished %s  owner %s\n", c, s, f,
-           r->owner ? r->owner : "-");
+           text(run, "owner", "-"));
     printf("  %-24s %-10s %8s  %-12s %s\n", "TASK", "STATE", "ATTEMPTS", "EXECUTOR", "ERROR");
-    sy_store_list_tasks(st, r->id, print_task, NULL);
-    return SY_EXIT_OK;
+    size_t i;
+    const json_t *t;
+    json_array_foreach(json_object_get(run, "tasks"), i, t)
+        printf("  %-24s %-10s %8u  %-12s %s\n", text(t, "id", ""), text(t, "status", ""),
+               (unsigned)number(t, "attempts"), text(t, "executor", "-"),
+               text(t, "error", ""));
 }
 
 int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
@@ -87,34 +75,28 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     int64_t id = sy_cli_run_id("status", id_arg);
     if (id < 0)
         return SY_EXIT_USAGE;
-    sy_setup s;
-    sy_store *st;
-    int rc = sy_cli_open(cli, 0, &s, &st);
+    sy_service sv;
+    int rc = sy_cli_open(cli, 0, true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
-    sy_run_record r;
-    int src = sy_store_get_run(st, id, &r);
-    if (src == SY_OK) {
-        rc = json ? status_json(st, &r) : status_text(st, &r);
-        sy_run_record_clear(&r);
+    json_t *run = NULL;
+    char err[512];
+    if (sy_runs_status(sv.store, id, json ? 0 : SY_RUNS_DETAIL, &run, err, sizeof err) ==
+        SY_OK) {
+        if (json) {
+            char *dump = json_dumps(run, JSON_INDENT(2));
+            puts(dump);
+            free(dump);
+        } else {
+            print_status(run);
+        }
+        json_decref(run);
     } else {
-        fprintf(stderr, "switchyard: status: %s\n",
-                src == SY_ENOENT ? "no such run" : sy_store_errmsg(st));
+        fprintf(stderr, "switchyard: status: %s\n", err);
         rc = SY_EXIT_FAIL;
     }
-    sy_store_close(st);
-    sy_setup_close(&s);
+    sy_service_close(&sv);
     return rc;
-}
-
-static int print_run(void *arg, const sy_run_record *r)
-{
-    (void)arg;
-    char c[32];
-    fmt_time(r->created, c, sizeof c);
-    printf("%-8lld %-10s %-20s %-28s %5u  %s\n", (long long)r->id, sy_run_state_name(r->state),
-           c, r->workflow, r->n_tasks, r->error ? r->error : "");
-    return 0;
 }
 
 int sy_cmd_runs(const sy_cli *cli, int argc, char **argv)
@@ -128,17 +110,31 @@ int sy_cmd_runs(const sy_cli *cli, int argc, char **argv)
         else
             return sy_cli_usage_error("runs", "unexpected argument '%s'", argv[i]);
     }
-    sy_setup s;
-    sy_store *st;
-    int rc = sy_cli_open(cli, 0, &s, &st);
+    sy_service sv;
+    int rc = sy_cli_open(cli, 0, true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
     printf("%-8s %-10s %-20s %-28s %5s  %s\n", "RUN", "STATE", "CREATED", "WORKFLOW", "TASKS",
            "ERROR");
-    sy_store_list_runs(st, limit, print_run, NULL);
-    sy_store_close(st);
-    sy_setup_close(&s);
-    return SY_EXIT_OK;
+    json_t *runs = NULL;
+    char err[512];
+    if (sy_runs_list(sv.store, limit, &runs, err, sizeof err) == SY_OK) {
+        size_t i;
+        const json_t *r;
+        json_array_foreach(runs, i, r) {
+            char c[32];
+            time_of(r, "created", c, sizeof c);
+            printf("%-8lld %-10s %-20s %-28s %5u  %s\n", number(r, "run_id"),
+                   text(r, "status", ""), c, text(r, "workflow", ""),
+                   (unsigned)number(r, "n_tasks"), text(r, "error", ""));
+        }
+        json_decref(runs);
+    } else {
+        fprintf(stderr, "switchyard: runs: %s\n", err);
+        rc = SY_EXIT_FAIL;
+    }
+    sy_service_close(&sv);
+    return rc;
 }
 
 int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
@@ -148,28 +144,19 @@ int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
     int64_t id = sy_cli_run_id("cancel", argv[0]);
     if (id < 0)
         return SY_EXIT_USAGE;
-    sy_setup s;
-    sy_store *st;
-    int rc = sy_cli_open(cli, 0, &s, &st);
+    sy_service sv;
+    int rc = sy_cli_open(cli, 0, true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
-    int src = sy_store_request_cancel(st, id, sy_clock_now_ms());
-    if (src == SY_OK) {
-        sy_run_record r;
-        if (sy_store_get_run(st, id, &r) == SY_OK) {
-            printf("run %lld: %s\n", (long long)id,
-                   r.state == SY_RUN_CANCELLED ? "Cancelled"
-                                               : "cancel requested; its host will stop it");
-            sy_run_record_clear(&r);
-        }
+    sy_run_state state;
+    char err[512];
+    if (sy_runs_cancel(sv.store, id, &state, err, sizeof err) == SY_OK) {
+        printf("run %lld: %s\n", (long long)id,
+               state == SY_RUN_CANCELLED ? "Cancelled" : "cancel requested; its host will stop it");
     } else {
-        fprintf(stderr, "switchyard: cancel: run %lld: %s\n", (long long)id,
-                src == SY_ENOENT   ? "no such run"
-                : src == SY_ESTATE ? "already ended"
-                                   : sy_store_errmsg(st));
+        fprintf(stderr, "switchyard: cancel: run %lld: %s\n", (long long)id, err);
         rc = SY_EXIT_FAIL;
     }
-    sy_store_close(st);
-    sy_setup_close(&s);
+    sy_service_close(&sv);
     return rc;
 }

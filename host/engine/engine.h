@@ -8,7 +8,13 @@
  * capacity and submits after the transaction that marked it Running has
  * committed.  One transaction per loop turn holds every change of that
  * turn.  Completions arrive from plugin threads through a queue and a
- * uv_async; backoff and deadlines are libuv timers.
+ * wake-up descriptor; backoff and deadlines are timers on the engine's
+ * clock (engine/timer.h).
+ *
+ * The engine is built from parts: a store, the routes, a table of executor
+ * instances and the known workflows, all borrowed.  It installs no signal
+ * handler and never exits the process: its user decides when to drain it
+ * and what a stop means.
  *
  * Threading: every function here is called on the loop thread.
  */
@@ -20,9 +26,10 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "service/setup.h"
-#include "workflow/state.h"
+#include "config/routes.h"
+#include "executor/instance.h"
 #include "store/store.h"
+#include "workflow/state.h"
 #include "workflow/workflow.h"
 
 typedef struct sy_engine sy_engine;
@@ -37,7 +44,17 @@ typedef struct sy_engine_view {
 
 typedef struct sy_engine_opts {
     sy_store *store;          /* borrowed; loop thread only */
-    sy_setup *setup;          /* borrowed: config, instances (created) */
+    const sy_routes *routes;  /* borrowed: which instance runs a task; NULL:
+                                 every task goes to SY_DEFAULT_INSTANCE */
+    sy_instance_entry *instances; /* borrowed table; entries not created are
+                                     left out.  The engine sets each
+                                     created one's host.on_wake */
+    size_t n_instances;
+    sy_workflow *const *workflows; /* borrowed: definitions this process
+                                      read, reused for runs with the same
+                                      hash instead of parsing the stored
+                                      copy; may be NULL */
+    size_t n_workflows;
     const char *owner;        /* "host:pid": who holds the runs */
     size_t max_context_bytes; /* bound on inputs and outputs */
     int64_t lease_ms;         /* run lease; renewed every third of it */
@@ -47,6 +64,10 @@ typedef struct sy_engine_opts {
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
     int64_t poll_ms;          /* serve: how often to look for new runs */
+    /* The clock every time the engine records or waits for is read from
+     * (NULL: sy_clock_now_ms).  A test passes a fake one and moves it:
+     * turning the loop then fires the backoff and deadlines it made due. */
+    int64_t (*clock)(void);
     /* Called after each task reaches a terminal state or retries, and
      * when a run ends.  May be NULL. */
     void (*on_task)(void *arg, const sy_engine_view *v, const char *task_id,
@@ -63,14 +84,29 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o,
 int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done,
                     char *err, size_t err_len);
 
+/* Cancels run `run_id` as a cancel request does: tasks not yet started
+ * are Skipped, running ones are asked to cancel, and the run ends
+ * Cancelled once they are back.  SY_ENOENT when the engine holds no such
+ * unfinished run. */
+int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why);
+
 /* Runs the loop until the watched run ends, a drain finishes, or (serve
- * with exit_when_idle) nothing is left.  Returns 0, or -1 on a fatal store
- * error (the reason is logged). */
+ * with exit_when_idle) nothing is left.  Returns 0, -1 on a fatal store
+ * error (the reason is logged), or 2 after a second drain stopped it at
+ * once (attempts may still be with plugins: the store is consistent, and
+ * the caller may exit without waiting). */
 int sy_engine_run(sy_engine *e);
 
 /* Stops dispatching, waits for attempts in flight, releases the runs.
  * A second call stops at once. */
 void sy_engine_drain(sy_engine *e);
+
+/* Whether a drain has begun (a further sy_engine_drain stops at once). */
+bool sy_engine_draining(const sy_engine *e);
+
+/* What the engine holds of run `run_id`; false when it holds no such run
+ * (never adopted, or ended and freed). */
+bool sy_engine_view_run(const sy_engine *e, int64_t run_id, sy_engine_view *v);
 
 /* Tears down; every attempt must have ended (sy_engine_run returned). */
 void sy_engine_free(sy_engine *e);

@@ -1,6 +1,6 @@
 /* A task's input: the run's initial context merged with the outputs of all
  * its ancestors in topological order (later wins, objects merge). */
-#include "engine/internal.h"
+#include "engine/input.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -89,7 +89,6 @@ static const sy_plugin *refused_named(const sy_plugins *ps, const char *name)
 static int bind_plugin(sy_setup *s, sy_instance_entry *e, sy_diags *d)
 {
     const sy_instance_config *c = e->cfg;
-    e->plugin = sy_plugins_find(&s->plugins, c->plugin);
     if (e->plugin) {
         char what[128];
         snprintf(what, sizeof what, "executor '%s'", c->name);
@@ -115,22 +114,12 @@ static int bind_plugin(sy_setup *s, sy_instance_entry *e, sy_diags *d)
 
 static int create_instance(sy_instance_entry *e, sy_diags *d)
 {
-    const sy_executor *x = e->plugin->desc;
     char err[1024] = "";
-    sy_instance *inst = NULL;
-    int rc = x->create(&sy_host_api_table, &e->host, sy_params_view(e->settings),
-                       &inst, err, sizeof err);
-    if (rc != SY_OK || !inst) {
-        sy_error(d, e->cfg->file, e->cfg->line,
-                 "executor '%s': plugin '%s' refused its settings: %s", e->cfg->name,
-                 e->cfg->plugin,
-                 err[0] ? err : (rc == SY_OK ? "create() returned no instance"
-                                             : "create() failed without a message"));
-        return 1;
-    }
-    e->inst = inst;
-    e->plugin->instances++;
-    return 0;
+    if (sy_instance_create(e, err, sizeof err) == SY_OK)
+        return 0;
+    sy_error(d, e->cfg->file, e->cfg->line, "executor '%s': plugin '%s' refused its settings: %s",
+             e->cfg->name, e->cfg->plugin, err);
+    return 1;
 }
 
 static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
@@ -144,9 +133,10 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
     int errors = 0;
     for (size_t i = 0; i < s->n_instances; i++) {
         sy_instance_entry *e = &s->instances[i];
-        e->cfg = &s->cfg.executors[i];
-        e->host.name = e->cfg->name;
-        e->settings = sy_params_from_setting(e->cfg->setting, instance_skip);
+        const sy_instance_config *c = &s->cfg.executors[i];
+        sy_instance_init_plugin(e, c->name, sy_plugins_find(&s->plugins, c->plugin),
+                                sy_params_from_setting(c->setting, instance_skip));
+        e->cfg = c;
         if (!e->settings) {
             sy_error(d, NULL, 0, "out of memory");
             return errors + 1;
@@ -167,25 +157,25 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
     sy_setup *s = arg;
     const char *name = NULL;
     sy_routes_resolve(&s->cfg.routes, t->ns, &name, NULL);
-    sy_instance_entry *x = sy_setup_instance(s, name);
+    sy_instance_entry *instance = sy_setup_instance(s, name);
     const char *file = config_setting_source_file(setting);
     int line = (int)config_setting_source_line(setting);
-    if (!x) {
+    if (!instance) {
         sy_error(d, file, line, "task '%s' (%s) routes to executor '%s', which is not defined",
                  t->id, t->ns, name);
         return 1;
     }
-    if (!x->plugin)
+    if (!instance->plugin)
         return 0; /* the instance's own error says why */
     char what[256];
     snprintf(what, sizeof what, "task '%s' (executor '%s', plugin '%s')", t->id, name,
-             x->plugin->name);
+             instance->plugin->name);
     int errors = sy_params_check(setting, sy_workflow_task_keys,
-                                 x->plugin->desc->task_params, what, d);
-    const sy_executor *desc = x->plugin->desc;
-    if (errors == 0 && x->inst && desc->validate) {
+                                 instance->desc->task_params, what, d);
+    const sy_executor *desc = instance->desc;
+    if (errors == 0 && instance->inst && desc->validate) {
         char err[1024] = "";
-        int rc = desc->validate(x->inst, sy_params_view(t->params),
+        int rc = desc->validate(instance->inst, sy_params_view(t->params),
                                 wf->base_dir ? wf->base_dir : ".", err, sizeof err);
         if (rc != SY_OK) {
             sy_error(d, file, line, "%s: %s", what, err[0] ? err : "rejected its parameters");
@@ -256,22 +246,13 @@ int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d
 
 sy_instance_entry *sy_setup_instance(sy_setup *s, const char *name)
 {
-    for (size_t i = 0; i < s->n_instances; i++)
-        if (strcmp(s->instances[i].cfg->name, name) == 0)
-            return &s->instances[i];
-    return NULL;
+    return sy_instance_find(s->instances, s->n_instances, name);
 }
 
 void sy_setup_close(sy_setup *s)
 {
-    for (size_t i = s->n_instances; i-- > 0;) {
-        sy_instance_entry *e = &s->instances[i];
-        if (e->inst) {
-            e->plugin->desc->destroy(e->inst);
-            e->plugin->instances--;
-        }
-        json_decref(e->settings);
-    }
+    for (size_t i = s->n_instances; i-- > 0;)
+        sy_instance_destroy(&s->instances[i]);
     free(s->instances);
     for (size_t i = 0; i < s->n_wfs; i++)
         sy_workflow_free(s->wfs[i]);

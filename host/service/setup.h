@@ -13,25 +13,16 @@
 
 #include "config/config.h"
 #include "base/diagnostics.h"
-#include "executor/host_api.h"
+#include "executor/instance.h"
 #include "executor/plugin.h"
 #include "workflow/workflow.h"
-
-/* One executor instance. */
-typedef struct sy_instance_entry {
-    const sy_instance_config *cfg;  /* its configuration; points into sy_setup.cfg */
-    sy_plugin *plugin;       /* the plugin it uses; NULL if not loaded */
-    sy_instance *inst;       /* the plugin's instance; NULL until created */
-    json_t *settings;        /* owned: its settings minus `plugin` */
-    struct sy_host host;     /* handed to the plugin; name = cfg->name */
-} sy_instance_entry;
 
 typedef struct sy_setup {
     sy_config cfg;
     bool have_cfg;           /* false when running without a config file */
     bool cfg_ok;             /* the config loaded without errors */
     sy_plugins plugins;
-    sy_instance_entry *instances;          /* owned, one per cfg.executors entry */
+    sy_instance_entry *instances; /* owned, one per cfg.executors entry */
     size_t n_instances;
     sy_workflow **wfs;       /* owned: the workflows of workflow_dirs */
     size_t n_wfs;

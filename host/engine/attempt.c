@@ -1,0 +1,113 @@
+/* Attempts: made, handed back by plugins on any thread, cancelled, freed. */
+#include "engine/attempt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "config/params.h"
+#include "engine/input.h"
+
+/* Runs on the plugin's thread: copy what the host needs and queue it. */
+static void on_complete(sy_completion *c, const sy_result *res)
+{
+    sy_attempt *a = (sy_attempt *)c;
+    sy_engine *e = a->e;
+    a->outcome = res->outcome;
+    if (res->output && res->output_len) {
+        a->output = malloc(res->output_len + 1);
+        if (a->output) {
+            memcpy(a->output, res->output, res->output_len);
+            a->output[res->output_len] = '\0';
+            a->output_len = res->output_len;
+        }
+    }
+    a->result_error = res->error ? strdup(res->error) : NULL;
+    pthread_mutex_lock(&e->done_lock);
+    a->done_next = NULL;
+    if (e->done_tail)
+        e->done_tail->done_next = a;
+    else
+        e->done_head = a;
+    e->done_tail = a;
+    pthread_mutex_unlock(&e->done_lock);
+    sy_wake_send(&e->done);
+}
+
+sy_attempt *sy_attempt_take_done(sy_engine *e)
+{
+    pthread_mutex_lock(&e->done_lock);
+    sy_attempt *a = e->done_head;
+    e->done_head = e->done_tail = NULL;
+    pthread_mutex_unlock(&e->done_lock);
+    return a;
+}
+
+sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, size_t len)
+{
+    sy_live_task *t = &r->t[idx];
+    const sy_task_def *d = &r->wf->tasks[idx];
+    bool borrowed = false;
+    char *input = sy_engine_input(r, idx, &borrowed, err, len);
+    if (!input)
+        return NULL;
+    sy_attempt *a = calloc(1, sizeof *a);
+    if (!a) {
+        if (!borrowed)
+            free(input);
+        sy_errf(err, len, "out of memory");
+        return NULL;
+    }
+    a->e = e;
+    a->live_next = e->live;
+    if (e->live)
+        e->live->live_prev = a;
+    e->live = a;
+    a->run = r;
+    a->idx = idx;
+    a->queue = t->queue;
+    a->number = t->attempts + 1;
+    a->input = input;
+    a->input_borrowed = borrowed;
+    sy_completion_init(&a->c, t->instance_name, on_complete, a);
+    a->task = (sy_task){
+        .size = sizeof(sy_task),
+        .attempt = a->number,
+        .ns = d->ns,
+        .run_id = r->id_text,
+        .task_id = d->id,
+        .input = input,
+        .input_len = strlen(input),
+        .params = sy_params_view(d->params),
+        .timeout_ms = d->timeout_ms,
+        .workflow = r->wf->name,
+        .base_dir = r->wf->base_dir ? r->wf->base_dir : ".",
+    };
+    return a;
+}
+
+void sy_attempt_release(sy_attempt *a)
+{
+    sy_engine *e = a->e;
+    a->run->inflight--;
+    if (a->live_prev)
+        a->live_prev->live_next = a->live_next;
+    else
+        e->live = a->live_next;
+    if (a->live_next)
+        a->live_next->live_prev = a->live_prev;
+    sy_timer_stop(&e->timers, &a->deadline);
+    if (!a->input_borrowed)
+        free(a->input);
+    free(a->output);
+    free(a->result_error);
+    free(a);
+}
+
+void sy_attempt_cancel(sy_attempt *a)
+{
+    if (a->cancel_sent)
+        return;
+    a->cancel_sent = true;
+    a->queue->entry->desc->cancel(a->queue->entry->inst, &a->c);
+}

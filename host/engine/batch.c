@@ -1,0 +1,121 @@
+/* One loop turn's changes: the dirty lists, their write, the Ready queue. */
+#include "engine/batch.h"
+
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "base/util.h"
+
+void *sy_engine_grow(void *v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return v;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *nv = realloc(v, c * elem);
+    if (!nv) {
+        sy_log(SY_LOG_ERROR, "engine", "out of memory");
+        abort();
+    }
+    *cap = c;
+    return nv;
+}
+
+void sy_batch_mark_task(sy_live_run *r, size_t idx)
+{
+    sy_engine *e = r->e;
+    if (r->t[idx].dirty)
+        return;
+    r->t[idx].dirty = true;
+    e->dirty = sy_engine_grow(e->dirty, &e->cap_dirty, e->n_dirty + 1, sizeof *e->dirty);
+    e->dirty[e->n_dirty++] = (sy_task_ref){r, idx};
+}
+
+void sy_batch_mark_run(sy_live_run *r) { r->dirty = true; }
+
+bool sy_batch_any_run_dirty(const sy_engine *e)
+{
+    for (const sy_live_run *r = e->runs; r; r = r->next)
+        if (r->dirty)
+            return true;
+    return false;
+}
+
+void sy_batch_write(sy_engine *e, int64_t now)
+{
+    for (size_t i = 0; i < e->n_dirty; i++) {
+        sy_live_run *r = e->dirty[i].run;
+        size_t idx = e->dirty[i].idx;
+        sy_live_task *t = &r->t[idx];
+        t->dirty = false;
+        sy_task_record record = {
+            .idx = (uint32_t)idx,
+            .state = t->state,
+            .attempts = t->attempts,
+            .failures = t->failures,
+            .recoveries = t->recoveries,
+            .executor = (char *)t->instance_name,
+            .error = t->error,
+            .output = t->output_text,
+            .ready_at = t->ready_at,
+            .started = t->started,
+            .finished = t->finished,
+        };
+        if (sy_store_update_task(e->o.store, r->id, &record) != SY_OK) {
+            sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
+                   sy_store_errmsg(e->o.store));
+            e->fatal = true;
+        }
+    }
+    e->n_dirty = 0;
+    for (sy_live_run *r = e->runs; r; r = r->next) {
+        if (!r->dirty)
+            continue;
+        r->dirty = false;
+        if (sy_store_update_run(e->o.store, r->id, r->state, r->error, now) != SY_OK) {
+            sy_log(SY_LOG_ERROR, "store", "cannot record run: %s",
+                   sy_store_errmsg(e->o.store));
+            e->fatal = true;
+        }
+    }
+}
+
+void sy_ready_push(sy_engine *e, sy_live_run *r, size_t idx)
+{
+    sy_task_queue *q = &e->ready;
+    if (q->n == q->cap) {
+        /* Unwrap into a doubled array. */
+        size_t nc = q->cap ? q->cap * 2 : 256;
+        sy_task_ref *nv = sy_xmalloc(nc * sizeof *nv);
+        for (size_t i = 0; i < q->n; i++)
+            nv[i] = q->v[(q->head + i) % q->cap];
+        free(q->v);
+        q->v = nv;
+        q->head = 0;
+        q->cap = nc;
+    }
+    q->v[(q->head + q->n) % q->cap] = (sy_task_ref){r, idx};
+    q->n++;
+}
+
+sy_task_ref sy_ready_pop(sy_engine *e)
+{
+    sy_task_queue *q = &e->ready;
+    sy_task_ref t = q->v[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->n--;
+    return t;
+}
+
+void sy_ready_forget_run(sy_engine *e, const sy_live_run *r)
+{
+    sy_task_queue *q = &e->ready;
+    size_t keep = 0;
+    for (size_t i = 0; i < q->n; i++) {
+        sy_task_ref t = q->v[(q->head + i) % q->cap];
+        if (t.run != r)
+            q->v[(q->head + keep++) % q->cap] = t;
+    }
+    q->n = keep;
+}

@@ -1,0 +1,113 @@
+/* Completions and deadlines: an attempt's outcome, applied to its task. */
+#include "engine/completion.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/duration.h"
+#include "base/util.h"
+#include "engine/attempt.h"
+#include "engine/run.h"
+#include "workflow/context.h"
+
+void sy_engine_on_deadline(sy_timer *deadline)
+{
+    sy_attempt *a = deadline->data;
+    sy_live_run *r = a->run;
+    sy_live_task *t = &r->t[a->idx];
+    if (t->current != a)
+        return;
+    a->timed_out = true;
+    t->current = NULL;
+    r->n_running--;
+    char msg[128];
+    char dur[32];
+    snprintf(msg, sizeof msg, "timed out after %s (attempt %u)",
+             sy_duration_format(a->task.timeout_ms, dur, sizeof dur), a->number);
+    sy_store_add_event(r->e->o.store, r->id, (uint32_t)a->idx, a->number, "timed_out", msg,
+                       r->e->now());
+    sy_attempt_cancel(a);
+    sy_live_fail_or_retry(r, a->idx, true, msg);
+}
+
+/* The output of a succeeded attempt: Completed, or failed when it is not a
+ * JSON object within bounds. */
+static void apply_success(sy_engine *e, sy_attempt *a)
+{
+    sy_live_run *r = a->run;
+    sy_live_task *t = &r->t[a->idx];
+    char err[256];
+    json_t *out =
+        sy_output_parse(a->output, a->output_len, e->o.max_context_bytes, err, sizeof err);
+    if (!out) {
+        sy_live_fail_or_retry(r, a->idx, false, err);
+        return;
+    }
+    if (!sy_live_set_state(r, a->idx, SY_TASK_COMPLETED)) {
+        json_decref(out);
+        return;
+    }
+    sy_live_set_error(t, NULL);
+    if (json_object_size(out) > 0) {
+        t->output = out;
+        t->output_text = json_dumps(out, JSON_COMPACT);
+        r->n_with_output++;
+    } else {
+        json_decref(out);
+    }
+    sy_live_task_terminal(r, a->idx);
+}
+
+static void apply_result(sy_engine *e, sy_attempt *a)
+{
+    sy_live_run *r = a->run;
+    sy_live_task *t = &r->t[a->idx];
+    if (t->current != a) {
+        static const char *const outcomes[] = {"succeeded", "failed", "timed out",
+                                               "cancelled"};
+        char detail[256];
+        snprintf(detail, sizeof detail, "attempt %u %s after %s; ignored", a->number,
+                 (unsigned)a->outcome < 4 ? outcomes[a->outcome] : "ended",
+                 a->timed_out ? "its timeout" : "it stopped being current");
+        sy_store_add_event(e->o.store, r->id, (uint32_t)a->idx, a->number, "stale", detail,
+                           e->now());
+        return;
+    }
+    t->current = NULL;
+    r->n_running--;
+    if (r->cancelling) {
+        sy_live_set_state(r, a->idx, SY_TASK_FAILED);
+        sy_live_set_error(t, "cancelled with its run");
+        sy_live_task_terminal(r, a->idx);
+        return;
+    }
+    if (a->outcome == SY_OUTCOME_SUCCEEDED) {
+        apply_success(e, a);
+        return;
+    }
+    const char *why = a->result_error && *a->result_error ? a->result_error : NULL;
+    char buf[128];
+    switch (a->outcome) {
+    case SY_OUTCOME_TIMED_OUT:
+        sy_live_fail_or_retry(r, a->idx, true, why ? why : "timed out in the executor");
+        break;
+    case SY_OUTCOME_CANCELLED:
+        sy_live_fail_or_retry(r, a->idx, false, why ? why : "cancelled by the executor");
+        break;
+    default:
+        snprintf(buf, sizeof buf, "failed (attempt %u)", a->number);
+        sy_live_fail_or_retry(r, a->idx, false, why ? why : buf);
+    }
+}
+
+void sy_engine_apply_done(sy_engine *e)
+{
+    sy_attempt *a = sy_attempt_take_done(e);
+    while (a) {
+        sy_attempt *next = a->done_next;
+        sy_timer_stop(&e->timers, &a->deadline);
+        apply_result(e, a);
+        sy_attempt_release(a);
+        a = next;
+    }
+}

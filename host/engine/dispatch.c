@@ -1,0 +1,186 @@
+/* Dispatch: deciding what starts, capacity, submitting, wake-ups. */
+#include "engine/dispatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "engine/attempt.h"
+#include "engine/batch.h"
+#include "engine/completion.h"
+#include "engine/run.h"
+
+/* Any thread: capacity freed; the loop re-offers after its next wake. */
+static void on_plugin_wake(sy_host *h)
+{
+    sy_instance_queue *q = h->data;
+    atomic_store(&q->woken, 1);
+    sy_wake_send(&q->e->done);
+}
+
+void sy_dispatch_init(sy_engine *e)
+{
+    size_t n = e->o.n_instances;
+    e->instances = sy_xmalloc((n ? n : 1) * sizeof *e->instances);
+    for (size_t i = 0; i < n; i++) {
+        sy_instance_entry *entry = &e->o.instances[i];
+        if (!entry->inst)
+            continue;
+        sy_instance_queue *q = &e->instances[e->n_instances++];
+        *q = (sy_instance_queue){.entry = entry, .e = e, .cap = -1};
+        atomic_init(&q->woken, 0);
+        entry->host.on_wake = on_plugin_wake;
+        entry->host.data = q;
+    }
+}
+
+void sy_dispatch_free(sy_engine *e)
+{
+    for (size_t i = 0; i < e->n_instances; i++) {
+        free(e->instances[i].waiting);
+        e->instances[i].entry->host.on_wake = NULL;
+    }
+    free(e->instances);
+    e->instances = NULL;
+    e->n_instances = 0;
+}
+
+void sy_dispatch_begin_turn(sy_engine *e)
+{
+    for (size_t i = 0; i < e->n_instances; i++) {
+        e->instances[i].cap = -1;
+        e->instances[i].reserved = 0;
+    }
+}
+
+static void wait_for_capacity(sy_instance_queue *q, sy_live_run *r, size_t idx)
+{
+    q->waiting = sy_engine_grow(q->waiting, &q->cap_waiting, q->n_waiting + 1,
+                                sizeof *q->waiting);
+    q->waiting[q->n_waiting++] = (sy_task_ref){r, idx};
+}
+
+/* Capacity is asked once per instance and turn. */
+static bool has_capacity(sy_instance_queue *q)
+{
+    if (q->cap < 0) {
+        q->cap = q->entry->desc->capacity(q->entry->inst);
+        if (q->cap < 0)
+            q->cap = 0;
+    }
+    return q->cap == SY_CAPACITY_UNLIMITED || q->reserved < q->cap;
+}
+
+void sy_dispatch_decide(sy_engine *e, int64_t now)
+{
+    size_t n = e->ready.n;
+    for (size_t i = 0; i < n && !e->drain; i++) {
+        sy_task_ref ref = sy_ready_pop(e);
+        sy_live_run *r = ref.run;
+        sy_live_task *t = &r->t[ref.idx];
+        if (t->state != SY_TASK_READY || r->cancelling || r->finished)
+            continue;
+        if (t->ready_at > now) {
+            sy_live_arm_backoff(r, ref.idx, t->ready_at);
+            continue;
+        }
+        if (!t->queue) {
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "routed to executor '%s', which is not defined in this configuration",
+                     t->instance_name ? t->instance_name : "?");
+            sy_live_fail_now(r, ref.idx, msg);
+            continue;
+        }
+        if (!has_capacity(t->queue)) {
+            wait_for_capacity(t->queue, r, ref.idx);
+            continue;
+        }
+        char err[256];
+        sy_attempt *a = sy_attempt_new(e, r, ref.idx, err, sizeof err);
+        if (!a) {
+            sy_live_fail_now(r, ref.idx, err);
+            continue;
+        }
+        r->inflight++;
+        if (!sy_live_set_state(r, ref.idx, SY_TASK_RUNNING)) {
+            sy_attempt_release(a);
+            continue;
+        }
+        t->attempts++;
+        t->started = now;
+        r->n_running++;
+        t->queue->reserved++;
+        t->current = a;
+        e->submit = sy_engine_grow(e->submit, &e->cap_submit, e->n_submit + 1,
+                                   sizeof *e->submit);
+        e->submit[e->n_submit++] = a;
+    }
+}
+
+void sy_dispatch_submit(sy_engine *e)
+{
+    int64_t now = 0;
+    bool have_now = false; /* one clock reading for the turn's deadlines */
+    for (size_t i = 0; i < e->n_submit; i++) {
+        sy_attempt *a = e->submit[i];
+        sy_live_run *r = a->run;
+        const sy_instance_entry *entry = a->queue->entry;
+        if (a->task.timeout_ms > 0) {
+            if (!have_now) {
+                now = e->now();
+                have_now = true;
+            }
+            a->deadline.fire = sy_engine_on_deadline;
+            a->deadline.data = a;
+            sy_timer_start(&e->timers, &a->deadline, now + a->task.timeout_ms);
+        }
+        char err[512] = "";
+        int rc = entry->desc->submit(entry->inst, &a->task, &a->c, err, sizeof err);
+        if (rc == SY_OK)
+            continue;
+        /* Not accepted: the attempt never started. */
+        sy_live_task *t = &r->t[a->idx];
+        if (t->current == a) {
+            t->current = NULL;
+            r->n_running--;
+            if (rc == SY_EBUSY) {
+                sy_live_set_state(r, a->idx, SY_TASK_READY);
+                wait_for_capacity(a->queue, r, a->idx);
+            } else {
+                char msg[600];
+                snprintf(msg, sizeof msg, "executor '%s' refused the task: %s", entry->name,
+                         err[0] ? err : "no reason given");
+                sy_live_fail_or_retry(r, a->idx, false, msg);
+            }
+        }
+        sy_attempt_release(a);
+    }
+    e->n_submit = 0;
+}
+
+void sy_dispatch_take_wakes(sy_engine *e)
+{
+    for (size_t i = 0; i < e->n_instances; i++) {
+        sy_instance_queue *q = &e->instances[i];
+        if (!atomic_exchange(&q->woken, 0))
+            continue;
+        for (size_t j = 0; j < q->n_waiting; j++)
+            sy_ready_push(e, q->waiting[j].run, q->waiting[j].idx);
+        q->n_waiting = 0;
+    }
+}
+
+void sy_dispatch_forget_run(sy_engine *e, const sy_live_run *r)
+{
+    sy_ready_forget_run(e, r);
+    for (size_t i = 0; i < e->n_instances; i++) {
+        sy_instance_queue *q = &e->instances[i];
+        size_t keep = 0;
+        for (size_t j = 0; j < q->n_waiting; j++)
+            if (q->waiting[j].run != r)
+                q->waiting[keep++] = q->waiting[j];
+        q->n_waiting = keep;
+    }
+}

@@ -1,0 +1,31 @@
+/*
+ * engine/dispatch.h -- from Ready to submitted: each turn decides which
+ * Ready tasks start (backoff over, instance has capacity), and after the
+ * turn's transaction has committed, submits them.  Tasks kept Ready for
+ * lack of capacity wait per instance until its plugin calls wake().
+ */
+#ifndef SY_ENGINE_DISPATCH_H
+#define SY_ENGINE_DISPATCH_H
+
+#include "engine/internal.h"
+
+/* One queue per created instance of o.instances; wires their wake(). */
+void sy_dispatch_init(sy_engine *e);
+void sy_dispatch_free(sy_engine *e);
+
+/* Forgets what the turn knew of capacity. */
+void sy_dispatch_begin_turn(sy_engine *e);
+
+/* Marks Running, in the open batch, each Ready task that can start now. */
+void sy_dispatch_decide(sy_engine *e, int64_t now);
+
+/* Submits what was decided (after the commit). */
+void sy_dispatch_submit(sy_engine *e);
+
+/* Offers again the tasks of instances whose plugin called wake(). */
+void sy_dispatch_take_wakes(sy_engine *e);
+
+/* Drops run r from the Ready queue and every waiting list. */
+void sy_dispatch_forget_run(sy_engine *e, const sy_live_run *r);
+
+#endif

@@ -1,0 +1,203 @@
+/* Loading a run from the store into memory, recovering what a stopped host
+ * left Running, and freeing it. */
+#include "engine/load.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "engine/dispatch.h"
+#include "engine/run.h"
+
+struct load_ctx {
+    sy_live_run *r;
+    int errors;
+    char *err;
+    size_t err_len;
+};
+
+static int load_task(void *arg, const sy_task_record *row)
+{
+    struct load_ctx *c = arg;
+    sy_live_run *r = c->r;
+    if (row->idx >= r->wf->n_tasks) {
+        sy_errf(c->err, c->err_len, "task row %u beyond the definition's %zu tasks", row->idx,
+                r->wf->n_tasks);
+        c->errors++;
+        return 1;
+    }
+    sy_live_task *t = &r->t[row->idx];
+    t->state = row->state;
+    t->attempts = row->attempts;
+    t->failures = row->failures;
+    t->recoveries = row->recoveries;
+    t->ready_at = row->ready_at;
+    t->started = row->started;
+    t->finished = row->finished;
+    t->error = row->error ? sy_xstrdup(row->error) : NULL;
+    if (row->output) {
+        t->output = json_loads(row->output, 0, NULL);
+        t->output_text = sy_xstrdup(row->output);
+        if (t->output && json_object_size(t->output) > 0)
+            r->n_with_output++;
+    }
+    if (sy_task_state_terminal(t->state)) {
+        r->n_terminal++;
+        r->n_failed += t->state == SY_TASK_FAILED;
+        r->n_skipped += t->state == SY_TASK_SKIPPED;
+    }
+    return 0;
+}
+
+static sy_instance_queue *instance_queue(sy_engine *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_instances; i++)
+        if (strcmp(e->instances[i].entry->name, name) == 0)
+            return &e->instances[i];
+    return NULL;
+}
+
+static void route_tasks(sy_engine *e, sy_live_run *r)
+{
+    /* No routes: every task goes to the default instance. */
+    static const sy_routes none;
+    const sy_routes *routes = e->o.routes ? e->o.routes : &none;
+    for (size_t i = 0; i < r->wf->n_tasks; i++) {
+        const char *name = NULL;
+        sy_routes_resolve(routes, r->wf->tasks[i].ns, &name, NULL);
+        r->t[i].instance_name = name;
+        r->t[i].queue = instance_queue(e, name);
+    }
+}
+
+/* Attempts that were Running when their host stopped go back to Ready:
+ * at least once, never lost.  A task that keeps taking hosts down fails. */
+static void recover(sy_live_run *r)
+{
+    sy_engine *e = r->e;
+    for (size_t i = 0; i < r->wf->n_tasks; i++) {
+        sy_live_task *t = &r->t[i];
+        if (t->state != SY_TASK_RUNNING)
+            continue;
+        t->recoveries++;
+        char msg[256];
+        snprintf(msg, sizeof msg, "recovered: attempt %u was running on a host that stopped",
+                 t->attempts);
+        sy_store_add_event(e->o.store, r->id, (uint32_t)i, t->attempts, "recovered", msg,
+                           r->e->now());
+        if (t->recoveries > e->o.max_recoveries) {
+            snprintf(msg, sizeof msg, "lost with its host %u times; not retried again",
+                     t->recoveries);
+            sy_live_fail_now(r, i, msg);
+            continue;
+        }
+        sy_live_set_error(t, msg);
+        sy_live_task_ready(r, i, 0);
+    }
+}
+
+static void link_run(sy_engine *e, sy_live_run *r)
+{
+    r->next = e->runs;
+    e->runs = r;
+}
+
+int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, size_t err_len)
+{
+    sy_run_record record;
+    int rc = sy_store_get_run(e->o.store, run_id, &record);
+    if (rc != SY_OK)
+        return sy_errf(err, err_len, "run %lld: %s", (long long)run_id,
+                       rc == SY_ENOENT ? "no such run" : sy_store_errmsg(e->o.store)),
+               rc;
+    /* A workflow this process read from its file with the same hash is the
+     * same definition: no need to parse the stored copy again. */
+    sy_workflow *wf = NULL;
+    bool borrowed = false;
+    for (size_t i = 0; i < e->o.n_workflows && !wf; i++)
+        if (strcmp(e->o.workflows[i]->hash, record.hash) == 0) {
+            wf = e->o.workflows[i];
+            borrowed = true;
+        }
+    if (!wf) {
+        char *def = NULL;
+        rc = sy_store_get_definition(e->o.store, record.hash, &def);
+        wf = rc == SY_OK ? sy_workflow_from_json(def, err, err_len) : NULL;
+        free(def);
+    }
+    json_t *ctx = record.context ? json_loads(record.context, 0, NULL) : json_object();
+    if (!wf || !json_is_object(ctx)) {
+        if (rc != SY_OK)
+            sy_errf(err, err_len, "definition %s: %s", record.hash, sy_store_errmsg(e->o.store));
+        else if (wf)
+            sy_errf(err, err_len, "stored context is not a JSON object");
+        if (!borrowed)
+            sy_workflow_free(wf);
+        json_decref(ctx);
+        sy_run_record_clear(&record);
+        return SY_EINVAL;
+    }
+    sy_live_run *r = calloc(1, sizeof *r);
+    r->id = run_id;
+    snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
+    r->e = e;
+    r->wf = wf;
+    r->wf_borrowed = borrowed;
+    r->context = ctx;
+    r->context_text = json_dumps(ctx, JSON_COMPACT);
+    r->state = SY_RUN_RUNNING;
+    r->t = calloc(wf->n_tasks ? wf->n_tasks : 1, sizeof *r->t);
+    bool cancel = record.cancel_requested;
+    sy_run_record_clear(&record);
+    struct load_ctx load = {r, 0, err, err_len};
+    rc = sy_store_list_tasks(e->o.store, run_id, load_task, &load);
+    if (rc != SY_OK || load.errors) {
+        if (rc != SY_OK)
+            sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store));
+        r->finished = true;
+        sy_live_free(r);
+        return rc != SY_OK ? rc : SY_EINVAL;
+    }
+    link_run(e, r);
+    for (size_t i = 0; i < wf->n_tasks; i++) {
+        const sy_task_def *d = &wf->tasks[i];
+        for (size_t k = 0; k < d->n_deps; k++)
+            r->t[i].deps_left += !sy_task_state_terminal(r->t[d->deps[k]].state);
+    }
+    route_tasks(e, r);
+    recover(r);
+    for (size_t i = 0; i < wf->n_tasks; i++)
+        if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty)
+            sy_live_offer(r, i);
+    sy_live_start_roots(r);
+    if (cancel)
+        sy_live_cancel(r, "cancelled on request");
+    sy_live_finish_if_done(r);
+    *out = r;
+    return SY_OK;
+}
+
+void sy_live_free(sy_live_run *r)
+{
+    sy_engine *e = r->e;
+    for (sy_live_run **p = &e->runs; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            break;
+        }
+    sy_dispatch_forget_run(e, r);
+    for (size_t i = 0; r->wf && i < r->wf->n_tasks; i++) {
+        sy_live_task *t = &r->t[i];
+        sy_timer_stop(&e->timers, &t->backoff);
+        free(t->error);
+        json_decref(t->output);
+        free(t->output_text);
+    }
+    free(r->t);
+    if (!r->wf_borrowed)
+        sy_workflow_free(r->wf);
+    json_decref(r->context);
+    free(r->context_text);
+    free(r->error);
+    free(r);
+}

@@ -1,0 +1,17 @@
+/* engine/load.h -- a run from the store into memory, and out again. */
+#ifndef SY_ENGINE_LOAD_H
+#define SY_ENGINE_LOAD_H
+
+#include "engine/internal.h"
+
+/* Loads run `run_id` (claimed by the caller), routes its tasks, recovers
+ * attempts a stopped host left Running, decides what can start and links
+ * it into e->runs. */
+int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err,
+                 size_t err_len);
+
+/* Unlinks a run, drops it from every queue and frees it; no plugin may
+ * hold one of its attempts. */
+void sy_live_free(sy_live_run *r);
+
+#endif

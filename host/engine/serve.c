@@ -1,0 +1,116 @@
+/* Leases, new runs and cancel requests: what other hosts see and ask. */
+#include "engine/serve.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "engine/batch.h"
+#include "engine/load.h"
+
+typedef struct {
+    char **v;
+    size_t n, cap;
+    const char *me;
+} owner_list;
+
+static int collect_owner(void *arg, const char *owner)
+{
+    /* An owner on this machine whose process is gone is dead for sure; no
+     * need to wait for its lease. */
+    owner_list *s = arg;
+    const char *colon = strrchr(owner, ':');
+    size_t hl = strcspn(s->me, ":");
+    if (!colon || (size_t)(colon - owner) != hl || strncmp(owner, s->me, hl) != 0 ||
+        strcmp(owner, s->me) == 0)
+        return 0;
+    long pid = strtol(colon + 1, NULL, 10);
+    if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+        s->v = sy_engine_grow(s->v, &s->cap, s->n + 1, sizeof *s->v);
+        s->v[s->n++] = sy_xstrdup(owner);
+    }
+    return 0;
+}
+
+static int on_cancel_request(void *arg, int64_t run_id)
+{
+    sy_engine_cancel(arg, run_id, "cancelled on request");
+    return 0;
+}
+
+static void claim_new(sy_engine *e)
+{
+    owner_list stale = {NULL, 0, 0, e->o.owner};
+    sy_store_list_owners(e->o.store, collect_owner, &stale);
+    int64_t now = e->now(), ids[64];
+    size_t n = 0;
+    if (sy_store_claim_runs(e->o.store, e->o.owner, now + e->o.lease_ms, now,
+                            (const char *const *)stale.v, stale.n, 64, ids, &n) != SY_OK)
+        sy_log(SY_LOG_ERROR, "store", "cannot claim runs: %s", sy_store_errmsg(e->o.store));
+    for (size_t i = 0; i < stale.n; i++)
+        free(stale.v[i]);
+    free(stale.v);
+    for (size_t i = 0; i < n; i++) {
+        bool known = false;
+        for (sy_live_run *r = e->runs; r; r = r->next)
+            known |= r->id == ids[i];
+        if (known)
+            continue;
+        char err[512];
+        sy_live_run *r;
+        if (sy_live_load(e, ids[i], &r, err, sizeof err) != SY_OK)
+            sy_log(SY_LOG_ERROR, "engine", "run %lld: %s", (long long)ids[i], err);
+        else
+            sy_log(SY_LOG_INFO, "engine", "run %lld (%s) adopted", (long long)r->id,
+                   r->wf->name);
+    }
+}
+
+static void on_poll(uv_timer_t *t)
+{
+    sy_engine *e = t->data;
+    if (e->drain)
+        return;
+    claim_new(e);
+    sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
+}
+
+static void on_renew(uv_timer_t *t)
+{
+    sy_engine *e = t->data;
+    if (sy_store_renew(e->o.store, e->o.owner, e->now() + e->o.lease_ms) != SY_OK)
+        sy_log(SY_LOG_WARN, "store", "cannot renew leases: %s", sy_store_errmsg(e->o.store));
+}
+
+void sy_serve_init(sy_engine *e)
+{
+    uv_timer_init(e->loop, &e->poll);
+    e->poll.data = e;
+    uv_timer_init(e->loop, &e->renew);
+    e->renew.data = e;
+}
+
+void sy_serve_start(sy_engine *e)
+{
+    if (e->o.serve)
+        uv_timer_start(&e->poll, on_poll, 0, (uint64_t)e->o.poll_ms);
+    uv_timer_start(&e->renew, on_renew, (uint64_t)e->o.lease_ms / 3,
+                   (uint64_t)e->o.lease_ms / 3);
+}
+
+void sy_serve_stop(sy_engine *e)
+{
+    uv_timer_stop(&e->poll);
+    uv_timer_stop(&e->renew);
+}
+
+static void close_noop(uv_handle_t *h) { (void)h; }
+
+void sy_serve_close(sy_engine *e)
+{
+    uv_close((uv_handle_t *)&e->poll, close_noop);
+    uv_close((uv_handle_t *)&e->renew, close_noop);
+}

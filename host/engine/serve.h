@@ -1,0 +1,18 @@
+/*
+ * engine/serve.h -- the engine's dealings with other hosts through the
+ * store: renewing its leases, and in serve mode picking up submitted runs
+ * (and runs of dead hosts) and honouring cancel requests.
+ */
+#ifndef SY_ENGINE_SERVE_H
+#define SY_ENGINE_SERVE_H
+
+#include "engine/internal.h"
+
+void sy_serve_init(sy_engine *e);
+/* Starts renewing leases and, in serve mode, polling. */
+void sy_serve_start(sy_engine *e);
+void sy_serve_stop(sy_engine *e);
+/* Closes the timers (closed after the next loop turn). */
+void sy_serve_close(sy_engine *e);
+
+#endif

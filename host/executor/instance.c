@@ -1,0 +1,66 @@
+/* Executor instances: made from a plugin or a descriptor, created,
+ * destroyed. */
+#include "executor/instance.h"
+
+#include <string.h>
+
+#include "base/util.h"
+#include "config/params.h"
+
+void sy_instance_init(sy_instance_entry *e, const char *name, const sy_executor *desc,
+                      json_t *settings)
+{
+    *e = (sy_instance_entry){.name = name, .desc = desc, .settings = settings};
+    e->host.name = name;
+}
+
+void sy_instance_init_plugin(sy_instance_entry *e, const char *name, sy_plugin *plugin,
+                             json_t *settings)
+{
+    sy_instance_init(e, name, plugin ? plugin->desc : NULL, settings);
+    e->plugin = plugin;
+}
+
+int sy_instance_create(sy_instance_entry *e, char *err, size_t err_len)
+{
+    if (!e->desc)
+        return sy_errf(err, err_len, "its plugin is not loaded"), SY_ESTATE;
+    if (!e->settings && !(e->settings = json_object()))
+        return sy_errf(err, err_len, "out of memory"), SY_ENOMEM;
+    if (err_len)
+        err[0] = '\0';
+    sy_instance *inst = NULL;
+    int rc = e->desc->create(&sy_host_api_table, &e->host, sy_params_view(e->settings), &inst,
+                             err, err_len);
+    if (rc != SY_OK || !inst) {
+        if (!err_len || !err[0])
+            sy_errf(err, err_len, "%s", rc == SY_OK ? "create() returned no instance"
+                                                    : "create() failed without a message");
+        return rc != SY_OK ? rc : SY_EINTERNAL;
+    }
+    e->inst = inst;
+    /* The registry keeps a plugin mapped while it has instances. */
+    if (e->plugin)
+        e->plugin->instances++;
+    return SY_OK;
+}
+
+void sy_instance_destroy(sy_instance_entry *e)
+{
+    if (e->inst) {
+        e->desc->destroy(e->inst);
+        e->inst = NULL;
+        if (e->plugin)
+            e->plugin->instances--;
+    }
+    json_decref(e->settings);
+    e->settings = NULL;
+}
+
+sy_instance_entry *sy_instance_find(sy_instance_entry *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].name, name) == 0)
+            return &v[i];
+    return NULL;
+}

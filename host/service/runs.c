@@ -1,0 +1,113 @@
+/* Runs: recording, cancelling, and reading them back as data. */
+#include "service/runs.h"
+
+#include <stdlib.h>
+
+#include "base/clock.h"
+#include "base/util.h"
+
+int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
+                   int64_t *run_id, char *err, size_t err_len)
+{
+    int rc = sy_store_put_definition(st, wf->hash, wf->tenant, wf->name, wf->definition);
+    if (rc == SY_OK) {
+        const char **ids = sy_xmalloc((wf->n_tasks + 1) * sizeof *ids);
+        const char **ns = sy_xmalloc((wf->n_tasks + 1) * sizeof *ns);
+        for (size_t i = 0; i < wf->n_tasks; i++) {
+            ids[i] = wf->tasks[i].id;
+            ns[i] = wf->tasks[i].ns;
+        }
+        rc = sy_store_create_run(st, wf->hash, wf->tenant, wf->name, context, wf->n_tasks,
+                                 ids, ns, sy_clock_now_ms(), run_id);
+        free(ids);
+        free(ns);
+    }
+    if (rc != SY_OK)
+        sy_errf(err, err_len, "%s", sy_store_errmsg(st));
+    return rc;
+}
+
+int sy_runs_cancel(sy_store *st, int64_t run_id, sy_run_state *state, char *err,
+                   size_t err_len)
+{
+    int rc = sy_store_request_cancel(st, run_id, sy_clock_now_ms());
+    sy_run_record r;
+    if (rc == SY_OK)
+        rc = sy_store_get_run(st, run_id, &r);
+    if (rc == SY_OK) {
+        *state = r.state;
+        sy_run_record_clear(&r);
+        return SY_OK;
+    }
+    sy_errf(err, err_len, "%s",
+            rc == SY_ENOENT   ? "no such run"
+            : rc == SY_ESTATE ? "already ended"
+                              : sy_store_errmsg(st));
+    return rc;
+}
+
+static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+static int add_task(void *arg, const sy_task_record *t)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:o, s:o}", "namespace", t->ns, "id",
+                          t->task_id, "status", sy_task_state_name(t->state), "attempts",
+                          (json_int_t)t->attempts, "recoveries", (json_int_t)t->recoveries,
+                          "executor", string_or_null(t->executor), "error",
+                          string_or_null(t->error));
+    json_t *out = t->output ? json_loads(t->output, 0, NULL) : NULL;
+    json_object_set_new(o, "output", out ? out : json_null());
+    json_array_append_new(arg, o);
+    return 0;
+}
+
+int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags, json_t **out, char *err,
+                   size_t err_len)
+{
+    sy_run_record r;
+    int rc = sy_store_get_run(st, run_id, &r);
+    if (rc != SY_OK) {
+        sy_errf(err, err_len, "%s", rc == SY_ENOENT ? "no such run" : sy_store_errmsg(st));
+        return rc;
+    }
+    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o}", "run_id", (json_int_t)r.id, "workflow",
+                          r.workflow, "tenant", r.tenant, "status", sy_run_state_name(r.state),
+                          "error", string_or_null(r.error));
+    if (!(flags & SY_RUNS_NO_TASKS)) {
+        json_t *tasks = json_array();
+        sy_store_list_tasks(st, r.id, add_task, tasks);
+        json_object_set_new(o, "tasks", tasks);
+    }
+    if (flags & SY_RUNS_DETAIL) {
+        json_object_set_new(o, "created", json_integer(r.created));
+        json_object_set_new(o, "started", json_integer(r.started));
+        json_object_set_new(o, "finished", json_integer(r.finished));
+        json_object_set_new(o, "owner", string_or_null(r.owner));
+    }
+    sy_run_record_clear(&r);
+    *out = o;
+    return SY_OK;
+}
+
+static int add_run(void *arg, const sy_run_record *r)
+{
+    json_array_append_new(
+        arg, json_pack("{s:I, s:s, s:I, s:s, s:s, s:I, s:o}", "run_id", (json_int_t)r->id,
+                       "status", sy_run_state_name(r->state), "created",
+                       (json_int_t)r->created, "workflow", r->workflow, "tenant", r->tenant,
+                       "n_tasks", (json_int_t)r->n_tasks, "error", string_or_null(r->error)));
+    return 0;
+}
+
+int sy_runs_list(sy_store *st, size_t limit, json_t **out, char *err, size_t err_len)
+{
+    json_t *runs = json_array();
+    int rc = sy_store_list_runs(st, limit, add_run, runs);
+    if (rc != SY_OK) {
+        json_decref(runs);
+        sy_errf(err, err_len, "%s", sy_store_errmsg(st));
+        return rc;
+    }
+    *out = runs;
+    return SY_OK;
+}

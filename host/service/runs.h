@@ -1,0 +1,51 @@
+/*
+ * service/runs.h -- runs as the CLI (and later an HTTP API) sees them:
+ * recording a new one, cancelling, and reading them back as JSON data.
+ * Formatting is the caller's.
+ *
+ * Single-threaded, on whichever thread owns the store.
+ */
+#ifndef SY_RUNS_H
+#define SY_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "store/store.h"
+#include "workflow/workflow.h"
+
+/* Stores the definition of `wf` and a new Pending run of it with
+ * `context` (a JSON object's text). */
+int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
+                   int64_t *run_id, char *err, size_t err_len);
+
+/* Asks for run `run_id` to be cancelled (its host stops it; a run nobody
+ * holds is Cancelled at once) and sets *state to its state after that.
+ * SY_ENOENT ("no such run"), SY_ESTATE ("already ended"), or a store
+ * error, with the reason in err. */
+int sy_runs_cancel(sy_store *st, int64_t run_id, sy_run_state *state,
+                   char *err, size_t err_len);
+
+/* What sy_runs_status adds or leaves out. */
+enum {
+    SY_RUNS_DETAIL = 1u << 0,   /* "created", "started", "finished" (ms since
+                                   the epoch, 0: not yet) and "owner" */
+    SY_RUNS_NO_TASKS = 1u << 1, /* no "tasks": the run alone, cheap */
+};
+
+/* Run `run_id` as an object: {"run_id", "workflow", "tenant", "status",
+ * "error", "tasks": [{"namespace", "id", "status", "attempts",
+ * "recoveries", "executor", "error", "output"}...]} (the shape `status
+ * --json` prints).  SY_ENOENT ("no such run") or a store error. */
+int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags,
+                   json_t **out, char *err, size_t err_len);
+
+/* The newest `limit` runs (0: all), newest first, as an array of
+ * {"run_id", "status", "created", "workflow", "tenant", "n_tasks",
+ * "error"}. */
+int sy_runs_list(sy_store *st, size_t limit, json_t **out, char *err,
+                 size_t err_len);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * service/service.h -- a host at work: the setup, its store and, for
+ * `run` and `serve`, an engine on a loop of its own with SIGTERM/SIGINT
+ * draining it.  What the CLI (and later an HTTP API) opens, submits to,
+ * runs and closes; printing is the caller's.
+ *
+ * Single-threaded: one thread opens, runs and closes.
+ */
+#ifndef SY_SERVICE_H
+#define SY_SERVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "base/diagnostics.h"
+#include "engine/engine.h"
+#include "service/setup.h"
+#include "service/signals.h"
+#include "store/store.h"
+
+typedef struct sy_service {
+    sy_setup setup;
+    sy_store *store;         /* NULL until opened */
+    uv_loop_t loop;          /* the engine's; initialised by sy_service_start */
+    bool have_loop;
+    sy_engine *engine;       /* NULL until started */
+    sy_signals signals;
+    char *owner;             /* owned: "host:pid" */
+} sy_service;
+
+/* Opens the setup with `flags` (SY_SETUP_*), diagnostics into d; returns
+ * the number of errors.  Either way *sv must be closed. */
+int sy_service_open(sy_service *sv, const char *cfg_path, unsigned flags,
+                    sy_diags *d);
+
+/* Opens the store the config names; the reason in err when it does not. */
+int sy_service_open_store(sy_service *sv, char *err, size_t err_len);
+
+/* Records a new run of the workflow called `workflow` (opened with
+ * SY_SETUP_WORKFLOWS) with `context` (a JSON object's text; NULL: {}).
+ * Sets *wf to its definition when wf is not NULL. */
+int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
+                      int64_t *run_id, const sy_workflow **wf, char *err,
+                      size_t err_len);
+
+/* Makes the engine from the opened parts (store, routes, created
+ * instances, workflows, the config's limits).  `mode` gives serve,
+ * exit_when_idle, poll_ms and the callbacks; its parts are ignored. */
+int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err,
+                     size_t err_len);
+
+/* Runs the engine with the signals watched; sy_engine_run's result (2: a
+ * second signal stopped it at once). */
+int sy_service_run(sy_service *sv);
+
+/* Frees the engine, destroys the instances, closes the store and the
+ * setup. */
+void sy_service_close(sy_service *sv);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * fake.h -- the engine's unit tests' harness: an in-memory executor (a
+ * sy_executor descriptor, no dlopen), a fake clock, and an engine driving
+ * one run of a workflow written inline, on a SQLite store in a temp dir.
+ *
+ * The fake executor reads two task parameters: `fail = true` fails every
+ * attempt, `hold = true` keeps the attempt until fake_complete().  Other
+ * tasks succeed inside submit().  Everything runs on the test's thread:
+ * turning the loop (fake_turn) is the only way time passes.
+ */
+#ifndef SY_TEST_ENGINE_FAKE_H
+#define SY_TEST_ENGINE_FAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "engine/engine.h"
+#include "executor/instance.h"
+
+#define FAKE_MAX 64
+
+typedef struct fake_submission {
+    sy_completion *c;
+    char task_id[64];
+    uint32_t attempt;
+    bool done;
+} fake_submission;
+
+/* The fake plugin's state (one instance). */
+typedef struct fake_plugin {
+    const sy_host_api *api;
+    sy_host *host;
+    int64_t capacity;      /* SY_CAPACITY_UNLIMITED, or slots in all */
+    int64_t in_flight;
+    fake_submission subs[FAKE_MAX]; /* every submit, in order */
+    size_t n_subs;
+    size_t cancels[FAKE_MAX];       /* the submissions cancel() was called
+                                       for (indices into subs) */
+    size_t n_cancels;
+} fake_plugin;
+
+extern fake_plugin fake;
+extern const sy_executor fake_executor;
+
+/* The engine's clock in these tests; starts at a fixed time. */
+extern int64_t fake_now;
+int64_t fake_clock(void);
+
+typedef struct fake_env {
+    char *dir;
+    sy_store *store;
+    sy_workflow *wf;
+    sy_instance_entry instance;
+    uv_loop_t loop;
+    sy_engine *engine;
+    int64_t run_id;
+} fake_env;
+
+/* Loads `workflow` (libconfig text), records a run of it, makes the engine
+ * (on the fake clock, instance "default" of the fake executor) and adopts
+ * the run.  Resets the fake plugin first; set fake.capacity after. */
+void fake_open(fake_env *env, const char *workflow);
+void fake_close(fake_env *env);
+
+/* Turns the loop until nothing is left to do now (bounded). */
+void fake_turn(fake_env *env);
+
+/* Moves the fake clock forward, then turns the loop. */
+void fake_advance(fake_env *env, int64_t ms);
+
+/* Completes the held attempt of `task_id`, then turns the loop. */
+void fake_complete(fake_env *env, const char *task_id, sy_outcome outcome);
+
+/* The plugin calls wake(): capacity freed. */
+void fake_wake(void);
+
+/* How many submits `task_id` got. */
+size_t fake_submits(const char *task_id);
+size_t fake_cancels(const char *task_id);
+
+/* A task's row, read from the store. */
+typedef struct fake_row {
+    sy_task_state state;
+    uint32_t attempts;
+    int64_t ready_at;
+    char error[512];
+} fake_row;
+fake_row fake_task(fake_env *env, const char *task_id);
+sy_task_state fake_state(fake_env *env, const char *task_id);
+sy_run_state fake_run_state(fake_env *env);
+
+#endif
