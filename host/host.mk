@@ -41,6 +41,7 @@ libsyhost_la_SOURCES += \
 # instances (a configured use of a plugin, or of a descriptor in memory).
 libsyhost_la_SOURCES += \
 	host/executor/plugin.c host/executor/plugin.h \
+	host/executor/directory.c host/executor/directory.h \
 	host/executor/permissions.c \
 	host/executor/host_api.c host/executor/host_api.h
 libsyhost_la_SOURCES += \
@@ -83,7 +84,7 @@ libsyhost_la_SOURCES += \
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/check.c host/cli/route.c host/cli/plugins.c \
+	host/cli/usage.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,

@@ -1,5 +1,4 @@
 /* switchyard: the command-line entry point. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,17 +45,6 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-8s %-34s %s\n", commands[i].name, commands[i].args,
                 commands[i].help);
-}
-
-int sy_cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "switchyard: %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return SY_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)

@@ -132,12 +132,7 @@ bool sy_engine_draining(const sy_engine *e) { return e->drain > 0; }
 
 int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why)
 {
-    for (sy_live_run *r = e->runs; r; r = r->next)
-        if (r->id == run_id && !r->finished) {
-            sy_live_cancel(r, why);
-            return SY_OK;
-        }
-    return SY_ENOENT;
+    return sy_live_cancel_by_id(e, run_id, why);
 }
 
 bool sy_engine_view_run(const sy_engine *e, int64_t run_id, sy_engine_view *v)

@@ -273,6 +273,16 @@ void sy_live_finish_if_done(sy_live_run *r)
     }
 }
 
+int sy_live_cancel_by_id(sy_engine *e, int64_t run_id, const char *why)
+{
+    for (sy_live_run *r = e->runs; r; r = r->next)
+        if (r->id == run_id && !r->finished) {
+            sy_live_cancel(r, why);
+            return SY_OK;
+        }
+    return SY_ENOENT;
+}
+
 void sy_live_cancel(sy_live_run *r, const char *why)
 {
     if (r->finished || r->cancelling)

@@ -42,6 +42,10 @@ void sy_live_start_roots(sy_live_run *r);
 /* Skips what has not started, asks the plugins to cancel what runs; the run
  * ends Cancelled once the running tasks are back. */
 void sy_live_cancel(sy_live_run *r, const char *why);
+/* Cancels the unfinished run `run_id` the engine holds: SY_OK, or
+ * SY_ENOENT when it holds no such run (the serve loop's cancel requests
+ * and sy_engine_cancel both land here). */
+int sy_live_cancel_by_id(sy_engine *e, int64_t run_id, const char *why);
 
 /* Ends the run when every task is terminal. */
 void sy_live_finish_if_done(sy_live_run *r);

@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/load.h"
+#include "engine/run.h"
 
 typedef struct {
     char **v;
@@ -37,7 +38,7 @@ static int collect_owner(void *arg, const char *owner)
 
 static int on_cancel_request(void *arg, int64_t run_id)
 {
-    sy_engine_cancel(arg, run_id, "cancelled on request");
+    sy_live_cancel_by_id(arg, run_id, "cancelled on request");
     return 0;
 }
 

@@ -6,7 +6,6 @@
  */
 #include "executor/plugin.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "executor/directory.h"
 
 /* Room for a StrictModes reason: it names a path twice, once quoted. */
 #define REASON_MAX (3 * PATH_MAX + 256)
@@ -470,75 +470,6 @@ sy_plugin *sy_plugins_load_file(sy_plugins *p, const char *path)
 /* Directories                                                              */
 /* ------------------------------------------------------------------------ */
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void free_names(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-static int push_name(char ***v, size_t *n, size_t *cap, const char *name)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 16;
-        char **nv = realloc(*v, c * sizeof *nv);
-        if (!nv)
-            return -1;
-        *v = nv;
-        *cap = c;
-    }
-    (*v)[*n] = sy_asprintf("%s", name);
-    if (!(*v)[*n])
-        return -1;
-    (*n)++;
-    return 0;
-}
-
-/* The `*.so` names in `dir`, sorted bytewise so the load order does not
- * depend on the locale or the filesystem. */
-static int list_so(const char *dir, char ***out, size_t *count, char *err,
-                   size_t err_len)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        sy_errf(err, err_len, "cannot open plugin directory %s: %s", dir,
-                strerror(errno));
-        return -1;
-    }
-    char **v = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    int rc = 0;
-    errno = 0;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
-        if (sy_str_ends_with(de->d_name, ".so"))
-            rc = push_name(&v, &n, &cap, de->d_name);
-        errno = 0;
-    }
-    if (rc == 0 && errno != 0) {
-        sy_errf(err, err_len, "cannot read plugin directory %s: %s", dir,
-                strerror(errno));
-        rc = -1;
-    } else if (rc != 0) {
-        sy_errf(err, err_len, "out of memory reading %s", dir);
-    }
-    closedir(d);
-    if (rc != 0) {
-        free_names(v, n);
-        return -1;
-    }
-    if (n > 1)
-        qsort(v, n, sizeof *v, cmp_names);
-    *out = v;
-    *count = n;
-    return 0;
-}
-
 /* A file in a directory that failed StrictModes: listed, never opened. */
 static sy_plugin *refuse_unopened(sy_plugins *p, const char *path,
                                   const char *why)
@@ -572,7 +503,7 @@ int sy_plugins_scan_dir(sy_plugins *p, const char *dir, char *err,
     }
     char **names = NULL;
     size_t n = 0;
-    if (list_so(dir, &names, &n, err, err_len) != 0)
+    if (sy_plugin_dir_list(dir, &names, &n, err, err_len) != 0)
         return -1;
     char why[REASON_MAX];
     bool secure = sy_path_check_secure(dir, why, sizeof why) == 0;
@@ -589,7 +520,7 @@ int sy_plugins_scan_dir(sy_plugins *p, const char *dir, char *err,
         }
         free(path);
     }
-    free_names(names, n);
+    sy_plugin_dir_free(names, n);
     return rc;
 }
 
