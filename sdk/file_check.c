@@ -145,7 +145,8 @@ int sy_sdk_path_check_secure(const char *path, char *err, size_t err_len)
     }
     char real[PATH_MAX];
     if (!realpath(path, real)) {
-        sy_sdk_errf(err, err_len, "cannot resolve %s: %s", path, strerror(errno));
+        sy_sdk_errf(err, err_len, "cannot resolve %s: %s", path,
+                    strerror(errno));
         return SY_EINVAL;
     }
     for (;;) {

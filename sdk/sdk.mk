@@ -50,7 +50,7 @@ switchyard_conformance_CPPFLAGS = $(SDK_CPPFLAGS)
 switchyard_conformance_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
 	$(LIBCONFIG_CFLAGS) -pthread
 switchyard_conformance_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
-	-lpthread $(LIBS)
+	-lpthread
 
 # --- plugins the kit is tested against ------------------------------------------------
 # Each broken plugin breaks exactly one rule; tests/conformance.sh asserts
@@ -103,6 +103,17 @@ EXTRA_DIST += tests/webhook_server.py sdk/README.md sdk/sdk.mk \
 	examples/webhook-executor/webhook.c examples/webhook-executor/Makefile \
 	examples/webhook-executor/README.md examples/webhook-executor/routes.cfg \
 	examples/webhook-executor/switchyard.cfg
+
+# --- the library's shared parts: JSON parameters, the test host, config,
+# durations, the descriptor checks ---------------------------------------------------
+check_PROGRAMS += tests/test_sdk
+TESTS += tests/test_sdk
+tests_test_sdk_SOURCES = tests/test_sdk.c
+tests_test_sdk_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_test_sdk_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
+	$(LIBCONFIG_CFLAGS) -pthread
+tests_test_sdk_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
+	$(CMOCKA_LIBS) -lpthread
 
 # --- switchyard/spawn.h, on both of its paths -------------------------------------
 # test_spawn links the library as plugins do (the clone() path on Linux);

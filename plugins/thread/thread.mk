@@ -27,7 +27,7 @@ switchyard_task_runner_SOURCES = plugins/thread/runner.c \
 	plugins/thread/runner.h plugins/thread/taskapi.c plugins/thread/taskapi.h
 switchyard_task_runner_CPPFLAGS = $(SDK_CPPFLAGS)
 switchyard_task_runner_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-switchyard_task_runner_LDADD = $(SDK_LIB) $(JANSSON_LIBS) $(LIBS)
+switchyard_task_runner_LDADD = $(SDK_LIB) $(JANSSON_LIBS)
 
 # --- tests ----------------------------------------------------------------------
 # The environment test_thread needs (for AM_TESTS_ENVIRONMENT):

@@ -179,8 +179,9 @@ kit_verdict kit_check_bad_params(kit_ctx *x, kit_report *r)
     const char *why = NULL;
     if (in->bad_instance) {
         sets = json_array();
-        json_t *e = json_pack("{s:s, s:O}", "what", "bad_instance from --params",
-                              "settings", in->bad_instance);
+        json_t *e = json_pack("{s:s, s:O}", "what",
+                              "bad_instance from --params", "settings",
+                              in->bad_instance);
         json_array_append_new(sets, e);
     } else {
         sets = kit_derive_bad(in->instance, x->d->instance_params, &why);

@@ -11,48 +11,48 @@
  * What it does, in order:
  *
  *   - Starts the program without a shell and without a fork of a large
- *     threaded host: on Linux with glibc by clone(CLONE_VM | CLONE_VFORK)
- *     on a buffer of the caller's stack (the way posix_spawn works inside,
- *     without its per-call stack mapping; see sdk/spawn_start.c),
- *     elsewhere, or in a library built with -DSY_SPAWN_NO_CLONE, or where
- *     clone() is refused, by posix_spawn().  Either way the child is in a new process group, has
- *     an empty signal mask, every signal at its default action, every
- *     descriptor above 2 closed (with posix_spawn, glibc 2.34+; below that,
- *     descriptors without FD_CLOEXEC leak), the working directory `cwd`
+ *     threaded host: on Linux with glibc by clone(CLONE_VM | CLONE_VFORK) on
+ *     a buffer of the caller's stack (the way posix_spawn works inside,
+ *     without its per-call stack mapping; see sdk/spawn_start.c), elsewhere,
+ *     or in a library built with -DSY_SPAWN_NO_CLONE, or where clone() is
+ *     refused, by posix_spawn(). Either way the child is in a new process
+ *     group, has an empty signal mask, every signal at its default action,
+ *     every descriptor above 2 closed (with posix_spawn, glibc 2.34+; below
+ *     that, descriptors without FD_CLOEXEC leak), the working directory `cwd`
  *     and the caller's environment plus `env`, and inherits the calling
  *     thread's CPU affinity.
  *   - What fits of `input` is written to the stdin pipe before the start
  *     (most inputs fit: no poll round, no SIGPIPE possible).
- *   - One poll() loop feeds the rest of `input` to stdin (then closes
- *     it), captures stdout up to max_output_bytes, keeps the last SY_SPAWN_STDERR_TAIL
- *     bytes of stderr, and watches the timeout, the cancel descriptor and
- *     the child's exit (a pidfd; where the kernel has none, a tick that
- *     grows from 1 ms to 10 ms).
+ *   - One poll() loop feeds the rest of `input` to stdin (then closes it),
+ *     captures stdout up to max_output_bytes, keeps the last
+ *     SY_SPAWN_STDERR_TAIL bytes of stderr, and watches the timeout, the
+ *     cancel descriptor and the child's exit (a pidfd; where the kernel has
+ *     none, a tick that grows from 1 ms to 10 ms).
  *   - Timeout, cancel, or stdout beyond max_output_bytes: SIGTERM to the
  *     whole process group, then SIGKILL to it when the leader has exited or
  *     kill_grace_ms has passed, whichever comes first.
  *   - When the leader exits, whatever it left in its process group is sent
  *     SIGKILL (a task's processes end with it; a program that must outlive
- *     its task leaves the group with setsid()).  The leader is reaped only
- *     after that, so its pid, which names the group, cannot have been
- *     reused by then.  Then it is always reaped: no zombie is left.
+ *     its task leaves the group with setsid()). The leader is reaped only
+ *     after that, so its pid, which names the group, cannot have been reused
+ *     by then.  Then it is always reaped: no zombie is left.
  *
- * Ownership: sy_spawn_run() keeps no pointer from `o` beyond the call;
- * what it puts into the result is the caller's, freed with
- * sy_spawn_result_free().  The cancel descriptor stays the caller's.
+ * Ownership: sy_spawn_run() keeps no pointer from `o` beyond the call; what
+ * it puts into the result is the caller's, freed with sy_spawn_result_free().
+ * The cancel descriptor stays the caller's.
  *
  * Threading: sy_spawn_run() blocks the calling thread until the child has
  * been reaped, and needs about 40 KiB of its stack (on Linux the child runs
- * on 32 KiB of it until exec).  Any number of threads may run it at
- * once; its only global state is two flags remembering that the kernel
- * has no pidfd_open and that clone() was refused.  It reads `environ` (do not setenv()
- * concurrently), blocks every signal in the calling thread for the few
- * microseconds of the start, blocks SIGPIPE in it while it feeds input
+ * on 32 KiB of it until exec). Any number of threads may run it at once; its
+ * only global state is two flags remembering that the kernel has no
+ * pidfd_open and that clone() was refused.  It reads `environ` (do not
+ * setenv() concurrently), blocks every signal in the calling thread for the
+ * few microseconds of the start, blocks SIGPIPE in it while it feeds input
  * that did not fit in the pipe (so a child that exits without reading its
  * input cannot kill the host), and waits for its own child only
- * (waitid/waitpid on that pid), so it coexists with libuv.  The
- * host must not set SIGCHLD to SIG_IGN (children would vanish unreaped and
- * their exit status with them; sy_spawn_run then reports status -1).
+ * (waitid/waitpid on that pid), so it coexists with libuv.  The host must not
+ * set SIGCHLD to SIG_IGN (children would vanish unreaped and their exit
+ * status with them; sy_spawn_run then reports status -1).
  */
 #ifndef SWITCHYARD_SPAWN_H
 #define SWITCHYARD_SPAWN_H
