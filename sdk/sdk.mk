@@ -3,7 +3,29 @@
 # tests that keep it honest.
 
 # --- headers: installed next to executor.h ----------------------------------------
-switchyardinclude_HEADERS += sdk/switchyard/sdk.h sdk/switchyard/spawn.h
+switchyardinclude_HEADERS += sdk/switchyard/sdk.h sdk/switchyard/spawn.h \
+	sdk/switchyard/json_params.h sdk/switchyard/config_json.h \
+	sdk/switchyard/testhost.h sdk/switchyard/loader.h
+
+# --- the library: libswitchyard-sdk.a --------------------------------------------
+# Static and position-independent, every symbol hidden: linked into a plugin
+# it exports nothing, so the plugin still exports only sy_executor_entry.
+# What plugins, the task runner and the conformance kit compile with: the
+# ABI headers and the SDK, nothing of the host.
+SDK_CPPFLAGS = -I$(top_srcdir)/api -I$(top_srcdir)/sdk -D_GNU_SOURCE
+SDK_LIB = libswitchyard-sdk.a
+lib_LIBRARIES = libswitchyard-sdk.a
+# The spawn code alone, for tests/test_spawn_posix to build once more.
+sdk_spawn_sources = sdk/spawn_internal.h sdk/spawn_start.c sdk/spawn_io.c \
+	sdk/spawn_run.c
+libswitchyard_sdk_a_SOURCES = \
+	sdk/message.c sdk/duration.c sdk/param_read.c sdk/result.c \
+	sdk/inflight.c sdk/counters.c $(sdk_spawn_sources) \
+	sdk/json_params.c sdk/config_json.c sdk/testhost.c \
+	sdk/loader.c sdk/file_check.c
+libswitchyard_sdk_a_CPPFLAGS = $(SDK_CPPFLAGS)
+libswitchyard_sdk_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -pthread \
+	$(JANSSON_CFLAGS) $(LIBCONFIG_CFLAGS)
 
 # --- the plugin directory the host searches by default ----------------------------
 install-data-local: install-sdk-plugindir
@@ -24,8 +46,11 @@ switchyard_conformance_SOURCES = \
 	sdk/conformance/check_create.c sdk/conformance/check_complete.c \
 	sdk/conformance/check_capacity.c sdk/conformance/check_cancel.c \
 	sdk/conformance/check_lifecycle.c
-switchyard_conformance_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
-switchyard_conformance_LDADD = libsyhost.la -lpthread $(DEP_LIBS)
+switchyard_conformance_CPPFLAGS = $(SDK_CPPFLAGS)
+switchyard_conformance_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
+	$(LIBCONFIG_CFLAGS) -pthread
+switchyard_conformance_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
+	-lpthread
 
 # --- plugins the kit is tested against ------------------------------------------------
 # Each broken plugin breaks exactly one rule; tests/conformance.sh asserts
@@ -44,9 +69,10 @@ tests_plugins_broken_blocks_la_SOURCES = tests/plugins/broken_blocks.c
 tests_plugins_broken_blocks_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_broken_blocks_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_broken_capacity_la_SOURCES = tests/plugins/broken_capacity.c
-tests_plugins_broken_capacity_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sdk
+tests_plugins_broken_capacity_la_CPPFLAGS = $(SDK_CPPFLAGS)
 tests_plugins_broken_capacity_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_broken_capacity_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_capacity_la_LIBADD = $(SDK_LIB)
 tests_plugins_broken_badparams_la_SOURCES = tests/plugins/broken_badparams.c
 tests_plugins_broken_badparams_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_broken_badparams_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
@@ -60,9 +86,10 @@ tests_abi_plugin_1_0_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 
 # The template, built in tree exactly as an author builds it out of tree.
 sdk_template_template_la_SOURCES = sdk/template/template.c
-sdk_template_template_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sdk
+sdk_template_template_la_CPPFLAGS = $(SDK_CPPFLAGS)
 sdk_template_template_la_CFLAGS = $(PLUGIN_CFLAGS)
 sdk_template_template_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+sdk_template_template_la_LIBADD = $(SDK_LIB)
 
 # --- tests ----------------------------------------------------------------------------
 # webhook.sh builds examples/webhook-executor against the SDK installed into
@@ -77,14 +104,28 @@ EXTRA_DIST += tests/webhook_server.py sdk/README.md sdk/sdk.mk \
 	examples/webhook-executor/README.md examples/webhook-executor/routes.cfg \
 	examples/webhook-executor/switchyard.cfg
 
+# --- the library's shared parts: JSON parameters, the test host, config,
+# durations, the descriptor checks ---------------------------------------------------
+check_PROGRAMS += tests/test_sdk
+TESTS += tests/test_sdk
+tests_test_sdk_SOURCES = tests/test_sdk.c
+tests_test_sdk_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_test_sdk_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
+	$(LIBCONFIG_CFLAGS) -pthread
+tests_test_sdk_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
+	$(CMOCKA_LIBS) -lpthread
+
 # --- switchyard/spawn.h, on both of its paths -------------------------------------
+# test_spawn links the library as plugins do (the clone() path on Linux);
+# test_spawn_posix compiles the spawn code once more with
+# SY_SPAWN_NO_CLONE (posix_spawn), so both paths meet the same assertions.
 check_PROGRAMS += tests/test_spawn tests/test_spawn_posix
 TESTS += tests/test_spawn tests/test_spawn_posix
 tests_test_spawn_SOURCES = tests/test_spawn.c
-tests_test_spawn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sdk
+tests_test_spawn_CPPFLAGS = $(SDK_CPPFLAGS)
 tests_test_spawn_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
-tests_test_spawn_LDADD = $(CMOCKA_LIBS) -lpthread
-tests_test_spawn_posix_SOURCES = tests/test_spawn.c
-tests_test_spawn_posix_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sdk -DSY_SPAWN_NO_CLONE
+tests_test_spawn_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) -lpthread
+tests_test_spawn_posix_SOURCES = tests/test_spawn.c $(sdk_spawn_sources)
+tests_test_spawn_posix_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_SPAWN_NO_CLONE
 tests_test_spawn_posix_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
 tests_test_spawn_posix_LDADD = $(CMOCKA_LIBS) -lpthread

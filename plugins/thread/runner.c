@@ -15,7 +15,8 @@
 
 #include <jansson.h>
 
-#include "config/params.h"
+#include <switchyard/json_params.h>
+
 #include "runner.h"
 #include "taskapi.h"
 
@@ -170,13 +171,22 @@ static void setup_signals(void)
 
 /* Calls the function and reports; the function's own stdout goes to
  * stderr, the output to `out_fd`. */
+/* The parameter getters the task API passes through: the runner reads its
+ * parameters as JSON, the same way the host holds them. */
+static const sy_host_api json_params_api = {
+    .size = sizeof(sy_host_api),
+    .abi_major = SY_EXECUTOR_ABI_MAJOR,
+    .abi_minor = SY_EXECUTOR_ABI_MINOR,
+    SY_SDK_JSON_PARAMS_INIT,
+};
+
 static int call(sy_task_fn fn, const char *symbol, const char *input,
                 size_t input_len, json_t *params, int out_fd)
 {
     sy_task_api api;
-    sy_task_api_fill(&api, &sy_host_api_table);
+    sy_task_api_fill(&api, &json_params_api);
     sy_task_ctx ctx;
-    sy_task_ctx_init(&ctx, input, input_len, sy_params_view(params));
+    sy_task_ctx_init(&ctx, input, input_len, sy_sdk_params_view(params));
     fill_info(&ctx.info);
     ctx.is_cancelled = runner_cancelled;
     ctx.emit_log = runner_log;

@@ -14,18 +14,20 @@ plugins_thread_thread_la_SOURCES = \
 	plugins/thread/pool.c plugins/thread/pool.h \
 	plugins/thread/fn.c plugins/thread/isolate.c plugins/thread/cmd.c \
 	plugins/thread/taskapi.c plugins/thread/taskapi.h \
-	plugins/thread/runner.h sdk/switchyard/spawn.h
-plugins_thread_thread_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sdk \
+	plugins/thread/runner.h
+plugins_thread_thread_la_CPPFLAGS = $(SDK_CPPFLAGS) \
 	-DSY_TASK_RUNNER='"$(pkglibexecdir)/switchyard-task-runner"'
 plugins_thread_thread_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
 plugins_thread_thread_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_thread_thread_la_LIBADD = $(SDK_LIB)
 
 # --- the runner of isolated functions (isolate = true) ----------------------------
 pkglibexec_PROGRAMS += switchyard-task-runner
 switchyard_task_runner_SOURCES = plugins/thread/runner.c \
 	plugins/thread/runner.h plugins/thread/taskapi.c plugins/thread/taskapi.h
-switchyard_task_runner_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
-switchyard_task_runner_LDADD = libsyhost.la
+switchyard_task_runner_CPPFLAGS = $(SDK_CPPFLAGS)
+switchyard_task_runner_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+switchyard_task_runner_LDADD = $(SDK_LIB) $(JANSSON_LIBS)
 
 # --- tests ----------------------------------------------------------------------
 # The environment test_thread needs (for AM_TESTS_ENVIRONMENT):

@@ -113,7 +113,7 @@ typedef struct wake_wait {
 
 static bool woke(kit_inst *ki, void *arg)
 {
-    return atomic_load(&ki->wakes) > ((wake_wait *)arg)->wakes;
+    return atomic_load(&ki->host.wakes) > ((wake_wait *)arg)->wakes;
 }
 
 /* Submits until SY_EBUSY.  Returns the wake count read just before the
@@ -128,7 +128,7 @@ static long fill(kit_inst *ki, const json_t *params, long *accepted,
         kit_call *call = kit_call_new(ki, params);
         if (!call)
             break;
-        long w0 = atomic_load(&ki->wakes);
+        long w0 = atomic_load(&ki->host.wakes);
         int rc = kit_submit(ki, call, NULL, err, sizeof err);
         if (rc == SY_EBUSY)
             return w0;
@@ -150,7 +150,7 @@ static void free_one(kit_inst *ki)
     for (size_t i = 0; i < n && i < ki->ncalls; i++) {
         kit_call *c = &ki->calls[i];
         if (atomic_load(&c->state) == CALL_ACCEPTED &&
-            atomic_load(&c->calls) == 0) {
+            atomic_load(&c->c.calls) == 0) {
             ki->d->cancel(ki->inst, &c->c);
             return;
         }

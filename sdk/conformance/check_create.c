@@ -7,10 +7,28 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/diagnostics.h"
-#include "config/params.h"
-
 static const char *const skip_plugin[] = {"plugin", NULL};
+
+/* The first problem, as the host would print it. */
+typedef struct first_problem {
+    int count;
+    char line[400];
+} first_problem;
+
+static void keep_first(void *arg, const char *file, int line,
+                       const char *msg)
+{
+    first_problem *f = arg;
+    if (f->count++ > 0)
+        return;
+    if (file && line > 0)
+        snprintf(f->line, sizeof f->line, "%s:%d: error: %s", file, line,
+                 msg);
+    else if (file)
+        snprintf(f->line, sizeof f->line, "%s: error: %s", file, msg);
+    else
+        snprintf(f->line, sizeof f->line, "switchyard: error: %s", msg);
+}
 
 /* What the host does before create() or validate() sees anything: the
  * declarations judge the settings from the params file.  False with r
@@ -22,18 +40,12 @@ static bool declarations_accept(const config_setting_t *s,
 {
     if (!s || !spec)
         return true;
-    sy_diags d;
-    sy_diags_init(&d);
-    sy_params_check(s, skip, spec, what, &d);
-    bool ok = d.errors == 0;
-    if (!ok) {
-        char line[400];
-        sy_diag_format(&d.v[0], line, sizeof line);
+    first_problem f = {0, ""};
+    sy_sdk_params_check_setting(s, skip, spec, what, keep_first, &f);
+    if (f.count > 0)
         kit_fail(r, "the host would refuse the %s settings before the plugin "
-                 "sees them: %s", what, line);
-    }
-    sy_diags_free(&d);
-    return ok;
+                 "sees them: %s", what, f.line);
+    return f.count == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -135,7 +147,7 @@ static bool refuses(kit_inst *ki, const json_t *settings, const char *what,
     char buf[2 * ERR_LEN];
     memset(buf, GUARD, sizeof buf);
     sy_instance *inst = NULL;
-    int rc = ki->d->create(&ki->api, &ki->host, sy_params_view(settings),
+    int rc = ki->d->create(ki->api, &ki->host, sy_sdk_params_view(settings),
                            &inst, buf, ERR_LEN);
     if (rc == SY_OK) {
         if (inst)
@@ -167,8 +179,9 @@ kit_verdict kit_check_bad_params(kit_ctx *x, kit_report *r)
     const char *why = NULL;
     if (in->bad_instance) {
         sets = json_array();
-        json_t *e = json_pack("{s:s, s:O}", "what", "bad_instance from --params",
-                              "settings", in->bad_instance);
+        json_t *e = json_pack("{s:s, s:O}", "what",
+                              "bad_instance from --params", "settings",
+                              in->bad_instance);
         json_array_append_new(sets, e);
     } else {
         sets = kit_derive_bad(in->instance, x->d->instance_params, &why);
@@ -205,7 +218,7 @@ kit_verdict kit_check_bad_params(kit_ctx *x, kit_report *r)
 static int call_validate(kit_inst *ki, const json_t *params, char *buf)
 {
     memset(buf, GUARD, 2 * ERR_LEN);
-    return ki->d->validate(ki->inst, sy_params_view(params),
+    return ki->d->validate(ki->inst, sy_sdk_params_view(params),
                            ki->k->in.base_dir, buf, ERR_LEN);
 }
 

@@ -1,5 +1,5 @@
 /*
- * check_load.c -- the plugin loads through the host's own loader, and its
+ * check_load.c -- the plugin passes the host's loading checks, and its
  * descriptor says what it means: sizes, name, version, declarations.
  */
 #include "checks.h"
@@ -9,12 +9,10 @@
 
 kit_verdict kit_check_load(kit_ctx *x, kit_report *r)
 {
-    const sy_plugin *p = x->plugin;
-    if (!p)
-        return kit_fail(r, "out of memory loading %s", x->k->plugin_path);
-    if (p->state != SY_PLUGIN_LOADED)
+    const sy_sdk_plugin *p = &x->plugin;
+    if (!p->desc)
         return kit_fail(r, "the host refuses it: %s",
-                        p->reason ? p->reason : "(no reason)");
+                        x->reason[0] ? x->reason : "(no reason)");
     return kit_pass(r, "%s %s, executor ABI %u.%u", p->name, p->version,
                     (unsigned)p->abi_major, (unsigned)p->abi_minor);
 }

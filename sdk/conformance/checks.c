@@ -113,7 +113,7 @@ typedef struct progress {
 static bool moved(kit_inst *ki, void *arg)
 {
     const progress *p = arg;
-    return atomic_load(&ki->wakes) != p->wakes ||
+    return atomic_load(&ki->host.wakes) != p->wakes ||
            atomic_load(&ki->completed) != p->completed;
 }
 
@@ -133,7 +133,8 @@ int kit_submit_patient(kit_inst *ki, const json_t *params, double until,
         kit_call *call = kit_call_new(ki, params);
         if (!call)
             return SY_ENOMEM;
-        progress p = {atomic_load(&ki->wakes), atomic_load(&ki->completed)};
+        progress p = {atomic_load(&ki->host.wakes),
+                      atomic_load(&ki->completed)};
         double t = 0;
         int rc = kit_submit(ki, call, &t, err, len);
         if (ms && t > *ms)
@@ -154,7 +155,7 @@ void kit_cancel_all(kit_inst *ki)
     while (n-- > 0) {
         kit_call *c = &ki->calls[n];
         if (atomic_load(&c->state) == CALL_ACCEPTED &&
-            atomic_load(&c->calls) == 0)
+            atomic_load(&c->c.calls) == 0)
             ki->d->cancel(ki->inst, &c->c);
     }
 }
@@ -219,14 +220,14 @@ static void confirm_excess(stress_run *run)
     size_t m = 0;
     for (size_t i = 0; idx && i < n; i++)
         if (atomic_load(&ki->calls[i].state) == CALL_ACCEPTED &&
-            atomic_load(&ki->calls[i].calls) == 0)
+            atomic_load(&ki->calls[i].c.calls) == 0)
             idx[m++] = i;
     if (idx && (int64_t)m > bound) {
         run->confirms++;
         kit_sleep_ms(kit_scaled(ki->k, 50, 2));
         long still = 0;
         for (size_t j = 0; j < m; j++)
-            still += atomic_load(&ki->calls[idx[j]].calls) == 0;
+            still += atomic_load(&ki->calls[idx[j]].c.calls) == 0;
         if (still > atomic_load(&run->max_cap)) {
             run->violation = still;
             atomic_store(&run->stop, true);
@@ -273,7 +274,8 @@ static void *stress_thread(void *arg)
         kit_call *call = kit_call_new(ki, run->s->params);
         if (!call)
             break;
-        progress p = {atomic_load(&ki->wakes), atomic_load(&ki->completed)};
+        progress p = {atomic_load(&ki->host.wakes),
+                      atomic_load(&ki->completed)};
         double ms = 0;
         int rc = kit_submit(ki, call, &ms, err, sizeof err);
         raise_double(&run->max_ms, ms);

@@ -16,8 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "config/params.h"
-
 /* ------------------------------------------------------------------------ */
 /* Time and threads                                                         */
 /* ------------------------------------------------------------------------ */
@@ -106,11 +104,6 @@ const char *kit_outcome_name(int outcome)
 /* What the plugin calls                                                    */
 /* ------------------------------------------------------------------------ */
 
-static kit_call *call_of(sy_completion *c)
-{
-    return (kit_call *)(void *)((char *)c - offsetof(kit_call, c));
-}
-
 static void signal_change(kit_inst *ki)
 {
     pthread_mutex_lock(&ki->lock);
@@ -146,10 +139,9 @@ static void check_output(kit_inst *ki, const kit_call *call,
     json_decref(v);
 }
 
-/* Runs once per submit, inside the real host's complete(). */
-static void on_complete(sy_completion *c, const sy_result *r)
+/* The first completion of a submit. */
+static void first_completion(kit_call *call, const sy_result *r)
 {
-    kit_call *call = call_of(c);
     kit_inst *ki = call->ki;
     int o = (int)r->outcome;
     if (o < SY_OUTCOME_SUCCEEDED || o > SY_OUTCOME_CANCELLED)
@@ -169,34 +161,29 @@ static void on_complete(sy_completion *c, const sy_result *r)
     signal_change(ki);
 }
 
-/* The table's complete(): counts every call, then hands it to the real
- * one, which drops a second call with a log line the plugin author sees. */
-static void wrap_complete(sy_completion *c, const sy_result *r)
+/* Every complete() call, inside the test host's, which has counted a
+ * second one in host.doubles (and logged it, as the real host does) and
+ * stood in a FAILED result for a malformed one. */
+static void on_complete(sy_completion *c, const sy_result *r, int nth,
+                        const char *malformed)
 {
-    if (!c) {
-        sy_host_api_table.complete(c, r);
-        return;
-    }
-    kit_call *call = call_of(c);
+    kit_call *call = c->data;
     kit_inst *ki = call->ki;
-    if (atomic_fetch_add(&call->calls, 1) > 0)
-        atomic_fetch_add(&ki->doubles, 1);
-    else if (atomic_load(&call->in_submit) &&
-             pthread_equal(call->submitter, pthread_self()))
+    if (nth == 1 && atomic_load(&call->in_submit) &&
+        pthread_equal(call->submitter, pthread_self()))
         atomic_fetch_add(&ki->inside_submit, 1);
     if (atomic_load(&call->state) == CALL_REFUSED)
         atomic_fetch_add(&ki->after_refusal, 1);
-    if (!r || !SY_HAS_FIELD(r, sy_result, error))
-        note_malformed(ki, call, r ? "result's size is too small"
-                                   : "complete() with a NULL result");
-    sy_host_api_table.complete(c, r);
+    if (malformed)
+        note_malformed(ki, call, malformed);
+    if (nth == 1)
+        first_completion(call, r);
 }
 
+/* The test host has counted the wake in host.wakes. */
 static void on_wake(sy_host *h)
 {
-    kit_inst *ki = h->data;
-    atomic_fetch_add(&ki->wakes, 1);
-    signal_change(ki);
+    signal_change(h->data);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -208,14 +195,18 @@ int kit_inst_init(kit_inst *ki, kit_ctx *x, size_t ncalls)
     memset(ki, 0, sizeof *ki);
     ki->k = x->k;
     ki->d = x->d;
-    ki->api = sy_host_api_table;
-    ki->api.complete = wrap_complete;
-    ki->host.name = "conformance";
+    ki->api = sy_sdk_test_host_api();
+    if (sy_sdk_test_host_init(&ki->host, "conformance") != 0)
+        return -1;
+    ki->host.log_level = x->k->log_level;
+    ki->host.on_complete = on_complete;
     ki->host.on_wake = on_wake;
     ki->host.data = ki;
     ki->calls = calloc(ncalls, sizeof *ki->calls);
-    if (!ki->calls)
+    if (!ki->calls) {
+        sy_sdk_test_host_fini(&ki->host);
         return -1;
+    }
     ki->ncalls = ncalls;
     atomic_init(&ki->next, 0);
     pthread_mutex_init(&ki->lock, NULL);
@@ -223,8 +214,18 @@ int kit_inst_init(kit_inst *ki, kit_ctx *x, size_t ncalls)
     return 0;
 }
 
+/* The records handed out so far. */
+static size_t used_calls(kit_inst *ki)
+{
+    size_t n = atomic_load(&ki->next);
+    return n < ki->ncalls ? n : ki->ncalls;
+}
+
 void kit_inst_fini(kit_inst *ki)
 {
+    for (size_t i = 0; i < used_calls(ki); i++)
+        sy_sdk_test_completion_fini(&ki->calls[i].c);
+    sy_sdk_test_host_fini(&ki->host);
     free(ki->calls);
     ki->calls = NULL;
     pthread_cond_destroy(&ki->changed);
@@ -235,7 +236,7 @@ int kit_create(kit_inst *ki, const json_t *settings, char *err,
                size_t err_len)
 {
     sy_instance *inst = NULL;
-    int rc = ki->d->create(&ki->api, &ki->host, sy_params_view(settings),
+    int rc = ki->d->create(ki->api, &ki->host, sy_sdk_params_view(settings),
                            &inst, err, err_len);
     ki->inst = rc == SY_OK ? inst : NULL;
     return rc;
@@ -263,7 +264,6 @@ kit_call *kit_call_new(kit_inst *ki, const json_t *params)
     /* Stores, not atomic_init: the capacity check scans records while
      * other threads fill new ones. */
     atomic_store(&call->state, CALL_FREE);
-    atomic_store(&call->calls, 0);
     atomic_store(&call->outcome, -1);
     atomic_store(&call->in_submit, false);
     snprintf(call->ns, sizeof call->ns, "conformance::kit::task-%zu", i);
@@ -275,11 +275,11 @@ kit_call *kit_call_new(kit_inst *ki, const json_t *params)
     call->task.task_id = call->task_id;
     call->task.input = in->input;
     call->task.input_len = strlen(in->input);
-    call->task.params = sy_params_view(params);
+    call->task.params = sy_sdk_params_view(params);
     call->task.timeout_ms = 0;
     call->task.workflow = "kit";
     call->task.base_dir = in->base_dir;
-    sy_completion_init(&call->c, "conformance", on_complete, call);
+    sy_sdk_test_completion_init(&call->c, &ki->host, call);
     return call;
 }
 
@@ -309,7 +309,7 @@ int kit_submit(kit_inst *ki, kit_call *call, double *ms, char *err,
     }
     atomic_store(&call->state, CALL_REFUSED);
     atomic_fetch_add(rc == SY_EBUSY ? &ki->busy : &ki->refused, 1);
-    if (atomic_load(&call->calls) > 0)
+    if (atomic_load(&call->c.calls) > 0)
         atomic_fetch_add(&ki->after_refusal, 1);
     return rc;
 }
@@ -359,19 +359,13 @@ bool kit_wait_all(kit_inst *ki, double ms)
 /* Verdicts over all calls                                                  */
 /* ------------------------------------------------------------------------ */
 
-static size_t used_calls(kit_inst *ki)
-{
-    size_t n = atomic_load(&ki->next);
-    return n < ki->ncalls ? n : ki->ncalls;
-}
-
 static const char *first_with(kit_inst *ki, int state, int min_calls,
                               int max_calls)
 {
     size_t n = used_calls(ki);
     for (size_t i = 0; i < n; i++) {
         kit_call *c = &ki->calls[i];
-        int calls = atomic_load(&c->calls);
+        int calls = atomic_load(&c->c.calls);
         if ((state < 0 || atomic_load(&c->state) == state) &&
             calls >= min_calls && calls <= max_calls)
             return c->task_id;
@@ -381,7 +375,7 @@ static const char *first_with(kit_inst *ki, int state, int min_calls,
 
 bool kit_once_ok(kit_inst *ki, char *msg, size_t len)
 {
-    long twice = atomic_load(&ki->doubles);
+    long twice = atomic_load(&ki->host.doubles);
     long refused = atomic_load(&ki->after_refusal);
     long bad = atomic_load(&ki->malformed);
     if (twice > 0) {
@@ -415,7 +409,7 @@ void kit_describe_missing(kit_inst *ki, char *msg, size_t len)
     for (size_t i = 0; i < n; i++) {
         kit_call *c = &ki->calls[i];
         if (atomic_load(&c->state) == CALL_ACCEPTED &&
-            atomic_load(&c->calls) == 0) {
+            atomic_load(&c->c.calls) == 0) {
             if (!first)
                 first = c->task_id;
             missing++;

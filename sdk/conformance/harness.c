@@ -102,20 +102,16 @@ static void write_all(int fd, const void *buf, size_t n)
 static _Noreturn void child_main(const kit *k, const kit_check *c, int fd)
 {
     /* Static, and never unloaded: a leak report then names the plugin's
-     * own functions, and the registry itself stays reachable. */
+     * own functions, and the handle itself stays reachable. */
     static kit_ctx x;
     kit_report r;
     memset(&x, 0, sizeof x);
     memset(&r, 0, sizeof r);
     x.k = k;
-    sy_plugins_init(&x.reg);
-    x.plugin = sy_plugins_load_file(&x.reg, k->plugin_path);
-    bool loaded = x.plugin && x.plugin->state == SY_PLUGIN_LOADED;
-    x.d = loaded ? x.plugin->desc : NULL;
-    if (!loaded && strcmp(c->name, "load") != 0)
-        kit_fail(&r, "the plugin does not load: %s",
-                 x.plugin && x.plugin->reason ? x.plugin->reason
-                                              : "out of memory");
+    sy_sdk_plugin_open(&x.plugin, k->plugin_path, x.reason, sizeof x.reason);
+    x.d = x.plugin.desc;
+    if (!x.d && strcmp(c->name, "load") != 0)
+        kit_fail(&r, "the plugin does not load: %s", x.reason);
     else
         c->run(&x, &r);
     write_all(fd, &r, sizeof r);

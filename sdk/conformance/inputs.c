@@ -19,9 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/params.h"
-#include "base/util.h"
-
 static const char *const skip_plugin[] = {"plugin", NULL};
 
 static const char *const groups[] = {"instance", "task", "long_task",
@@ -40,7 +37,7 @@ static int where_err(const config_setting_t *s, char *err, size_t len,
 {
     char msg[256];
     snprintf(msg, sizeof msg, fmt, name);
-    sy_errf(err, len, "%s:%u: %s",
+    sy_sdk_errf(err, len, "%s:%u: %s",
             config_setting_source_file(s) ? config_setting_source_file(s) : "?",
             config_setting_source_line(s), msg);
     return -1;
@@ -77,7 +74,7 @@ static json_t *group_json(const config_setting_t *root, const char *key,
     const config_setting_t *s = config_setting_get_member(root, key);
     if (!s)
         return empty_default ? json_object() : NULL;
-    return sy_params_from_setting(s, skip_plugin);
+    return sy_sdk_json_from_setting(s, skip_plugin);
 }
 
 static int read_input(kit_inputs *in, const config_setting_t *root, char *err,
@@ -94,7 +91,7 @@ static int read_input(kit_inputs *in, const config_setting_t *root, char *err,
     if (!object)
         return where_err(s, err, len, "'%s' must hold a JSON object", "input");
     free(in->input);
-    in->input = sy_asprintf("%s", text);
+    in->input = strdup(text);
     return in->input ? 0 : -1;
 }
 
@@ -102,9 +99,9 @@ static int read_file(kit_inputs *in, const char *path, char *err, size_t len)
 {
     if (!config_read_file(&in->cfg, path)) {
         if (config_error_type(&in->cfg) == CONFIG_ERR_FILE_IO)
-            sy_errf(err, len, "%s: cannot read the params file", path);
+            sy_sdk_errf(err, len, "%s: cannot read the params file", path);
         else
-            sy_errf(err, len, "%s:%d: %s",
+            sy_sdk_errf(err, len, "%s:%d: %s",
                     config_error_file(&in->cfg) ? config_error_file(&in->cfg)
                                                 : path,
                     config_error_line(&in->cfg), config_error_text(&in->cfg));
@@ -121,10 +118,21 @@ static int read_file(kit_inputs *in, const char *path, char *err, size_t len)
     in->bad_instance = group_json(root, "bad_instance", false);
     in->bad_task = group_json(root, "bad_task", false);
     if (!in->instance || !in->task) {
-        sy_errf(err, len, "out of memory reading %s", path);
+        sy_sdk_errf(err, len, "out of memory reading %s", path);
         return -1;
     }
     return 0;
+}
+
+/* The directory part of `path`, as dirname(1) gives it; malloc'd. */
+static char *directory_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
 }
 
 int kit_inputs_load(kit_inputs *in, const char *path, char *err,
@@ -132,21 +140,21 @@ int kit_inputs_load(kit_inputs *in, const char *path, char *err,
 {
     memset(in, 0, sizeof *in);
     config_init(&in->cfg);
-    in->input = sy_asprintf("{}");
+    in->input = strdup("{}");
     if (path) {
         in->have_file = true;
-        in->path = sy_asprintf("%s", path);
-        in->base_dir = sy_path_dirname(path);
+        in->path = strdup(path);
+        in->base_dir = directory_of(path);
         return in->input && in->path && in->base_dir
                    ? read_file(in, path, err, err_len)
                    : -1;
     }
     char cwd[PATH_MAX];
-    in->base_dir = sy_asprintf("%s", getcwd(cwd, sizeof cwd) ? cwd : ".");
+    in->base_dir = strdup(getcwd(cwd, sizeof cwd) ? cwd : ".");
     in->instance = json_object();
     in->task = json_object();
     if (!in->input || !in->base_dir || !in->instance || !in->task) {
-        sy_errf(err, err_len, "out of memory");
+        sy_sdk_errf(err, err_len, "out of memory");
         return -1;
     }
     return 0;

@@ -12,10 +12,12 @@
  *               completions counted, wake() counted, threads counted
  *   check_*.c   the checks, one job each
  *
- * The kit plays the host: it loads through the real loader
- * (sy_plugins_load_file) and lends the real host function table, except
- * that complete() goes through a counting wrapper first so a second
- * completion is seen, not just logged.
+ * The kit plays the host with the SDK's parts that both sides of the ABI
+ * share: it opens the plugin with the host's checks (switchyard/loader.h)
+ * and lends the SDK's test host (switchyard/testhost.h), whose complete()
+ * counts a second completion instead of only logging it, with parameters
+ * read from JSON the way the host holds them (switchyard/json_params.h).
+ * It builds with the ABI and SDK headers alone, and links no host code.
  */
 #ifndef SY_KIT_H
 #define SY_KIT_H
@@ -29,10 +31,12 @@
 #include <jansson.h>
 #include <libconfig.h>
 
+#include <switchyard/config_json.h>
 #include <switchyard/executor.h>
-
-#include "executor/host_api.h"
-#include "executor/plugin.h"
+#include <switchyard/json_params.h>
+#include <switchyard/loader.h>
+#include <switchyard/sdk.h>
+#include <switchyard/testhost.h>
 
 /* ------------------------------------------------------------------------ */
 /* Inputs (inputs.c)                                                        */
@@ -80,6 +84,7 @@ typedef struct kit {
     const char *plugin_path;
     kit_inputs in;
     bool verbose;
+    int log_level;          /* the plugin's log lines shown: a sy_log_level */
     double scale;           /* multiplies every time limit (valgrind) */
 } kit;
 
@@ -94,12 +99,12 @@ typedef struct kit_report {
 } kit_report;
 
 /* What a check works with inside its child: the run, and the plugin as the
- * real loader accepted it. */
+ * host's checks accepted it (or why they refused it). */
 typedef struct kit_ctx {
     const kit *k;
-    sy_plugins reg;
-    sy_plugin *plugin;      /* NULL only for the `load` check's failure */
-    const sy_executor *d;
+    sy_sdk_plugin plugin;   /* plugin.desc NULL: refused, see `reason` */
+    char reason[SY_SDK_LOAD_REASON_MAX];
+    const sy_executor *d;   /* plugin.desc */
 } kit_ctx;
 
 typedef kit_verdict (*kit_check_fn)(kit_ctx *x, kit_report *r);
@@ -140,11 +145,10 @@ enum { CALL_FREE, CALL_SUBMITTING, CALL_ACCEPTED, CALL_REFUSED };
 /* One submit attempt and its completion.  Never reused: a plugin that
  * completes late or twice always finds its own record. */
 typedef struct kit_call {
-    sy_completion c;          /* handed to the plugin */
+    sy_completion c;          /* handed to the plugin; the test host's */
     sy_task task;             /* handed to the plugin; lives with the call */
     struct kit_inst *ki;
     atomic_int state;         /* CALL_* */
-    atomic_int calls;         /* complete() calls seen for it */
     atomic_int outcome;       /* of the first, or -1 */
     atomic_bool in_submit;    /* submit() for it is running */
     pthread_t submitter;      /* the thread in that submit() */
@@ -157,20 +161,19 @@ typedef struct kit_inst {
     const kit *k;
     const sy_executor *d;
     sy_instance *inst;        /* NULL until created, after destroyed */
-    sy_host host;
-    sy_host_api api;          /* the real table, complete() wrapped */
+    sy_host host;             /* the test host: counts double completions
+                                 (host.doubles) and wakes (host.wakes) */
+    const sy_host_api *api;   /* the test host's table */
 
     kit_call *calls;          /* owned, ncalls records */
     size_t ncalls;
     atomic_size_t next;       /* the next free record */
 
     atomic_long accepted, completed, refused, busy;
-    atomic_long doubles;      /* complete() calls beyond the first */
     atomic_long after_refusal;/* completions of refused submits */
     atomic_long malformed;
     atomic_long inside_submit;/* completions from inside submit() */
     atomic_long outcomes[4];
-    atomic_long wakes;
     char malformed_why[256];  /* the first malformed result (guarded by
                                  lock) */
     char first_error[256];    /* the first result's error text, for

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "checks.h"
-#include "base/log.h"
 
 #define EXIT_USAGE 2
 
@@ -209,6 +208,19 @@ static int run_all(const kit *k, const char *only)
     return failed ? 1 : 0;
 }
 
+/* The plugin's log lines shown: debug with --verbose, else warnings and
+ * errors; SWITCHYARD_LOG (error, warn, info, debug) overrides both, as it
+ * does for the host. */
+static int log_level(bool verbose)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    const char *v = getenv("SWITCHYARD_LOG");
+    for (int i = 0; v && i < 4; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    return verbose ? SY_LOG_DEBUG : SY_LOG_WARN;
+}
+
 int main(int argc, char **argv)
 {
     kit k;
@@ -223,9 +235,7 @@ int main(int argc, char **argv)
     }
     /* Lines in order with the plugin's log on stderr. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    sy_log_set_level(k.verbose ? SY_LOG_DEBUG : SY_LOG_WARN);
-    if (getenv("SWITCHYARD_LOG"))
-        sy_log_init_from_env();
+    k.log_level = log_level(k.verbose);
     char err[1024];
     if (kit_inputs_load(&k.in, o.params, err, sizeof err) != 0) {
         fprintf(stderr, "switchyard-conformance: %s\n", err);
