@@ -15,7 +15,7 @@ switchyardinclude_HEADERS += sdk/switchyard/sdk.h sdk/switchyard/spawn.h \
 SDK_CPPFLAGS = -I$(top_srcdir)/api -I$(top_srcdir)/sdk -D_GNU_SOURCE
 SDK_LIB = libswitchyard-sdk.a
 lib_LIBRARIES = libswitchyard-sdk.a
-# The spawn code alone, for tests/test_spawn_posix to build once more.
+# The spawn code alone, for tests/sdk/test_spawn_posix to build once more.
 sdk_spawn_sources = sdk/spawn_internal.h sdk/spawn_start.c sdk/spawn_io.c \
 	sdk/spawn_run.c
 libswitchyard_sdk_a_SOURCES = \
@@ -53,7 +53,7 @@ switchyard_conformance_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
 	-lpthread
 
 # --- plugins the kit is tested against ------------------------------------------------
-# Each broken plugin breaks exactly one rule; tests/conformance.sh asserts
+# Each broken plugin breaks exactly one rule; tests/sdk/conformance.sh asserts
 # the kit fails it for that rule.
 check_LTLIBRARIES += tests/plugins/broken_twice.la \
 	tests/plugins/broken_never.la tests/plugins/broken_blocks.la \
@@ -94,11 +94,11 @@ sdk_template_template_la_LIBADD = $(SDK_LIB)
 # --- tests ----------------------------------------------------------------------------
 # webhook.sh builds examples/webhook-executor against the SDK installed into
 # $SY_SDK_PREFIX (set by the test environment); without it, it skips.
-sdk_tests = tests/conformance.sh tests/webhook.sh
+sdk_tests = tests/sdk/conformance.sh tests/sdk/webhook.sh
 TESTS += $(sdk_tests)
 dist_check_SCRIPTS += $(sdk_tests)
 
-EXTRA_DIST += tests/webhook_server.py sdk/README.md sdk/sdk.mk \
+EXTRA_DIST += tests/sdk/webhook_server.py sdk/README.md sdk/sdk.mk \
 	sdk/template/Makefile sdk/template/README.md sdk/template/conformance.cfg \
 	examples/webhook-executor/webhook.c examples/webhook-executor/Makefile \
 	examples/webhook-executor/README.md examples/webhook-executor/routes.cfg \
@@ -106,26 +106,26 @@ EXTRA_DIST += tests/webhook_server.py sdk/README.md sdk/sdk.mk \
 
 # --- the library's shared parts: JSON parameters, the test host, config,
 # durations, the descriptor checks ---------------------------------------------------
-check_PROGRAMS += tests/test_sdk
-TESTS += tests/test_sdk
-tests_test_sdk_SOURCES = tests/test_sdk.c
-tests_test_sdk_CPPFLAGS = $(SDK_CPPFLAGS)
-tests_test_sdk_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
+check_PROGRAMS += tests/sdk/test_sdk
+TESTS += tests/sdk/test_sdk
+tests_sdk_test_sdk_SOURCES = tests/sdk/test_sdk.c
+tests_sdk_test_sdk_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_sdk_test_sdk_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
 	$(LIBCONFIG_CFLAGS) -pthread
-tests_test_sdk_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
+tests_sdk_test_sdk_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
 	$(CMOCKA_LIBS) -lpthread
 
 # --- switchyard/spawn.h, on both of its paths -------------------------------------
 # test_spawn links the library as plugins do (the clone() path on Linux);
 # test_spawn_posix compiles the spawn code once more with
 # SY_SPAWN_NO_CLONE (posix_spawn), so both paths meet the same assertions.
-check_PROGRAMS += tests/test_spawn tests/test_spawn_posix
-TESTS += tests/test_spawn tests/test_spawn_posix
-tests_test_spawn_SOURCES = tests/test_spawn.c
-tests_test_spawn_CPPFLAGS = $(SDK_CPPFLAGS)
-tests_test_spawn_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
-tests_test_spawn_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) -lpthread
-tests_test_spawn_posix_SOURCES = tests/test_spawn.c $(sdk_spawn_sources)
-tests_test_spawn_posix_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_SPAWN_NO_CLONE
-tests_test_spawn_posix_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
-tests_test_spawn_posix_LDADD = $(CMOCKA_LIBS) -lpthread
+check_PROGRAMS += tests/sdk/test_spawn tests/sdk/test_spawn_posix
+TESTS += tests/sdk/test_spawn tests/sdk/test_spawn_posix
+tests_sdk_test_spawn_SOURCES = tests/sdk/test_spawn.c
+tests_sdk_test_spawn_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_sdk_test_spawn_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
+tests_sdk_test_spawn_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) -lpthread
+tests_sdk_test_spawn_posix_SOURCES = tests/sdk/test_spawn.c $(sdk_spawn_sources)
+tests_sdk_test_spawn_posix_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_SPAWN_NO_CLONE
+tests_sdk_test_spawn_posix_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
+tests_sdk_test_spawn_posix_LDADD = $(CMOCKA_LIBS) -lpthread

@@ -40,10 +40,10 @@ tests_tasklib_tasks_la_SOURCES = tests/tasklib/tasks.c
 tests_tasklib_tasks_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_tasklib_tasks_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 
-check_PROGRAMS += tests/test_thread
-TESTS += tests/test_thread
-tests_test_thread_SOURCES = tests/test_thread.c
-tests_test_thread_CFLAGS = $(UNIT_CFLAGS) -pthread
-tests_test_thread_LDFLAGS = -pthread
-tests_test_thread_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/plugins/test_thread
+TESTS += tests/plugins/test_thread
+tests_plugins_test_thread_SOURCES = tests/plugins/test_thread.c
+tests_plugins_test_thread_CFLAGS = $(UNIT_CFLAGS) -pthread
+tests_plugins_test_thread_LDFLAGS = -pthread
+tests_plugins_test_thread_LDADD = $(UNIT_LDADD)
 EXTRA_DIST += tests/bin/tree.sh plugins/thread/thread.mk

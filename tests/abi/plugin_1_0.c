@@ -6,7 +6,7 @@
  * never against the current one.  The copy never changes again: a later
  * 1.x header only appends to it.
  *
- * tests/conformance.sh runs the conformance kit against it on the current
+ * tests/sdk/conformance.sh runs the conformance kit against it on the current
  * host.  If a change to api/ moves a field, changes a signature or a
  * status value, this plugin reads the wrong memory or calls the wrong
  * function, and the kit fails: an incompatible ABI change fails CI.

@@ -1,7 +1,7 @@
 /*
  * plugin_1_1.c -- an executor rebuilt against a newer 1.x header (the
  * simulated tests/abi/executor-1.1.h, never the current one), built three
- * ways for tests/test_plugin.c:
+ * ways for tests/executor/test_plugin.c:
  *
  *   abi11_plain  uses nothing newer than 1.0: SY_EXECUTOR_V1 leaves its
  *                minor at 0 and it calls the 1.1 host function progress()

@@ -68,7 +68,7 @@ static const char *need_env(const char *name)
     const char *v = getenv(name);
     if (!v || !*v) {
         fprintf(stderr, "test_thread: %s is not set (see the top of "
-                        "tests/test_thread.c)\n", name);
+                        "tests/plugins/test_thread.c)\n", name);
         return NULL;
     }
     return v;

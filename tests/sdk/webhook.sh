@@ -2,7 +2,7 @@
 # The webhook example (examples/webhook-executor/) builds out of tree with
 # its own Makefile against the SDK installed into $SY_SDK_PREFIX, and
 # passes the conformance kit against a loopback HTTP responder
-# (tests/webhook_server.py).  Skipped when SY_SDK_PREFIX is not set.
+# (tests/sdk/webhook_server.py).  Skipped when SY_SDK_PREFIX is not set.
 . "$SY_SRCDIR/tests/cli/tap.sh"
 
 if [ -z "${SY_SDK_PREFIX:-}" ]; then
@@ -65,7 +65,7 @@ ok $? "make install works"
 ok $? "and puts webhook.so into the plugin directory"
 
 # --- a loopback responder ---------------------------------------------------------
-python3 "$SY_SRCDIR/tests/webhook_server.py" "$tmp/port" &
+python3 "$SY_SRCDIR/tests/sdk/webhook_server.py" "$tmp/port" &
 server=$!
 i=0
 while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do
