@@ -22,6 +22,7 @@ for layer in range(100):
         t.append(task(f"l{layer}_{i}", [f"j{layer-1}"] if layer else []))
     t.append(task(f"j{layer}", [f"l{layer}_{i}" for i in range(100)]))
 write("layered", t)
+write("layered_out", t)  # routed to an instance whose tasks return output
 
 write("chain", [task(f"c{i}", [f"c{i-1}"] if i else []) for i in range(1000)])
 

@@ -3,7 +3,10 @@
  * what is measured is the host's path alone.  With `record = "FILE"` it
  * keeps the monotonic time of every submit and writes them (nanoseconds,
  * one per line, in submit order) to FILE when destroyed: the hop latency of
- * a chain is the gap between consecutive submits.
+ * a chain is the gap between consecutive submits.  With `output = true`
+ * every task returns a small JSON object, {"task": ID, "attempt": N}, as a
+ * real task would: the host then builds each input from its ancestors'
+ * outputs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +18,16 @@
 struct sy_instance {
     const sy_host_api *api;
     char *record;
+    int output;
     long long *t;
     size_t n, cap;
 };
 
 static const sy_param_spec p_record = {sizeof(sy_param_spec), 0, "record", SY_PARAM_STRING,
                                        "file for submit timestamps"};
-static const sy_param_spec *const instance_params[] = {&p_record, NULL};
+static const sy_param_spec p_output = {sizeof(sy_param_spec), 0, "output", SY_PARAM_BOOL,
+                                       "return {\"task\": ID, \"attempt\": N}"};
+static const sy_param_spec *const instance_params[] = {&p_record, &p_output, NULL};
 static const sy_param_spec *const task_params[] = {NULL};
 
 static int noop_create(const sy_host_api *api, sy_host *host, const sy_params *cfg,
@@ -37,6 +43,7 @@ static int noop_create(const sy_host_api *api, sy_host *host, const sy_params *c
     const char *rec = NULL;
     if (api->param_string(cfg, "record", &rec) == SY_OK)
         in->record = strdup(rec);
+    api->param_bool(cfg, "output", &in->output);
     *out = in;
     return SY_OK;
 }
@@ -62,7 +69,6 @@ static int64_t noop_capacity(sy_instance *in)
 static int noop_submit(sy_instance *in, const sy_task *task, sy_completion *c, char *err,
                        size_t err_len)
 {
-    (void)task;
     (void)err;
     (void)err_len;
     if (in->record) {
@@ -79,6 +85,16 @@ static int noop_submit(sy_instance *in, const sy_task *task, sy_completion *c, c
         in->t[in->n++] = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     }
     sy_result r = {sizeof r, SY_OUTCOME_SUCCEEDED, NULL, 0, NULL};
+    char output[256];
+    if (in->output) {
+        /* Task ids in the benchmark need no JSON escaping. */
+        int n = snprintf(output, sizeof output, "{\"task\":\"%s\",\"attempt\":%u}",
+                         task->task_id, (unsigned)task->attempt);
+        if (n > 0 && (size_t)n < sizeof output) {
+            r.output = output;
+            r.output_len = (size_t)n;
+        }
+    }
     in->api->complete(c, &r);
     return SY_OK;
 }

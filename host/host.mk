@@ -35,7 +35,8 @@ libsyhost_la_SOURCES += \
 	host/workflow/condition.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
-	host/workflow/context.c host/workflow/context.h
+	host/workflow/context.c host/workflow/context.h \
+	host/workflow/context_tree.c host/workflow/context_tree.h
 
 # executor: plugin loading, permission checks, the host API lent to plugins,
 # instances (a configured use of a plugin, or of a descriptor in memory).

@@ -1,70 +1,166 @@
 /* A task's input: the run's initial context merged with the outputs of all
- * its ancestors in topological order (later wins, objects merge). */
+ * its ancestors in topological order (later wins, objects merge).
+ *
+ * Built from context trees (workflow/context_tree.h): the context after a
+ * task is the merge of its direct dependencies' contexts and its own
+ * output, so a dispatch costs what its dependencies' contexts hold, never
+ * the size of the run or of the task's ancestry.  The context after a task
+ * is kept once the task is settled: terminal, with every dependency
+ * settled, so nothing behind it can still change.  An unsettled one (a
+ * dependency still running under one_success, say) is worked out again
+ * each time it is needed. */
 #include "engine/input.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "workflow/context.h"
 #include "base/util.h"
+#include "workflow/context_tree.h"
 
-/* The ancestors of idx that produced output, by a DFS stamped with a per-run
- * generation so nothing needs clearing between calls. */
-static size_t ancestors_with_output(sy_live_run *r, size_t idx, size_t *out, size_t *stack)
+/* Each task's place in the topological order, counted from 1 (0 is the
+ * initial context). */
+static const uint32_t *positions(sy_live_run *r)
 {
-    const sy_workflow *wf = r->wf;
-    uint32_t stamp = ++r->stamp;
-    if (stamp == 0) { /* wrapped: reset every mark once */
-        for (size_t i = 0; i < wf->n_tasks; i++)
-            r->t[i].visit = 0;
-        stamp = r->stamp = 1;
+    if (!r->position) {
+        r->position = sy_xmalloc((r->wf->n_tasks ? r->wf->n_tasks : 1) * sizeof *r->position);
+        for (size_t i = 0; i < r->wf->n_tasks; i++)
+            r->position[r->wf->topo[i]] = (uint32_t)i + 1;
     }
-    size_t n = 0, sp = 0;
-    stack[sp++] = idx;
-    while (sp > 0) {
-        const sy_task_def *d = &wf->tasks[stack[--sp]];
-        for (size_t i = 0; i < d->n_deps; i++) {
-            size_t a = d->deps[i];
-            if (r->t[a].visit == stamp)
-                continue;
-            r->t[a].visit = stamp;
-            stack[sp++] = a;
-            if (r->t[a].output)
-                out[n++] = a;
-        }
-    }
-    return n;
+    return r->position;
 }
 
-static const size_t *sort_pos;
-
-static int by_topo(const void *a, const void *b)
+/* The context after task i, worked out this call or kept. */
+static sy_context_tree *after(const sy_live_run *r, size_t i, uint32_t stamp)
 {
-    size_t x = sort_pos[*(const size_t *)a], y = sort_pos[*(const size_t *)b];
-    return x < y ? -1 : x > y;
+    const sy_live_task *t = &r->t[i];
+    return t->settled ? t->after : t->visit == stamp ? t->scratch : NULL;
+}
+
+static bool known(const sy_live_run *r, size_t i, uint32_t stamp)
+{
+    return r->t[i].settled || r->t[i].visit == stamp;
+}
+
+/* The merge of the dependencies' contexts (the initial context for a
+ * task without any); a new reference, NULL when out of memory.  *settled:
+ * every dependency is.  A context is never empty of writes (the initial
+ * one is at its root), so a merge gives NULL only for want of memory. */
+static sy_context_tree *merge_deps(sy_live_run *r, size_t idx, uint32_t stamp, bool *settled)
+{
+    const sy_task_def *d = &r->wf->tasks[idx];
+    *settled = true;
+    if (d->n_deps == 0)
+        return sy_context_tree_ref(r->initial);
+    sy_context_tree *in = NULL;
+    for (size_t k = 0; k < d->n_deps; k++) {
+        *settled = *settled && r->t[d->deps[k]].settled;
+        sy_context_tree *m = sy_context_tree_merge(in, after(r, d->deps[k], stamp));
+        sy_context_tree_unref(in);
+        if (!(in = m))
+            return NULL;
+    }
+    return in;
+}
+
+/* Works out the context after task i, its dependencies known.  False
+ * when out of memory. */
+static bool resolve(sy_live_run *r, size_t i, uint32_t stamp, const uint32_t *pos)
+{
+    sy_live_task *t = &r->t[i];
+    bool deps_settled;
+    sy_context_tree *tree = merge_deps(r, i, stamp, &deps_settled);
+    if (tree && t->output) {
+        sy_context_tree *out = sy_context_tree_from_object(t->output, pos[i]);
+        sy_context_tree *m = out ? sy_context_tree_merge(tree, out) : NULL;
+        sy_context_tree_unref(out);
+        sy_context_tree_unref(tree);
+        tree = m;
+    }
+    if (!tree)
+        return false;
+    t->visit = stamp;
+    if (deps_settled && sy_task_state_terminal(t->state)) {
+        t->after = tree;
+        t->settled = true;
+    } else {
+        t->scratch = tree;
+        r->walk[r->n_scratch++] = i; /* dropped when this call ends */
+    }
+    return true;
+}
+
+/* Pushes task i's own step (when `expanded`), then its dependencies not
+ * known yet.  False when out of memory. */
+static bool push_deps(sy_live_run *r, size_t i, int expanded, uint32_t stamp, size_t *sp)
+{
+    const sy_task_def *d = &r->wf->tasks[i];
+    size_t need = *sp + d->n_deps + 1;
+    if (need > r->stack_cap) {
+        size_t cap = need > 2 * r->stack_cap ? need : 2 * r->stack_cap;
+        size_t *stack = realloc(r->stack, cap * sizeof *stack);
+        if (!stack)
+            return false;
+        r->stack = stack;
+        r->stack_cap = cap;
+    }
+    if (expanded)
+        r->stack[(*sp)++] = 2 * i + 1;
+    for (size_t k = 0; k < d->n_deps; k++)
+        if (!known(r, d->deps[k], stamp))
+            r->stack[(*sp)++] = 2 * d->deps[k];
+    return true;
+}
+
+/* Makes the context after every dependency of idx known: a depth-first
+ * walk that stops at settled tasks, so it reaches only what can still
+ * change (nothing, once the dependencies are settled). */
+static bool resolve_deps(sy_live_run *r, size_t idx, uint32_t stamp)
+{
+    /* walk lists the scratch trees made this call (each task is resolved
+     * once a call); the stack's entries are 2 * task + (dependencies
+     * pushed), and a task may be pushed by each of its dependents. */
+    if (!r->walk)
+        r->walk = sy_xmalloc((r->wf->n_tasks ? r->wf->n_tasks : 1) * sizeof *r->walk);
+    const uint32_t *pos = positions(r);
+    size_t sp = 0;
+    r->n_scratch = 0;
+    if (!push_deps(r, idx, 0, stamp, &sp))
+        return false;
+    while (sp > 0) {
+        size_t top = r->stack[--sp], i = top / 2;
+        if (known(r, i, stamp))
+            continue;
+        if (top % 2) {
+            if (!resolve(r, i, stamp, pos))
+                return false;
+            continue;
+        }
+        if (!push_deps(r, i, 1, stamp, &sp))
+            return false;
+    }
+    return true;
 }
 
 json_t *sy_engine_input_json(sy_live_run *r, size_t idx)
 {
-    json_t *ctx = json_deep_copy(r->context);
-    if (!ctx || r->n_with_output == 0)
-        return ctx;
-    size_t n = r->wf->n_tasks;
-    size_t *list = sy_xmalloc(n * sizeof *list);
-    size_t *stack = sy_xmalloc(n * sizeof *stack);
-    size_t *pos = stack; /* reused once the DFS is done */
-    size_t k = ancestors_with_output(r, idx, list, stack);
-    for (size_t i = 0; i < n; i++)
-        pos[r->wf->topo[i]] = i;
-    sort_pos = pos; /* loop thread only */
-    qsort(list, k, sizeof *list, by_topo);
-    for (size_t i = 0; i < k && ctx; i++)
-        if (sy_json_merge(ctx, r->t[list[i]].output) != 0) {
-            json_decref(ctx);
-            ctx = NULL;
-        }
-    free(list);
-    free(stack);
+    if (r->n_with_output == 0)
+        return json_deep_copy(r->context);
+    if (!r->initial && !(r->initial = sy_context_tree_from_object(r->context, 0)))
+        return NULL;
+    uint32_t stamp = ++r->stamp;
+    if (stamp == 0) { /* wrapped: reset every mark once */
+        for (size_t i = 0; i < r->wf->n_tasks; i++)
+            r->t[i].visit = 0;
+        stamp = r->stamp = 1;
+    }
+    bool settled;
+    sy_context_tree *in = resolve_deps(r, idx, stamp) ? merge_deps(r, idx, stamp, &settled) : NULL;
+    json_t *ctx = in ? sy_context_tree_json(in) : NULL;
+    sy_context_tree_unref(in);
+    for (size_t i = 0; i < r->n_scratch; i++) {
+        sy_context_tree_unref(r->t[r->walk[i]].scratch);
+        r->t[r->walk[i]].scratch = NULL;
+    }
     return ctx;
 }
 
@@ -96,4 +192,14 @@ char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err, siz
         return NULL;
     }
     return text;
+}
+
+void sy_engine_input_free(sy_live_run *r)
+{
+    for (size_t i = 0; r->wf && i < r->wf->n_tasks; i++)
+        sy_context_tree_unref(r->t[i].after);
+    sy_context_tree_unref(r->initial);
+    free(r->position);
+    free(r->walk);
+    free(r->stack);
 }

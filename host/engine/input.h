@@ -10,7 +10,11 @@
 char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err,
                       size_t err_len);
 
-/* The merged input context as a JSON object (new reference). */
+/* The merged input context as a JSON object (new reference; values shared
+ * with the outputs, read them only); NULL when out of memory. */
 json_t *sy_engine_input_json(sy_live_run *r, size_t idx);
+
+/* Frees what building inputs kept for the run. */
+void sy_engine_input_free(sy_live_run *r);
 
 #endif

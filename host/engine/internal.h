@@ -16,6 +16,7 @@
 #include "engine/timer.h"
 #include "engine/wake.h"
 #include "executor/host_api.h"
+#include "workflow/context_tree.h"
 
 typedef struct sy_live_run sy_live_run;
 typedef struct sy_attempt sy_attempt;
@@ -35,7 +36,11 @@ typedef struct sy_live_task {
     sy_attempt *current;   /* the attempt in flight, NULL */
     sy_timer backoff;      /* armed while waiting for ready_at; data = run */
     bool dirty;            /* in the batch's dirty list */
-    uint32_t visit;        /* DFS stamp for context materialisation */
+    /* The context after the task (input.c): kept once settled (terminal,
+     * every dependency settled); scratch while one call works it out. */
+    sy_context_tree *after, *scratch;
+    uint32_t visit;        /* the call (run's stamp) that made scratch */
+    bool settled;
     uint32_t deps_left;    /* dependencies not yet terminal: a task is
                               decided only when this reaches 0, so a wide
                               fan-in costs one check per dependency */
@@ -56,6 +61,13 @@ struct sy_live_run {
     size_t n_terminal, n_failed, n_skipped, n_running, n_with_output;
     size_t inflight;       /* attempts not yet returned by plugins, stale
                               ones included: the run is freed at 0 */
+    /* Building inputs (input.c): the initial context as a tree, each
+     * task's topological position, the scratch trees of one call and the
+     * walk's stack; all made when first needed. */
+    sy_context_tree *initial;
+    uint32_t *position;
+    size_t *walk, n_scratch;
+    size_t *stack, stack_cap;
     uint32_t stamp;
     bool dirty, cancelling, finished, watched;
     sy_live_run *next;

@@ -7,6 +7,7 @@
 
 #include "base/util.h"
 #include "engine/dispatch.h"
+#include "engine/input.h"
 #include "engine/run.h"
 
 struct load_ctx {
@@ -193,6 +194,7 @@ void sy_live_free(sy_live_run *r)
         json_decref(t->output);
         free(t->output_text);
     }
+    sy_engine_input_free(r);
     free(r->t);
     if (!r->wf_borrowed)
         sy_workflow_free(r->wf);

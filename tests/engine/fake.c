@@ -53,6 +53,10 @@ static void finish(fake_submission *s, sy_outcome outcome, const char *error)
     s->done = true;
     fake.in_flight--;
     sy_result res = {.size = sizeof res, .outcome = outcome, .error = error};
+    if (outcome == SY_OUTCOME_SUCCEEDED && s->output[0]) {
+        res.output = s->output;
+        res.output_len = strlen(s->output);
+    }
     fake.api->complete(s->c, &res);
 }
 
@@ -64,6 +68,13 @@ static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c,
     fake_submission *s = &fake.subs[fake.n_subs++];
     *s = (fake_submission){.c = c, .attempt = task->attempt};
     snprintf(s->task_id, sizeof s->task_id, "%s", task->task_id);
+    assert_true(task->input_len < sizeof s->input);
+    memcpy(s->input, task->input, task->input_len + 1);
+    const char *output = NULL;
+    if (fake.api->param_string(task->params, "output", &output) == SY_OK) {
+        assert_true(strlen(output) < sizeof s->output);
+        strcpy(s->output, output);
+    }
     fake.in_flight++;
     if (flag(task, "hold"))
         return SY_OK;

@@ -3,8 +3,9 @@
  * sy_executor descriptor, no dlopen), a fake clock, and an engine driving
  * one run of a workflow written inline, on a SQLite store in a temp dir.
  *
- * The fake executor reads two task parameters: `fail = true` fails every
- * attempt, `hold = true` keeps the attempt until fake_complete().  Other
+ * The fake executor reads three task parameters: `fail = true` fails every
+ * attempt, `hold = true` keeps the attempt until fake_complete(), and
+ * `output = "{...}"` is what a success returns.  Other
  * tasks succeed inside submit().  Everything runs on the test's thread:
  * turning the loop (fake_turn) is the only way time passes.
  */
@@ -27,6 +28,8 @@ typedef struct fake_submission {
     char task_id[64];
     uint32_t attempt;
     bool done;
+    char input[512];   /* the attempt's input context, as handed over */
+    char output[512];  /* the `output` parameter: returned on success */
 } fake_submission;
 
 /* The fake plugin's state (one instance). */
