@@ -3,19 +3,33 @@
 # point one way, down this file: cli -> service -> engine -> workflow /
 # executor / store -> config -> base.
 
+# Below every layer sits the SDK (libswitchyard-sdk.a, sdk/sdk.mk): what
+# the host shares with plugins and the conformance kit (durations, the JSON
+# parameter getters, libconfig settings as JSON and their checks against a
+# plugin's declarations, and loading a plugin) is written once, there.
+# Its symbols are hidden, which only keeps them out of a dynamic symbol
+# table: linked statically into the program, they resolve as usual.
+# AM_CPPFLAGS (Makefile.am) has -I$(top_srcdir)/sdk for its headers.
+#
+# Whatever links the host links HOST_LDADD.  The SDK archive is named
+# there rather than in libsyhost_la_LIBADD: libtool does not carry a plain
+# static archive through a convenience library (it warns, and leaves it
+# out of both the archive and dependency_libs).  DEP_LIBS follows it again
+# for the libraries the SDK itself needs (jansson, libconfig).
 noinst_LTLIBRARIES += libsyhost.la
 libsyhost_la_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 libsyhost_la_LIBADD = $(DEP_LIBS)
+HOST_LDADD = libsyhost.la $(SDK_LIB) $(DEP_LIBS)
 
-# base: errors and diagnostics, logging, durations, small utilities.
+# base: errors and diagnostics, logging, small utilities.
 libsyhost_la_SOURCES = \
 	host/base/util.c host/base/util.h \
 	host/base/clock.c host/base/clock.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
-	host/base/log.c host/base/log.h \
-	host/base/duration.c host/base/duration.h
+	host/base/log.c host/base/log.h
 
-# config: config files, the integer check, globs, routes, parameter views.
+# config: config files, the integer check, globs, routes, checking settings
+# against a plugin's declarations.
 libsyhost_la_SOURCES += \
 	host/config/config.c host/config/config.h \
 	host/config/integers.c host/config/integers.h \
@@ -38,12 +52,11 @@ libsyhost_la_SOURCES += \
 	host/workflow/context.c host/workflow/context.h \
 	host/workflow/context_tree.c host/workflow/context_tree.h
 
-# executor: plugin loading, permission checks, the host API lent to plugins,
-# instances (a configured use of a plugin, or of a descriptor in memory).
+# executor: the plugin registry, the host API lent to plugins, instances (a
+# configured use of a plugin, or of a descriptor in memory).
 libsyhost_la_SOURCES += \
 	host/executor/plugin.c host/executor/plugin.h \
 	host/executor/directory.c host/executor/directory.h \
-	host/executor/permissions.c \
 	host/executor/host_api.c host/executor/host_api.h
 libsyhost_la_SOURCES += \
 	host/executor/instance.c host/executor/instance.h
@@ -90,7 +103,7 @@ switchyard_SOURCES = host/main.c \
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,
 # SQLite, the plugins) ahead of the C library's.
-switchyard_LDADD = $(MIMALLOC_LIBS) libsyhost.la
+switchyard_LDADD = $(MIMALLOC_LIBS) $(HOST_LDADD)
 if MIMALLOC
 switchyard_CFLAGS += -DSY_MIMALLOC
 endif

@@ -1,6 +1,7 @@
 /*
- * loader.c -- opening one executor plugin and checking its descriptor
- * (switchyard/loader.h).  The file's own checks are in file_check.c.
+ * loader.c -- opening one executor plugin (switchyard/loader.h): the file,
+ * dlopen and sy_executor_entry().  The StrictModes check is in
+ * file_check.c, the descriptor's checks in descriptor.c.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,6 +15,8 @@
 
 #include <switchyard/loader.h>
 #include <switchyard/sdk.h>
+
+#include "loader_internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* The file                                                                 */
@@ -114,117 +117,6 @@ static const sy_executor *open_entry(sy_sdk_plugin *p, const char *real,
 }
 
 /* ------------------------------------------------------------------------ */
-/* The descriptor                                                           */
-/* ------------------------------------------------------------------------ */
-
-bool sy_sdk_plugin_name_ok(const char *name)
-{
-    if (!name || !*name)
-        return false;
-    for (const char *s = name; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
-            return false;
-    return true;
-}
-
-/* An invalid name, quoted and shortened so the reason stays one short
- * line whatever the plugin declared. */
-static int refuse_name(const char *name, char *err, size_t err_len)
-{
-    if (!name || !*name) {
-        sy_sdk_errf(err, err_len, "%s", name ? "descriptor has an empty name"
-                    : "descriptor has no name (name is NULL)");
-        return SY_EINVAL;
-    }
-    char shown[68];
-    size_t i = 0;
-    for (; name[i] && i < 64; i++)
-        shown[i] = (name[i] >= 0x20 && name[i] < 0x7f) ? name[i] : '?';
-    memcpy(shown + i, name[i] ? "..." : "", name[i] ? 4 : 1);
-    sy_sdk_errf(err, err_len, "invalid plugin name '%s': use only letters, "
-                "digits, '_' and '-'", shown);
-    return SY_EINVAL;
-}
-
-static const char *missing_function(const sy_executor *d)
-{
-    if (!d->create)
-        return "create";
-    if (!d->destroy)
-        return "destroy";
-    if (!d->capacity)
-        return "capacity";
-    if (!d->submit)
-        return "submit";
-    if (!d->cancel)
-        return "cancel";
-    return NULL;
-}
-
-static int abi_ok(const sy_executor *d, char *err, size_t err_len)
-{
-    if (d->abi_major != SY_EXECUTOR_ABI_MAJOR) {
-        sy_sdk_errf(err, err_len, "built for executor ABI %u.%u, this host "
-                    "speaks %d.%d; rebuild it against this host's SDK",
-                    (unsigned)d->abi_major, (unsigned)d->abi_minor,
-                    SY_EXECUTOR_ABI_MAJOR, SY_EXECUTOR_ABI_MINOR);
-        return SY_EINVAL;
-    }
-    if (d->abi_minor > SY_EXECUTOR_ABI_MINOR) {
-        sy_sdk_errf(err, err_len, "built for executor ABI %u.%u, newer than "
-                    "this host's %d.%d; upgrade the host or rebuild the "
-                    "plugin",
-                    (unsigned)d->abi_major, (unsigned)d->abi_minor,
-                    SY_EXECUTOR_ABI_MAJOR, SY_EXECUTOR_ABI_MINOR);
-        return SY_EINVAL;
-    }
-    return SY_OK;
-}
-
-int sy_sdk_descriptor_check(const sy_executor *d, char *err, size_t err_len)
-{
-    int rc = abi_ok(d, err, err_len);
-    if (rc != SY_OK)
-        return rc;
-    if (d->size < SY_SDK_EXECUTOR_SIZE_1_0) {
-        sy_sdk_errf(err, err_len, "descriptor too small: %u bytes, ABI 1.0 "
-                    "needs at least %zu",
-                    (unsigned)d->size, (size_t)SY_SDK_EXECUTOR_SIZE_1_0);
-        return SY_EINVAL;
-    }
-    if (!sy_sdk_plugin_name_ok(d->name))
-        return refuse_name(d->name, err, err_len);
-    if (!d->version) {
-        sy_sdk_errf(err, err_len, "descriptor has no version (version is "
-                    "NULL)");
-        return SY_EINVAL;
-    }
-    const char *fn = missing_function(d);
-    if (fn) {
-        sy_sdk_errf(err, err_len, "missing required function %s()", fn);
-        return SY_EINVAL;
-    }
-    return SY_OK;
-}
-
-/* Notes the name and version for a listing even when the plugin is
- * refused later, but only fields that the 1.x layout and the declared
- * size both cover.  Only the first three fields are common to every major
- * version. */
-static void note_identity(sy_sdk_plugin *p, const sy_executor *d)
-{
-    p->abi_major = d->abi_major;
-    p->abi_minor = d->abi_minor;
-    if (d->abi_major != SY_EXECUTOR_ABI_MAJOR)
-        return;
-    if (SY_HAS_FIELD(d, sy_executor, name) && sy_sdk_plugin_name_ok(d->name))
-        p->name = d->name;
-    if (SY_HAS_FIELD(d, sy_executor, version) && d->version)
-        p->version = d->version;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Opening                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -244,8 +136,7 @@ int sy_sdk_plugin_open(sy_sdk_plugin *p, const char *path, char *err,
     const sy_executor *d = open_entry(p, real, err, err_len);
     if (!d)
         return SY_EINVAL;
-    note_identity(p, d);
-    rc = sy_sdk_descriptor_check(d, err, err_len);
+    rc = sy_sdk__descriptor_read(p, d, err, err_len);
     if (rc == SY_OK)
         p->desc = d;
     return rc;

@@ -3,8 +3,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <switchyard/config_json.h>
+
 #include "cli/cli.h"
-#include "config/params.h"
 #include "service/setup.h"
 
 static void print_specs(const char *title, const sy_param_spec *const *spec)
@@ -20,7 +21,7 @@ static void print_specs(const char *title, const sy_param_spec *const *spec)
             continue;
         const char *desc = SY_HAS_FIELD(sp, sy_param_spec, description) && sp->description
                                ? sp->description : "";
-        printf("      %-20s %-9s%s %s\n", sp->name, sy_param_type_name(sp->type),
+        printf("      %-20s %-9s%s %s\n", sp->name, sy_sdk_setting_type_name(sp->type),
                (sp->flags & SY_PARAM_REQUIRED) ? " required" : "", desc);
     }
 }

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <switchyard/sdk.h>
+
 #include "config/integers.h"
-#include "base/duration.h"
 #include "base/util.h"
 
 #define SRC_FILE(s) config_setting_source_file(s)
@@ -239,7 +240,7 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
             ms = config_setting_get_int64(s);
         else if (t == CONFIG_TYPE_STRING &&
-                 sy_duration_parse(config_setting_get_string(s), &ms, why, sizeof why) != 0)
+                 sy_sdk_duration_parse(config_setting_get_string(s), &ms, why, sizeof why) != SY_OK)
             ms = -1;
         if (ms < 1000) {
             sy_error(d, SRC_FILE(s), SRC_LINE(s), "'lease' %s (at least 1s)", why);

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <switchyard/json_params.h>
+
 #include "base/util.h"
-#include "config/params.h"
 #include "engine/input.h"
 
 /* Runs on the plugin's thread: copy what the host needs and queue it. */
@@ -78,7 +79,7 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
         .task_id = d->id,
         .input = input,
         .input_len = strlen(input),
-        .params = sy_params_view(d->params),
+        .params = sy_sdk_params_view(d->params),
         .timeout_ms = d->timeout_ms,
         .workflow = r->wf->name,
         .base_dir = r->wf->base_dir ? r->wf->base_dir : ".",

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "base/duration.h"
+#include <switchyard/sdk.h>
+
 #include "base/util.h"
 #include "engine/attempt.h"
 #include "engine/run.h"
@@ -23,7 +24,7 @@ void sy_engine_on_deadline(sy_timer *deadline)
     char msg[128];
     char dur[32];
     snprintf(msg, sizeof msg, "timed out after %s (attempt %u)",
-             sy_duration_format(a->task.timeout_ms, dur, sizeof dur), a->number);
+             sy_sdk_format_ms(a->task.timeout_ms, dur, sizeof dur), a->number);
     sy_store_add_event(r->e->o.store, r->id, (uint32_t)a->idx, a->number, "timed_out", msg,
                        r->e->now());
     sy_attempt_cancel(a);

@@ -30,6 +30,9 @@ struct sy_host {
     void *data;                       /* the owner's */
 };
 
+/* The table of host functions handed to every plugin (static storage). */
+extern const sy_host_api sy_host_api_table;
+
 /* Prepares a completion for one submit. */
 void sy_completion_init(sy_completion *c, const char *who,
                         void (*on_complete)(sy_completion *, const sy_result *),

@@ -4,8 +4,10 @@
 
 #include <string.h>
 
+#include <switchyard/json_params.h>
+
 #include "base/util.h"
-#include "config/params.h"
+#include "executor/host_api.h"
 
 void sy_instance_init(sy_instance_entry *e, const char *name, const sy_executor *desc,
                       json_t *settings)
@@ -30,7 +32,7 @@ int sy_instance_create(sy_instance_entry *e, char *err, size_t err_len)
     if (err_len)
         err[0] = '\0';
     sy_instance *inst = NULL;
-    int rc = e->desc->create(&sy_host_api_table, &e->host, sy_params_view(e->settings), &inst,
+    int rc = e->desc->create(&sy_host_api_table, &e->host, sy_sdk_params_view(e->settings), &inst,
                              err, err_len);
     if (rc != SY_OK || !inst) {
         if (!err_len || !err[0])

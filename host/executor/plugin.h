@@ -5,7 +5,9 @@
  * StrictModes does (not writable by group or others, owned by root or the
  * host's user, the same for every directory above it), loads it with
  * RTLD_NOW | RTLD_LOCAL, calls sy_executor_entry() and checks the
- * descriptor.  Each refused file gets one reason.  Loading is
+ * descriptor, all through the SDK's loader (switchyard/loader.h: the
+ * StrictModes check is sy_sdk_path_check_secure(), the least descriptor
+ * size SY_SDK_EXECUTOR_SIZE_1_0).  Each refused file gets one reason.  Loading is
  * single-threaded; a loaded registry is read-only and may be read from any
  * thread.  A plugin is never dlclose'd while an instance of it exists: the
  * registry closes everything only in sy_plugins_free(), which the host calls
@@ -18,10 +20,7 @@
 #include <stddef.h>
 
 #include <switchyard/executor.h>
-
-/* The size of a 1.0 descriptor: the least the host accepts. */
-#define SY_EXECUTOR_SIZE_1_0 \
-    (offsetof(sy_executor, metrics) + sizeof(((sy_executor *)0)->metrics))
+#include <switchyard/loader.h>
 
 typedef enum sy_plugin_state {
     SY_PLUGIN_LOADED,
@@ -70,13 +69,5 @@ sy_plugin *sy_plugins_find(const sy_plugins *p, const char *name);
  * left mapped (its memory is leaked on purpose, and a line says so): a
  * plugin's code must outlive its threads. */
 void sy_plugins_free(sy_plugins *p);
-
-/* The StrictModes check of `path` (a file or a directory) and every
- * directory above it: each must be owned by root or the effective user and
- * not writable by group or others (a directory with the sticky bit that is
- * owned by root, like /tmp, is accepted).  Returns 0, or -1 with a reason
- * that says how to fix it, e.g. "/x/p.so is writable by others (chmod go-w
- * /x/p.so)". */
-int sy_path_check_secure(const char *path, char *err, size_t err_len);
 
 #endif

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <switchyard/config_json.h>
+#include <switchyard/json_params.h>
+
 #include "base/log.h"
 #include "config/params.h"
 #include "base/util.h"
@@ -135,7 +138,7 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
         sy_instance_entry *e = &s->instances[i];
         const sy_instance_config *c = &s->cfg.executors[i];
         sy_instance_init_plugin(e, c->name, sy_plugins_find(&s->plugins, c->plugin),
-                                sy_params_from_setting(c->setting, instance_skip));
+                                sy_sdk_json_from_setting(c->setting, instance_skip));
         e->cfg = c;
         if (!e->settings) {
             sy_error(d, NULL, 0, "out of memory");
@@ -175,7 +178,7 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
     const sy_executor *desc = instance->desc;
     if (errors == 0 && instance->inst && desc->validate) {
         char err[1024] = "";
-        int rc = desc->validate(instance->inst, sy_params_view(t->params),
+        int rc = desc->validate(instance->inst, sy_sdk_params_view(t->params),
                                 wf->base_dir ? wf->base_dir : ".", err, sizeof err);
         if (rc != SY_OK) {
             sy_error(d, file, line, "%s: %s", what, err[0] ? err : "rejected its parameters");

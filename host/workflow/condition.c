@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/params.h"
+#include <switchyard/config_json.h>
+
 #include "base/util.h"
 #include "workflow/internal.h"
 
@@ -260,7 +261,7 @@ static json_t *read_value(const config_setting_t *g, const config_setting_t *op,
                           int idx, sy_diags *d, int *errors)
 {
     static const char *const skip[] = {"path", NULL};
-    json_t *obj = sy_params_from_setting(g, skip);
+    json_t *obj = sy_sdk_json_from_setting(g, skip);
     json_t *v = json_incref(json_object_get(obj, config_setting_name(op)));
     json_decref(obj);
     const char *why = v ? sy_cond_value_problem(sy_cond_op_parse(config_setting_name(op)), v)

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config/params.h"
+#include <switchyard/config_json.h>
+
 #include "base/util.h"
 #include "workflow/internal.h"
 
@@ -83,7 +84,7 @@ static void read_trigger(sy_wf_loader *L, sy_task_def *t, const config_setting_t
 static void read_params(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g,
                         const char *who)
 {
-    t->params = sy_params_from_setting(g, sy_workflow_task_keys);
+    t->params = sy_sdk_json_from_setting(g, sy_workflow_task_keys);
     if (!t->params)
         sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
                  "%s: its parameters cannot be held in JSON (text that is not "

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/duration.h"
+#include <switchyard/sdk.h>
+
 #include "workflow/internal.h"
 
 int sy_setting_duration(const config_setting_t *s, int64_t *ms, sy_diags *d)
@@ -22,7 +23,7 @@ int sy_setting_duration(const config_setting_t *s, int64_t *ms, sy_diags *d)
                  "'%s' must not be negative (milliseconds)", name);
         return 1;
     case CONFIG_TYPE_STRING:
-        if (sy_duration_parse(config_setting_get_string(s), ms, why, sizeof why) == 0)
+        if (sy_sdk_duration_parse(config_setting_get_string(s), ms, why, sizeof why) == SY_OK)
             return 0;
         sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s), "'%s': %s", name, why);
         return 1;

@@ -2,11 +2,14 @@
  * switchyard/loader.h -- opening one executor plugin the way the host does:
  * the file's ownership and mode (sshd's StrictModes, for it and every
  * directory above it), an ELF object, dlopen, sy_executor_entry(), and the
- * descriptor's checks (ABI version, size, name, version, the required
- * functions).
+ * descriptor's checks (the ABI header and a plausible size, the lowest host
+ * minor the plugin needs, `reserved` and bytes past this layout left zero,
+ * the 1.0 size, name, version, the required functions).
  *
- * For the host, the conformance kit and an author's own test harness.
- * Every refusal is one line, saying how to fix it where it can.  Loading
+ * The host loads every plugin through these functions, and the
+ * conformance kit too, so both refuse exactly the same plugins with the
+ * same words.  For an author's own test harness as well.  Every refusal
+ * is one line, saying how to fix it where it can.  Loading
  * is for one thread at a time (dlerror() is per thread, the plugin's
  * constructors run); a loaded plugin may then be used from any thread.
  * Link with -ldl where the C library lacks dlopen (glibc before 2.34).
@@ -32,7 +35,11 @@ typedef struct sy_sdk_plugin {
     void *handle;            /* owned: the dlopen handle; NULL when the
                                 file was never opened */
     const sy_executor *desc; /* the plugin's; NULL when refused */
-    uint32_t abi_major, abi_minor; /* as declared; 0.0 when unknown */
+    uint32_t abi_major;      /* as declared; 0 when unknown */
+    uint32_t abi_minor;      /* the lowest host minor it needs: as
+                                declared, raised to the minor of the
+                                newest descriptor field it sets; 0 when
+                                unknown */
     const char *name;        /* the plugin's own text, when its descriptor
                                 has a valid one (even if refused for
                                 another reason), else NULL; lives while
@@ -44,7 +51,8 @@ typedef struct sy_sdk_plugin {
  * the reason.  SY_OK: p->desc is the accepted descriptor.  Otherwise a
  * negative status with the reason in err, e.g. "cannot resolve path: No
  * such file or directory", "no sy_executor_entry symbol (...)", "built
- * for executor ABI 2.0, this host speaks 1.0; ...".  Once the plugin's
+ * for executor ABI 2.0, this host speaks 1.0; ...".  `path` is resolved
+ * (realpath) first; every check is of the resolved file.  Once the plugin's
  * code has run, p->handle stays open even when refused: its constructors
  * may have started threads, so unmapping it is the caller's decision
  * (sy_sdk_plugin_close()). */

@@ -1,4 +1,5 @@
-/* Parameters as plugins see them, durations, and the host function table. */
+/* Parameters as plugins see them, durations, and the host function table:
+ * the SDK's parameter code as the host uses it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <switchyard/config_json.h>
+#include <switchyard/json_params.h>
+#include <switchyard/sdk.h>
+
 #include "base/diagnostics.h"
-#include "base/duration.h"
 #include "executor/host_api.h"
 #include "config/params.h"
 
@@ -37,7 +41,7 @@ static void test_duration_table(void **state)
     for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
         int64_t ms = -1;
         char err[128] = "";
-        int rc = sy_duration_parse(durations[i].text, &ms, err, sizeof err);
+        int rc = sy_sdk_duration_parse(durations[i].text, &ms, err, sizeof err);
         if ((rc == 0) != durations[i].ok || (rc == 0 && ms != durations[i].ms))
             fail_msg("duration \"%s\": rc %d ms %lld, want ok=%d ms=%lld (%s)",
                      durations[i].text, rc, (long long)ms, durations[i].ok,
@@ -51,10 +55,10 @@ static void test_duration_format(void **state)
 {
     (void)state;
     char buf[64];
-    assert_string_equal(sy_duration_format(0, buf, sizeof buf), "0s");
-    assert_string_equal(sy_duration_format(250, buf, sizeof buf), "250ms");
-    assert_string_equal(sy_duration_format(5400000, buf, sizeof buf), "1h30m");
-    assert_string_equal(sy_duration_format(90250, buf, sizeof buf), "1m30s250ms");
+    assert_string_equal(sy_sdk_format_ms(0, buf, sizeof buf), "0s");
+    assert_string_equal(sy_sdk_format_ms(250, buf, sizeof buf), "250ms");
+    assert_string_equal(sy_sdk_format_ms(5400000, buf, sizeof buf), "1h30m");
+    assert_string_equal(sy_sdk_format_ms(90250, buf, sizeof buf), "1m30s250ms");
 }
 
 /* --- params from libconfig -------------------------------------------------- */
@@ -87,7 +91,7 @@ static int setup(void **state)
     config_init(&f->lc);
     assert_int_equal(config_read_string(&f->lc, cfg_text), CONFIG_TRUE);
     static const char *const skip[] = {"plugin", NULL};
-    f->obj = sy_params_from_setting(config_lookup(&f->lc, "group"), skip);
+    f->obj = sy_sdk_json_from_setting(config_lookup(&f->lc, "group"), skip);
     assert_non_null(f->obj);
     *state = f;
     return 0;
@@ -105,7 +109,7 @@ static int teardown(void **state)
 static void test_getters(void **state)
 {
     fixture *f = *state;
-    const sy_params *p = sy_params_view(f->obj);
+    const sy_params *p = sy_sdk_params_view(f->obj);
     const char *s;
     int64_t i;
     double d;
@@ -138,7 +142,7 @@ static void test_getters(void **state)
 static void test_arrays_and_groups(void **state)
 {
     fixture *f = *state;
-    const sy_params *p = sy_params_view(f->obj);
+    const sy_params *p = sy_sdk_params_view(f->obj);
     size_t n;
     const char *s;
     int64_t i;

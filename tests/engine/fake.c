@@ -10,7 +10,6 @@
 #include <cmocka.h>
 
 #include "base/diagnostics.h"
-#include "config/params.h"
 #include "executor/host_api.h"
 #include "../helpers.h"
 #include "service/runs.h"

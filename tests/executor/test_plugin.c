@@ -343,7 +343,7 @@ static void test_small_descriptor(void **state)
     char want[128];
     snprintf(want, sizeof want,
              "descriptor too small: %zu bytes, ABI 1.0 needs at least %zu",
-             offsetof(sy_executor, create), (size_t)SY_EXECUTOR_SIZE_1_0);
+             offsetof(sy_executor, create), (size_t)SY_SDK_EXECUTOR_SIZE_1_0);
     assert_refused(e, want, NULL);
 }
 
@@ -472,22 +472,22 @@ static void test_path_check_secure(void **state)
 {
     fixture *f = *state;
     char err[512];
-    assert_int_equal(sy_path_check_secure("/", err, sizeof err), 0);
-    assert_int_equal(sy_path_check_secure("/nonexistent/x", err, sizeof err),
+    assert_int_equal(sy_sdk_path_check_secure("/", err, sizeof err), 0);
+    assert_int_equal(sy_sdk_path_check_secure("/nonexistent/x", err, sizeof err),
                      -1);
     assert_contains(err, "cannot resolve");
-    assert_int_equal(sy_path_check_secure("", err, sizeof err), -1);
-    assert_int_equal(sy_path_check_secure(NULL, NULL, 0), -1);
+    assert_int_equal(sy_sdk_path_check_secure("", err, sizeof err), -1);
+    assert_int_equal(sy_sdk_path_check_secure(NULL, NULL, 0), -1);
 
     /* /tmp-like: root-owned and sticky, so world-writable is fine. */
     const char *d = new_dir(f);
-    assert_int_equal(sy_path_check_secure(d, err, sizeof err), 0);
+    assert_int_equal(sy_sdk_path_check_secure(d, err, sizeof err), 0);
     if (geteuid() == 0) {
         assert_int_equal(chmod(d, 01777), 0);
-        assert_int_equal(sy_path_check_secure(d, err, sizeof err), 0);
+        assert_int_equal(sy_sdk_path_check_secure(d, err, sizeof err), 0);
     }
     assert_int_equal(chmod(d, 0777), 0);
-    assert_int_equal(sy_path_check_secure(d, err, sizeof err), -1);
+    assert_int_equal(sy_sdk_path_check_secure(d, err, sizeof err), -1);
     assert_contains(err, "(run: chmod go-w ");
 
     /* A path a shell would split is quoted in the suggested command. */
@@ -496,7 +496,7 @@ static void test_path_check_secure(void **state)
     path_in(odd, d, "it's here");
     assert_int_equal(mkdir(odd, 0775), 0);
     assert_int_equal(chmod(odd, 0775), 0);
-    assert_int_equal(sy_path_check_secure(odd, err, sizeof err), -1);
+    assert_int_equal(sy_sdk_path_check_secure(odd, err, sizeof err), -1);
     assert_contains(err, "chmod go-w '");
     assert_contains(err, "it'\\''s here'");
 }

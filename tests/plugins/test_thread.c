@@ -42,9 +42,9 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <switchyard/json_params.h>
 
 #include "executor/host_api.h"
-#include "config/params.h"
 #include "executor/plugin.h"
 
 /* Waits in tests are bounded by this, never asserted on. */
@@ -249,7 +249,7 @@ static fixture *try_start(const char *settings, char *err, size_t err_len)
     json_t *cfg = json_loads(settings, 0, &je);
     assert_non_null(cfg);
     err[0] = '\0';
-    int rc = X->create(&sy_host_api_table, &f->host, sy_params_view(cfg),
+    int rc = X->create(&sy_host_api_table, &f->host, sy_sdk_params_view(cfg),
                        &f->inst, err, err_len);
     json_decref(cfg);
     if (rc != SY_OK) {
@@ -295,7 +295,7 @@ static rec *new_rec(fixture *f, json_t *params)
         .task_id = "t",
         .input = "{}",
         .input_len = 2,
-        .params = sy_params_view(params),
+        .params = sy_sdk_params_view(params),
         .timeout_ms = 0,
         .workflow = "test",
         .base_dir = lib_dir,
@@ -642,7 +642,7 @@ static void test_function_timeout(void **state)
 static int validate(fixture *f, json_t *p, char *err, size_t err_len)
 {
     err[0] = '\0';
-    int rc = X->validate(f->inst, sy_params_view(p), lib_dir, err, err_len);
+    int rc = X->validate(f->inst, sy_sdk_params_view(p), lib_dir, err, err_len);
     json_decref(p);
     return rc;
 }
@@ -1412,7 +1412,7 @@ static void *storm_main(void *arg)
         r->task = (sy_task){.size = sizeof(sy_task), .attempt = 1,
                             .ns = "public::storm::t", .run_id = "storm",
                             .task_id = "t", .input = "{}", .input_len = 2,
-                            .params = sy_params_view(s->params),
+                            .params = sy_sdk_params_view(s->params),
                             .workflow = "storm", .base_dir = lib_dir};
         for (;;) {
             int seen = wakes_now(s->f);

@@ -149,5 +149,42 @@ kit_bare "$dir/absent.so"
 rc_is 1 "a missing file fails the kit"
 has "FAIL load: the host refuses it: cannot resolve path" "saying so"
 
+# --- the kit refuses what the host refuses, in the host's words ---------------
+# One loader (switchyard/loader.h) serves both.  same_refusal PLUGIN KEY NAME:
+# the kit fails PLUGIN's load check for a reason holding KEY, and
+# `switchyard plugins` refuses it with that very line.
+same_refusal() {
+    one=$(plugin_dir "$1")
+    kit_bare "$one/$1.so" --only load
+    rc_is 1 "$3 fails the kit"
+    has "FAIL load: the host refuses it: $2" "in load, for its reason"
+    why=$(printf '%s\n' "$out" | sed -n 's/^FAIL load: the host refuses it: //p')
+    out=$(cd "$one" && SWITCHYARD_PLUGIN_PATH=$one $SY_WRAP "$SWITCHYARD" \
+        plugins 2>&1)
+    case "$why:$out" in
+    ?*:*"refused: $why"*) ok 0 "and the host refuses it with the same line" ;;
+    *) echo "# the host's listing lacks: refused: $why"
+       ok 1 "and the host refuses it with the same line" ;;
+    esac
+    rm -rf "$one"
+}
+
+SY_TEST_ODD_HEADER=old; export SY_TEST_ODD_HEADER
+same_refusal oddheader "descriptor size 1 is too small for any sy_executor" \
+    "a descriptor of the pre-1.0 layout"
+SY_TEST_ODD_HEADER=huge
+same_refusal oddheader "descriptor size 2147483647 is implausible" \
+    "an implausible descriptor size"
+SY_TEST_ODD_HEADER=reserved
+same_refusal oddheader "sets the reserved descriptor field" \
+    "a descriptor that sets reserved"
+unset SY_TEST_ODD_HEADER
+same_refusal abi11_field "sets descriptor fields past this host's executor ABI" \
+    "a descriptor setting fields past this layout"
+same_refusal abi11_minor "needs executor ABI 1.1, newer than this host's 1.0" \
+    "a plugin needing a newer minor"
+same_refusal abi2 "built for executor ABI 2.0" "a plugin of another major"
+same_refusal small "descriptor too small" "a descriptor smaller than 1.0's"
+
 cd / && rm -rf "$dir"
 done_testing

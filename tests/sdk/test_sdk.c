@@ -224,6 +224,15 @@ static void test_descriptor_check(void **state)
     d.abi_major = SY_EXECUTOR_ABI_MAJOR + 1;
     assert_int_equal(sy_sdk_descriptor_check(&d, err, sizeof err), SY_EINVAL);
     assert_non_null(strstr(err, "rebuild it against this host's SDK"));
+    d.abi_major = SY_EXECUTOR_ABI_MAJOR;
+    d.reserved = 1;
+    assert_int_equal(sy_sdk_descriptor_check(&d, err, sizeof err), SY_EINVAL);
+    assert_non_null(strstr(err, "sets the reserved descriptor field"));
+    d.reserved = 0;
+    d.size = 1; /* the pre-1.0 layout, read as 1.x */
+    assert_int_equal(sy_sdk_descriptor_check(&d, err, sizeof err), SY_EINVAL);
+    assert_non_null(strstr(err, "descriptor size 1 is too small for any "
+                                "sy_executor"));
     sy_sdk_plugin p;
     assert_int_equal(sy_sdk_plugin_open(&p, "/nonexistent/x.so", err,
                                         sizeof err),
