@@ -62,6 +62,29 @@ static sy_context_tree *merge_deps(sy_live_run *r, size_t idx, uint32_t stamp, b
     return in;
 }
 
+/* Keeps the context after task i, now final.  A dependency whose
+ * dependents are all settled is needed by nobody any more (they keep their
+ * own contexts), so its tree goes: memory follows the unsettled frontier,
+ * not the run. */
+static void settle(sy_live_run *r, size_t i, sy_context_tree *tree)
+{
+    sy_live_task *t = &r->t[i];
+    const sy_task_def *d = &r->wf->tasks[i];
+    t->settled = true;
+    t->children_left = d->n_children;
+    if (d->n_children > 0)
+        t->after = tree;
+    else
+        sy_context_tree_unref(tree);
+    for (size_t k = 0; k < d->n_deps; k++) {
+        sy_live_task *dep = &r->t[d->deps[k]];
+        if (dep->children_left > 0 && --dep->children_left == 0) {
+            sy_context_tree_unref(dep->after);
+            dep->after = NULL;
+        }
+    }
+}
+
 /* Works out the context after task i, its dependencies known.  False
  * when out of memory. */
 static bool resolve(sy_live_run *r, size_t i, uint32_t stamp, const uint32_t *pos)
@@ -80,8 +103,7 @@ static bool resolve(sy_live_run *r, size_t i, uint32_t stamp, const uint32_t *po
         return false;
     t->visit = stamp;
     if (deps_settled && sy_task_state_terminal(t->state)) {
-        t->after = tree;
-        t->settled = true;
+        settle(r, i, tree);
     } else {
         t->scratch = tree;
         r->walk[r->n_scratch++] = i; /* dropped when this call ends */

@@ -40,6 +40,8 @@ typedef struct sy_live_task {
      * every dependency settled); scratch while one call works it out. */
     sy_context_tree *after, *scratch;
     uint32_t visit;        /* the call (run's stamp) that made scratch */
+    uint32_t children_left; /* settled: dependents not settled yet; at 0
+                               the tree is dropped */
     bool settled;
     uint32_t deps_left;    /* dependencies not yet terminal: a task is
                               decided only when this reaches 0, so a wide
