@@ -59,10 +59,6 @@ static const char *missing_function(const sy_executor *d)
     return NULL;
 }
 
-/* A size no 1.x descriptor reaches: 500 pointers.  A larger one is not a
- * sy_executor at all, and reading that far could fault. */
-#define DESCRIPTOR_SIZE_MAX 4096u
-
 /* The ABI header every major version shares: size, abi_major, abi_minor. */
 #define DESCRIPTOR_HEADER_SIZE \
     (offsetof(sy_executor, abi_minor) + sizeof(uint32_t))
@@ -130,11 +126,11 @@ static int header_ok(const sy_executor *d, char *err, size_t err_len)
                     "abi_major first?); rebuild it against this host's SDK, "
                     "starting the descriptor with SY_EXECUTOR_V1",
                     (unsigned)d->size);
-    else if (d->size > DESCRIPTOR_SIZE_MAX)
+    else if (d->size > SY_SDK_DESCRIPTOR_SIZE_MAX)
         sy_sdk_errf(err, err_len, "descriptor size %u is implausible (over "
                     "%u bytes): not a sy_executor? start the descriptor "
                     "with SY_EXECUTOR_V1",
-                    (unsigned)d->size, DESCRIPTOR_SIZE_MAX);
+                    (unsigned)d->size, SY_SDK_DESCRIPTOR_SIZE_MAX);
     else if (d->abi_major != SY_EXECUTOR_ABI_MAJOR)
         sy_sdk_errf(err, err_len, "built for executor ABI %u.%u, this host "
                     "speaks %d.%d; rebuild it against this host's SDK",

@@ -5,6 +5,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -87,6 +89,63 @@ static int refuse_dlerror(const char *real, char *err, size_t err_len)
     return SY_EINVAL;
 }
 
+/* The bytes readable from p on inside the loaded segment that holds it
+ * (of any object in the process: the plugin's, normally); 0 when p is in
+ * none, e.g. on the heap. */
+struct segment_search {
+    uintptr_t at;
+    size_t span;
+};
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct segment_search *s = arg;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t start = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+        uintptr_t end = start + ph->p_memsz;
+        if (s->at >= start && s->at < end) {
+            s->span = end - s->at;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static size_t mapped_span(const void *p)
+{
+    struct segment_search s = {(uintptr_t)p, 0};
+    dl_iterate_phdr(find_segment, &s);
+    return s.span;
+}
+
+/* The descriptor is static data (executor.h): reading it up to its own
+ * `size` must stay inside the segment that holds it, whatever `size`
+ * claims, so that a plugin that lies about it is refused, never read past
+ * its memory.  A size over the plausible limit is left to the descriptor
+ * check, which refuses it without reading further. */
+static int descriptor_mapped(const sy_executor *d, char *err, size_t err_len)
+{
+    size_t span = mapped_span(d);
+    if (span < offsetof(sy_executor, reserved)) {
+        sy_sdk_errf(err, err_len, "the descriptor is not in the plugin's "
+                    "static data (a sy_executor returned by "
+                    SY_EXECUTOR_ENTRY_SYMBOL " must be)");
+        return SY_EINVAL;
+    }
+    if (d->size <= SY_SDK_DESCRIPTOR_SIZE_MAX && d->size > span) {
+        sy_sdk_errf(err, err_len, "descriptor size %u runs past the memory "
+                    "it is in (%zu bytes): not a sy_executor? start the "
+                    "descriptor with SY_EXECUTOR_V1",
+                    (unsigned)d->size, span);
+        return SY_EINVAL;
+    }
+    return SY_OK;
+}
+
 /* Opens the file and asks it for its descriptor.  From here on the
  * plugin's code has run, so the handle is kept even when refused. */
 static const sy_executor *open_entry(sy_sdk_plugin *p, const char *real,
@@ -113,6 +172,8 @@ static const sy_executor *open_entry(sy_sdk_plugin *p, const char *real,
     const sy_executor *d = entry();
     if (!d)
         sy_sdk_errf(err, err_len, SY_EXECUTOR_ENTRY_SYMBOL " returned NULL");
+    else if (descriptor_mapped(d, err, err_len) != SY_OK)
+        return NULL;
     return d;
 }
 

@@ -9,6 +9,11 @@
 
 #include <switchyard/loader.h>
 
+/* A size no 1.x descriptor reaches: 500 pointers.  A larger one is not a
+ * sy_executor at all, and is refused before anything past its header is
+ * read. */
+#define SY_SDK_DESCRIPTOR_SIZE_MAX 4096u
+
 /* sy_sdk_descriptor_check(), noting in `p` what the descriptor says of
  * itself as far as it can be trusted: the ABI version (abi_minor raised to
  * the lowest host minor the plugin needs) once the size covers the

@@ -75,7 +75,7 @@ static bool has_capacity(sy_instance_queue *q)
 void sy_dispatch_decide(sy_engine *e, int64_t now)
 {
     size_t n = e->ready.n;
-    for (size_t i = 0; i < n && !e->drain; i++) {
+    for (size_t i = 0; i < n && !e->drain && !e->winding_down; i++) {
         sy_task_ref ref = sy_ready_pop(e);
         sy_live_run *r = ref.run;
         sy_live_task *t = &r->t[ref.idx];

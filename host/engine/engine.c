@@ -50,7 +50,7 @@ static void check_idle(sy_engine *e)
 {
     if (e->stopping)
         return;
-    if (e->drain) {
+    if (e->drain || e->winding_down) {
         if (!e->live && e->n_dirty == 0)
             stop_loop(e);
         return;
@@ -83,8 +83,14 @@ static void fatal_store(sy_engine *e, const char *what)
 static void on_flush(uv_prepare_t *h)
 {
     sy_engine *e = h->data;
-    if (e->fatal)
+    if (e->fatal) {
+        /* Nothing is written any more; what is left is to get back the
+         * attempts plugins hold, so that nothing they still reference
+         * is freed under them. */
+        if (e->winding_down && !e->live)
+            stop_loop(e);
         return;
+    }
     /* Reading the clock only while a timer waits keeps idle turns free. */
     if (e->timers.n > 0) {
         int64_t now = e->now();
@@ -213,20 +219,21 @@ int sy_engine_run(sy_engine *e)
     uv_run(e->loop, UV_RUN_DEFAULT);
     if (e->drain >= 2)
         return 2;
-    if (e->live && !e->fatal) {
-        /* Attempts that outlived their task (timed out, cancelled run):
-         * instances are destroyed only after they come back. */
+    if (e->live) {
+        /* Attempts that outlived their task (timed out, cancelled run), or
+         * every attempt after a store failure: instances are destroyed, and
+         * the engine freed, only after they come back.  A signal now still
+         * counts as the first. */
         for (sy_attempt *a = e->live; a; a = a->live_next)
             sy_attempt_cancel(a);
-        if (!e->drain)
-            e->drain = 1;
+        e->winding_down = true;
         e->stopping = false;
         uv_run(e->loop, UV_RUN_DEFAULT);
         if (e->drain >= 2)
             return 2;
     }
     sy_serve_stop(e);
-    if (e->drain && !e->fatal)
+    if ((e->drain || e->winding_down) && !e->fatal)
         sy_store_release(e->o.store, e->o.owner);
     return e->fatal ? -1 : 0;
 }

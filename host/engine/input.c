@@ -42,18 +42,22 @@ static bool known(const sy_live_run *r, size_t i, uint32_t stamp)
 }
 
 /* The merge of the dependencies' contexts (the initial context for a
- * task without any); a new reference, NULL when out of memory.  *settled:
- * every dependency is.  A context is never empty of writes (the initial
+ * task without any); a new reference, NULL when out of memory.  *settled
+ * (when not NULL): every dependency is.  A context is never empty of writes (the initial
  * one is at its root), so a merge gives NULL only for want of memory. */
 static sy_context_tree *merge_deps(sy_live_run *r, size_t idx, uint32_t stamp, bool *settled)
 {
     const sy_task_def *d = &r->wf->tasks[idx];
-    *settled = true;
+    bool all = true;
+    if (settled)
+        *settled = true;
     if (d->n_deps == 0)
         return sy_context_tree_ref(r->initial);
     sy_context_tree *in = NULL;
     for (size_t k = 0; k < d->n_deps; k++) {
-        *settled = *settled && r->t[d->deps[k]].settled;
+        all = all && r->t[d->deps[k]].settled;
+        if (settled)
+            *settled = all;
         sy_context_tree *m = sy_context_tree_merge(in, after(r, d->deps[k], stamp));
         sy_context_tree_unref(in);
         if (!(in = m))
@@ -64,8 +68,9 @@ static sy_context_tree *merge_deps(sy_live_run *r, size_t idx, uint32_t stamp, b
 
 /* Keeps the context after task i, now final.  A dependency whose
  * dependents are all settled is needed by nobody any more (they keep their
- * own contexts), so its tree goes: memory follows the unsettled frontier,
- * not the run. */
+ * own contexts), so its tree goes.  A task settles when a dependent's
+ * input is worked out, so the trees of tasks whose dependents never run
+ * (leaves, skipped branches) stay until the run ends. */
 static void settle(sy_live_run *r, size_t i, sy_context_tree *tree)
 {
     sy_live_task *t = &r->t[i];
@@ -175,8 +180,7 @@ json_t *sy_engine_input_json(sy_live_run *r, size_t idx)
             r->t[i].visit = 0;
         stamp = r->stamp = 1;
     }
-    bool settled;
-    sy_context_tree *in = resolve_deps(r, idx, stamp) ? merge_deps(r, idx, stamp, &settled) : NULL;
+    sy_context_tree *in = resolve_deps(r, idx, stamp) ? merge_deps(r, idx, stamp, NULL) : NULL;
     json_t *ctx = in ? sy_context_tree_json(in) : NULL;
     sy_context_tree_unref(in);
     for (size_t i = 0; i < r->n_scratch; i++) {
@@ -186,17 +190,20 @@ json_t *sy_engine_input_json(sy_live_run *r, size_t idx)
     return ctx;
 }
 
-char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err, size_t err_len)
+static bool fits(const sy_live_run *r, size_t len, char *err, size_t err_len)
 {
     size_t max = r->e->o.max_context_bytes;
+    if (len > max)
+        sy_errf(err, err_len, "input context is %zu bytes, more than max_context_bytes %zu",
+                len, max);
+    return len <= max;
+}
+
+char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err, size_t err_len)
+{
     if (r->n_with_output == 0) {
         *borrowed = true;
-        if (strlen(r->context_text) > max) {
-            sy_errf(err, err_len, "input context is %zu bytes, more than max_context_bytes %zu",
-                    strlen(r->context_text), max);
-            return NULL;
-        }
-        return r->context_text;
+        return fits(r, strlen(r->context_text), err, err_len) ? r->context_text : NULL;
     }
     *borrowed = false;
     json_t *ctx = sy_engine_input_json(r, idx);
@@ -206,11 +213,8 @@ char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err, siz
         sy_errf(err, err_len, "out of memory building the input context");
         return NULL;
     }
-    size_t len = strlen(text);
-    if (len > max) {
+    if (!fits(r, strlen(text), err, err_len)) {
         free(text);
-        sy_errf(err, err_len, "input context is %zu bytes, more than max_context_bytes %zu",
-                len, max);
         return NULL;
     }
     return text;

@@ -134,7 +134,10 @@ struct sy_engine {
     size_t n_dirty, cap_dirty;
     sy_attempt **submit;            /* decided this turn */
     size_t n_submit, cap_submit;
-    int drain;                      /* 0 running, 1 draining, 2 stop now */
+    int drain;                      /* 0 running, 1 draining, 2 stop now:
+                                       the signals' count, nobody else's */
+    bool winding_down;              /* the runs are over; waiting for the
+                                       attempts plugins still hold */
     bool fatal;
     bool stopping;
     size_t watched_left;            /* adopted runs with stop_when_done */

@@ -50,8 +50,6 @@ void sy_timer_start(sy_timers *ts, sy_timer *t, int64_t due);
 /* Disarms t; nothing when not armed. */
 void sy_timer_stop(sy_timers *ts, sy_timer *t);
 
-static inline bool sy_timer_armed(const sy_timer *t) { return t->slot != 0; }
-
 /* Fires, earliest first, every timer due at `now` or before (also those a
  * callback arms for then). */
 void sy_timers_expire(sy_timers *ts, int64_t now);

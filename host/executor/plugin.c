@@ -164,39 +164,15 @@ static void load_checked(sy_plugin *e, const sy_plugins *p, const char *real)
     e->desc = sp.desc;
 }
 
-sy_plugin *sy_plugins_load_file(sy_plugins *p, const char *path)
-{
-    if (!p || !path)
-        return NULL;
-    char real[PATH_MAX];
-    if (!realpath(path, real)) {
-        int saved = errno;
-        sy_plugin *e = entry_new(path);
-        if (!e)
-            return NULL;
-        refuse(e, "cannot resolve path: %s", strerror(saved));
-        return add(p, e);
-    }
-    sy_plugin *old = find_by_real(p, real);
-    if (old)
-        return old;
-    sy_plugin *e = entry_new(path);
-    if (!e)
-        return NULL;
-    load_checked(e, p, real);
-    return add(p, e);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Directories                                                              */
-/* ------------------------------------------------------------------------ */
-
-/* A file in a directory that failed StrictModes: listed, never opened. */
-static sy_plugin *refuse_unopened(sy_plugins *p, const char *path,
-                                  const char *why)
+/* The registry's entry for `path`: the one already there for the same
+ * real path, or a new one, loaded unless `why` says why the file must not
+ * be opened (a directory that failed StrictModes). */
+static sy_plugin *entry_for(sy_plugins *p, const char *path, const char *why)
 {
     char real[PATH_MAX];
-    if (realpath(path, real)) {
+    bool resolved = realpath(path, real) != NULL;
+    int saved = errno;
+    if (resolved) {
         sy_plugin *old = find_by_real(p, real);
         if (old)
             return old;
@@ -204,9 +180,23 @@ static sy_plugin *refuse_unopened(sy_plugins *p, const char *path,
     sy_plugin *e = entry_new(path);
     if (!e)
         return NULL;
-    refuse(e, "%s", why);
+    if (why)
+        refuse(e, "%s", why);
+    else if (!resolved)
+        refuse(e, "cannot resolve path: %s", strerror(saved));
+    else
+        load_checked(e, p, real);
     return add(p, e);
 }
+
+sy_plugin *sy_plugins_load_file(sy_plugins *p, const char *path)
+{
+    return p && path ? entry_for(p, path, NULL) : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Directories                                                              */
+/* ------------------------------------------------------------------------ */
 
 static char *child_path(const char *dir, const char *name)
 {
@@ -231,9 +221,7 @@ int sy_plugins_scan_dir(sy_plugins *p, const char *dir, char *err,
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         char *path = child_path(dir, names[i]);
-        sy_plugin *e = !path      ? NULL
-                       : secure ? sy_plugins_load_file(p, path)
-                                : refuse_unopened(p, path, why);
+        sy_plugin *e = path ? entry_for(p, path, secure ? NULL : why) : NULL;
         if (!e) {
             sy_errf(err, err_len, "out of memory loading plugins from %s",
                     dir);

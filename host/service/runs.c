@@ -50,7 +50,7 @@ static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_
 
 static int add_task(void *arg, const sy_task_record *t)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:o, s:o}", "namespace", t->ns, "id",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o}", "namespace", t->ns, "id",
                           t->task_id, "status", sy_task_state_name(t->state), "attempts",
                           (json_int_t)t->attempts, "recoveries", (json_int_t)t->recoveries,
                           "executor", string_or_null(t->executor), "error",
@@ -75,8 +75,14 @@ int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags, json_t **out, c
                           "error", string_or_null(r.error));
     if (!(flags & SY_RUNS_NO_TASKS)) {
         json_t *tasks = json_array();
-        sy_store_list_tasks(st, r.id, add_task, tasks);
         json_object_set_new(o, "tasks", tasks);
+        /* A partial list would read as a run with fewer tasks. */
+        if ((rc = sy_store_list_tasks(st, r.id, add_task, tasks)) != SY_OK) {
+            sy_errf(err, err_len, "%s", sy_store_errmsg(st));
+            sy_run_record_clear(&r);
+            json_decref(o);
+            return rc;
+        }
     }
     if (flags & SY_RUNS_DETAIL) {
         json_object_set_new(o, "created", json_integer(r.created));

@@ -19,7 +19,10 @@ struct sy_context_tree {
     uint32_t refs;
     uint32_t order;         /* the key's index in the object of its oldest
                                write: with first_pos, where it sorts */
-    int64_t first_pos;      /* the oldest write to this key still shown */
+    int64_t first_pos;      /* the oldest write to this key still shown, as
+                               near as the tree can tell: for key order */
+    int64_t min_pos;        /* no write in this subtree is older: what
+                               decides that a subtree can be shared */
     int64_t scalar_pos;     /* the latest non-object write, or NO_WRITE */
     int64_t object_pos;     /* the latest object write after scalar_pos,
                                or NO_WRITE: then this is not an object */
@@ -78,7 +81,7 @@ static sy_context_tree *from_value(json_t *value, const char *key, json_t *holde
     if (!t)
         return NULL;
     t->order = order;
-    t->first_pos = pos;
+    t->first_pos = t->min_pos = pos;
     if (!json_is_object(value)) {
         t->scalar_pos = pos;
         t->scalar = json_incref(value);
@@ -164,7 +167,7 @@ static sy_context_tree *merge_at(sy_context_tree *a, sy_context_tree *b, int64_t
     }
     if (!a)
         return NULL;
-    if (!b && a->first_pos > floor) /* nothing to cut: share it */
+    if (!b && a->min_pos > floor) /* nothing to cut: share it */
         return sy_context_tree_ref(a);
 
     /* The latest non-object write wins; objects written after it merge. */
@@ -187,6 +190,9 @@ static sy_context_tree *merge_at(sy_context_tree *a, sy_context_tree *b, int64_t
     t->first_pos = NO_WRITE;
     take_first(t, a, floor);
     take_first(t, b, floor);
+    /* Whatever this node keeps is newer than the floor and than the
+     * oldest write of either side: a bound, never too late. */
+    t->min_pos = max64(floor + 1, b && b->min_pos < a->min_pos ? b->min_pos : a->min_pos);
     if (oa || ob) {
         t->object_pos = max64(oa ? oa->object_pos : NO_WRITE, ob ? ob->object_pos : NO_WRITE);
         if (!merge_kids(t, oa, ob, cut)) {

@@ -171,13 +171,12 @@ typedef struct sy_host sy_host;
 /* A token for one accepted submit, minted by the host.  The plugin never
  * dereferences it and never frees it: it only keeps it, compares it, and
  * hands it back to complete() exactly once (cancel() hands it to the
- * plugin again).  Because its contents are the host's alone, the host
- * validates every token it is given and reports misuse -- a second
- * complete() for one submit, a late one after destroy() or after a
- * refused submit, a token of another instance -- as a plugin bug in its
- * log, instead of corrupting memory.  After complete() the plugin may keep
- * the value only as a lookup key (cancel() may still name it, and gets
- * SY_ENOENT). */
+ * plugin again).  Misuse -- a second complete() for one submit, a late one
+ * after destroy() or after a refused submit, a token of another instance
+ * -- is a plugin bug.  The token's contents are the host's alone so that a
+ * host can detect and refuse such a call; a plugin relies on no outcome
+ * of one.  After complete() the plugin may keep the value only as a lookup
+ * key (cancel() may still name it, and gets SY_ENOENT). */
 typedef struct sy_completion sy_completion;
 
 /* A read-only view of a settings group: an instance's settings from
@@ -318,9 +317,10 @@ typedef struct sy_host_api {
      * cancel(), and never after destroy() has returned.  `c` is the token
      * submit() was given; `result` is plugin-owned and copied before the
      * call returns.  Never blocks for long: the host queues the result and
-     * processes it on its loop.  A NULL result, a second call for the same
-     * token, or a token the host did not hand out, is a plugin bug: the
-     * host logs it and ignores the call. */
+     * processes it on its loop.  A NULL or unsized result fails the
+     * attempt with an error that names the plugin bug.  A second call for
+     * the same token, a late one, or a token the host did not hand out is
+     * a plugin bug too (see sy_completion): nothing may be expected of it. */
     void (*complete)(sy_completion *c, const sy_result *result);
 
     /* Writes one line to the host's log, tagged with the instance name.

@@ -238,6 +238,17 @@ static void test_nullentry(void **state)
     assert_refused(e, "sy_executor_entry returned NULL", NULL);
 }
 
+/* The descriptor must be in loaded memory before anything past its header
+ * is read: one on the heap is refused. */
+static void test_descriptor_off_static_data(void **state)
+{
+    fixture *f = *state;
+    const char *d = new_dir(f);
+    put(d, "heapdesc");
+    sy_plugin *e = load(f, d, "heapdesc.so");
+    assert_refused(e, "the descriptor is not in the plugin's static data", NULL);
+}
+
 static void test_abi_major(void **state)
 {
     fixture *f = *state;
@@ -1036,6 +1047,7 @@ int main(void)
         T(test_good_loads),
         T(test_noentry),
         T(test_nullentry),
+        T(test_descriptor_off_static_data),
         T(test_abi_major),
         T(test_abi_newer_minor),
         T(test_old_layout),

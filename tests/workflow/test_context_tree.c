@@ -151,40 +151,77 @@ static void assert_same_as(json_t *want, json_t *got, bool order)
 
 static void assert_same(json_t *want, json_t *got) { assert_same_as(want, got, true); }
 
-/* Against the definition on 300 random DAGs of up to 31 tasks.  Where a
+/* Against the definition on 500 random DAGs of up to 31 tasks.  Where a
  * key path changes between object and non-object, a re-created object's
  * keys may come in another order than the one-by-one merge's (the tree
  * keeps the first write of a key, not every write); values are the same
  * either way. */
+/* Walks g in order: each task's input from the trees, against the
+ * definition. */
+static void check_dag(dag *g, json_t *initial, bool order)
+{
+    sy_context_tree *root = sy_context_tree_from_object(initial, 0);
+    assert_non_null(root);
+    for (size_t t = 0; t < g->n; t++) {
+        sy_context_tree *in = tree_input(g, root, t);
+        json_t *want = reference_input(g, initial, t);
+        json_t *got = sy_context_tree_json(in);
+        assert_same_as(want, got, order);
+        json_decref(want);
+        json_decref(got);
+        if (g->output[t]) {
+            sy_context_tree *out = sy_context_tree_from_object(g->output[t], (uint32_t)t + 1);
+            g->after[t] = sy_context_tree_merge(in, out);
+            sy_context_tree_unref(out);
+            sy_context_tree_unref(in);
+        } else {
+            g->after[t] = in;
+        }
+    }
+    sy_context_tree_unref(root);
+}
+
 static void check_random_dags(bool stable_types)
 {
     stable = stable_types;
-    for (int round = 0; round < 300; round++) {
+    for (int round = 0; round < 500; round++) {
         dag g;
         dag_random(&g, 2 + rnd(30));
         json_t *initial = random_object(0);
-        sy_context_tree *root = sy_context_tree_from_object(initial, 0);
-        assert_non_null(root);
-        for (size_t t = 0; t < g.n; t++) {
-            sy_context_tree *in = tree_input(&g, root, t);
-            json_t *want = reference_input(&g, initial, t);
-            json_t *got = sy_context_tree_json(in);
-            assert_same_as(want, got, stable_types);
-            json_decref(want);
-            json_decref(got);
-            if (g.output[t]) {
-                sy_context_tree *out = sy_context_tree_from_object(g.output[t], (uint32_t)t + 1);
-                g.after[t] = sy_context_tree_merge(in, out);
-                sy_context_tree_unref(out);
-                sy_context_tree_unref(in);
-            } else {
-                g.after[t] = in;
-            }
-        }
-        sy_context_tree_unref(root);
+        check_dag(&g, initial, stable_types);
         json_decref(initial);
         dag_free(&g);
     }
+}
+
+/* A write cut by a later replacement must not come back through a subtree
+ * shared from the side that still held it: T4's p = 0 wipes T3's b. */
+static void test_cut_write_stays_cut(void **state)
+{
+    (void)state;
+    static const char *const outputs[] = {
+        "{\"p\":{\"x\":{\"a\":1}}}", "{\"p\":0}", "{\"p\":{\"x\":{\"b\":1}}}",
+        "{\"p\":0}", "{\"p\":{\"x\":{\"c\":1}}}", NULL, NULL};
+    static const size_t deps[7][2] = {{0}, {0}, {1}, {0}, {3}, {5, 2}, {6, 4}};
+    static const size_t n_deps[7] = {0, 0, 1, 0, 1, 2, 2};
+    dag g;
+    dag_random(&g, 7);
+    for (size_t t = 0; t < 7; t++) {
+        json_decref(g.output[t]);
+        g.output[t] = outputs[t] ? json_loads(outputs[t], 0, NULL) : NULL;
+        g.n_deps[t] = n_deps[t];
+        for (size_t k = 0; k < n_deps[t]; k++)
+            g.deps[t][k] = deps[t][k] - 1; /* written 1-based above */
+    }
+    json_t *initial = json_object();
+    check_dag(&g, initial, true);
+    json_t *got = sy_context_tree_json(g.after[6]);
+    json_t *want = json_pack("{s:{s:{s:i}}}", "p", "x", "c", 1);
+    assert_same(want, got);
+    json_decref(got);
+    json_decref(want);
+    json_decref(initial);
+    dag_free(&g);
 }
 
 static void test_matches_topological_merge(void **state)
@@ -256,6 +293,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_topological_merge),
         cmocka_unit_test(test_matches_when_types_change),
+        cmocka_unit_test(test_cut_write_stays_cut),
         cmocka_unit_test(test_later_write_wins_over_deeper_ancestry),
         cmocka_unit_test(test_empty),
     };
