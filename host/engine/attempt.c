@@ -9,13 +9,20 @@
 #include "base/util.h"
 #include "engine/input.h"
 
-/* Runs on the plugin's thread: copy what the host needs and queue it. */
+/* Runs on the plugin's thread: copy what the host needs and queue it.  An
+ * output over max_context_bytes is only measured, never copied: the
+ * attempt fails on the loop for it, and a plugin cannot make the host
+ * allocate or read more than the bound. */
 static void on_complete(sy_completion *c, const sy_result *res)
 {
-    sy_attempt *a = (sy_attempt *)c;
+    sy_attempt *a = c->data;
     sy_engine *e = a->e;
+    size_t max = e->o.max_context_bytes;
     a->outcome = res->outcome;
-    if (res->output && res->output_len) {
+    if (res->output && max > 0 && res->output_len > max) {
+        a->output_oversized = true;
+        a->output_len = res->output_len;
+    } else if (res->output && res->output_len) {
         a->output = malloc(res->output_len + 1);
         if (a->output) {
             memcpy(a->output, res->output, res->output_len);
@@ -70,7 +77,7 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
     a->number = t->attempts + 1;
     a->input = input;
     a->input_borrowed = borrowed;
-    sy_completion_init(&a->c, t->instance_name, on_complete, a);
+    sy_completion_init_for(&a->c, &t->queue->entry->host, d->ns, on_complete, a);
     a->task = (sy_task){
         .size = sizeof(sy_task),
         .attempt = a->number,
@@ -90,6 +97,9 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
 void sy_attempt_release(sy_attempt *a)
 {
     sy_engine *e = a->e;
+    /* From here on a complete() naming this attempt is refused, before the
+     * memory it would have reached is freed. */
+    sy_completion_retire(&a->c);
     a->run->inflight--;
     if (a->live_prev)
         a->live_prev->live_next = a->live_next;
@@ -110,5 +120,9 @@ void sy_attempt_cancel(sy_attempt *a)
     if (a->cancel_sent)
         return;
     a->cancel_sent = true;
-    a->queue->entry->desc->cancel(a->queue->entry->inst, &a->c);
+    /* A retired token (a refused submit the plugin completed anyway) names
+     * nothing the plugin may still hold. */
+    sy_completion *token = sy_completion_token(&a->c);
+    if (token)
+        a->queue->entry->desc->cancel(a->queue->entry->inst, token);
 }

@@ -38,6 +38,12 @@ static void apply_success(sy_engine *e, sy_attempt *a)
     sy_live_run *r = a->run;
     sy_live_task *t = &r->t[a->idx];
     char err[256];
+    if (a->output_oversized) {
+        snprintf(err, sizeof err, "output is %zu bytes, more than max_context_bytes %zu",
+                 a->output_len, e->o.max_context_bytes);
+        sy_live_fail_or_retry(r, a->idx, false, err);
+        return;
+    }
     json_t *out =
         sy_output_parse(a->output, a->output_len, e->o.max_context_bytes, err, sizeof err);
     if (!out) {

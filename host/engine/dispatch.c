@@ -137,15 +137,23 @@ void sy_dispatch_submit(sy_engine *e)
             sy_timer_start(&e->timers, &a->deadline, now + a->task.timeout_ms);
         }
         char err[512] = "";
-        int rc = entry->desc->submit(entry->inst, &a->task, &a->c, err, sizeof err);
+        int rc = entry->desc->submit(entry->inst, &a->task, sy_completion_token(&a->c), err,
+                                    sizeof err);
         if (rc == SY_OK)
             continue;
-        /* Not accepted: the attempt never started. */
+        /* Not accepted: the attempt never started.  Its token is retired
+         * first, so a complete() for it from now on is refused; one that
+         * came before (a plugin bug) has queued the attempt, which is then
+         * freed where completions are, as stale. */
+        bool queued = sy_completion_retire(&a->c);
         sy_live_task *t = &r->t[a->idx];
         if (t->current == a) {
             t->current = NULL;
             r->n_running--;
             if (rc == SY_EBUSY) {
+                /* Busy is no attempt: the task waits, Ready, to be
+                 * offered the same attempt number again. */
+                t->attempts--;
                 sy_live_set_state(r, a->idx, SY_TASK_READY);
                 wait_for_capacity(a->queue, r, a->idx);
             } else {
@@ -155,7 +163,8 @@ void sy_dispatch_submit(sy_engine *e)
                 sy_live_fail_or_retry(r, a->idx, false, msg);
             }
         }
-        sy_attempt_release(a);
+        if (!queued)
+            sy_attempt_release(a);
     }
     e->n_submit = 0;
 }

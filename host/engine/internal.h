@@ -89,7 +89,7 @@ struct sy_instance_queue {
 };
 
 struct sy_attempt {
-    sy_completion c;       /* first: the plugin hands it back */
+    sy_completion c;       /* its token is what the plugin holds */
     sy_task task;
     sy_engine *e;
     sy_live_run *run;
@@ -104,6 +104,7 @@ struct sy_attempt {
     sy_outcome outcome;
     char *output;
     size_t output_len;
+    bool output_oversized; /* output_len over max_context_bytes: not copied */
     char *result_error;
     sy_attempt *done_next;         /* in the engine's completed list */
     sy_attempt *live_prev, *live_next; /* the engine's list of live attempts */

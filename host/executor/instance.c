@@ -14,6 +14,7 @@ void sy_instance_init(sy_instance_entry *e, const char *name, const sy_executor 
 {
     *e = (sy_instance_entry){.name = name, .desc = desc, .settings = settings};
     e->host.name = name;
+    e->host.plugin = desc ? desc->name : NULL;
 }
 
 void sy_instance_init_plugin(sy_instance_entry *e, const char *name, sy_plugin *plugin,
@@ -52,6 +53,7 @@ void sy_instance_destroy(sy_instance_entry *e)
     if (e->inst) {
         e->desc->destroy(e->inst);
         e->inst = NULL;
+        sy_completion_forget_host(&e->host);
         if (e->plugin)
             e->plugin->instances--;
     }

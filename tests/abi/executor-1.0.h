@@ -160,15 +160,24 @@ typedef struct sy_instance sy_instance;
  * returns (a failed create() ends it when create() returns). */
 typedef struct sy_host sy_host;
 
-/* A token for one accepted submit, minted by the host.  The plugin never
- * dereferences it and never frees it: it only keeps it, compares it, and
- * hands it back to complete() exactly once (cancel() hands it to the
- * plugin again).  Misuse -- a second complete() for one submit, a late one
- * after destroy() or after a refused submit, a token of another instance
- * -- is a plugin bug.  The token's contents are the host's alone so that a
- * host can detect and refuse such a call; a plugin relies on no outcome
- * of one.  After complete() the plugin may keep the value only as a lookup
- * key (cancel() may still name it, and gets SY_ENOENT). */
+/* A token for one submit, minted by the host: a handle (a slot number and
+ * a generation packed into the pointer's bits), not an address.  The
+ * plugin never dereferences it and never frees it: it only keeps it,
+ * compares it, and hands it back to complete() exactly once (cancel()
+ * hands it to the plugin again).  The host checks every token handed to
+ * complete() against its own table, never reading memory the value points
+ * at.  Refused there: a second complete() for one submit, one after the
+ * submit was refused or its result applied (so also after destroy()), a
+ * value the host did not hand out, and NULL.  A refused call returns and
+ * reaches no task; it adds one to the instance's count of refused calls,
+ * and the instance's first one is logged with the plugin, the instance and,
+ * when known, the task's namespace.  A slot is reused only under a new
+ * generation, so a stale token never names a later submit.  The host
+ * cannot tell which instance calls: the token of another instance's
+ * submit still in flight is taken as that submit's result.  Any of these
+ * is a plugin bug, which the conformance kit fails.  After complete() the
+ * plugin may keep the value only as a lookup key (cancel() may still name
+ * it, and gets SY_ENOENT). */
 typedef struct sy_completion sy_completion;
 
 /* A read-only view of a settings group: an instance's settings from
@@ -310,9 +319,12 @@ typedef struct sy_host_api {
      * submit() was given; `result` is plugin-owned and copied before the
      * call returns.  Never blocks for long: the host queues the result and
      * processes it on its loop.  A NULL or unsized result fails the
-     * attempt with an error that names the plugin bug.  A second call for
-     * the same token, a late one, or a token the host did not hand out is
-     * a plugin bug too (see sy_completion): nothing may be expected of it. */
+     * attempt with an error that names the plugin bug.  An output_len
+     * over the host's bound on contexts (max_context_bytes) fails the
+     * attempt by the length alone: none of the output is read.  A second
+     * call for the same token, a late one, NULL, or a value the host did
+     * not hand out is refused as sy_completion says: logged once per
+     * instance, counted, and without effect on any task. */
     void (*complete)(sy_completion *c, const sy_result *result);
 
     /* Writes one line to the host's log, tagged with the instance name.

@@ -242,13 +242,18 @@ static void test_complete_once(void **state)
     completions = 0;
     sy_completion_init(&c, "test", on_complete, NULL);
     sy_result r = {sizeof r, SY_OUTCOME_SUCCEEDED, "{}", 2, NULL};
-    api->complete(&c, &r);
+    api->complete(sy_completion_token(&c), &r);
     assert_int_equal(completions, 1);
     assert_int_equal(last_outcome, SY_OUTCOME_SUCCEEDED);
     /* A second completion is a plugin bug: logged, never delivered. */
-    api->complete(&c, &r);
+    api->complete(sy_completion_token(&c), &r);
     assert_int_equal(completions, 1);
     api->complete(NULL, &r);
+    assert_int_equal(completions, 1);
+    /* Once retired, the token names nothing: refused, not delivered. */
+    sy_completion *token = sy_completion_token(&c);
+    sy_completion_retire(&c);
+    api->complete(token, &r);
     assert_int_equal(completions, 1);
 }
 
@@ -258,7 +263,7 @@ static void test_complete_bad_result(void **state)
     sy_completion c;
     completions = 0;
     sy_completion_init(&c, "test", on_complete, NULL);
-    api->complete(&c, NULL);
+    api->complete(sy_completion_token(&c), NULL);
     assert_int_equal(completions, 1);
     assert_int_equal(last_outcome, SY_OUTCOME_FAILED);
     assert_non_null(strstr(last_error, "plugin bug"));
@@ -267,9 +272,11 @@ static void test_complete_bad_result(void **state)
     sy_completion c2;
     sy_completion_init(&c2, "test", on_complete, NULL);
     sy_result small = {offsetof(sy_result, output), SY_OUTCOME_SUCCEEDED, NULL, 0, NULL};
-    api->complete(&c2, &small);
+    api->complete(sy_completion_token(&c2), &small);
     assert_int_equal(completions, 2);
     assert_int_equal(last_outcome, SY_OUTCOME_FAILED);
+    sy_completion_retire(&c);
+    sy_completion_retire(&c2);
 }
 
 static int woken;
@@ -282,8 +289,8 @@ static void on_wake(sy_host *h)
 static void test_wake(void **state)
 {
     (void)state;
-    struct sy_host h = {"x", on_wake, NULL};
-    struct sy_host quiet = {"y", NULL, NULL};
+    struct sy_host h = {.name = "x", .on_wake = on_wake};
+    struct sy_host quiet = {.name = "y"};
     woken = 0;
     api->wake(&h);
     api->wake(&quiet);

@@ -59,10 +59,32 @@ static void finish(fake_submission *s, sy_outcome outcome, const char *error)
     fake.api->complete(s->c, &res);
 }
 
+/* A success whose output_len claims far more than the buffer holds: only a
+ * host that judges the length before reading gets through it. */
+static void finish_huge(fake_submission *s)
+{
+    s->done = true;
+    fake.in_flight--;
+    sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_SUCCEEDED, .output = "{}",
+                     .output_len = FAKE_HUGE_LEN};
+    fake.api->complete(s->c, &res);
+}
+
 static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c, char *err,
                        size_t err_len)
 {
     (void)inst, (void)err, (void)err_len;
+    if (fake.busy > 0) {
+        fake.busy--;
+        assert_true(fake.n_busy < FAKE_MAX);
+        fake.busy_attempts[fake.n_busy++] = task->attempt;
+        return SY_EBUSY;
+    }
+    if (flag(task, "refuse")) {
+        assert_true(fake.n_refused < FAKE_MAX);
+        fake.refused[fake.n_refused++] = c;
+        return SY_EINVAL;
+    }
     assert_true(fake.n_subs < FAKE_MAX);
     fake_submission *s = &fake.subs[fake.n_subs++];
     *s = (fake_submission){.c = c, .attempt = task->attempt};
@@ -77,10 +99,25 @@ static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c,
     fake.in_flight++;
     if (flag(task, "hold"))
         return SY_OK;
+    if (flag(task, "complete_then_refuse")) {
+        finish(s, SY_OUTCOME_SUCCEEDED, NULL);
+        return SY_EINVAL;
+    }
+    if (flag(task, "huge")) {
+        finish_huge(s);
+        return SY_OK;
+    }
     if (flag(task, "fail"))
         finish(s, SY_OUTCOME_FAILED, "told to fail");
     else
         finish(s, SY_OUTCOME_SUCCEEDED, NULL);
+    if (flag(task, "twice")) {
+        /* The bug under test: a second result for the same token. */
+        sy_result again = {.size = sizeof again, .outcome = SY_OUTCOME_SUCCEEDED,
+                           .output = FAKE_SECOND_OUTPUT,
+                           .output_len = strlen(FAKE_SECOND_OUTPUT)};
+        fake.api->complete(c, &again);
+    }
     return SY_OK;
 }
 

@@ -3,10 +3,15 @@
  * sy_executor descriptor, no dlopen), a fake clock, and an engine driving
  * one run of a workflow written inline, on a SQLite store in a temp dir.
  *
- * The fake executor reads three task parameters: `fail = true` fails every
- * attempt, `hold = true` keeps the attempt until fake_complete(), and
- * `output = "{...}"` is what a success returns.  Other
- * tasks succeed inside submit().  Everything runs on the test's thread:
+ * The fake executor reads these task parameters: `fail = true` fails every
+ * attempt, `hold = true` keeps the attempt until fake_complete(),
+ * `output = "{...}"` is what a success returns, `twice = true` completes
+ * once more (with FAKE_SECOND_OUTPUT) right after the first, `huge = true`
+ * claims an output of FAKE_HUGE_LEN bytes that are not there, and
+ * `refuse = true` makes submit() fail without completing, and
+ * `complete_then_refuse = true` completes and then fails submit().  Other
+ * tasks succeed inside submit().  fake.busy > 0 answers that many submits
+ * SY_EBUSY first.  Everything runs on the test's thread:
  * turning the loop (fake_turn) is the only way time passes.
  */
 #ifndef SY_TEST_ENGINE_FAKE_H
@@ -22,6 +27,8 @@
 #include "executor/instance.h"
 
 #define FAKE_MAX 64
+#define FAKE_SECOND_OUTPUT "{\"second\": true}"
+#define FAKE_HUGE_LEN ((size_t)1 << 40)
 
 typedef struct fake_submission {
     sy_completion *c;
@@ -43,6 +50,11 @@ typedef struct fake_plugin {
     size_t cancels[FAKE_MAX];       /* the submissions cancel() was called
                                        for (indices into subs) */
     size_t n_cancels;
+    int busy;                       /* submits still to answer SY_EBUSY */
+    uint32_t busy_attempts[FAKE_MAX]; /* the attempt numbers they carried */
+    size_t n_busy;
+    sy_completion *refused[FAKE_MAX]; /* tokens of submits refused */
+    size_t n_refused;
 } fake_plugin;
 
 extern fake_plugin fake;

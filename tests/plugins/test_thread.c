@@ -307,6 +307,7 @@ static void free_rec(rec *r)
 {
     if (!r)
         return;
+    sy_completion_retire(&r->c);
     json_decref(r->params);
     free(r->output);
     free(r->error);
@@ -324,7 +325,7 @@ static json_t *fn_params(const char *name)
 static int submit(fixture *f, rec *r)
 {
     r->err[0] = '\0';
-    return X->submit(f->inst, &r->task, &r->c, r->err, sizeof r->err);
+    return X->submit(f->inst, &r->task, sy_completion_token(&r->c), r->err, sizeof r->err);
 }
 
 static void submit_ok(fixture *f, rec *r)
@@ -1027,19 +1028,19 @@ static void test_cancel_queued(void **state)
     assert_int_equal(submit(f, c), SY_EBUSY);
     assert_int_equal(metric(f, "queued"), 1);
     /* A queued attempt completes inside cancel(), and frees its place. */
-    assert_int_equal(X->cancel(f->inst, &b->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&b->c)), SY_OK);
     assert_true(is_done(f, b));
     assert_outcome(b, SY_OUTCOME_CANCELLED);
     assert_contains(b->error, "cancelled while queued");
     assert_int_equal(f->wakes, 1);
     assert_false(is_done(f, a));
-    assert_int_equal(X->cancel(f->inst, &b->c), SY_ENOENT);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&b->c)), SY_ENOENT);
     assert_int_equal(X->capacity(f->inst), 1);
     /* The running one stops when the function sees cancelled(). */
-    assert_int_equal(X->cancel(f->inst, &a->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&a->c)), SY_OK);
     wait_done(f, a);
     assert_outcome(a, SY_OUTCOME_CANCELLED);
-    assert_int_equal(X->cancel(f->inst, &a->c), SY_ENOENT);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&a->c)), SY_ENOENT);
     assert_int_equal(metric(f, "cancelled"), 2);
     assert_metrics_add_up(f);
     free_rec(a);
@@ -1059,7 +1060,7 @@ static void test_cancel_running_command(void **state)
     rec *r = new_rec(f, sh(script));
     submit_ok(f, r);
     wait_until(file_exists, pidfile, "the command to start");
-    assert_int_equal(X->cancel(f->inst, &r->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&r->c)), SY_OK);
     wait_done(f, r);
     assert_outcome(r, SY_OUTCOME_CANCELLED);
     assert_contains(r->error, "terminated");
@@ -1219,7 +1220,7 @@ static void test_isolated(void **state)
     rec *v = new_rec(f, fn_params("slow_cancellable"));
     submit_ok(f, v);
     nap_ms(50);
-    assert_int_equal(X->cancel(f->inst, &v->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&v->c)), SY_OK);
     wait_done(f, v);
     assert_outcome(v, SY_OUTCOME_CANCELLED);
     assert_int_equal(metric(f, "succeeded"), 2);
@@ -1278,10 +1279,10 @@ static void test_blocking_pool(void **state)
     assert_false(is_done(f, b[0]));
     assert_false(is_done(f, b[1]));
     assert_false(is_done(f, b[2]));
-    assert_int_equal(X->cancel(f->inst, &b[0]->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&b[0]->c)), SY_OK);
     wait_done(f, b[0]);
     submit_ok(f, b[2]);
-    assert_int_equal(X->cancel(f->inst, &b[1]->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&b[1]->c)), SY_OK);
     wait_done(f, b[1]);
     wait_done(f, b[2]);
     assert_outcome(b[0], SY_OUTCOME_CANCELLED);
@@ -1331,11 +1332,11 @@ static void test_wake_exact(void **state)
     assert_int_equal(f->wakes, 0);
     /* Each wake() is awaited before the next submit, so the capacity it
      * sees is the freed place, not one a racing submit already took. */
-    assert_int_equal(X->cancel(f->inst, &a->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&a->c)), SY_OK);
     wait_done(f, a);
     wait_wakes(f, 1);
     submit_ok(f, c);
-    assert_int_equal(X->cancel(f->inst, &b->c), SY_OK);
+    assert_int_equal(X->cancel(f->inst, sy_completion_token(&b->c)), SY_OK);
     wait_done(f, b);
     wait_done(f, c);
     wait_wakes(f, 3);
@@ -1419,7 +1420,7 @@ static void *storm_main(void *arg)
             int64_t cap = X->capacity(s->f->inst);
             if (cap < 0 || cap > MANY_WORKERS)
                 atomic_fetch_add(&s->errors, 1);
-            int rc = X->submit(s->f->inst, &r->task, &r->c, r->err,
+            int rc = X->submit(s->f->inst, &r->task, sy_completion_token(&r->c), r->err,
                                sizeof r->err);
             if (rc == SY_OK)
                 break;
@@ -1475,6 +1476,7 @@ static void test_capacity_under_storm(void **state)
     assert_int_equal(metric(f, "capacity"), MANY_WORKERS);
     stop(f);
     for (int i = 0; i < MANY; i++) {
+        sy_completion_retire(&recs[i].c);
         free(recs[i].output);
         free(recs[i].error);
     }
