@@ -66,6 +66,12 @@ static void mint(sy_completion *c, sy_host *host, const char *who, const char *n
     if (i != SIZE_MAX) {
         free_head = slots[i].next_free;
     } else {
+        if (n_slots == SY_TOKEN_MASK) {
+            /* Only reachable with 16-bit halves (32-bit hosts): more
+             * submits in flight than a token can number. */
+            fputs("switchyard: too many completions in flight\n", stderr);
+            abort();
+        }
         if (n_slots == cap_slots) {
             size_t cap = cap_slots ? cap_slots * 2 : 64;
             slot *v = sy_xmalloc(cap * sizeof *v);
