@@ -36,7 +36,7 @@ enum {
     SY_SQL_RELEASE_OWNER,
     SY_SQL_RUN_STATE, SY_SQL_CANCEL_PENDING, SY_SQL_SKIP_TASKS,
     SY_SQL_FLAG_CANCEL, SY_SQL_CANCEL_REQUESTS,
-    SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
+    SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_TASK_HELD, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
     SY_SQL_LIST_EVENTS, SY_SQL_RUN_HOLDER,
     SY_SQL_COUNT
 };
@@ -48,6 +48,16 @@ typedef struct sy_store_sqlite {
     char *where; /* "sqlite:PATH" for messages */
     sqlite3_stmt *st[SY_SQL_COUNT];
     sy_ckpt *ckpt; /* checkpoints off this thread; NULL: SQLite's own */
+    /* The last fence a write of the open batch was applied under: the
+     * batch holds the write lock (BEGIN IMMEDIATE) to its end, so the run
+     * cannot change hands before then, and further task writes for that
+     * run and claim skip the check (sqlite_tasks.c).  Cleared at every
+     * begin, end, and claim or release. */
+    struct {
+        bool valid;
+        int64_t run_id, epoch;
+        char owner[128]; /* a longer owner is never cached */
+    } held;
 } sy_store_sqlite;
 
 /* The claim statements with "%s" where the list of stale owners goes

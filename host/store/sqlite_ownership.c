@@ -71,6 +71,7 @@ int sy_sqlite_claim_run(sy_store *s, int64_t run_id, const char *owner,
                         bool *claimed)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
+    q->held.valid = false; /* a claim inside a batch moves the epoch */
     sqlite3_stmt *st;
     int status = claim_stmt(q, false, n_stale, &st);
     if (status != SY_OK)
@@ -98,6 +99,7 @@ int sy_sqlite_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
                          size_t max, int64_t *ids, size_t *n)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
+    q->held.valid = false;
     sqlite3_stmt *st;
     int status = claim_stmt(q, true, n_stale, &st);
     if (status != SY_OK)
@@ -162,6 +164,7 @@ int sy_sqlite_renew(sy_store *s, const char *owner, int64_t lease_until,
 int sy_sqlite_release(sy_store *s, const char *owner)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
+    q->held.valid = false;
     sqlite3_stmt *st = q->st[SY_SQL_RELEASE_OWNER];
     int rc = bind_text(st, 1, owner);
     if (rc != SQLITE_OK)

@@ -94,6 +94,13 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"
         " ready_at = ?10, started = ?11, finished = ?12"
         " WHERE run_id = ?1 AND idx = ?2 AND" FENCE("?1", "?13", "?14"),
+    /* The same without the fence, for a run whose fence a write of the
+     * open batch has passed already. */
+    [SY_SQL_UPDATE_TASK_HELD] =
+        "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"
+        " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"
+        " ready_at = ?10, started = ?11, finished = ?12"
+        " WHERE run_id = ?1 AND idx = ?2",
     [SY_SQL_UPDATE_RUN] =
         "UPDATE runs SET"
         " started = CASE WHEN ?2 = 1 AND state <> 1 THEN ?4 ELSE started END,"

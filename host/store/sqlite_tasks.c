@@ -7,6 +7,8 @@
  * second in the benchmark), one bind of each column of a prepared UPDATE,
  * a step and a reset, and nothing allocated.
  */
+#include <string.h>
+
 #include "store/sqlite_internal.h"
 
 /* --- batches ------------------------------------------------------------------- */
@@ -42,7 +44,13 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "update_task: no batch is open");
-    sqlite3_stmt *st = q->st[SY_SQL_UPDATE_TASK];
+    /* The batch's first write for a run checks its fence; the batch keeps
+     * the write lock, so the later ones for the same run and claim (most
+     * of a busy batch) take the statement without the check. */
+    bool held = fence && q->held.valid && q->held.run_id == run_id &&
+                q->held.epoch == fence->epoch &&
+                strcmp(q->held.owner, fence->owner) == 0;
+    sqlite3_stmt *st = q->st[held ? SY_SQL_UPDATE_TASK_HELD : SY_SQL_UPDATE_TASK];
     int rc = sqlite3_bind_int64(st, 1, run_id);
     keep(&rc, sqlite3_bind_int64(st, 2, t->idx));
     keep(&rc, sqlite3_bind_int(st, 3, (int)t->state));
@@ -55,7 +63,8 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
     keep(&rc, sqlite3_bind_int64(st, 10, t->ready_at));
     keep(&rc, sqlite3_bind_int64(st, 11, t->started));
     keep(&rc, sqlite3_bind_int64(st, 12, t->finished));
-    keep(&rc, bind_fence(st, 13, fence));
+    if (!held)
+        keep(&rc, bind_fence(st, 13, fence));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -72,6 +81,13 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
                                  "update_task: run %lld has no task %u",
                                  (long long)run_id, t->idx);
         return status;
+    }
+    size_t len = fence && !held ? strlen(fence->owner) : 0;
+    if (len && len < sizeof q->held.owner) {
+        q->held.valid = true;
+        q->held.run_id = run_id;
+        q->held.epoch = fence->epoch;
+        memcpy(q->held.owner, fence->owner, len + 1);
     }
     return SY_OK;
 }
