@@ -43,16 +43,16 @@ bool sy_batch_any_run_dirty(const sy_engine *e)
 }
 
 /* A write the store refused because another claim holds the run: not a
- * store failure.  The batch goes on for the other runs; the run is
- * dropped after the commit (engine.c), and the store's reason logged here,
- * once, since nothing more is tried for it this turn. */
+ * store failure.  The batch goes on for the other runs, nothing more is
+ * tried for this one, and it is dropped after the commit (engine.c) with
+ * the store's reason in its one log line. */
 static bool fenced(sy_engine *e, sy_live_run *r, int rc)
 {
     if (rc != SY_STORE_EFENCED)
         return false;
     r->fenced = true;
-    sy_log(SY_LOG_WARN, "store", "run %lld: write refused: %s", (long long)r->id,
-           sy_store_errmsg(e->o.store));
+    free(r->fenced_why);
+    r->fenced_why = sy_xstrdup(sy_store_errmsg(e->o.store));
     return true;
 }
 

@@ -46,8 +46,11 @@ static void reap_runs(sy_engine *e)
 static void drop_fenced(sy_engine *e)
 {
     for (sy_live_run *r = e->runs; r; r = r->next)
-        if (r->fenced && !r->lost)
-            sy_live_drop(r, "another host claimed it; its writes were refused");
+        if (r->fenced && !r->lost) {
+            sy_live_drop(r, r->fenced_why ? r->fenced_why : "a write was refused");
+            free(r->fenced_why);
+            r->fenced_why = NULL;
+        }
 }
 
 static void stop_loop(sy_engine *e)

@@ -77,6 +77,7 @@ struct sy_live_run {
     sy_store_fence fence;
     bool fenced;           /* a write was refused this turn: dropped after
                               the commit (load.c, sy_live_drop) */
+    char *fenced_why;      /* owned: the store's reason, for that log */
     bool lost;             /* dropped: nothing more is written or started
                               for it; freed once its attempts are back */
     bool renewed;          /* scratch of serve.c's renewal */

@@ -244,5 +244,6 @@ void sy_live_free(sy_live_run *r)
     json_decref(r->context);
     free(r->context_text);
     free(r->error);
+    free(r->fenced_why);
     free(r);
 }
