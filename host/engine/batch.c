@@ -42,6 +42,20 @@ bool sy_batch_any_run_dirty(const sy_engine *e)
     return false;
 }
 
+/* A write the store refused because another claim holds the run: not a
+ * store failure.  The batch goes on for the other runs, nothing more is
+ * tried for this one, and it is dropped after the commit (engine.c) with
+ * the store's reason in its one log line. */
+static bool fenced(sy_engine *e, sy_live_run *r, int rc)
+{
+    if (rc != SY_STORE_EFENCED)
+        return false;
+    r->fenced = true;
+    free(r->fenced_why);
+    r->fenced_why = sy_xstrdup(sy_store_errmsg(e->o.store));
+    return true;
+}
+
 void sy_batch_write(sy_engine *e, int64_t now)
 {
     for (size_t i = 0; i < e->n_dirty; i++) {
@@ -49,6 +63,8 @@ void sy_batch_write(sy_engine *e, int64_t now)
         size_t idx = e->dirty[i].idx;
         sy_live_task *t = &r->t[idx];
         t->dirty = false;
+        if (r->fenced || r->lost)
+            continue;
         sy_task_record record = {
             .idx = (uint32_t)idx,
             .state = t->state,
@@ -62,7 +78,8 @@ void sy_batch_write(sy_engine *e, int64_t now)
             .started = t->started,
             .finished = t->finished,
         };
-        if (sy_store_update_task(e->o.store, r->id, &record) != SY_OK) {
+        int rc = sy_store_update_task(e->o.store, r->id, &r->fence, &record);
+        if (rc != SY_OK && !fenced(e, r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;
@@ -73,7 +90,10 @@ void sy_batch_write(sy_engine *e, int64_t now)
         if (!r->dirty)
             continue;
         r->dirty = false;
-        if (sy_store_update_run(e->o.store, r->id, r->state, r->error, now) != SY_OK) {
+        if (r->fenced || r->lost)
+            continue;
+        int rc = sy_store_update_run(e->o.store, r->id, &r->fence, r->state, r->error, now);
+        if (rc != SY_OK && !fenced(e, r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record run: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;

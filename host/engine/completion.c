@@ -25,7 +25,7 @@ void sy_engine_on_deadline(sy_timer *deadline)
     char dur[32];
     snprintf(msg, sizeof msg, "timed out after %s (attempt %u)",
              sy_sdk_format_ms(a->task.timeout_ms, dur, sizeof dur), a->number);
-    sy_store_add_event(r->e->o.store, r->id, (uint32_t)a->idx, a->number, "timed_out", msg,
+    sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)a->idx, a->number, "timed_out", msg,
                        r->e->now());
     sy_attempt_cancel(a);
     sy_live_fail_or_retry(r, a->idx, true, msg);
@@ -76,7 +76,7 @@ static void apply_result(sy_engine *e, sy_attempt *a)
         snprintf(detail, sizeof detail, "attempt %u %s after %s; ignored", a->number,
                  (unsigned)a->outcome < 4 ? outcomes[a->outcome] : "ended",
                  a->timed_out ? "its timeout" : "it stopped being current");
-        sy_store_add_event(e->o.store, r->id, (uint32_t)a->idx, a->number, "stale", detail,
+        sy_store_add_event(e->o.store, r->id, &r->fence, (uint32_t)a->idx, a->number, "stale", detail,
                            e->now());
         return;
     }

@@ -40,6 +40,19 @@ static void reap_runs(sy_engine *e)
     }
 }
 
+/* Runs whose writes the store refused this turn: another host holds them
+ * now.  Dropped once the turn's attempts are out, so that an attempt
+ * decided for one is cancelled like any other it has running. */
+static void drop_fenced(sy_engine *e)
+{
+    for (sy_live_run *r = e->runs; r; r = r->next)
+        if (r->fenced && !r->lost) {
+            sy_live_drop(r, r->fenced_why ? r->fenced_why : "a write was refused");
+            free(r->fenced_why);
+            r->fenced_why = NULL;
+        }
+}
+
 static void stop_loop(sy_engine *e)
 {
     e->stopping = true;
@@ -116,6 +129,7 @@ static void on_flush(uv_prepare_t *h)
         return;
     }
     sy_dispatch_submit(e);
+    drop_fenced(e);
     if (e->n_dirty == 0)
         reap_runs(e);
     check_idle(e);

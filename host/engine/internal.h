@@ -72,6 +72,15 @@ struct sy_live_run {
     size_t *stack, stack_cap;
     uint32_t stamp;
     bool dirty, cancelling, finished, watched;
+    /* The claim this host holds the run under: every write for the run
+     * names it, and the store refuses it once another claim took over. */
+    sy_store_fence fence;
+    bool fenced;           /* a write was refused this turn: dropped after
+                              the commit (load.c, sy_live_drop) */
+    char *fenced_why;      /* owned: the store's reason, for that log */
+    bool lost;             /* dropped: nothing more is written or started
+                              for it; freed once its attempts are back */
+    bool renewed;          /* scratch of serve.c's renewal */
     sy_live_run *next;
 };
 
@@ -142,6 +151,7 @@ struct sy_engine {
     bool fatal;
     bool stopping;
     size_t watched_left;            /* adopted runs with stop_when_done */
+    size_t runs_lost;               /* runs dropped with a lost lease */
 };
 
 #endif

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/util.h"
+#include "engine/attempt.h"
 #include "engine/dispatch.h"
 #include "engine/input.h"
 #include "engine/run.h"
@@ -84,7 +86,7 @@ static void recover(sy_live_run *r)
         char msg[256];
         snprintf(msg, sizeof msg, "recovered: attempt %u was running on a host that stopped",
                  t->attempts);
-        sy_store_add_event(e->o.store, r->id, (uint32_t)i, t->attempts, "recovered", msg,
+        sy_store_add_event(e->o.store, r->id, &r->fence, (uint32_t)i, t->attempts, "recovered", msg,
                            r->e->now());
         if (t->recoveries > e->o.max_recoveries) {
             snprintf(msg, sizeof msg, "lost with its host %u times; not retried again",
@@ -126,6 +128,15 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         wf = rc == SY_OK ? sy_workflow_from_json(def, err, err_len) : NULL;
         free(def);
     }
+    /* The claim this host just made is the one it writes under; a run
+     * another host took in between is not this host's to load. */
+    if (!record.owner || strcmp(record.owner, e->o.owner) != 0) {
+        sy_errf(err, err_len, "held by %s, not by this host",
+                record.owner ? record.owner : "no host");
+        sy_run_record_clear(&record);
+        return SY_EBUSY;
+    }
+    int64_t epoch = record.lease_epoch;
     json_t *ctx = record.context ? json_loads(record.context, 0, NULL) : json_object();
     if (!wf || !json_is_object(ctx)) {
         if (rc != SY_OK)
@@ -142,6 +153,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     r->id = run_id;
     snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
     r->e = e;
+    r->fence = (sy_store_fence){e->o.owner, epoch};
     r->wf = wf;
     r->wf_borrowed = borrowed;
     r->context = ctx;
@@ -178,6 +190,37 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     return SY_OK;
 }
 
+void sy_live_drop(sy_live_run *r, const char *why)
+{
+    if (r->lost)
+        return;
+    sy_engine *e = r->e;
+    r->lost = true;
+    e->runs_lost++;
+    sy_log(SY_LOG_WARN, "engine",
+           "run %lld: lost its lease: %s; this host stops working on it and "
+           "writes nothing more for it (%zu run%s lost so far)",
+           (long long)r->id, why, e->runs_lost, e->runs_lost == 1 ? "" : "s");
+    /* Nothing of it is offered, retried or written again; what plugins
+     * still run for it is cancelled, and the run is freed once they give
+     * the attempts back (reap_runs). */
+    sy_dispatch_forget_run(e, r);
+    for (size_t i = 0; i < r->wf->n_tasks; i++) {
+        sy_live_task *t = &r->t[i];
+        sy_timer_stop(&e->timers, &t->backoff);
+        if (t->current)
+            sy_attempt_cancel(t->current);
+    }
+    r->dirty = false;
+    if (!r->finished) {
+        r->finished = true;
+        if (r->watched) {
+            r->watched = false;
+            e->watched_left--;
+        }
+    }
+}
+
 void sy_live_free(sy_live_run *r)
 {
     sy_engine *e = r->e;
@@ -201,5 +244,6 @@ void sy_live_free(sy_live_run *r)
     json_decref(r->context);
     free(r->context_text);
     free(r->error);
+    free(r->fenced_why);
     free(r);
 }

@@ -10,6 +10,12 @@
 int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err,
                  size_t err_len);
 
+/* Stops working on a run whose lease this host lost (`why`, logged once):
+ * it is taken out of every queue, its attempts are cancelled, and nothing
+ * more is written for it; it is freed like a finished run once its
+ * attempts are back. */
+void sy_live_drop(sy_live_run *r, const char *why);
+
 /* Unlinks a run, drops it from every queue and frees it; no plugin may
  * hold one of its attempts. */
 void sy_live_free(sy_live_run *r);

@@ -123,13 +123,13 @@ void sy_live_fail_or_retry(sy_live_run *r, size_t idx, bool timeout, const char 
         snprintf(detail, sizeof detail, "%s; retry %u of %u in %lldms", error ? error : "",
                  t->failures, p->attempts - 1, (long long)delay);
         int64_t now = r->e->now();
-        sy_store_add_event(r->e->o.store, r->id, (uint32_t)idx, t->attempts,
+        sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts,
                            timeout ? "timed_out" : "failed", detail, now);
         sy_live_task_ready(r, idx, now + delay);
         report(r, idx);
         return;
     }
-    sy_store_add_event(r->e->o.store, r->id, (uint32_t)idx, t->attempts,
+    sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts,
                        timeout ? "timed_out" : "failed", error, r->e->now());
     if (!sy_live_set_state(r, idx, SY_TASK_FAILED))
         return;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,8 +57,19 @@ static void claim_new(sy_engine *e)
     free(stale.v);
     for (size_t i = 0; i < n; i++) {
         bool known = false;
-        for (sy_live_run *r = e->runs; r; r = r->next)
-            known |= r->id == ids[i];
+        for (sy_live_run *r = e->runs; r; r = r->next) {
+            if (r->id != ids[i] || r->lost)
+                continue;
+            /* This host claimed again a run it still works on: its lease
+             * had lapsed unseen (the loop stalled), so the claim is a new
+             * one and the copy in memory, written under the old one, may
+             * be behind the store.  Start over from the store. */
+            if (!r->finished)
+                sy_live_drop(r, "its lease lapsed and this host claimed it anew; "
+                                "reloading it");
+            else
+                known = true;
+        }
         if (known)
             continue;
         char err[512];
@@ -79,11 +91,56 @@ static void on_poll(uv_timer_t *t)
     sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
 }
 
+static int on_renewed(void *arg, int64_t run_id)
+{
+    sy_engine *e = arg;
+    for (sy_live_run *r = e->runs; r; r = r->next)
+        if (r->id == run_id && !r->lost)
+            r->renewed = true;
+    return 0;
+}
+
+/* Why the renewal left out a run this host works on, for the log. */
+static void lost_why(sy_engine *e, sy_live_run *r, int64_t now, char *why, size_t len)
+{
+    sy_run_record rec;
+    if (sy_store_get_run(e->o.store, r->id, &rec) != SY_OK) {
+        snprintf(why, len, "its renewal failed: %s", sy_store_errmsg(e->o.store));
+        return;
+    }
+    if (!rec.owner || strcmp(rec.owner, r->fence.owner) != 0 || rec.lease_epoch != r->fence.epoch)
+        snprintf(why, len, "%s holds it now (claim %lld; this host had claim %lld)",
+                 rec.owner ? rec.owner : "no host", (long long)rec.lease_epoch,
+                 (long long)r->fence.epoch);
+    else
+        snprintf(why, len, "it expired %lld ms before this renewal: the host was stopped "
+                 "or too slow to renew it", (long long)(now - rec.lease_until));
+    sy_run_record_clear(&rec);
+}
+
+/* Renews this host's leases and stops working on the runs it no longer
+ * holds: taken over by another host, or expired before this renewal (any
+ * host may claim those at any moment, so none of their work can go on). */
 static void on_renew(uv_timer_t *t)
 {
     sy_engine *e = t->data;
-    if (sy_store_renew(e->o.store, e->o.owner, e->now() + e->o.lease_ms) != SY_OK)
+    int64_t now = e->now();
+    for (sy_live_run *r = e->runs; r; r = r->next)
+        r->renewed = false;
+    if (sy_store_renew(e->o.store, e->o.owner, now + e->o.lease_ms, now, on_renewed, e) !=
+        SY_OK) {
         sy_log(SY_LOG_WARN, "store", "cannot renew leases: %s", sy_store_errmsg(e->o.store));
+        return;
+    }
+    for (sy_live_run *r = e->runs; r; r = r->next) {
+        /* A finished run's last state is written already: nothing to
+         * renew. */
+        if (r->renewed || r->lost || r->finished)
+            continue;
+        char why[512];
+        lost_why(e, r, now, why, sizeof why);
+        sy_live_drop(r, why);
+    }
 }
 
 void sy_serve_init(sy_engine *e)

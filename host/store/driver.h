@@ -57,7 +57,8 @@ struct sy_store_ops {
                       int64_t now, const char *const *stale, size_t n_stale,
                       size_t max, int64_t *ids, size_t *n);
     int (*list_owners)(sy_store *s, sy_store_owner_cb cb, void *arg);
-    int (*renew)(sy_store *s, const char *owner, int64_t lease_until);
+    int (*renew)(sy_store *s, const char *owner, int64_t lease_until,
+                 int64_t now, sy_store_id_cb cb, void *arg);
     int (*release)(sy_store *s, const char *owner);
     int (*request_cancel)(sy_store *s, int64_t run_id, int64_t now);
     int (*cancel_requests)(sy_store *s, const char *owner, sy_store_id_cb cb,
@@ -66,10 +67,13 @@ struct sy_store_ops {
     int (*begin)(sy_store *s);
     int (*commit)(sy_store *s);
     void (*rollback)(sy_store *s);
-    int (*update_task)(sy_store *s, int64_t run_id, const sy_task_record *t);
-    int (*update_run)(sy_store *s, int64_t run_id, sy_run_state state,
+    int (*update_task)(sy_store *s, int64_t run_id,
+                       const sy_store_fence *fence, const sy_task_record *t);
+    int (*update_run)(sy_store *s, int64_t run_id,
+                      const sy_store_fence *fence, sy_run_state state,
                       const char *error, int64_t now);
-    int (*add_event)(sy_store *s, int64_t run_id, uint32_t idx,
+    int (*add_event)(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                     uint32_t idx,
                      uint32_t attempt, const char *kind, const char *detail,
                      int64_t now);
     int (*list_events)(sy_store *s, int64_t run_id, sy_store_event_cb cb,

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/clock.h"
 #include "base/util.h"
 #include "store/sqlite_internal.h"
 
@@ -167,6 +168,35 @@ static int configure(sy_store_sqlite *q, const open_opts *o)
     return status;
 }
 
+/* Hosts started together on a new file race to set WAL mode and create
+ * the schema.  Changing the journal mode takes an exclusive lock that
+ * SQLite's busy handler does not wait for, so "database is locked" comes
+ * back at once; the whole setup is idempotent and is tried again, with a
+ * growing pause, until busy_timeout has passed. */
+static int configure_and_migrate(sy_store_sqlite *q, const open_opts *o)
+{
+    int64_t start = sy_clock_now_ms();
+    int pause_ms = 1, tries = 1;
+    for (;; tries++) {
+        int status = configure(q, o);
+        if (status == SY_OK)
+            status = sy_sqlite_migrate(q);
+        if (status != SY_EBUSY)
+            return status;
+        int64_t waited = sy_clock_now_ms() - start;
+        if (waited >= o->busy_timeout_ms) {
+            char why[sizeof q->base.err];
+            snprintf(why, sizeof why, "%s", q->base.err);
+            return sy_store_fail(&q->base, SY_EBUSY,
+                                 "%s (still locked after %d tries in %lld "
+                                 "ms; busy_timeout=%d)", why, tries,
+                                 (long long)waited, o->busy_timeout_ms);
+        }
+        sqlite3_sleep(pause_ms);
+        pause_ms = pause_ms < 64 ? pause_ms * 2 : 100;
+    }
+}
+
 static int open_db(sy_store_sqlite *q, const char *path, const open_opts *o)
 {
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -178,9 +208,7 @@ static int open_db(sy_store_sqlite *q, const char *path, const open_opts *o)
                                  q->where);
         return sy_sqlite_fail(q, rc, "open");
     }
-    int status = configure(q, o);
-    if (status == SY_OK)
-        status = sy_sqlite_migrate(q);
+    int status = configure_and_migrate(q, o);
     if (status == SY_OK)
         status = sy_sqlite_prepare_all(q);
     return status;

@@ -36,8 +36,8 @@ enum {
     SY_SQL_RELEASE_OWNER,
     SY_SQL_RUN_STATE, SY_SQL_CANCEL_PENDING, SY_SQL_SKIP_TASKS,
     SY_SQL_FLAG_CANCEL, SY_SQL_CANCEL_REQUESTS,
-    SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
-    SY_SQL_LIST_EVENTS,
+    SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_TASK_HELD, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
+    SY_SQL_LIST_EVENTS, SY_SQL_RUN_HOLDER,
     SY_SQL_COUNT
 };
 
@@ -48,6 +48,16 @@ typedef struct sy_store_sqlite {
     char *where; /* "sqlite:PATH" for messages */
     sqlite3_stmt *st[SY_SQL_COUNT];
     sy_ckpt *ckpt; /* checkpoints off this thread; NULL: SQLite's own */
+    /* The last fence a write of the open batch was applied under: the
+     * batch holds the write lock (BEGIN IMMEDIATE) to its end, so the run
+     * cannot change hands before then, and further task writes for that
+     * run and claim skip the check (sqlite_tasks.c).  Cleared at every
+     * begin, end, and claim or release. */
+    struct {
+        bool valid;
+        int64_t run_id, epoch;
+        char owner[128]; /* a longer owner is never cached */
+    } held;
 } sy_store_sqlite;
 
 /* The claim statements with "%s" where the list of stale owners goes
@@ -146,8 +156,25 @@ int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
 int sy_sqlite_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
 int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
                         void *arg);
-int sy_sqlite_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+int sy_sqlite_update_run(sy_store *s, int64_t run_id,
+                         const sy_store_fence *fence, sy_run_state state,
                          const char *error, int64_t now);
+
+/* After a fenced write changed nothing: SY_STORE_EFENCED when the run
+ * exists but `fence` no longer holds it (saying who does), SY_ENOENT when
+ * there is no such row (`what` names it). */
+int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
+                     const sy_store_fence *fence, const char *what);
+
+/* Binds a fence's owner and epoch at `i` and `i + 1` (NULLs for none). */
+static inline int bind_fence(sqlite3_stmt *st, int i,
+                             const sy_store_fence *fence)
+{
+    int rc = bind_text(st, i, fence ? fence->owner : NULL);
+    keep(&rc, fence ? sqlite3_bind_int64(st, i + 1, fence->epoch)
+                    : sqlite3_bind_null(st, i + 1));
+    return rc;
+}
 
 /* sqlite_ownership.c */
 int sy_sqlite_claim_run(sy_store *s, int64_t run_id, const char *owner,
@@ -158,7 +185,8 @@ int sy_sqlite_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
                          int64_t now, const char *const *stale,
                          size_t n_stale, size_t max, int64_t *ids, size_t *n);
 int sy_sqlite_list_owners(sy_store *s, sy_store_owner_cb cb, void *arg);
-int sy_sqlite_renew(sy_store *s, const char *owner, int64_t lease_until);
+int sy_sqlite_renew(sy_store *s, const char *owner, int64_t lease_until,
+                    int64_t now, sy_store_id_cb cb, void *arg);
 int sy_sqlite_release(sy_store *s, const char *owner);
 int sy_sqlite_request_cancel(sy_store *s, int64_t run_id, int64_t now);
 int sy_sqlite_cancel_requests(sy_store *s, const char *owner,
@@ -171,8 +199,10 @@ void sy_sqlite_rollback(sy_store *s);
 int sy_sqlite_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
                          void *arg);
 int sy_sqlite_update_task(sy_store *s, int64_t run_id,
+                          const sy_store_fence *fence,
                           const sy_task_record *t);
-int sy_sqlite_add_event(sy_store *s, int64_t run_id, uint32_t idx,
+int sy_sqlite_add_event(sy_store *s, int64_t run_id,
+                        const sy_store_fence *fence, uint32_t idx,
                         uint32_t attempt, const char *kind,
                         const char *detail, int64_t now);
 int sy_sqlite_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,

@@ -71,6 +71,7 @@ int sy_sqlite_claim_run(sy_store *s, int64_t run_id, const char *owner,
                         bool *claimed)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
+    q->held.valid = false; /* a claim inside a batch moves the epoch */
     sqlite3_stmt *st;
     int status = claim_stmt(q, false, n_stale, &st);
     if (status != SY_OK)
@@ -98,6 +99,7 @@ int sy_sqlite_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
                          size_t max, int64_t *ids, size_t *n)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
+    q->held.valid = false;
     sqlite3_stmt *st;
     int status = claim_stmt(q, true, n_stale, &st);
     if (status != SY_OK)
@@ -138,28 +140,36 @@ int sy_sqlite_list_owners(sy_store *s, sy_store_owner_cb cb, void *arg)
     return SY_OK;
 }
 
-static int owner_update(sy_store_sqlite *q, int id, const char *owner,
-                        int64_t lease_until, const char *what)
+int sy_sqlite_renew(sy_store *s, const char *owner, int64_t lease_until,
+                    int64_t now, sy_store_id_cb cb, void *arg)
 {
-    sqlite3_stmt *st = q->st[id];
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    sqlite3_stmt *st = q->st[SY_SQL_RENEW];
     int rc = bind_text(st, 1, owner);
-    if (id == SY_SQL_RENEW)
-        keep(&rc, sqlite3_bind_int64(st, 2, lease_until));
-    if (rc != SQLITE_OK)
-        return sy_sqlite_fail_reset(q, st, rc, "%s", what);
-    return sy_sqlite_step_done(q, st, what);
-}
-
-int sy_sqlite_renew(sy_store *s, const char *owner, int64_t lease_until)
-{
-    return owner_update(sy_sqlite_handle(s), SY_SQL_RENEW, owner, lease_until,
-                        "renew leases");
+    keep(&rc, sqlite3_bind_int64(st, 2, lease_until));
+    keep(&rc, sqlite3_bind_int64(st, 3, now));
+    /* Every row is stepped even when cb is NULL: RETURNING applies the
+     * update row by row. */
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cb)
+            cb(arg, sqlite3_column_int64(st, 0));
+        rc = SQLITE_OK;
+    }
+    if (rc != SQLITE_DONE)
+        return sy_sqlite_fail_reset(q, st, rc, "renew leases of %s", owner);
+    sqlite3_reset(st);
+    return SY_OK;
 }
 
 int sy_sqlite_release(sy_store *s, const char *owner)
 {
-    return owner_update(sy_sqlite_handle(s), SY_SQL_RELEASE_OWNER, owner, 0,
-                        "release runs");
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    q->held.valid = false;
+    sqlite3_stmt *st = q->st[SY_SQL_RELEASE_OWNER];
+    int rc = bind_text(st, 1, owner);
+    if (rc != SQLITE_OK)
+        return sy_sqlite_fail_reset(q, st, rc, "release runs");
+    return sy_sqlite_step_done(q, st, "release runs");
 }
 
 /* Binds the run id (and `now` where the statement has it) and steps. */

@@ -133,6 +133,7 @@ static void row_to_run(sqlite3_stmt *st, sy_run_record *r)
     r->finished = sqlite3_column_int64(st, 11);
     r->error = col_text(st, 12);
     r->n_tasks = (uint32_t)sqlite3_column_int64(st, 13);
+    r->lease_epoch = sqlite3_column_int64(st, 14);
 }
 
 /* Replaces each borrowed string by an owned copy; false when out of
@@ -198,7 +199,39 @@ int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
     return SY_OK;
 }
 
-int sy_sqlite_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
+                     const sy_store_fence *fence, const char *what)
+{
+    sqlite3_stmt *st = q->st[SY_SQL_RUN_HOLDER];
+    int rc = sqlite3_bind_int64(st, 1, run_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE || (rc == SQLITE_ROW && !fence)) {
+        sqlite3_reset(st);
+        return sy_store_fail(&q->base, SY_ENOENT, "%s: no %s",
+                             what, rc == SQLITE_DONE ? "such run" : "such row");
+    }
+    if (rc != SQLITE_ROW)
+        return sy_sqlite_fail_reset(q, st, rc, "look up run %lld",
+                                    (long long)run_id);
+    const char *owner = col_text(st, 0);
+    int64_t epoch = sqlite3_column_int64(st, 1);
+    int status;
+    if (owner && strcmp(owner, fence->owner) == 0 && epoch == fence->epoch)
+        status = sy_store_fail(&q->base, SY_ENOENT, "%s: no such row", what);
+    else
+        status = sy_store_fail(&q->base, SY_STORE_EFENCED,
+                               "%s: run %lld is held by %s (claim %lld), "
+                               "not by %s (claim %lld): not written",
+                               what, (long long)run_id,
+                               owner ? owner : "no host", (long long)epoch,
+                               fence->owner, (long long)fence->epoch);
+    sqlite3_reset(st);
+    return status;
+}
+
+int sy_sqlite_update_run(sy_store *s, int64_t run_id,
+                         const sy_store_fence *fence, sy_run_state state,
                          const char *error, int64_t now)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
@@ -209,14 +242,18 @@ int sy_sqlite_update_run(sy_store *s, int64_t run_id, sy_run_state state,
     keep(&rc, sqlite3_bind_int(st, 2, (int)state));
     keep(&rc, bind_text(st, 3, error));
     keep(&rc, sqlite3_bind_int64(st, 4, now));
+    keep(&rc, bind_fence(st, 5, fence));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
         return sy_sqlite_fail_reset(q, st, rc, "update run %lld",
                                     (long long)run_id);
     sqlite3_reset(st);
-    if (sqlite3_changes(q->db) == 0)
-        return sy_store_fail(s, SY_ENOENT, "update_run: no run %lld",
-                             (long long)run_id);
+    if (sqlite3_changes(q->db) == 0) {
+        if (!fence)
+            return sy_store_fail(s, SY_ENOENT, "update_run: no run %lld",
+                                 (long long)run_id);
+        return sy_sqlite_fenced(q, run_id, fence, "update_run");
+    }
     return SY_OK;
 }

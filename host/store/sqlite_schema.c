@@ -62,6 +62,10 @@ static const char *const migrations[] = {
     "  detail TEXT,"
     "  at INTEGER NOT NULL);"
     "CREATE INDEX events_run ON events(run_id, id);",
+    /* 1 -> 2: fencing.  Each claim bumps the epoch, so a write naming
+     * (owner, epoch) tells the current claim from an earlier one of a host
+     * that was paused past its lease. */
+    "ALTER TABLE runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

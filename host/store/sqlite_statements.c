@@ -19,13 +19,23 @@
 
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
-    "cancel_requested, created, started, finished, error, n_tasks"
+    "cancel_requested, created, started, finished, error, n_tasks, "          \
+    "lease_epoch"
+
+/* A fenced write's condition (store.h, sy_store_fence): the run is still
+ * held by the fence's claim, or there is no fence.  Folded into each
+ * write's own statement, so the check and the write are one step under
+ * SQLite's write lock, and the hot path keeps one statement per task. */
+#define FENCE(run, owner, epoch)                                              \
+    " (" owner " IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = " run      \
+    " AND owner = " owner " AND lease_epoch = " epoch "))"
 
 /* The claim condition: a live run nobody holds (no owner, an expired
  * lease, or a dead owner's).  ?3 is now; the stale list is ?5... */
 #define CLAIMABLE "state IN (0, 1) AND (owner IS NULL OR lease_until < ?3%s)"
 #define CLAIM_SET                                                             \
     "UPDATE runs SET owner = ?1, lease_until = ?2, "                          \
+    "lease_epoch = lease_epoch + 1, "                                         \
     "started = CASE WHEN state = 0 THEN ?3 ELSE started END, "                \
     "state = CASE WHEN state = 0 THEN 1 ELSE state END "
 const char sy_sqlite_claim_one_format[] =
@@ -63,8 +73,10 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_LIST_OWNERS] =
         "SELECT DISTINCT owner FROM runs WHERE state IN (0, 1)"
         " AND owner IS NOT NULL ORDER BY owner",
+    /* An expired lease is left alone: another host may be claiming it. */
     [SY_SQL_RENEW] = "UPDATE runs SET lease_until = ?2"
-                     " WHERE owner = ?1 AND state IN (0, 1)",
+                     " WHERE owner = ?1 AND state IN (0, 1)"
+                     " AND lease_until >= ?3 RETURNING id",
     [SY_SQL_RELEASE_OWNER] = "UPDATE runs SET owner = NULL, lease_until = 0"
                              " WHERE owner = ?1 AND state IN (0, 1)",
     [SY_SQL_RUN_STATE] = "SELECT state, owner IS NULL FROM runs WHERE id = ?1",
@@ -81,15 +93,24 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"
         " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"
         " ready_at = ?10, started = ?11, finished = ?12"
+        " WHERE run_id = ?1 AND idx = ?2 AND" FENCE("?1", "?13", "?14"),
+    /* The same without the fence, for a run whose fence a write of the
+     * open batch has passed already. */
+    [SY_SQL_UPDATE_TASK_HELD] =
+        "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"
+        " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"
+        " ready_at = ?10, started = ?11, finished = ?12"
         " WHERE run_id = ?1 AND idx = ?2",
     [SY_SQL_UPDATE_RUN] =
         "UPDATE runs SET"
         " started = CASE WHEN ?2 = 1 AND state <> 1 THEN ?4 ELSE started END,"
         " finished = CASE WHEN ?2 >= 2 AND state < 2 THEN ?4 ELSE finished END,"
-        " state = ?2, error = ?3 WHERE id = ?1",
+        " state = ?2, error = ?3 WHERE id = ?1 AND (?5 IS NULL OR"
+        " (owner = ?5 AND lease_epoch = ?6))",
     [SY_SQL_ADD_EVENT] =
         "INSERT INTO events (run_id, idx, attempt, kind, detail, at)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE" FENCE("?1", "?7", "?8"),
+    [SY_SQL_RUN_HOLDER] = "SELECT owner, lease_epoch FROM runs WHERE id = ?1",
     [SY_SQL_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                            " WHERE run_id = ?1 ORDER BY id",
 };

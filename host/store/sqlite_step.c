@@ -97,6 +97,7 @@ int sy_sqlite_not_reentered(sy_store_sqlite *q, sqlite3_stmt *st,
 
 int sy_sqlite_transaction_begin(sy_store_sqlite *q, bool nested)
 {
+    q->held.valid = false;
     return sy_sqlite_step_done(q,
                                q->st[nested ? SY_SQL_SAVEPOINT : SY_SQL_BEGIN],
                                nested ? "savepoint" : "begin");
@@ -104,6 +105,7 @@ int sy_sqlite_transaction_begin(sy_store_sqlite *q, bool nested)
 
 int sy_sqlite_transaction_end(sy_store_sqlite *q, bool nested, int status)
 {
+    q->held.valid = false;
     if (nested) {
         if (status != SY_OK) {
             sqlite3_step(q->st[SY_SQL_UNDO]);

@@ -7,6 +7,8 @@
  * second in the benchmark), one bind of each column of a prepared UPDATE,
  * a step and a reset, and nothing allocated.
  */
+#include <string.h>
+
 #include "store/sqlite_internal.h"
 
 /* --- batches ------------------------------------------------------------------- */
@@ -36,12 +38,19 @@ void sy_sqlite_rollback(sy_store *s)
 }
 
 int sy_sqlite_update_task(sy_store *s, int64_t run_id,
+                          const sy_store_fence *fence,
                           const sy_task_record *t)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "update_task: no batch is open");
-    sqlite3_stmt *st = q->st[SY_SQL_UPDATE_TASK];
+    /* The batch's first write for a run checks its fence; the batch keeps
+     * the write lock, so the later ones for the same run and claim (most
+     * of a busy batch) take the statement without the check. */
+    bool held = fence && q->held.valid && q->held.run_id == run_id &&
+                q->held.epoch == fence->epoch &&
+                strcmp(q->held.owner, fence->owner) == 0;
+    sqlite3_stmt *st = q->st[held ? SY_SQL_UPDATE_TASK_HELD : SY_SQL_UPDATE_TASK];
     int rc = sqlite3_bind_int64(st, 1, run_id);
     keep(&rc, sqlite3_bind_int64(st, 2, t->idx));
     keep(&rc, sqlite3_bind_int(st, 3, (int)t->state));
@@ -54,16 +63,32 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
     keep(&rc, sqlite3_bind_int64(st, 10, t->ready_at));
     keep(&rc, sqlite3_bind_int64(st, 11, t->started));
     keep(&rc, sqlite3_bind_int64(st, 12, t->finished));
+    if (!held)
+        keep(&rc, bind_fence(st, 13, fence));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
         return sy_sqlite_fail_reset(q, st, rc, "update task %u of run %lld",
                                     t->idx, (long long)run_id);
     sqlite3_reset(st);
-    if (sqlite3_changes(q->db) == 0)
-        return sy_store_fail(s, SY_ENOENT,
-                             "update_task: run %lld has no task %u",
-                             (long long)run_id, t->idx);
+    /* The cause of a write that changed nothing is looked up only then:
+     * the common case costs no second statement. */
+    if (sqlite3_changes(q->db) == 0) {
+        int status = fence ? sy_sqlite_fenced(q, run_id, fence, "update_task")
+                           : SY_ENOENT;
+        if (status == SY_ENOENT)
+            return sy_store_fail(s, SY_ENOENT,
+                                 "update_task: run %lld has no task %u",
+                                 (long long)run_id, t->idx);
+        return status;
+    }
+    size_t len = fence && !held ? strlen(fence->owner) : 0;
+    if (len && len < sizeof q->held.owner) {
+        q->held.valid = true;
+        q->held.run_id = run_id;
+        q->held.epoch = fence->epoch;
+        memcpy(q->held.owner, fence->owner, len + 1);
+    }
     return SY_OK;
 }
 
@@ -138,7 +163,8 @@ int sy_sqlite_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
 
 /* --- events ------------------------------------------------------------------ */
 
-int sy_sqlite_add_event(sy_store *s, int64_t run_id, uint32_t idx,
+int sy_sqlite_add_event(sy_store *s, int64_t run_id,
+                        const sy_store_fence *fence, uint32_t idx,
                         uint32_t attempt, const char *kind, const char *detail,
                         int64_t now)
 {
@@ -150,6 +176,7 @@ int sy_sqlite_add_event(sy_store *s, int64_t run_id, uint32_t idx,
     keep(&rc, bind_text(st, 4, kind));
     keep(&rc, bind_text(st, 5, detail));
     keep(&rc, sqlite3_bind_int64(st, 6, now));
+    keep(&rc, bind_fence(st, 7, fence));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
@@ -161,6 +188,8 @@ int sy_sqlite_add_event(sy_store *s, int64_t run_id, uint32_t idx,
         return sy_sqlite_fail_reset(q, st, rc, "add event to run %lld",
                                     (long long)run_id);
     sqlite3_reset(st);
+    if (sqlite3_changes(q->db) == 0)
+        return sy_sqlite_fenced(q, run_id, fence, "add_event");
     return SY_OK;
 }
 

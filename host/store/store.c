@@ -231,12 +231,14 @@ int sy_store_list_owners(sy_store *s,
     return s->ops->list_owners(s, cb, arg);
 }
 
-int sy_store_renew(sy_store *s, const char *owner, int64_t lease_until)
+int sy_store_renew(sy_store *s, const char *owner, int64_t lease_until,
+                   int64_t now, int (*cb)(void *arg, int64_t run_id),
+                   void *arg)
 {
     if (!s)
         return SY_EINVAL;
     NEED(s, owner, "renew", "owner is required");
-    return s->ops->renew(s, owner, lease_until);
+    return s->ops->renew(s, owner, lease_until, now, cb, arg);
 }
 
 int sy_store_release(sy_store *s, const char *owner)
@@ -282,37 +284,44 @@ void sy_store_rollback(sy_store *s)
         s->ops->rollback(s);
 }
 
-int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_record *t)
+int sy_store_update_task(sy_store *s, int64_t run_id,
+                         const sy_store_fence *fence, const sy_task_record *t)
 {
     if (!s)
         return SY_EINVAL;
     NEED(s, t, "update_task", "the task is required");
+    NEED(s, !fence || fence->owner, "update_task", "a fence names its owner");
     if ((unsigned)t->state >= SY_TASK_STATE_COUNT)
         return sy_store_fail(s, SY_EINVAL,
                              "update_task: run %lld task %u: bad state %d",
                              (long long)run_id, t->idx, (int)t->state);
-    return s->ops->update_task(s, run_id, t);
+    return s->ops->update_task(s, run_id, fence, t);
 }
 
-int sy_store_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+int sy_store_update_run(sy_store *s, int64_t run_id,
+                        const sy_store_fence *fence, sy_run_state state,
                         const char *error, int64_t now)
 {
     if (!s)
         return SY_EINVAL;
+    NEED(s, !fence || fence->owner, "update_run", "a fence names its owner");
     if ((unsigned)state >= SY_RUN_STATE_COUNT)
         return sy_store_fail(s, SY_EINVAL, "update_run: run %lld: bad state %d",
                              (long long)run_id, (int)state);
-    return s->ops->update_run(s, run_id, state, error, now);
+    return s->ops->update_run(s, run_id, fence, state, error, now);
 }
 
-int sy_store_add_event(sy_store *s, int64_t run_id, uint32_t idx,
+int sy_store_add_event(sy_store *s, int64_t run_id,
+                       const sy_store_fence *fence, uint32_t idx,
                        uint32_t attempt, const char *kind,
                        const char *detail, int64_t now)
 {
     if (!s)
         return SY_EINVAL;
     NEED(s, kind, "add_event", "kind is required");
-    return s->ops->add_event(s, run_id, idx, attempt, kind, detail, now);
+    NEED(s, !fence || fence->owner, "add_event", "a fence names its owner");
+    return s->ops->add_event(s, run_id, fence, idx, attempt, kind, detail,
+                             now);
 }
 
 int sy_store_list_events(sy_store *s, int64_t run_id,

@@ -41,6 +41,8 @@ typedef struct sy_run_record {
     char *context;      /* initial context, JSON object text */
     char *owner;        /* the host running it, NULL when none */
     int64_t lease_until;
+    int64_t lease_epoch; /* bumped by every claim: which claim of `owner`
+                            holds the lease (sy_store_fence) */
     bool cancel_requested;
     int64_t created, started, finished; /* 0 when not yet */
     char *error;        /* why it failed or was cancelled; NULL */
@@ -67,6 +69,24 @@ typedef struct sy_task_record {
 } sy_task_record;
 
 void sy_run_record_clear(sy_run_record *r);
+
+/* Whose write this is.  Every write a host makes for a run names the claim
+ * it holds: its owner id and the lease epoch that claim got (the run's
+ * lease_epoch right after sy_store_claim_run/claim_runs).  The write is
+ * applied only while the run still has that owner and epoch, checked in
+ * the same statement, so a host that was paused past its lease and whose
+ * run another host took over writes nothing.  A NULL fence writes
+ * unconditionally: for tools and tests acting outside any host. */
+typedef struct sy_store_fence {
+    const char *owner;
+    int64_t epoch;
+} sy_store_fence;
+
+/* What a fenced write returns when the run is no longer held by the
+ * fence's claim (taken over, released, or re-claimed).  Nothing was
+ * written; the batch stays usable.  A store-layer code, never handed to
+ * plugins: outside the sy_status range on purpose. */
+#define SY_STORE_EFENCED (-100)
 void sy_task_record_clear(sy_task_record *t);
 
 /* Opens (creating and migrating as needed) the store at `url`:
@@ -138,8 +158,15 @@ int sy_store_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
 int sy_store_list_owners(sy_store *s,
                          int (*cb)(void *arg, const char *owner), void *arg);
 
-/* Extends the lease of every non-terminal run `owner` holds. */
-int sy_store_renew(sy_store *s, const char *owner, int64_t lease_until);
+/* Extends the lease of every non-terminal run `owner` holds whose lease
+ * has not expired by `now`.  An expired lease is not renewed even when no
+ * other host took the run yet: its holder must treat it as lost (another
+ * host may claim it at any moment) and claim it again.  `cb`, when not
+ * NULL, is called with each renewed run's id; a run the host works on and
+ * `cb` does not name is lost. */
+int sy_store_renew(sy_store *s, const char *owner, int64_t lease_until,
+                   int64_t now, int (*cb)(void *arg, int64_t run_id),
+                   void *arg);
 
 /* Gives up `owner`'s runs that are not terminal (a draining host): they
  * keep their state and lose their owner, for another host to take. */
@@ -163,18 +190,24 @@ void sy_store_rollback(sy_store *s);
 
 /* Writes every mutable field of task `t->idx` of `run_id` (state,
  * attempts, failures, recoveries, executor, error, output, ready_at,
- * started, finished).  Inside a batch. */
-int sy_store_update_task(sy_store *s, int64_t run_id, const sy_task_record *t);
+ * started, finished).  Inside a batch.  SY_STORE_EFENCED when `fence`
+ * no longer holds the run (nothing written). */
+int sy_store_update_task(sy_store *s, int64_t run_id,
+                         const sy_store_fence *fence, const sy_task_record *t);
 
 /* Sets a run's state (started/finished stamped with `now` when it becomes
- * Running/terminal) and error (NULL clears).  Inside a batch. */
-int sy_store_update_run(sy_store *s, int64_t run_id, sy_run_state state,
+ * Running/terminal) and error (NULL clears).  Inside a batch.
+ * SY_STORE_EFENCED as above. */
+int sy_store_update_run(sy_store *s, int64_t run_id,
+                        const sy_store_fence *fence, sy_run_state state,
                         const char *error, int64_t now);
 
 /* Appends to the run's event log: what happened to an attempt beyond the
  * task row (a failure with its error, a timeout, a recovery, a completion
- * for an attempt no longer current).  `kind` is a short word. */
-int sy_store_add_event(sy_store *s, int64_t run_id, uint32_t idx,
+ * for an attempt no longer current).  `kind` is a short word.
+ * SY_STORE_EFENCED as above. */
+int sy_store_add_event(sy_store *s, int64_t run_id,
+                       const sy_store_fence *fence, uint32_t idx,
                        uint32_t attempt, const char *kind,
                        const char *detail, int64_t now);
 

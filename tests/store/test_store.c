@@ -208,7 +208,7 @@ static void test_open_migrate_reopen(void **state)
     assert_int_equal(r.n_tasks, 2);
     sy_run_record_clear(&r);
     char *path = sy_path_join(f->dir, "store.db");
-    assert_int_equal(raw_user_version(path), 1);
+    assert_int_equal(raw_user_version(path), 2);
     free(path);
 }
 
@@ -226,7 +226,7 @@ static void test_newer_schema_refused(void **state)
     assert_int_equal(sy_store_open("sqlite:new.db", f->dir, &s, err, sizeof err),
                      SY_ENOTSUP);
     assert_null(s);
-    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 1)");
+    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 2)");
     assert_contains(err, "new.db");
     assert_int_equal(raw_user_version(path), 7);
     free(path);
@@ -441,16 +441,16 @@ static void test_batch_commit_and_rollback(void **state)
     int64_t id = make_run(f->s, 3, 1);
     sy_task_record t = ready_task(1);
 
-    assert_int_equal(sy_store_update_task(f->s, id, &t), SY_ESTATE);
+    assert_int_equal(sy_store_update_task(f->s, id, NULL, &t), SY_ESTATE);
     assert_int_equal(sy_store_commit(f->s), SY_ESTATE);
     OK(sy_store_begin(f->s));
     assert_int_equal(sy_store_begin(f->s), SY_ESTATE);
-    OK(sy_store_update_task(f->s, id, &t));
+    OK(sy_store_update_task(f->s, id, NULL, &t));
     t.idx = 9;
-    assert_int_equal(sy_store_update_task(f->s, id, &t), SY_ENOENT);
+    assert_int_equal(sy_store_update_task(f->s, id, NULL, &t), SY_ENOENT);
     t.idx = 1;
     t.state = (sy_task_state)17;
-    assert_int_equal(sy_store_update_task(f->s, id, &t), SY_EINVAL);
+    assert_int_equal(sy_store_update_task(f->s, id, NULL, &t), SY_EINVAL);
     OK(sy_store_commit(f->s));
 
     tasks c = list_tasks(f->s, id);
@@ -472,7 +472,7 @@ static void test_batch_commit_and_rollback(void **state)
     t.error = NULL;
     t.finished = 99;
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_task(f->s, id, &t));
+    OK(sy_store_update_task(f->s, id, NULL, &t));
     sy_store_rollback(f->s);
     sy_store_rollback(f->s); /* no batch: a no-op */
     c = list_tasks(f->s, id);
@@ -481,7 +481,7 @@ static void test_batch_commit_and_rollback(void **state)
     tasks_clear(&c);
 
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_task(f->s, id, &t));
+    OK(sy_store_update_task(f->s, id, NULL, &t));
     OK(sy_store_commit(f->s));
     c = list_tasks(f->s, id);
     assert_int_equal(c.t[1].state, SY_TASK_COMPLETED);
@@ -495,14 +495,14 @@ static void test_update_run_stamps(void **state)
     fx *f = *state;
     put_def(f->s);
     int64_t id = make_run(f->s, 1, 1);
-    assert_int_equal(sy_store_update_run(f->s, id, SY_RUN_RUNNING, NULL, 100),
+    assert_int_equal(sy_store_update_run(f->s, id, NULL, SY_RUN_RUNNING, NULL, 100),
                      SY_ESTATE);
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_run(f->s, id, SY_RUN_RUNNING, "transient", 100));
-    OK(sy_store_update_run(f->s, id, SY_RUN_RUNNING, NULL, 150));
-    assert_int_equal(sy_store_update_run(f->s, id + 1, SY_RUN_RUNNING, NULL, 1),
+    OK(sy_store_update_run(f->s, id, NULL, SY_RUN_RUNNING, "transient", 100));
+    OK(sy_store_update_run(f->s, id, NULL, SY_RUN_RUNNING, NULL, 150));
+    assert_int_equal(sy_store_update_run(f->s, id + 1, NULL, SY_RUN_RUNNING, NULL, 1),
                      SY_ENOENT);
-    assert_int_equal(sy_store_update_run(f->s, id, (sy_run_state)9, NULL, 1),
+    assert_int_equal(sy_store_update_run(f->s, id, NULL, (sy_run_state)9, NULL, 1),
                      SY_EINVAL);
     OK(sy_store_commit(f->s));
     sy_run_record r = get_run(f->s, id);
@@ -513,7 +513,7 @@ static void test_update_run_stamps(void **state)
     sy_run_record_clear(&r);
 
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_run(f->s, id, SY_RUN_FAILED, "task load failed", 200));
+    OK(sy_store_update_run(f->s, id, NULL, SY_RUN_FAILED, "task load failed", 200));
     OK(sy_store_commit(f->s));
     r = get_run(f->s, id);
     assert_int_equal(r.state, SY_RUN_FAILED);
@@ -565,7 +565,7 @@ static void test_claim_run(void **state)
 
     /* Terminal: never, whatever the lease or the stale list. */
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_run(f->s, id, SY_RUN_COMPLETED, NULL, 1400));
+    OK(sy_store_update_run(f->s, id, NULL, SY_RUN_COMPLETED, NULL, 1400));
     OK(sy_store_commit(f->s));
     const char *dead[] = {"h3"};
     OK(sy_store_claim_run(f->s, id, "h4", 9000, 8000, dead, 1, &got));
@@ -647,7 +647,7 @@ static void test_renew_release_owners(void **state)
     OK(sy_store_list_owners(f->s, collect_owner, owners));
     assert_string_equal(owners, "h1,h2,");
 
-    OK(sy_store_renew(f->s, "h1", 5000));
+    OK(sy_store_renew(f->s, "h1", 5000, 50, NULL, NULL));
     sy_run_record r = get_run(f->s, b);
     assert_int_equal(r.lease_until, 5000);
     sy_run_record_clear(&r);
@@ -671,7 +671,7 @@ static void test_renew_release_owners(void **state)
 
     /* A finished run's owner is history, not a live owner. */
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_run(f->s, c, SY_RUN_COMPLETED, NULL, 300));
+    OK(sy_store_update_run(f->s, c, NULL, SY_RUN_COMPLETED, NULL, 300));
     OK(sy_store_commit(f->s));
     OK(sy_store_release(f->s, "h2"));
     r = get_run(f->s, c);
@@ -683,6 +683,114 @@ static void test_renew_release_owners(void **state)
 }
 
 /* --- cancellation ----------------------------------------------------------------- */
+
+/* Fencing: a host paused past its lease (h1) resumes after another (h2)
+ * took its run over; every write h1 makes under its old claim is refused,
+ * and the rows keep h2's values. */
+static void test_fencing_after_takeover(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    sy_store *s2 = open_ok("sqlite:store.db", f->dir);
+    int64_t id = make_run(f->s, 2, 1);
+    bool got = false;
+    OK(sy_store_claim_run(f->s, id, "h1", 1000, 10, NULL, 0, &got));
+    assert_true(got);
+    sy_run_record r = get_run(f->s, id);
+    sy_store_fence h1 = {"h1", r.lease_epoch};
+    assert_true(r.lease_epoch > 0);
+    sy_run_record_clear(&r);
+    sy_task_record t = ready_task(0);
+    t.attempts = 1;
+    OK(sy_store_begin(f->s));
+    OK(sy_store_update_task(f->s, id, &h1, &t));
+    OK(sy_store_add_event(f->s, id, &h1, 0, 1, "failed", "by h1", 20));
+    OK(sy_store_commit(f->s));
+
+    /* While h1's lease holds, h2 cannot take the run; once it ran out
+     * (explicit times), h2 does, under a new epoch. */
+    assert_int_equal(sy_store_claim_run(s2, id, "h2", 5000, 999, NULL, 0, &got),
+                     SY_OK);
+    assert_false(got);
+    assert_int_equal(sy_store_claim_run(s2, id, "h2", 5000, 1001, NULL, 0, &got),
+                     SY_OK);
+    assert_true(got);
+    r = get_run(s2, id);
+    assert_string_equal(r.owner, "h2");
+    assert_true(r.lease_epoch > h1.epoch);
+    sy_store_fence h2 = {"h2", r.lease_epoch};
+    sy_run_record_clear(&r);
+    sy_task_record t2 = ready_task(0);
+    t2.state = SY_TASK_COMPLETED;
+    t2.attempts = 2;
+    t2.output = "{\"by\":\"h2\"}";
+    t2.finished = 1100;
+    assert_int_equal(sy_store_begin(s2), SY_OK);
+    assert_int_equal(sy_store_update_task(s2, id, &h2, &t2), SY_OK);
+    /* Later writes of the batch for the same claim skip the check (the
+     * batch holds the write lock); another claim's are still checked. */
+    sy_task_record t3 = ready_task(1);
+    t3.state = SY_TASK_READY;
+    assert_int_equal(sy_store_update_task(s2, id, &h2, &t3), SY_OK);
+    sy_store_fence old = {"h2", h1.epoch};
+    assert_int_equal(sy_store_update_task(s2, id, &old, &t3), SY_STORE_EFENCED);
+    assert_int_equal(sy_store_update_task(s2, id, &h1, &t3), SY_STORE_EFENCED);
+    assert_int_equal(sy_store_commit(s2), SY_OK);
+
+    /* h1 resumes: its task, run and event writes are refused, with the
+     * holder named, and the batch stays usable. */
+    sy_task_record late = ready_task(0);
+    late.state = SY_TASK_COMPLETED;
+    late.attempts = 1;
+    late.output = "{\"by\":\"h1\"}";
+    late.finished = 1200;
+    OK(sy_store_begin(f->s));
+    assert_int_equal(sy_store_update_task(f->s, id, &h1, &late), SY_STORE_EFENCED);
+    assert_contains(sy_store_errmsg(f->s), "held by h2");
+    late.idx = 1;
+    assert_int_equal(sy_store_update_task(f->s, id, &h1, &late), SY_STORE_EFENCED);
+    assert_int_equal(sy_store_update_run(f->s, id, &h1, SY_RUN_COMPLETED, NULL, 1200),
+                     SY_STORE_EFENCED);
+    assert_int_equal(sy_store_add_event(f->s, id, &h1, 0, 1, "stale", "by h1", 1200),
+                     SY_STORE_EFENCED);
+    OK(sy_store_commit(f->s));
+    /* A renewal by h1 extends nothing of h2's. */
+    ids renewed = {0};
+    OK(sy_store_renew(f->s, "h1", 9000, 1200, collect_id, &renewed));
+    assert_int_equal(renewed.n, 0);
+
+    tasks c = list_tasks(f->s, id);
+    assert_int_equal(c.n, 2);
+    assert_int_equal(c.t[0].state, SY_TASK_COMPLETED);
+    assert_int_equal(c.t[0].attempts, 2);
+    assert_string_equal(c.t[0].output, "{\"by\":\"h2\"}");
+    assert_int_equal(c.t[0].finished, 1100);
+    assert_int_equal(c.t[1].state, SY_TASK_READY);
+    assert_int_equal(c.t[1].attempts, 2);
+    tasks_clear(&c);
+    r = get_run(f->s, id);
+    assert_int_equal(r.state, SY_RUN_RUNNING);
+    assert_string_equal(r.owner, "h2");
+    assert_int_equal(r.lease_until, 5000);
+    sy_run_record_clear(&r);
+
+    /* h2's own writes go on; a missing task is still SY_ENOENT. */
+    assert_int_equal(sy_store_begin(s2), SY_OK);
+    t2.idx = 7;
+    assert_int_equal(sy_store_update_task(s2, id, &h2, &t2), SY_ENOENT);
+    assert_int_equal(sy_store_update_run(s2, id, &h2, SY_RUN_RUNNING, NULL, 1300),
+                     SY_OK);
+    assert_int_equal(sy_store_commit(s2), SY_OK);
+    /* A lease renews only while it holds: at 5001 h2's has expired. */
+    renewed.n = 0;
+    assert_int_equal(sy_store_renew(s2, "h2", 6000, 4000, collect_id, &renewed), SY_OK);
+    assert_int_equal(renewed.n, 1);
+    assert_int_equal(renewed.id[0], id);
+    renewed.n = 0;
+    assert_int_equal(sy_store_renew(s2, "h2", 9000, 6001, collect_id, &renewed), SY_OK);
+    assert_int_equal(renewed.n, 0);
+    sy_store_close(s2);
+}
 
 static void test_cancel_pending_unowned(void **state)
 {
@@ -740,7 +848,7 @@ static void test_cancel_owned(void **state)
 
     /* Once the owner has cancelled it, it is no longer asked for. */
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_run(f->s, id, SY_RUN_CANCELLED, "cancelled", 30));
+    OK(sy_store_update_run(f->s, id, NULL, SY_RUN_CANCELLED, "cancelled", 30));
     OK(sy_store_commit(f->s));
     OK(sy_store_cancel_requests(f->s, "h1", collect_id, &c));
     assert_int_equal(c.n, 0);
@@ -752,8 +860,8 @@ static void test_cancel_terminal_and_missing(void **state)
     put_def(f->s);
     int64_t id = make_run(f->s, 1, 1);
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_run(f->s, id, SY_RUN_RUNNING, NULL, 2));
-    OK(sy_store_update_run(f->s, id, SY_RUN_COMPLETED, NULL, 3));
+    OK(sy_store_update_run(f->s, id, NULL, SY_RUN_RUNNING, NULL, 2));
+    OK(sy_store_update_run(f->s, id, NULL, SY_RUN_COMPLETED, NULL, 3));
     OK(sy_store_commit(f->s));
     assert_int_equal(sy_store_request_cancel(f->s, id, 4), SY_ESTATE);
     assert_contains(sy_store_errmsg(f->s), "already Completed");
@@ -802,10 +910,10 @@ static void test_events(void **state)
     fx *f = *state;
     put_def(f->s);
     int64_t id = make_run(f->s, 2, 1), quiet = make_run(f->s, 1, 1);
-    OK(sy_store_add_event(f->s, id, 1, 1, "failed", "exit 3", 30));
+    OK(sy_store_add_event(f->s, id, NULL, 1, 1, "failed", "exit 3", 30));
     OK(sy_store_begin(f->s));
-    OK(sy_store_add_event(f->s, id, 0, 2, "timeout", NULL, 10));
-    OK(sy_store_add_event(f->s, id, 1, 2, "stale", "attempt 1 completed late", 20));
+    OK(sy_store_add_event(f->s, id, NULL, 0, 2, "timeout", NULL, 10));
+    OK(sy_store_add_event(f->s, id, NULL, 1, 2, "stale", "attempt 1 completed late", 20));
     OK(sy_store_commit(f->s));
     events e = {0};
     OK(sy_store_list_events(f->s, id, collect_event, &e));
@@ -818,9 +926,9 @@ static void test_events(void **state)
     assert_int_equal(e.n, 0);
     assert_int_equal(sy_store_list_events(f->s, id + 5, collect_event, &e),
                      SY_ENOENT);
-    assert_int_equal(sy_store_add_event(f->s, id + 5, 0, 1, "x", NULL, 1),
+    assert_int_equal(sy_store_add_event(f->s, id + 5, NULL, 0, 1, "x", NULL, 1),
                      SY_ENOENT);
-    assert_int_equal(sy_store_add_event(f->s, id, 0, 1, NULL, NULL, 1),
+    assert_int_equal(sy_store_add_event(f->s, id, NULL, 0, 1, NULL, NULL, 1),
                      SY_EINVAL);
 }
 
@@ -888,10 +996,10 @@ static void commit_two_updates(sy_store *s, int64_t id)
     sy_task_record t = ready_task(0);
     t.state = SY_TASK_COMPLETED;
     assert_int_equal(sy_store_begin(s), SY_OK);
-    assert_int_equal(sy_store_update_task(s, id, &t), SY_OK);
+    assert_int_equal(sy_store_update_task(s, id, NULL, &t), SY_OK);
     t.idx = 1;
     t.state = SY_TASK_READY;
-    assert_int_equal(sy_store_update_task(s, id, &t), SY_OK);
+    assert_int_equal(sy_store_update_task(s, id, NULL, &t), SY_OK);
     assert_int_equal(sy_store_commit(s), SY_OK);
 }
 
@@ -970,7 +1078,7 @@ static void test_survives_killed_process(void **state)
         /* An uncommitted batch must not survive. */
         sy_task_record t = ready_task(2);
         if (sy_store_begin(child_store) != SY_OK ||
-            sy_store_update_task(child_store, id, &t) != SY_OK)
+            sy_store_update_task(child_store, id, NULL, &t) != SY_OK)
             _exit(3);
         _exit(0); /* no close, no checkpoint: as if killed */
     }
@@ -1050,6 +1158,7 @@ int main(void)
         F(test_claim_run),
         F(test_claim_runs),
         F(test_renew_release_owners),
+        F(test_fencing_after_takeover),
         F(test_cancel_pending_unowned),
         F(test_cancel_owned),
         F(test_cancel_terminal_and_missing),
