@@ -47,11 +47,19 @@ static size_t free_head = SIZE_MAX;
 static atomic_uint_fast64_t refused_unknown;
 static atomic_int refused_unknown_logged;
 
+/* A bounded copy, NUL-terminated: every submit makes two, so no printf. */
+static void copy_name(char *dst, size_t cap, const char *src)
+{
+    size_t n = src ? strnlen(src, cap - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
+}
+
 static void owner_set(slot_owner *o, sy_host *host, const char *who, const char *ns)
 {
     o->host = host;
-    snprintf(o->who, sizeof o->who, "%s", who ? who : "?");
-    snprintf(o->ns, sizeof o->ns, "%s", ns ? ns : "");
+    copy_name(o->who, sizeof o->who, who ? who : "?");
+    copy_name(o->ns, sizeof o->ns, ns);
 }
 
 /* Takes a slot (a freed one first) and packs its index and generation
