@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "engine/attempt.h"
 #include "engine/batch.h"
+#include "engine/fenced.h"
 #include "engine/input.h"
 #include "workflow/context.h"
 #include "workflow/trigger.h"
@@ -122,15 +123,12 @@ void sy_live_fail_or_retry(sy_live_run *r, size_t idx, bool timeout, const char 
         char detail[1024];
         snprintf(detail, sizeof detail, "%s; retry %u of %u in %lldms", error ? error : "",
                  t->failures, p->attempts - 1, (long long)delay);
-        int64_t now = r->e->now();
-        sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts,
-                           timeout ? "timed_out" : "failed", detail, now);
-        sy_live_task_ready(r, idx, now + delay);
+        sy_live_event(r, idx, t->attempts, timeout ? "timed_out" : "failed", detail);
+        sy_live_task_ready(r, idx, r->e->now() + delay);
         report(r, idx);
         return;
     }
-    sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts,
-                       timeout ? "timed_out" : "failed", error, r->e->now());
+    sy_live_event(r, idx, t->attempts, timeout ? "timed_out" : "failed", error);
     if (!sy_live_set_state(r, idx, SY_TASK_FAILED))
         return;
     sy_live_task_terminal(r, idx);

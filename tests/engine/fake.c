@@ -160,6 +160,11 @@ const sy_executor fake_executor = {
 
 void fake_open(fake_env *env, const char *workflow)
 {
+    fake_open_lease(env, workflow, FAKE_LEASE_MS, false);
+}
+
+void fake_open_lease(fake_env *env, const char *workflow, int64_t lease_ms, bool serve)
+{
     memset(env, 0, sizeof *env);
     memset(&fake, 0, sizeof fake);
     fake.capacity = SY_CAPACITY_UNLIMITED;
@@ -188,8 +193,10 @@ void fake_open(fake_env *env, const char *workflow)
         .store = env->store,
         .instances = &env->instance,
         .n_instances = 1,
-        .owner = "test:1",
+        .owner = FAKE_OWNER,
         .clock = fake_clock,
+        .lease_ms = lease_ms,
+        .serve = serve,
     };
     assert_int_equal(sy_engine_new(&env->engine, &env->loop, &o, err, sizeof err), SY_OK);
     assert_int_equal(sy_engine_adopt(env->engine, env->run_id, true, err, sizeof err), SY_OK);
