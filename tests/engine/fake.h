@@ -101,6 +101,11 @@ void fake_advance(fake_env *env, int64_t ms);
 /* Completes the held attempt of `task_id`, then turns the loop. */
 void fake_complete(fake_env *env, const char *task_id, sy_outcome outcome);
 
+/* Completes the held attempt `attempt` of `task_id` (of whichever engine
+ * submitted it), without turning any loop. */
+void fake_finish_attempt(const char *task_id, uint32_t attempt, sy_outcome outcome,
+                         const char *output);
+
 /* The plugin calls wake(): capacity freed. */
 void fake_wake(void);
 
