@@ -325,6 +325,7 @@ static void test_takeover_refuses_late_writes(void **state)
     assert_non_null(strstr(log, "run 1 is held by test:2 (claim 2), not by " FAKE_OWNER
                                 " (claim 1): not written"));
     assert_int_equal(fake_cancels("b"), 1);
+    assert_int_equal(fake_submits("c"), 0); /* decided in the refused turn */
     fake_row a = fake_task(&env, "a");
     assert_int_equal(a.state, SY_TASK_RUNNING);
     assert_int_equal(a.attempts, 2);

@@ -12,6 +12,8 @@
  *   sleep_ms    work time
  *   output      a group: the output object (default {})
  *   echo        true: the output is the input context
+ *   stamp       true: the output is {"attempt": N, "pid": PID}, saying which
+ *               attempt, run by which host process, the result is from
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,8 +59,9 @@ static const sy_param_spec t_fail = {sizeof(sy_param_spec), 0, "fail_times", SY_
 static const sy_param_spec t_sleep = {sizeof(sy_param_spec), 0, "sleep_ms", SY_PARAM_INT, NULL};
 static const sy_param_spec t_output = {sizeof(sy_param_spec), 0, "output", SY_PARAM_GROUP, NULL};
 static const sy_param_spec t_echo = {sizeof(sy_param_spec), 0, "echo", SY_PARAM_BOOL, NULL};
+static const sy_param_spec t_stamp = {sizeof(sy_param_spec), 0, "stamp", SY_PARAM_BOOL, NULL};
 static const sy_param_spec *const task_params[] = {&t_mode, &t_fail, &t_sleep, &t_output,
-                                                   &t_echo, NULL};
+                                                   &t_echo, &t_stamp, NULL};
 
 static void record(struct sy_instance *in, const char *what, const sy_task *t)
 {
@@ -100,8 +103,9 @@ static void work(struct sy_instance *in, job *j)
     const sy_params *p = j->task->params;
     const char *mode = "ok";
     int64_t fail_times = 0, ms = 0;
-    int echo = 0;
+    int echo = 0, stamp = 0;
     api->param_string(p, "mode", &mode);
+    api->param_bool(p, "stamp", &stamp);
     api->param_int(p, "fail_times", &fail_times);
     api->param_int(p, "sleep_ms", &ms);
     api->param_bool(p, "echo", &echo);
@@ -126,6 +130,11 @@ static void work(struct sy_instance *in, job *j)
         finish(in, j, SY_OUTCOME_SUCCEEDED, "this is not json", NULL);
     } else if (echo) {
         finish(in, j, SY_OUTCOME_SUCCEEDED, j->task->input, NULL);
+    } else if (stamp) {
+        char out[64];
+        snprintf(out, sizeof out, "{\"attempt\": %u, \"pid\": %ld}", j->task->attempt,
+                 (long)getpid());
+        finish(in, j, SY_OUTCOME_SUCCEEDED, out, NULL);
     } else {
         const sy_params *out = NULL;
         char *text = api->param_group(p, "output", &out) == SY_OK ? api->param_json(out) : NULL;
