@@ -2,7 +2,8 @@
  * engine/internal.h -- the engine's structures, shared by its files:
  * engine.c (lifecycle, the loop turn), batch.c (the turn's changes),
  * attempt.c, dispatch.c, completion.c, run.c (transitions, triggers),
- * load.c (loading, recovery), serve.c, input.c.  What each file offers the
+ * load.c (loading, recovery), serve.c, fenced.c (refused writes, events),
+ * lease.c (a lapsed lease), input.c.  What each file offers the
  * others is in its own header.  Loop thread only, except where a field says
  * otherwise.
  */
