@@ -62,7 +62,7 @@ wait "$a" "$b"
 
 n=$(grep -c "lost its lease" "$host/a.log")
 [ "$n" -eq 1 ]
-ok $? "the resumed host logged once that it lost its lease ($n lines)"
+ok $? "the resumed host logged that it lost its lease, once (found $n)"
 grep "lost its lease\|comes back as" "$host/a.log" | sed 's/^/# /'
 grep -q "this host comes back as .*:$a\.1 (it was .*:$a)" "$host/a.log"
 ok $? "the resumed host came back as a new host"
@@ -88,9 +88,11 @@ for t in r["tasks"]:
         bad.append((t["id"], t["attempts"], out, d))
 print("# recorded result not the latest attempt's:", bad if bad else "none")
 t = {x["id"]: x for x in r["tasks"]}
-again = [x for x in "abcd" if t[x]["attempts"] == 2 and t[x]["output"]["pid"] == b]
+again = [x for x in "abcd" if t[x]["attempts"] >= 2 and t[x]["output"]["pid"] == b]
 print("# tasks the second host ran again:", len(again))
-abandoned = [x for x in "abcd" if [(e["attempt"], e["host"].rsplit(":", 1)[1]) for e in t[x]["abandoned"]] == [(1, str(a))]]
+# The first record is the first host's attempt 1 (a second host starved
+# past its own lease on a loaded machine would add its own after it).
+abandoned = [x for x in "abcd" if [(e["attempt"], e["host"].rsplit(":", 1)[1]) for e in t[x]["abandoned"]][:1] == [(1, str(a))]]
 print("# attempts recorded abandoned by the first host:", len(abandoned))
 done_once = dispatched[t["q"]["namespace"]] == [1] and t["q"]["output"]["pid"] == a
 print("# the task the first host completed before its stop, dispatches:", dispatched[t["q"]["namespace"]])
