@@ -31,7 +31,9 @@ void sy_live_fill_view(const sy_live_run *r, sy_engine_view *v)
 static void report(sy_live_run *r, size_t idx)
 {
     sy_engine *e = r->e;
-    if (!e->o.on_task)
+    /* What happens to a run this host lost (its cancelled attempts coming
+     * back) is nobody's progress: another host may be running it. */
+    if (!e->o.on_task || r->lost)
         return;
     sy_engine_view v;
     sy_live_fill_view(r, &v);

@@ -102,6 +102,30 @@ ok $? "each result is its latest attempt's; no completed task ran again; the aba
 run status "$id"
 has "abandoned: a attempt 1 on " "status lists the abandoned attempts"
 
+# `run` drives its one run in its own process: stopped past its lease, it
+# has nothing to come back to, and ends with the line and status 1.
+"$SWITCHYARD" run fence >"$host/run.out" 2>&1 &
+r=$!
+for _ in $(seq 1 50); do
+    rid=$(sed -n 's/^run \([0-9]*\):.*/\1/p' "$host/run.out")
+    [ -n "$rid" ] && [ "$(jget "$rid" 'sum(1 for x in r["tasks"] if x["status"] == "Running")')" = 4 ] && break
+    sleep 0.1
+done
+kill -STOP "$r"
+before=$(jget "$rid" 'r')
+sleep 1.5
+kill -CONT "$r"
+wait "$r"
+rc=$?
+[ "$rc" -eq 1 ]
+ok $? "run, stopped past its lease, exits 1 (status $rc)"
+out=$(cat "$host/run.out")
+has "switchyard: run: run $rid: this host (" "it ends with the line that says why"
+has "lost its lease: its clock reads" "the line says the lease was lost"
+[ "$(jget "$rid" 'r')" = "$before" ]
+ok $? "it wrote nothing after it was stopped: the run and its tasks are as they were"
+is Running "$rid" 'r["status"]' "the run is left Running for another host"
+
 # Two hosts started at the same moment on a new store file, 50 times: a
 # `submit` and a `serve --exit-when-idle`, both creating, migrating and
 # setting WAL mode on the file.
