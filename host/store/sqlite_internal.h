@@ -51,8 +51,9 @@ typedef struct sy_store_sqlite {
     /* The last fence a write of the open batch was applied under: the
      * batch holds the write lock (BEGIN IMMEDIATE) to its end, so the run
      * cannot change hands before then, and further task writes for that
-     * run and claim skip the check (sqlite_tasks.c).  Cleared at every
-     * begin, end, and claim or release. */
+     * run and claim skip the run's check (sqlite_tasks.c; each still
+     * checks its task's attempt token).  Cleared at every begin, end, and
+     * claim or release. */
     struct {
         bool valid;
         int64_t run_id, epoch;

@@ -46,7 +46,9 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
         return sy_store_fail(s, SY_ESTATE, "update_task: no batch is open");
     /* The batch's first write for a run checks its fence; the batch keeps
      * the write lock, so the later ones for the same run and claim (most
-     * of a busy batch) take the statement without the check. */
+     * of a busy batch) take the statement without the run's check.  The
+     * task's attempt token is checked on every write: it is on the row
+     * being written, so it costs no lookup. */
     bool held = fence && q->held.valid && q->held.run_id == run_id &&
                 q->held.epoch == fence->epoch &&
                 strcmp(q->held.owner, fence->owner) == 0;
