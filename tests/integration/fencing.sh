@@ -120,8 +120,8 @@ rc=$?
 [ "$rc" -eq 1 ]
 ok $? "run, stopped past its lease, exits 1 (status $rc)"
 out=$(cat "$host/run.out")
-has "switchyard: run: run $rid: this host (" "it ends with the line that says why"
-has "lost its lease: its clock reads" "the line says the lease was lost"
+has "lost its lease: its clock reads" "it logs the line that says why"
+has "switchyard: run: run $rid: this host lost its lease (see above); the run is left for another host to take over" "it ends saying so"
 [ "$(jget "$rid" 'r')" = "$before" ]
 ok $? "it wrote nothing after it was stopped: the run and its tasks are as they were"
 is Running "$rid" 'r["status"]' "the run is left Running for another host"
