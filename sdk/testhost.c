@@ -50,8 +50,8 @@ static void record_first(sy_completion *c, const sy_result *r)
 static void test_complete(sy_completion *c, const sy_result *r)
 {
     static const sy_result failed = {
-        sizeof failed, SY_OUTCOME_FAILED, NULL, 0,
-        "plugin bug: complete() with a NULL or unsized result"};
+        .size = sizeof failed, .outcome = SY_OUTCOME_FAILED,
+        .error = "plugin bug: complete() with a NULL or unsized result"};
     if (!c) {
         fprintf(stderr, "error plugin bug: complete() with a NULL "
                         "completion\n");

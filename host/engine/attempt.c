@@ -9,6 +9,9 @@
 #include "base/util.h"
 #include "engine/input.h"
 
+/* The most of sy_result.note the host keeps (the ABI says 1 KiB). */
+#define SY_RESULT_NOTE_MAX 1024
+
 /* Runs on the plugin's thread: copy what the host needs and queue it.  An
  * output over max_context_bytes is only measured, never copied: the
  * attempt fails on the loop for it, and a plugin cannot make the host
@@ -31,6 +34,11 @@ static void on_complete(sy_completion *c, const sy_result *res)
         }
     }
     a->result_error = res->error ? strdup(res->error) : NULL;
+    /* The 1.1 fields, read only when the plugin's struct has them. */
+    if (SY_HAS_FIELD(res, sy_result, retry_after_ms))
+        a->retry_after_ms = res->retry_after_ms;
+    if (SY_HAS_FIELD(res, sy_result, note) && res->note && res->note[0])
+        a->result_note = strndup(res->note, SY_RESULT_NOTE_MAX);
     pthread_mutex_lock(&e->done_lock);
     a->done_next = NULL;
     if (e->done_tail)
@@ -115,6 +123,7 @@ void sy_attempt_release(sy_attempt *a)
         free(a->input);
     free(a->output);
     free(a->result_error);
+    free(a->result_note);
     free(a);
 }
 

@@ -71,22 +71,29 @@ static void apply_result(sy_engine *e, sy_attempt *a)
     sy_live_task *t = &r->t[a->idx];
     if (t->current != a) {
         static const char *const outcomes[] = {"succeeded", "failed", "timed out",
-                                               "cancelled"};
+                                               "cancelled", "deferred"};
         char detail[256];
         snprintf(detail, sizeof detail, "attempt %u %s after %s; ignored", a->number,
-                 (unsigned)a->outcome < 4 ? outcomes[a->outcome] : "ended",
+                 (unsigned)a->outcome < 5 ? outcomes[a->outcome] : "ended",
                  a->timed_out ? "its timeout" : "it stopped being current");
         sy_live_event(r, a->idx, a->number, "stale", detail);
         return;
     }
     t->current = NULL;
     r->n_running--;
+    if (a->result_note)
+        sy_live_event(r, a->idx, a->number, "note", a->result_note);
     if (r->cancelling) {
         sy_live_set_state(r, a->idx, SY_TASK_FAILED);
         sy_live_set_error(t, "cancelled with its run");
         sy_live_task_terminal(r, a->idx);
         return;
     }
+    if (a->outcome == SY_OUTCOME_DEFERRED) {
+        sy_live_defer(r, a->idx, a->queue->entry->name, a->retry_after_ms, a->result_error);
+        return;
+    }
+    t->deferrals = 0;
     if (a->outcome == SY_OUTCOME_SUCCEEDED) {
         apply_success(e, a);
         return;

@@ -27,6 +27,8 @@ typedef struct sy_instance_queue sy_instance_queue;
 typedef struct sy_live_task {
     sy_task_state state;
     uint32_t attempts, failures, recoveries;
+    uint32_t deferrals;    /* SY_OUTCOME_DEFERRED in a row (not stored: a
+                              restart starts the count again) */
     int64_t ready_at, started, finished;
     char *error;           /* owned; NULL */
     json_t *output;        /* owned object when Completed with output */
@@ -124,6 +126,8 @@ struct sy_attempt {
     size_t output_len;
     bool output_oversized; /* output_len over max_context_bytes: not copied */
     char *result_error;
+    char *result_note;     /* sy_result.note (1.1), at most 1 KiB; NULL */
+    int64_t retry_after_ms; /* sy_result.retry_after_ms (1.1), DEFERRED */
     sy_attempt *done_next;         /* in the engine's completed list */
     sy_attempt *live_prev, *live_next; /* the engine's list of live attempts */
 };

@@ -136,6 +136,39 @@ void sy_live_fail_or_retry(sy_live_run *r, size_t idx, bool timeout, const char 
     sy_live_task_terminal(r, idx);
 }
 
+void sy_live_defer(sy_live_run *r, size_t idx, const char *instance, int64_t retry_after_ms,
+                   const char *why)
+{
+    sy_live_task *t = &r->t[idx];
+    int64_t now = r->e->now();
+    char detail[1024];
+    t->attempts--;
+    if (++t->deferrals > SY_DEFER_MAX) {
+        snprintf(detail, sizeof detail,
+                 "executor instance '%s' deferred the task %d times in a row (the last: %s)",
+                 instance, SY_DEFER_MAX, why && *why ? why : "no reason given");
+        t->failures++;
+        sy_live_event(r, idx, t->attempts + 1, "failed", detail);
+        sy_live_fail_now(r, idx, detail);
+        report(r, idx);
+        return;
+    }
+    int64_t delay = retry_after_ms;
+    if (delay <= 0) {
+        uint32_t shift = t->deferrals - 1 < 9 ? t->deferrals - 1 : 9;
+        delay = (int64_t)10 << shift;
+        if (delay > 5000)
+            delay = 5000;
+    } else if (delay > 3600 * 1000) {
+        delay = 3600 * 1000;
+    }
+    snprintf(detail, sizeof detail, "%s; offered again in %lldms",
+             why && *why ? why : "deferred by the executor", (long long)delay);
+    sy_live_event(r, idx, t->attempts + 1, "deferred", detail);
+    sy_live_task_ready(r, idx, now + delay);
+    report(r, idx);
+}
+
 /* Why a trigger rule did not hold, for the Skipped task's error. */
 static void skip_reason(const sy_live_run *r, size_t idx, char *buf, size_t len)
 {

@@ -26,6 +26,16 @@ void sy_live_arm_backoff(sy_live_run *r, size_t idx, int64_t due);
 /* Fails a task that never started (Ready -> Failed), no retry. */
 void sy_live_fail_now(sy_live_run *r, size_t idx, const char *error);
 
+/* An attempt the plugin deferred (SY_OUTCOME_DEFERRED): not charged, so
+ * the task goes back Ready under the same attempt number, offered again
+ * after `retry_after_ms` (capped at an hour) or, when 0, the host's own
+ * backoff, which doubles from 10 ms to 5 s while the task keeps being
+ * deferred.  Past SY_DEFER_MAX deferrals in a row the task fails, naming
+ * `instance`: a plugin that never takes a task must not spin forever. */
+#define SY_DEFER_MAX 1000
+void sy_live_defer(sy_live_run *r, size_t idx, const char *instance, int64_t retry_after_ms,
+                   const char *why);
+
 /* An attempt failed (or timed out): Ready again after the retry policy's
  * delay, or Failed. */
 void sy_live_fail_or_retry(sy_live_run *r, size_t idx, bool timeout,

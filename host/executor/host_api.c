@@ -195,8 +195,7 @@ static void api_complete(sy_completion *token, const sy_result *r)
         pthread_mutex_unlock(&table_lock);
         /* Outside the lock: the record stays alive until it is retired,
          * and its owner retires it only after on_complete has queued it. */
-        sy_result failed = {sizeof failed, SY_OUTCOME_FAILED, NULL, 0,
-                            "plugin bug: complete() with a NULL or unsized result"};
+        sy_result failed = {.size = sizeof failed, .outcome = SY_OUTCOME_FAILED, .output = NULL, .output_len = 0, .error = "plugin bug: complete() with a NULL or unsized result"};
         if (!r || !SY_HAS_FIELD(r, sy_result, error))
             r = &failed;
         c->on_complete(c, r);

@@ -241,7 +241,7 @@ static void test_complete_once(void **state)
     sy_completion c;
     completions = 0;
     sy_completion_init(&c, "test", on_complete, NULL);
-    sy_result r = {sizeof r, SY_OUTCOME_SUCCEEDED, "{}", 2, NULL};
+    sy_result r = {.size = sizeof r, .outcome = SY_OUTCOME_SUCCEEDED, .output = "{}", .output_len = 2, .error = NULL};
     api->complete(sy_completion_token(&c), &r);
     assert_int_equal(completions, 1);
     assert_int_equal(last_outcome, SY_OUTCOME_SUCCEEDED);
@@ -271,7 +271,7 @@ static void test_complete_bad_result(void **state)
     /* A result too small to hold `error` (an unsized struct) is refused. */
     sy_completion c2;
     sy_completion_init(&c2, "test", on_complete, NULL);
-    sy_result small = {offsetof(sy_result, output), SY_OUTCOME_SUCCEEDED, NULL, 0, NULL};
+    sy_result small = {.size = offsetof(sy_result, output), .outcome = SY_OUTCOME_SUCCEEDED};
     api->complete(sy_completion_token(&c2), &small);
     assert_int_equal(completions, 2);
     assert_int_equal(last_outcome, SY_OUTCOME_FAILED);

@@ -85,6 +85,13 @@ static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c,
         fake.refused[fake.n_refused++] = c;
         return SY_EINVAL;
     }
+    if (flag(task, "defer")) {
+        fake.n_deferred++;
+        sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_DEFERRED,
+                         .error = "told to defer", .retry_after_ms = 1};
+        fake.api->complete(c, &res);
+        return SY_OK;
+    }
     assert_true(fake.n_subs < FAKE_MAX);
     fake_submission *s = &fake.subs[fake.n_subs++];
     *s = (fake_submission){.c = c, .attempt = task->attempt};
@@ -248,6 +255,16 @@ void fake_finish_attempt(const char *task_id, uint32_t attempt, sy_outcome outco
         return;
     }
     fail_msg("no held attempt %u of '%s'", attempt, task_id);
+}
+
+void fake_finish(fake_env *env, const char *task_id, const sy_result *res)
+{
+    fake_submission *s = held(NULL, task_id);
+    assert_non_null(s);
+    s->done = true;
+    fake.in_flight--;
+    fake.api->complete(s->c, res);
+    fake_turn(env);
 }
 
 void fake_wake(void) { fake.api->wake(fake.host); }

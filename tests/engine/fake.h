@@ -55,6 +55,7 @@ typedef struct fake_plugin {
     size_t n_busy;
     sy_completion *refused[FAKE_MAX]; /* tokens of submits refused */
     size_t n_refused;
+    size_t n_deferred;              /* submits of `defer = true` tasks */
 } fake_plugin;
 
 extern fake_plugin fake;
@@ -105,6 +106,10 @@ void fake_complete(fake_env *env, const char *task_id, sy_outcome outcome);
  * submitted it), without turning any loop. */
 void fake_finish_attempt(const char *task_id, uint32_t attempt, sy_outcome outcome,
                          const char *output);
+
+/* Completes the held attempt of `task_id` with `res` as the plugin wrote
+ * it, then turns the loop. */
+void fake_finish(fake_env *env, const char *task_id, const sy_result *res);
 
 /* The plugin calls wake(): capacity freed. */
 void fake_wake(void);

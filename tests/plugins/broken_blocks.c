@@ -48,8 +48,7 @@ static int blocks_submit(sy_instance *inst, const sy_task *task,
     struct timespec t = {0, 200 * 1000000L}; /* the bug */
     while (nanosleep(&t, &t) != 0 && errno == EINTR)
         ;
-    sy_result res = {sizeof res, SY_OUTCOME_SUCCEEDED, task->input,
-                     task->input_len, NULL};
+    sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_SUCCEEDED, .output = task->input, .output_len = task->input_len, .error = NULL};
     inst->api->complete(c, &res);
     return SY_OK;
 }

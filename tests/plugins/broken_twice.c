@@ -43,8 +43,7 @@ static int twice_submit(sy_instance *inst, const sy_task *task,
 {
     (void)err;
     (void)err_len;
-    sy_result res = {sizeof res, SY_OUTCOME_SUCCEEDED, task->input,
-                     task->input_len, NULL};
+    sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_SUCCEEDED, .output = task->input, .output_len = task->input_len, .error = NULL};
     inst->api->complete(c, &res);
     inst->api->complete(c, &res); /* the bug */
     return SY_OK;

@@ -86,7 +86,7 @@ static void sleep_ms(int64_t ms, const job *j)
 static void finish(struct sy_instance *in, job *j, sy_outcome o, const char *out,
                    const char *error)
 {
-    sy_result r = {sizeof r, o, out, out ? strlen(out) : 0, error};
+    sy_result r = {.size = sizeof r, .outcome = o, .output = out, .output_len = out ? strlen(out) : 0, .error = error};
     record(in, "complete", j->task);
     if (o == SY_OUTCOME_SUCCEEDED)
         atomic_fetch_add(&in->succeeded, 1);

@@ -162,11 +162,9 @@ static int good_submit(sy_instance *inst, const sy_task *task,
         return SY_EBUSY;
     atomic_fetch_add(&inst->submitted, 1);
     log_echo(inst, task);
-    sy_result res = {sizeof res, SY_OUTCOME_SUCCEEDED, task->input,
-                     task->input ? task->input_len : 0, NULL};
+    sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_SUCCEEDED, .output = task->input, .output_len = task->input ? task->input_len : 0, .error = NULL};
     if (task_fails(inst->api, task)) {
-        res = (sy_result){sizeof res, SY_OUTCOME_FAILED, NULL, 0,
-                          "failed because task parameter fail is true"};
+        res = (sy_result){.size = sizeof res, .outcome = SY_OUTCOME_FAILED, .output = NULL, .output_len = 0, .error = "failed because task parameter fail is true"};
         atomic_fetch_add(&inst->failed, 1);
     } else {
         atomic_fetch_add(&inst->succeeded, 1);

@@ -1,13 +1,13 @@
 /*
- * executor-1.1.h -- TEST ONLY: a simulated executor ABI 1.1, to prove that
- * a plugin rebuilt against a newer 1.x header loads on a 1.0 host when it
+ * executor-1.2.h -- TEST ONLY: a simulated executor ABI 1.2, to prove that
+ * a plugin rebuilt against a newer 1.x header loads on a 1.1 host when it
  * uses nothing newer, and is refused clearly when it does.  It is
- * api/switchyard/executor.h as of 1.0 with exactly what a real 1.1 would
+ * api/switchyard/executor.h as of 1.1 with exactly what a real 1.2 would
  * add: the minor, one descriptor field (drain) and one host function
- * (progress), each appended under a "since 1.1" mark.  No release has
+ * (progress), each appended under a "since 1.2" mark.  No release has
  * these; never install this file.
  *
- * switchyard/executor.h -- the executor ABI, version 1.1.
+ * switchyard/executor.h -- the executor ABI, version 1.2.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -88,7 +88,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 1
+#define SY_EXECUTOR_ABI_MINOR 2
 
 /* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
  * descriptor.  Define it before including this header when the plugin sets
@@ -275,7 +275,25 @@ enum {
                                   an empty object) */
     SY_OUTCOME_FAILED = 1,     /* error says why; retried per policy */
     SY_OUTCOME_TIMED_OUT = 2,  /* the plugin's own limit expired */
-    SY_OUTCOME_CANCELLED = 3   /* ended because the host called cancel() */
+    SY_OUTCOME_CANCELLED = 3,  /* ended because the host called cancel() */
+
+    /* since 1.1 */
+    SY_OUTCOME_DEFERRED = 4    /* the attempt did not run, or was stopped
+                                  for a reason that is not the task's (the
+                                  backend throttled it, the device it ran
+                                  on broke): the host puts the task back
+                                  Ready WITHOUT charging an attempt, and
+                                  offers it again no earlier than
+                                  sy_result.retry_after_ms.  error says
+                                  why and is recorded with the attempt.
+                                  Output is ignored.  A task deferred more
+                                  than the host's bound in a row (1000)
+                                  fails, naming the plugin: a plugin that
+                                  defers forever is a bug.  A 1.0 host
+                                  reads 4 as an unknown outcome and fails
+                                  the attempt, so send it only when
+                                  api->abi_minor >= 1 (or build with
+                                  SY_EXECUTOR_MIN_MINOR 1) */
 };
 
 /* What the plugin hands to complete().  Plugin-owned; the host copies what
@@ -292,6 +310,21 @@ typedef struct sy_result {
     const char *error;      /* [public] one or more lines saying why it
                                failed, or NULL.  Kept in the store and shown
                                by `switchyard status` */
+
+    /* since 1.1 (a 1.0 host never reads them; zero means "not used") */
+    int64_t retry_after_ms; /* [public] with SY_OUTCOME_DEFERRED: offer the
+                               task again no sooner than this many
+                               milliseconds after complete() (a backend's
+                               Retry-After).  0: the host's own short
+                               backoff, which grows while the task keeps
+                               being deferred.  Ignored with other
+                               outcomes; capped by the host at 1 hour */
+    const char *note;       /* [public] one line recorded with the attempt
+                               whatever its outcome (e.g. "executed version
+                               7", "GPU-5a1c... Xid 79"), shown by
+                               `switchyard status`; NUL-terminated, or
+                               NULL for none.  The host keeps at most its
+                               first 1 KiB */
 } sy_result;
 
 /* ------------------------------------------------------------------------ */
@@ -407,7 +440,7 @@ typedef struct sy_host_api {
     /* Frees a string the host allocated for the plugin (param_json). */
     void (*free_string)(char *s);
 
-    /* since 1.1 */
+    /* since 1.2 */
 
     /* Reports how far an accepted submit has come, for `switchyard
      * status`.  Any thread, between submit() and complete() of `c`. */
@@ -550,7 +583,7 @@ typedef struct sy_executor {
      * Thread: any host thread, concurrently; must not block. */
     void (*metrics)(sy_instance *inst, sy_metric_fn emit, void *sink);
 
-    /* since 1.1 */
+    /* since 1.2 */
 
     /* Optional.  Asks the instance to stop taking new work and finish what
      * it has (a host about to restart).  Thread: any host thread; must not
