@@ -15,7 +15,7 @@ static void lapse(sy_engine *e, const sy_live_run *late, int64_t now)
 {
     size_t runs = 0, attempts = 0;
     for (sy_live_run *r = e->runs; r; r = r->next)
-        runs += !r->lost;
+        runs += !r->finished;
     for (sy_attempt *a = e->live; a; a = a->live_next)
         attempts++;
     char line[1024];
@@ -34,9 +34,12 @@ static void lapse(sy_engine *e, const sy_live_run *late, int64_t now)
     e->lapse_why = sy_xstrdup(line);
     e->lapsed = true;
     e->counters.lapses++;
-    /* Quietly: the line above says it for every run. */
+    /* Quietly: the line above says it for every run.  A finished run has
+     * nothing left to drop: its last write, if still to be made, is
+     * forgotten with the others (lapsed_turn in engine.c). */
     for (sy_live_run *r = e->runs; r; r = r->next)
-        sy_live_drop(r, NULL);
+        if (!r->finished)
+            sy_live_drop(r, NULL);
     /* The attempts that outlived their task (timed out) too: the executors
      * end their process groups. */
     for (sy_attempt *a = e->live; a; a = a->live_next)
