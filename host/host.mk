@@ -76,7 +76,8 @@ libsyhost_la_SOURCES += \
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
 # completions, runs (transitions, triggers), loading and recovery, leases and
-# serving, input contexts, timers on the engine's clock, wake-ups.
+# serving, fenced writes and refusals, a lapsed lease, input contexts, timers
+# on the engine's clock, wake-ups.
 libsyhost_la_SOURCES += \
 	host/engine/engine.c host/engine/engine.h host/engine/internal.h \
 	host/engine/batch.c host/engine/batch.h \
@@ -86,6 +87,8 @@ libsyhost_la_SOURCES += \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h \
 	host/engine/serve.c host/engine/serve.h \
+	host/engine/fenced.c host/engine/fenced.h \
+	host/engine/lease.c host/engine/lease.h \
 	host/engine/input.c host/engine/input.h \
 	host/engine/timer.c host/engine/timer.h \
 	host/engine/grace.c host/engine/grace.h \

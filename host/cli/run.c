@@ -148,7 +148,17 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
         if (r == 2) /* a second signal: leave now, the store is consistent */
             sy_service_leave(&sv, 130);
         json_t *run = NULL;
-        if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
+        if (r == SY_ENGINE_LAPSED) {
+            /* Whatever the store says of the run now is another host's
+             * (or nobody's yet): this process no longer knows how it ends.
+             * Why is in the line the engine logged; it is repeated only
+             * when the log level hid it. */
+            bool logged = sy_log_get_level() >= SY_LOG_WARN;
+            fprintf(stderr, "switchyard: run: run %lld: %s; the run is left for another "
+                    "host to take over\n", (long long)id,
+                    logged ? "this host lost its lease (see above)"
+                           : sy_engine_lapse_reason(sv.engine));
+        } else if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
             const char *status = json_string_value(json_object_get(run, "status"));
             const char *error = json_string_value(json_object_get(run, "error"));
             completed = strcmp(status, sy_run_state_name(SY_RUN_COMPLETED)) == 0;

@@ -84,6 +84,9 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
     a->idx = idx;
     a->queue = t->queue;
     a->number = t->attempts + 1;
+    /* Claimed with the write that marks the task Running (batch.c): that
+     * write moves the row from the token it holds to this one. */
+    a->token = ++t->token;
     a->input = input;
     a->input_borrowed = borrowed;
     sy_completion_init_for(&a->c, &t->queue->entry->host, d->ns, on_complete, a);

@@ -132,6 +132,14 @@ void sy_dispatch_submit(sy_engine *e)
         sy_attempt *a = e->submit[i];
         sy_live_run *r = a->run;
         const sy_instance_entry *entry = a->queue->entry;
+        if (r->fenced) {
+            /* The store refused the run's writes this turn: another host
+             * holds it, and the attempt never starts. */
+            r->t[a->idx].current = NULL;
+            r->n_running--;
+            sy_attempt_release(a);
+            continue;
+        }
         char err[512] = "";
         int rc = SY_EBUSY;
         /* One decided before the watchdog caught the instance stuck in an

@@ -15,6 +15,7 @@
 #include "engine/dispatch.h"
 #include "engine/grace.h"
 #include "engine/internal.h"
+#include "engine/lease.h"
 #include "engine/load.h"
 #include "engine/run.h"
 #include "engine/serve.h"
@@ -92,11 +93,33 @@ static void fatal_store(sy_engine *e, const char *what)
     uv_stop(e->loop);
 }
 
+/* A lapsed host (engine/lease.h) writes nothing; once the attempts it
+ * cancelled are back and its runs freed, `serve` comes back as a new
+ * host and `run` ends.  False when the turn may go on. */
+static bool lapsed_turn(sy_engine *e)
+{
+    if (e->lease_past && !e->lapsed)
+        sy_lease_lapsed(e, e->now());
+    if (!e->lapsed)
+        return false;
+    sy_lease_forget_writes(e);
+    reap_runs(e);
+    if (e->runs || e->live)
+        return true;
+    if (!e->o.serve || e->drain)
+        stop_loop(e);
+    else
+        sy_lease_reregister(e);
+    return true;
+}
+
 /* Once per loop turn: fire what is due on the engine's clock, decide,
  * write everything in one transaction, then submit what was decided. */
 static void on_flush(uv_prepare_t *h)
 {
     sy_engine *e = h->data;
+    if (lapsed_turn(e))
+        return;
     if (e->fatal) {
         /* Nothing is written any more; what is left is to get back the
          * attempts plugins hold, so that nothing they still reference
@@ -112,14 +135,23 @@ static void on_flush(uv_prepare_t *h)
             sy_timers_expire(&e->timers, now);
     }
     if (e->ready.n == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e)) {
+        drop_fenced(e); /* an event refused since the last turn */
         reap_runs(e);
         check_idle(e);
         return;
     }
-    int64_t now = e->now();
     sy_dispatch_begin_turn(e);
     if (sy_store_begin(e->o.store) != SY_OK) {
         fatal_store(e, "begin");
+        return;
+    }
+    /* The clock is read once the batch holds the store's write lock
+     * (begin may have waited for it): while the leases hold at that
+     * moment, no other host can claim a run before the commit. */
+    int64_t now = e->now();
+    if (sy_lease_lapsed(e, now)) {
+        sy_store_rollback(e->o.store);
+        lapsed_turn(e);
         return;
     }
     sy_dispatch_decide(e, now);
@@ -255,10 +287,20 @@ int sy_engine_run(sy_engine *e)
             return SY_ENGINE_ABANDONED;
     }
     sy_serve_stop(e);
-    if ((e->drain || e->winding_down) && !e->fatal)
+    /* A lapsed host's runs are not its own to hand back. */
+    if ((e->drain || e->winding_down) && !e->fatal && !e->lapsed)
         sy_store_release(e->o.store, e->o.owner);
-    return e->fatal ? -1 : 0;
+    return e->fatal ? -1 : e->lapsed ? SY_ENGINE_LAPSED : 0;
 }
+
+void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out)
+{
+    *out = e->counters;
+}
+
+const char *sy_engine_owner(const sy_engine *e) { return e->o.owner; }
+
+const char *sy_engine_lapse_reason(const sy_engine *e) { return e->lapse_why; }
 
 static void close_noop(uv_handle_t *h) { (void)h; }
 
@@ -286,5 +328,8 @@ void sy_engine_free(sy_engine *e)
     free(e->dirty);
     free(e->submit);
     pthread_mutex_destroy(&e->done_lock);
+    free(e->lapse_why);
+    free(e->owner_base);
+    free(e->owner_own);
     free(e);
 }

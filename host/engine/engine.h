@@ -86,6 +86,16 @@ typedef struct sy_engine_opts {
     void *arg;
 } sy_engine_opts;
 
+/* What the engine counts, for tests now and metrics later. */
+typedef struct sy_engine_counters {
+    uint64_t writes_refused; /* writes the store refused by their fence:
+                                the run or the task held by another claim */
+    uint64_t runs_lost;      /* runs dropped: their lease lost */
+    uint64_t lapses;         /* times this host found its lease lapsed */
+    uint64_t abandoned;      /* attempts of hosts that lost a run, found
+                                Running when this host took the run */
+} sy_engine_counters;
+
 int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o,
                   char *err, size_t err_len);
 
@@ -106,11 +116,17 @@ int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why);
  * still touch what the attempts point to); it leaves the process. */
 #define SY_ENGINE_ABANDONED 3
 
+/* sy_engine_run's result when this host's lease lapsed and it stopped
+ * (engine/lease.h): not serving, or a drain came during the lapse.  The
+ * reason is sy_engine_lapse_reason(). */
+#define SY_ENGINE_LAPSED 4
+
 /* Runs the loop until the watched run ends, a drain finishes, or (serve
  * with exit_when_idle) nothing is left.  Returns 0, -1 on a fatal store
  * error (the reason is logged), 2 after a second drain stopped it at once
  * (attempts may still be with plugins: the store is consistent, and the
- * caller may exit without waiting), or SY_ENGINE_ABANDONED. */
+ * caller may exit without waiting), SY_ENGINE_ABANDONED, or SY_ENGINE_LAPSED.  A serving engine whose
+ * lease lapses goes on as a new host instead. */
 int sy_engine_run(sy_engine *e);
 
 /* Stops dispatching, waits for attempts in flight, releases the runs.
@@ -123,6 +139,16 @@ bool sy_engine_draining(const sy_engine *e);
 /* What the engine holds of run `run_id`; false when it holds no such run
  * (never adopted, or ended and freed). */
 bool sy_engine_view_run(const sy_engine *e, int64_t run_id, sy_engine_view *v);
+
+/* The engine's counters so far. */
+void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out);
+
+/* The owner id the engine holds its runs under now: o.owner, or the new
+ * id it took after its lease lapsed. */
+const char *sy_engine_owner(const sy_engine *e);
+
+/* The line logged when the lease last lapsed; NULL when it never did. */
+const char *sy_engine_lapse_reason(const sy_engine *e);
 
 /* Tears down; every attempt must have ended (sy_engine_run returned). */
 void sy_engine_free(sy_engine *e);

@@ -10,7 +10,8 @@
 int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err,
                  size_t err_len);
 
-/* Stops working on a run whose lease this host lost (`why`, logged once):
+/* Stops working on a run whose lease this host lost (`why`, logged once;
+ * NULL when the caller logs for it):
  * it is taken out of every queue, its attempts are cancelled, and nothing
  * more is written for it; it is freed like a finished run once its
  * attempts are back. */

@@ -200,6 +200,7 @@ int sy_call_record_open(const char *path, const char *owner, char *err, size_t e
 {
     page = &memory_page;
     stamp(page, owner);
+    current_entry = NULL; /* the names are copied again into the new page */
     install_handlers();
     if (!path)
         return 0;
@@ -220,6 +221,7 @@ int sy_call_record_open(const char *path, const char *owner, char *err, size_t e
     }
     page = m;
     stamp(page, owner);
+    current_entry = NULL;
     page_path = strdup(path);
     return 0;
 }
@@ -396,8 +398,12 @@ bool sy_call_record_take_previous(const char *prefix, sy_call_snapshot *out)
             snapshot_of(&p, &s);
             char line[1024];
             sy_call_describe(&s, line, sizeof line);
-            bool named = s.in_call || s.fault[0];
-            sy_log(named ? SY_LOG_ERROR : SY_LOG_WARN, "recovery", "%s", line);
+            /* Without a fault the process was killed from outside
+             * (SIGKILL, the OOM killer) or exited without closing: said,
+             * but nobody is blamed. */
+            bool named = s.fault[0] != '\0';
+            sy_log(named ? SY_LOG_ERROR : SY_LOG_INFO, "recovery", "%s%s", line,
+                   named ? "" : " (no fault recorded: killed from outside)");
             if (named && !found) {
                 *out = s;
                 found = true;

@@ -73,8 +73,10 @@ bool sy_call_current(sy_call_snapshot *out, sy_instance_entry **entry);
 
 /* Finds records left by processes that are gone (files `prefix` + ".*"
  * whose process is not running), reports each with one log line, hands the
- * first one that died inside a call or a plugin to *out (found = true) and
- * deletes them all.  `prefix` is what sy_call_record_path() starts with. */
+ * first one that recorded a fatal signal to *out (found = true) and
+ * deletes them all.  A record without a fault is a process killed from
+ * outside (SIGKILL, the OOM killer): reported, never handed out, since no
+ * plugin is to blame.  `prefix` is what sy_call_record_path() starts with. */
 bool sy_call_record_take_previous(const char *prefix, sy_call_snapshot *out);
 
 /* The record's file for this process: "<prefix>.<pid>" into buf. */

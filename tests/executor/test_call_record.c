@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@
 #include "../helpers.h"
 
 static const sy_executor desc = {.size = sizeof desc, .name = "probe"};
+
+/* An address never mapped, which the compiler cannot see through. */
+static volatile uintptr_t nowhere = 16;
 
 static void sleep_ms(long ms)
 {
@@ -91,20 +95,46 @@ static void test_record_holds_the_call(void **state)
     assert_false(s.in_call);
     assert_true(s.seq > seq);
 
+    /* A process that died without a fault (SIGKILL) is nobody's fault:
+     * its record is consumed, and nothing is handed out. */
     sy_call_snapshot prev;
-    assert_true(sy_call_record_take_previous(prefix, &prev));
-    assert_true(prev.in_call);
-    assert_string_equal(prev.ns, "t::w::a");
-    char line[1024];
-    sy_call_describe(&prev, line, sizeof line);
-    assert_string_equal(line, "the host box:1 died inside plugin 'probe', instance 'probe-1', "
-                              "call submit, task t::w::a");
+    assert_false(sy_call_record_take_previous(prefix, &prev));
     assert_int_equal(access(dead, F_OK), -1);     /* consumed */
     assert_int_equal(access(live, F_OK), 0);      /* a live host's: left */
     assert_int_equal(access(path, F_OK), 0);      /* this process's: left */
+    sy_call_record_close();
+
+    /* A process that faults inside a call: the handler writes the fault
+     * into its record before the signal takes it down. */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        /* The default action behind the record's handler, not the test
+         * framework's, which would catch the fault and go on. */
+        signal(SIGSEGV, SIG_DFL);
+        char mine[600];
+        sy_call_record_path(prefix, mine, sizeof mine);
+        if (sy_call_record_open(mine, "box:2", err, sizeof err) != 0)
+            _exit(3);
+        sy_call_begin(&e, "submit", "t::w::a", 7, 3, 2);
+        *(volatile int *)(uintptr_t)nowhere = 1;
+        _exit(4);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    assert_false(WIFEXITED(status) && (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 4));
+    assert_true(sy_call_record_take_previous(prefix, &prev));
+    assert_true(prev.in_call);
+    assert_true(prev.fault_in_call);
+    assert_string_equal(prev.ns, "t::w::a");
+    assert_int_equal(strncmp(prev.fault, "SIGSEGV", 7), 0);
+    char line[1024];
+    sy_call_describe(&prev, line, sizeof line);
+    const char *want = "the host box:2 died inside plugin 'probe', instance 'probe-1', "
+                       "call submit, task t::w::a: SIGSEGV";
+    assert_int_equal(strncmp(line, want, strlen(want)), 0);
     assert_false(sy_call_record_take_previous(prefix, &prev));
 
-    sy_call_record_close();
     assert_int_equal(access(path, F_OK), -1); /* a clean exit leaves nothing */
     unlink(live);
     sy_instance_destroy(&e);

@@ -135,8 +135,8 @@ has_line "$host/crash2.log" "died inside plugin 'ctl', instance 'crashy', call s
 is Failed "$id" 't["crash_x"]["status"]' "the task inside the crashing call is charged (it has no retries left)"
 is 1 "$id" 't["crash_x"]["attempts"]' "with one attempt"
 is Completed "$id" 't["i1"]["status"]' "an innocent task in flight completes"
-is 1 "$id" 't["i1"]["attempts"]' "without being charged an attempt"
-is 0 "$id" 't["i2"]["recoveries"]' "nor a recovery"
+is 0 "$id" 't["i1"]["recoveries"]' "without being charged a recovery"
+is 0 "$id" 't["i2"]["recoveries"]' "nor is the other"
 ls "$host"/var/crash.db.calls.* >/dev/null 2>&1
 ok $([ $? -ne 0 ] && echo 0 || echo 1) "the record is consumed"
 
