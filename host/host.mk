@@ -18,6 +18,8 @@
 # for the libraries the SDK itself needs (jansson, libconfig).
 noinst_LTLIBRARIES += libsyhost.la
 libsyhost_la_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+libsyhost_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DSY_PLUGIN_WORKER='"$(pkglibexecdir)/switchyard-plugin-worker"'
 libsyhost_la_LIBADD = $(DEP_LIBS)
 HOST_LDADD = libsyhost.la $(SDK_LIB) $(DEP_LIBS)
 
@@ -59,9 +61,12 @@ libsyhost_la_SOURCES += \
 	host/executor/directory.c host/executor/directory.h \
 	host/executor/host_api.c host/executor/host_api.h \
 	host/executor/call_record.c host/executor/call_record.h \
-	host/executor/watchdog.c host/executor/watchdog.h
+	host/executor/watchdog.c host/executor/watchdog.h \
+	host/executor/wire.c host/executor/wire.h
 libsyhost_la_SOURCES += \
-	host/executor/instance.c host/executor/instance.h
+	host/executor/instance.c host/executor/instance.h \
+	host/executor/isolated.c host/executor/isolated.h \
+	host/executor/isolated_state.c host/executor/isolated_state.h
 
 # store: the interface, what implementations share, and the embedded
 # SQLite store (its files listed in store/sqlite_internal.h).
@@ -114,3 +119,13 @@ if MIMALLOC
 switchyard_CFLAGS += -DSY_MIMALLOC
 endif
 EXTRA_DIST += host/host.mk
+
+# The worker of an isolated instance (isolate = true; executor/isolated.h):
+# one plugin in a process of its own.  It needs the wire format and the
+# SDK's loader and parameter getters, not the host.
+pkglibexec_PROGRAMS += switchyard-plugin-worker
+switchyard_plugin_worker_SOURCES = host/executor/plugin_worker.c \
+	host/executor/wire.c host/executor/wire.h
+switchyard_plugin_worker_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) -pthread
+switchyard_plugin_worker_LDADD = $(SDK_LIB) $(DEP_LIBS) -ldl
+switchyard_plugin_worker_LDFLAGS = $(AM_LDFLAGS) -pthread

@@ -163,6 +163,11 @@ static void on_flush(uv_prepare_t *h)
     }
     sy_dispatch_submit(e);
     drop_fenced(e);
+    /* A submit refused or busy changed its task after this turn's write:
+     * one more turn writes it (and decides what it frees), or the loop
+     * would sleep with the store saying Running. */
+    if (e->n_dirty > 0)
+        sy_wake_send(&e->done);
     if (e->n_dirty == 0)
         reap_runs(e);
     check_idle(e);

@@ -20,7 +20,7 @@ static void on_grace(uv_timer_t *h)
                "abandoned at shutdown: executor '%s', instance '%s' has not completed attempt "
                "%u of task %s (run %lld) %lld ms after it was asked to stop; a host that takes "
                "the run next recovers it",
-               entry->desc ? entry->desc->name : "?", entry->name, a->number, a->task.ns,
+               entry->host.plugin ? entry->host.plugin : "?", entry->name, a->number, a->task.ns,
                (long long)a->run->id, (long long)e->grace_ms);
     }
     if (n > NAMED_MAX)

@@ -106,7 +106,7 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
     if (call_guilty)
         return CRASH_INNOCENT;
     const sy_live_task *t = &r->t[i];
-    const char *plugin = t->queue && t->queue->entry->desc ? t->queue->entry->desc->name : "";
+    const char *plugin = t->queue && t->queue->entry->host.plugin ? t->queue->entry->host.plugin : "";
     /* A fault on a plugin's own thread names the plugin, not the task:
      * every task on it is suspect, and pays as a lost attempt does. */
     if (c->fault_plugin[0] && strcmp(c->fault_plugin, plugin) == 0)

@@ -288,7 +288,7 @@ void sy_call_begin(sy_instance_entry *e, const char *call, const char *ns, int64
         return;
     atomic_fetch_add_explicit(&p->seq, 1, memory_order_acq_rel);
     if (e != current_entry) {
-        copy_name(p->plugin, sizeof p->plugin, e && e->desc ? e->desc->name : NULL);
+        copy_name(p->plugin, sizeof p->plugin, e ? e->host.plugin : NULL);
         copy_name(p->instance, sizeof p->instance, e ? e->name : NULL);
         current_entry = e;
     }

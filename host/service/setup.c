@@ -9,13 +9,15 @@
 #include "base/log.h"
 #include "config/params.h"
 #include "base/util.h"
+#include "executor/isolated.h"
 
 #ifndef SY_PLUGIN_DIR
 #define SY_PLUGIN_DIR "/usr/local/lib/switchyard/executors"
 #endif
 
 /* The keys of an instance group the host reads itself (config.h). */
-static const char *const instance_skip[] = {"plugin", "call_timeout", "max_task_time", NULL};
+static const char *const instance_skip[] = {"plugin", "call_timeout", "max_task_time",
+                                            "isolate", NULL};
 
 void sy_setup_plugin_dirs(const sy_setup *s,
                           void (*fn)(const char *dir, bool configured, void *),
@@ -149,6 +151,8 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
         }
         int bad = bind_plugin(s, e, d);
         errors += bad;
+        if (!bad && c->isolate)
+            sy_isolated_wrap(e, e->plugin);
         if (!bad && (flags & SY_SETUP_CREATE))
             errors += create_instance(e, d);
     }
