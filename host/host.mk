@@ -120,7 +120,7 @@ switchyard_CFLAGS += -DSY_MIMALLOC
 endif
 EXTRA_DIST += host/host.mk
 
-# The worker of an isolated instance (isolate = true; executor/isolated.h):
+# The worker of an isolated instance (isolate_plugin = true; executor/isolated.h):
 # one plugin in a process of its own.  It needs the wire format and the
 # SDK's loader and parameter getters, not the host.
 pkglibexec_PROGRAMS += switchyard-plugin-worker

@@ -178,9 +178,9 @@ static int read_instance_host_keys(sy_instance_config *c, const config_setting_t
         errors += read_duration(s, 10, "10ms", &c->call_timeout_ms, d);
     if ((s = config_setting_get_member(g, "max_task_time")))
         errors += read_duration(s, 1, "1ms", &c->max_task_ms, d);
-    if ((s = config_setting_get_member(g, "isolate"))) {
+    if ((s = config_setting_get_member(g, "isolate_plugin"))) {
         if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
-            sy_error(d, SRC_FILE(s), SRC_LINE(s), "'isolate' must be true or false");
+            sy_error(d, SRC_FILE(s), SRC_LINE(s), "'isolate_plugin' must be true or false");
             errors++;
         } else {
             c->isolate = config_setting_get_bool(s);

@@ -33,8 +33,11 @@ typedef struct sy_instance_config {
                                 the default, 1 s) */
     int64_t max_task_ms;     /* `max_task_time`: bound on an attempt whose
                                 task has no timeout (0: none) */
-    bool isolate;            /* `isolate`: the plugin runs in a worker
-                                process of its own (executor/isolated.h) */
+    bool isolate;            /* `isolate_plugin`: the plugin runs in a
+                                worker process of its own
+                                (executor/isolated.h).  Not `isolate`,
+                                which the thread plugin's instances use
+                                for isolating each task */
 } sy_instance_config;
 
 typedef struct sy_config {

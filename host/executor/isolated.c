@@ -345,7 +345,7 @@ static const sy_executor proxy = {
     SY_EXECUTOR_V1,
     .name = "isolated",
     .version = "1",
-    .description = "a plugin run in a worker process of its own (isolate = true)",
+    .description = "a plugin run in a worker process of its own (isolate_plugin = true)",
     .create = iso_create,
     .destroy = iso_destroy,
     .capacity = iso_capacity,

@@ -1,5 +1,5 @@
 /*
- * executor/isolated.h -- `isolate = true`: an instance whose plugin runs in
+ * executor/isolated.h -- `isolate_plugin = true`: an instance whose plugin runs in
  * a worker process of its own (switchyard-plugin-worker), so that its
  * crash costs only its own attempts.
  *

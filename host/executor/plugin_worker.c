@@ -1,6 +1,6 @@
 /*
  * switchyard-plugin-worker -- one plugin instance in a process of its own,
- * for an instance with `isolate = true` (isolated.h).
+ * for an instance with `isolate_plugin = true` (isolated.h).
  *
  * The host starts it with a socket on descriptor 3 and sends the plugin's
  * path and the instance's settings; the worker loads the plugin, creates

@@ -45,7 +45,7 @@ static void report_stuck(const sy_call_snapshot *s, sy_instance_entry *e, int64_
     sy_log(SY_LOG_ERROR, s->instance,
            "plugin bug: executor '%s', instance '%s': %s()%s%s has not returned after %lld ms "
            "(the bound is %lld ms); the host's loop is stuck inside the plugin.  The instance "
-           "gets no new task; isolate it (isolate = true) or route its tasks elsewhere, and "
+           "gets no new task; isolate it (isolate_plugin = true) or route its tasks elsewhere, and "
            "restart the host",
            s->plugin, s->instance, s->call, s->ns[0] ? " of task " : "", s->ns, (long long)ms,
            (long long)(e->call_timeout_ms > 0 ? e->call_timeout_ms : SY_CALL_TIMEOUT_DEFAULT_MS));

@@ -17,7 +17,7 @@
 
 /* The keys of an instance group the host reads itself (config.h). */
 static const char *const instance_skip[] = {"plugin", "call_timeout", "max_task_time",
-                                            "isolate", NULL};
+                                            "isolate_plugin", NULL};
 
 void sy_setup_plugin_dirs(const sy_setup *s,
                           void (*fn)(const char *dir, bool configured, void *),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# isolate = true: the plugin runs in a worker process of its own.  Its
+# isolate_plugin = true: the plugin runs in a worker process of its own.  Its
 # tasks run and return their outputs through it; when the worker crashes,
 # only the attempts it held fail (and are retried on a new worker), the
 # host and the other instance's tasks carry on.
@@ -11,7 +11,7 @@ p = sys.argv[1]
 s = open(p).read()
 s = re.sub(r'executors = \{\n.*?\n\};\n',
            'executors = {\n  default = { plugin = "ctl"; slots = 4; };\n'
-           '  iso = { plugin = "ctl"; slots = 4; isolate = true; };\n};\n'
+           '  iso = { plugin = "ctl"; slots = 4; isolate_plugin = true; };\n};\n'
            'routes = ["routes.cfg"];\n', s, count=1, flags=re.S)
 open(p, 'w').write(s)
 PY
