@@ -41,3 +41,10 @@ check_PROGRAMS += bench/gpusim
 bench_gpusim_SOURCES = bench/gpusim.c plugins/gpu/sched.c plugins/gpu/sched.h
 bench_gpusim_CPPFLAGS = -I$(top_srcdir)/plugins/gpu -D_GNU_SOURCE
 bench_gpusim_LDADD = -lm
+EXTRA_DIST += bench/gpusim.c
+bench-gpu: bench/gpusim$(EXEEXT)
+	@mkdir -p bench/results
+	@out=bench/results/gpusim-`date -u +%Y%m%dT%H%M%SZ`.txt; \
+	for load in 0.95 1.05 1.2; do ./bench/gpusim$(EXEEXT) --load $$load; echo; done | tee $$out; \
+	echo "written to $$out"
+.PHONY: bench-gpu
