@@ -32,7 +32,7 @@ tests_gpu_test_gpu_sched_CPPFLAGS = -I$(top_srcdir)/plugins/gpu -D_GNU_SOURCE
 tests_gpu_test_gpu_sched_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_gpu_test_gpu_sched_LDADD = $(CMOCKA_LIBS)
 
-gpu_shell_tests = tests/gpu/gpu.sh tests/gpu/health.sh tests/gpu/conformance.sh tests/gpu/real_gpu.sh
+gpu_shell_tests = tests/gpu/gpu.sh tests/gpu/health.sh tests/gpu/example.sh tests/gpu/conformance.sh tests/gpu/real_gpu.sh
 TESTS += $(gpu_shell_tests)
 dist_check_SCRIPTS += $(gpu_shell_tests) tests/gpu/lib.sh
 
@@ -48,3 +48,7 @@ bench-gpu: bench/gpusim$(EXEEXT)
 	for load in 0.95 1.05 1.2; do ./bench/gpusim$(EXEEXT) --load $$load; echo; done | tee $$out; \
 	echo "written to $$out"
 .PHONY: bench-gpu
+EXTRA_DIST += examples/gpu/README.md examples/gpu/switchyard.cfg \
+	examples/gpu/routes.cfg examples/gpu/workflows/train.cfg \
+	examples/gpu/bin/train.sh examples/gpu/bin/infer.sh \
+	examples/gpu/fake-devices.txt tests/data/conformance/gpu.cfg
