@@ -52,3 +52,12 @@ EXTRA_DIST += examples/gpu/README.md examples/gpu/switchyard.cfg \
 	examples/gpu/routes.cfg examples/gpu/workflows/train.cfg \
 	examples/gpu/bin/train.sh examples/gpu/bin/infer.sh \
 	examples/gpu/fake-devices.txt tests/data/conformance/gpu.cfg
+
+check_PROGRAMS += tests/gpu/test_gpu_plugin
+TESTS += tests/gpu/test_gpu_plugin
+tests_gpu_test_gpu_plugin_SOURCES = tests/gpu/test_gpu_plugin.c
+tests_gpu_test_gpu_plugin_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_gpu_test_gpu_plugin_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+	$(JANSSON_CFLAGS) -pthread
+tests_gpu_test_gpu_plugin_LDFLAGS = -pthread
+tests_gpu_test_gpu_plugin_LDADD = $(SDK_LIB) $(JANSSON_LIBS) $(CMOCKA_LIBS) -ldl
