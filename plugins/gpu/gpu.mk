@@ -41,7 +41,7 @@ check_PROGRAMS += bench/gpusim
 bench_gpusim_SOURCES = bench/gpusim.c plugins/gpu/sched.c plugins/gpu/sched.h
 bench_gpusim_CPPFLAGS = -I$(top_srcdir)/plugins/gpu -D_GNU_SOURCE
 bench_gpusim_LDADD = -lm
-EXTRA_DIST += bench/gpusim.c
+EXTRA_DIST += bench/gpusim.c docs/gpu.md
 bench-gpu: bench/gpusim$(EXEEXT)
 	@mkdir -p bench/results
 	@out=bench/results/gpusim-`date -u +%Y%m%dT%H%M%SZ`.txt; \
