@@ -83,10 +83,17 @@ static void describe_devices(sy_instance *inst)
     }
     for (size_t i = 0; i < n; i++) {
         const sy_nvml_dev_info *d = sy_nvml_dev(inst->nvml, i);
-        inst->api->log(inst->host, SY_LOG_INFO, "GPU %u: %s %s, %lld MiB, "
-                       "MIG %s, island %d", d->index, d->uuid, d->name,
-                       (long long)d->mem_mib, d->mig == 1 ? "on" :
-                       d->mig == 0 ? "off" : "unknown", d->island);
+        if (d->mig_instance >= 0)
+            inst->api->log(inst->host, SY_LOG_INFO, "GPU %u MIG %d: %s %s, "
+                           "%lld MiB, island %d", d->index, d->mig_instance,
+                           d->uuid, d->name, (long long)d->mem_mib,
+                           d->island);
+        else
+            inst->api->log(inst->host, SY_LOG_INFO, "GPU %u: %s %s, %lld "
+                           "MiB, MIG %s, island %d", d->index, d->uuid,
+                           d->name, (long long)d->mem_mib, d->mig == 1 ?
+                           "on" : d->mig == 0 ? "off" : "unknown",
+                           d->island);
         sy_gs_dev *g = &inst->sched.dev[i];
         g->island = d->island;
         g->mem_mib = d->mem_mib;
@@ -107,7 +114,8 @@ static int setup(sy_instance *inst, const sy_params *config, char *err,
                              err_len);
     if (rc == SY_OK)
         rc = sy_gpu_wait_bounds(inst, config, err, err_len);
-    if (rc == SY_OK && !(inst->nvml = sy_nvml_open(library, only, n_only))) {
+    if (rc == SY_OK && !(inst->nvml = sy_nvml_open(library, only, n_only,
+                                                     inst->mig))) {
         sy_sdk_errf(err, err_len, "out of memory");
         rc = SY_ENOMEM;
     }

@@ -66,6 +66,7 @@ struct sy_instance {
     /* settings */
     int64_t queue_length, interval_ms, kill_grace_ms, retry_after_ms;
     char *control_file;      /* owned, or NULL */
+    bool mig;                /* MIG instances are the devices */
 
     sy_nvml *nvml;
     sy_gpu_dev gdev[SY_GS_MAX_DEVS];

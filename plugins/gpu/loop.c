@@ -20,13 +20,6 @@
 #define MAX_EVENTS_PER_TICK 64
 #define CTL_CHUNK 8192
 
-static int find_uuid(const sy_instance *inst, const char *uuid)
-{
-    for (size_t i = 0; i < sy_nvml_count(inst->nvml); i++)
-        if (strcmp(sy_nvml_dev(inst->nvml, i)->uuid, uuid) == 0)
-            return (int)i;
-    return -1;
-}
 
 void sy_gpu_drain(sy_instance *inst, int d, bool manual, const char *why)
 {
@@ -41,7 +34,8 @@ void sy_gpu_drain(sy_instance *inst, int d, bool manual, const char *why)
     if (!was)
         g->drained_at = (int64_t)time(NULL);
     inst->api->log(inst->host, manual ? SY_LOG_INFO : SY_LOG_ERROR,
-                   "GPU %s (index %u, %s) drained: %s", info->uuid,
+                   "%s %s (index %u, %s) drained: %s",
+                   info->mig_instance >= 0 ? "MIG device" : "GPU", info->uuid,
                    info->index, info->name, why);
     if (manual)
         return;   /* the operator's drain lets running tasks finish */
@@ -86,6 +80,21 @@ static void utc_now(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Drains every device on the GPU of device `d` (its MIG instances, or
+ * the GPU itself). */
+static void drain_gpu(sy_instance *inst, int d, uint64_t xid, bool dbe,
+                      const char *why)
+{
+    unsigned gpu = sy_nvml_dev(inst->nvml, (size_t)d)->index;
+    for (size_t i = 0; i < sy_nvml_count(inst->nvml); i++)
+        if (sy_nvml_dev(inst->nvml, i)->index == gpu) {
+            if (xid)
+                inst->gdev[i].xid = xid;
+            inst->gdev[i].dbe = inst->gdev[i].dbe || dbe;
+            sy_gpu_drain(inst, (int)i, false, why);
+        }
+}
+
 static void apply_event(sy_instance *inst, const sy_nvml_event *ev)
 {
     if (ev->dev < 0)
@@ -98,20 +107,18 @@ static void apply_event(sy_instance *inst, const sy_nvml_event *ev)
         if (sy_nvml_xid_is_app(ev->data)) {
             inst->api->log(inst->host, SY_LOG_INFO, "GPU %s: Xid %llu at %s "
                            "(the application's fault; the device stays in "
-                           "service)", info->uuid,
+                           "service)", info->gpu_uuid,
                            (unsigned long long)ev->data, when);
             return;
         }
-        inst->gdev[ev->dev].xid = ev->data;
-        snprintf(why, sizeof why, "GPU %s Xid %llu at %s", info->uuid,
+        snprintf(why, sizeof why, "GPU %s Xid %llu at %s", info->gpu_uuid,
                  (unsigned long long)ev->data, when);
-        sy_gpu_drain(inst, ev->dev, false, why);
+        drain_gpu(inst, ev->dev, ev->data, false, why);
     } else if (ev->type & SY_NVML_EVENT_DBE) {
         inst->ecc_errors++;
-        inst->gdev[ev->dev].dbe = true;
         snprintf(why, sizeof why, "GPU %s double-bit ECC error at %s",
-                 info->uuid, when);
-        sy_gpu_drain(inst, ev->dev, false, why);
+                 info->gpu_uuid, when);
+        drain_gpu(inst, ev->dev, 0, true, why);
     }
 }
 
@@ -151,20 +158,25 @@ static void control_line(sy_instance *inst, char *line)
                        inst->control_file, inst->ctl_line);
         return;
     }
-    int d = find_uuid(inst, uuid);
-    if (d < 0) {
-        inst->api->log(inst->host, SY_LOG_WARN, "%s:%ld: no device %s in "
-                       "this instance", inst->control_file, inst->ctl_line,
-                       uuid);
-        return;
-    }
     char why[256];
     snprintf(why, sizeof why, "by the operator%s%s", rest ? ": " : "",
              rest ? rest : "");
-    if (drain)
-        sy_gpu_drain(inst, d, true, why);
-    else
-        sy_gpu_resume(inst, d);
+    /* A device's UUID, or a GPU's: then all of its MIG instances. */
+    int found = 0;
+    for (size_t i = 0; i < sy_nvml_count(inst->nvml); i++) {
+        const sy_nvml_dev_info *d = sy_nvml_dev(inst->nvml, i);
+        if (strcmp(d->uuid, uuid) != 0 && strcmp(d->gpu_uuid, uuid) != 0)
+            continue;
+        found++;
+        if (drain)
+            sy_gpu_drain(inst, (int)i, true, why);
+        else
+            sy_gpu_resume(inst, (int)i);
+    }
+    if (!found)
+        inst->api->log(inst->host, SY_LOG_WARN, "%s:%ld: no device %s in "
+                       "this instance", inst->control_file, inst->ctl_line,
+                       uuid);
 }
 
 /* Reads the whole lines appended since the last read.  A file replaced or

@@ -33,7 +33,8 @@ struct sy_nvml {
     char reason[256];
     nvml_event_set events;
     size_t count;
-    nvml_device handle[SY_GS_MAX_DEVS];
+    nvml_device handle[SY_GS_MAX_DEVS];  /* each device's own */
+    nvml_device parent[SY_GS_MAX_DEVS];  /* its GPU's */
     sy_nvml_dev_info info[SY_GS_MAX_DEVS];
 
     nvml_ret (*init)(void);
@@ -45,6 +46,8 @@ struct sy_nvml {
     nvml_ret (*get_name)(nvml_device, char *, unsigned);
     nvml_ret (*get_memory)(nvml_device, nvml_memory *);
     nvml_ret (*get_mig)(nvml_device, unsigned *, unsigned *);
+    nvml_ret (*max_mig)(nvml_device, unsigned *);
+    nvml_ret (*mig_by_index)(nvml_device, unsigned, nvml_device *);
     nvml_ret (*topology)(nvml_device, nvml_device, int *);
     nvml_ret (*set_create)(nvml_event_set *);
     nvml_ret (*set_free)(nvml_event_set);
@@ -86,6 +89,8 @@ static bool bind(sy_nvml *n)
     sym(l, "nvmlDeviceGetMemoryInfo", &n->get_memory);
     /* Optional: older drivers and the fake may lack them. */
     sym(l, "nvmlDeviceGetMigMode", &n->get_mig);
+    sym(l, "nvmlDeviceGetMaxMigDeviceCount", &n->max_mig);
+    sym(l, "nvmlDeviceGetMigDeviceHandleByIndex", &n->mig_by_index);
     sym(l, "nvmlDeviceGetTopologyCommonAncestor", &n->topology);
     sym(l, "nvmlEventSetCreate", &n->set_create);
     sym(l, "nvmlEventSetFree", &n->set_free);
@@ -116,21 +121,30 @@ static bool wanted(const char *uuid, const char *const *only, size_t n_only)
     return false;
 }
 
+/* UUID, name and memory of a GPU or a MIG device. */
+static bool read_unit(sy_nvml *n, nvml_device h, sy_nvml_dev_info *d)
+{
+    nvml_memory mem = {0, 0, 0};
+    if (n->get_uuid(h, d->uuid, sizeof d->uuid) != NVML_SUCCESS)
+        return false;
+    d->uuid[sizeof d->uuid - 1] = '\0';
+    if (n->get_name(h, d->name, sizeof d->name) != NVML_SUCCESS)
+        snprintf(d->name, sizeof d->name, "unknown");
+    d->name[sizeof d->name - 1] = '\0';
+    if (n->get_memory(h, &mem) == NVML_SUCCESS)
+        d->mem_mib = (int64_t)(mem.total / (1024 * 1024));
+    return true;
+}
+
 static bool read_device(sy_nvml *n, unsigned idx, sy_nvml_dev_info *d,
                         nvml_device *h)
 {
-    nvml_memory mem = {0, 0, 0};
     unsigned cur = 0, pend = 0;
-    if (n->by_index(idx, h) != NVML_SUCCESS ||
-        n->get_uuid(*h, d->uuid, sizeof d->uuid) != NVML_SUCCESS)
+    if (n->by_index(idx, h) != NVML_SUCCESS || !read_unit(n, *h, d))
         return false;
-    d->uuid[sizeof d->uuid - 1] = '\0';
-    if (n->get_name(*h, d->name, sizeof d->name) != NVML_SUCCESS)
-        snprintf(d->name, sizeof d->name, "unknown");
-    d->name[sizeof d->name - 1] = '\0';
-    if (n->get_memory(*h, &mem) == NVML_SUCCESS)
-        d->mem_mib = (int64_t)(mem.total / (1024 * 1024));
+    memcpy(d->gpu_uuid, d->uuid, sizeof d->uuid);
     d->mig = -1;
+    d->mig_instance = -1;
     if (n->get_mig && n->get_mig(*h, &cur, &pend) == NVML_SUCCESS)
         d->mig = cur ? 1 : 0;
     d->index = idx;
@@ -150,9 +164,11 @@ static void find_islands(sy_nvml *n)
     for (size_t i = 0; i < n->count; i++)
         for (size_t j = i + 1; j < n->count; j++) {
             int level = 0;
-            if (n->topology(n->handle[i], n->handle[j], &level) ==
-                    NVML_SUCCESS &&
-                level <= NVML_TOPOLOGY_MULTIPLE) {
+            /* MIG instances of one GPU are one island. */
+            if (n->parent[i] == n->parent[j] ||
+                (n->topology(n->parent[i], n->parent[j], &level) ==
+                     NVML_SUCCESS &&
+                 level <= NVML_TOPOLOGY_MULTIPLE)) {
                 int a = n->info[i].island, b = n->info[j].island;
                 int lo = a < b ? a : b, hi = a < b ? b : a;
                 for (size_t k = 0; k < n->count; k++)
@@ -169,14 +185,56 @@ static void watch(sy_nvml *n)
         n->events = NULL;
         return;
     }
-    for (size_t i = 0; i < n->count; i++)
-        /* A device that supports neither event is still used, unwatched. */
-        (void)n->register_events(n->handle[i],
-                                 SY_NVML_EVENT_XID | SY_NVML_EVENT_DBE,
-                                 n->events);
+    /* Events are per GPU: register each GPU once, also when it is listed
+     * as several MIG instances.  A device that supports neither event is
+     * still used, unwatched. */
+    for (size_t i = 0; i < n->count; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i; j++)
+            seen = seen || n->parent[j] == n->parent[i];
+        if (!seen)
+            (void)n->register_events(n->parent[i],
+                                     SY_NVML_EVENT_XID | SY_NVML_EVENT_DBE,
+                                     n->events);
+    }
 }
 
-static void discover(sy_nvml *n, const char *const *only, size_t n_only)
+static void add(sy_nvml *n, const sy_nvml_dev_info *d, nvml_device h,
+                nvml_device parent, const char *const *only, size_t n_only)
+{
+    /* Listing a GPU keeps all of its MIG instances. */
+    if (n->count >= SY_GS_MAX_DEVS || (!wanted(d->uuid, only, n_only) &&
+                                       !wanted(d->gpu_uuid, only, n_only)))
+        return;
+    n->info[n->count] = *d;
+    n->handle[n->count] = h;
+    n->parent[n->count++] = parent;
+}
+
+/* The MIG instances of a GPU in MIG mode, as devices; false when it has
+ * none to offer (the GPU is then listed whole). */
+static bool add_migs(sy_nvml *n, const sy_nvml_dev_info *gpu, nvml_device h,
+                     const char *const *only, size_t n_only)
+{
+    unsigned max = 0;
+    bool any = false;
+    if (!n->max_mig || !n->mig_by_index ||
+        n->max_mig(h, &max) != NVML_SUCCESS)
+        return false;
+    for (unsigned k = 0; k < max; k++) {
+        nvml_device mh = NULL;
+        sy_nvml_dev_info d = *gpu;
+        if (n->mig_by_index(h, k, &mh) != NVML_SUCCESS || !read_unit(n, mh, &d))
+            continue;   /* an empty slot */
+        d.mig_instance = (int)k;
+        add(n, &d, mh, h, only, n_only);
+        any = true;
+    }
+    return any;
+}
+
+static void discover(sy_nvml *n, const char *const *only, size_t n_only,
+                     bool mig)
 {
     unsigned total = 0;
     nvml_ret rc = n->get_count(&total);
@@ -189,10 +247,10 @@ static void discover(sy_nvml *n, const char *const *only, size_t n_only)
         sy_nvml_dev_info d;
         nvml_device h = NULL;
         memset(&d, 0, sizeof d);
-        if (read_device(n, i, &d, &h) && wanted(d.uuid, only, n_only)) {
-            n->info[n->count] = d;
-            n->handle[n->count++] = h;
-        }
+        if (!read_device(n, i, &d, &h))
+            continue;
+        if (!(mig && d.mig == 1 && add_migs(n, &d, h, only, n_only)))
+            add(n, &d, h, h, only, n_only);
     }
     if (!n->count)
         snprintf(n->reason, sizeof n->reason, total ? "none of the %u "
@@ -203,7 +261,7 @@ static void discover(sy_nvml *n, const char *const *only, size_t n_only)
 }
 
 sy_nvml *sy_nvml_open(const char *library, const char *const *only,
-                      size_t n_only)
+                      size_t n_only, bool mig)
 {
     sy_nvml *n = calloc(1, sizeof *n);
     if (!n)
@@ -226,7 +284,7 @@ sy_nvml *sy_nvml_open(const char *library, const char *const *only,
         return n;
     }
     n->inited = true;
-    discover(n, only, n_only);
+    discover(n, only, n_only, mig);
     return n;
 }
 
@@ -261,8 +319,8 @@ int sy_nvml_poll(sy_nvml *n, sy_nvml_event *ev)
     if (n->set_wait(n->events, &data, 0) != NVML_SUCCESS)
         return 0;   /* NVML_ERROR_TIMEOUT: nothing pending */
     ev->dev = -1;
-    for (size_t i = 0; i < n->count; i++)
-        if (n->handle[i] == data.device)
+    for (size_t i = 0; i < n->count && ev->dev < 0; i++)
+        if (n->parent[i] == data.device)
             ev->dev = (int)i;
     ev->type = data.eventType;
     ev->data = data.eventData;

@@ -21,18 +21,24 @@
 #define SY_NVML_EVENT_DBE 0x2ULL   /* nvmlEventTypeDoubleBitEccError */
 #define SY_NVML_EVENT_XID 0x8ULL   /* nvmlEventTypeXidCriticalError */
 
+/* One device tasks are given: a whole GPU, or with `mig = true` one MIG
+ * instance of a GPU in MIG mode. */
 typedef struct sy_nvml_dev_info {
-    unsigned index;          /* NVML's index */
-    char uuid[96];
+    unsigned index;          /* NVML's index of the GPU */
+    char uuid[96];           /* "GPU-..." or "MIG-..." */
+    char gpu_uuid[96];       /* the GPU's (the same for a whole GPU) */
     char name[96];
     int64_t mem_mib;
     int mig;                 /* 1: MIG mode on, 0: off, -1: unknown */
+    int mig_instance;        /* the MIG device's index, -1: a whole GPU */
     int island;
 } sy_nvml_dev_info;
 
 /* A health event read from NVML. */
 typedef struct sy_nvml_event {
-    int dev;                 /* index into the loaded devices, or -1 */
+    int dev;                 /* a loaded device on the GPU it came from
+                                (events are per GPU, not per MIG
+                                instance), or -1 */
     uint64_t type;           /* SY_NVML_EVENT_* */
     uint64_t data;           /* the Xid for XID events */
 } sy_nvml_event;
@@ -41,11 +47,12 @@ typedef struct sy_nvml sy_nvml;
 
 /* Opens `library` (NULL: libnvidia-ml.so.1), initialises NVML and lists
  * the devices, keeping those whose UUID is in `only` (n_only == 0: all),
- * at most SY_GS_MAX_DEVS.  Never fails for lack of a driver: returns an
+ * at most SY_GS_MAX_DEVS.  With `mig`, a GPU in MIG mode is listed as its
+ * MIG instances instead of whole.  Never fails for lack of a driver: returns an
  * sy_nvml with zero devices and the reason in sy_nvml_reason().  NULL
  * only out of memory. */
 sy_nvml *sy_nvml_open(const char *library, const char *const *only,
-                      size_t n_only);
+                      size_t n_only, bool mig);
 void sy_nvml_close(sy_nvml *n);
 
 /* Why there is no device ("" when there are some). */

@@ -27,6 +27,9 @@ SPEC(policy, SY_PARAM_STRING,
      "or \"first_fit\"");
 SPEC(health_interval, SY_PARAM_DURATION,
      "how often health events and the control file are read (default 1s)");
+SPEC(mig, SY_PARAM_BOOL,
+     "a GPU in MIG mode is handed out as its MIG instances (default false: "
+     "whole)");
 SPEC(control_file, SY_PARAM_STRING,
      "lines \"drain UUID\" / \"resume UUID\" appended by the operator "
      "(switchyard-gpu)");
@@ -56,7 +59,7 @@ SPEC(expected_time, SY_PARAM_DURATION,
 
 const sy_param_spec *const sy_gpu_instance_params[] = {
     &nvml_library_spec, &devices_spec, &queue_length_spec, &share_spec,
-    &policy_spec, &health_interval_spec, &control_file_spec, &max_wait_spec,
+    &policy_spec, &mig_spec, &health_interval_spec, &control_file_spec, &max_wait_spec,
     &default_expected_time_spec, &retry_after_spec, &kill_grace_spec, NULL};
 
 const sy_param_spec *const sy_gpu_task_params[] = {
@@ -156,6 +159,9 @@ int sy_gpu_settings(sy_instance *inst, const sy_params *cfg,
         rc = sy_sdk_param_bool(api, cfg, "share", false, &share, err,
                                err_len);
     inst->sched.share = share;
+    if (rc == SY_OK)
+        rc = sy_sdk_param_bool(api, cfg, "mig", false, &inst->mig, err,
+                               err_len);
     if (rc == SY_OK)
         rc = sy_sdk_param_duration_ms(api, cfg, "health_interval",
                                       SY_GPU_DEFAULT_INTERVAL_MS, 10,

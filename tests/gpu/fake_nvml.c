@@ -5,6 +5,7 @@
  * Devices come from the file named by SY_FAKE_NVML_DEVICES, one a line:
  *
  *     UUID NAME MEMORY_MIB [MIG ISLAND]      # MIG 0/1, ISLAND a number
+ *     mig GPU_UUID MIG_UUID NAME MEMORY_MIB  # a MIG instance of a GPU above
  *
  * Health events come from the file named by SY_FAKE_NVML_EVENTS, read
  * from where each event set last stopped, one a line, so a test injects
@@ -38,6 +39,8 @@ typedef struct fake_dev {
     unsigned mig;
     int island;
     unsigned long long events;   /* registered event types */
+    struct fake_dev *migs[8];    /* its MIG instances */
+    unsigned nmig;
 } fake_dev;
 
 typedef struct fake_memory {
@@ -71,16 +74,40 @@ int nvmlEventSetFree(fake_set *s);
 int nvmlDeviceRegisterEvents(fake_dev *d, unsigned long long types,
                              fake_set *s);
 int nvmlEventSetWait_v2(fake_set *s, fake_event_data *data, unsigned timeout);
+int nvmlDeviceGetMaxMigDeviceCount(fake_dev *d, unsigned *count);
+int nvmlDeviceGetMigDeviceHandleByIndex(fake_dev *d, unsigned i,
+                                        fake_dev **out);
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static fake_dev devs[MAX_DEVS];
 static unsigned ndevs;
+static fake_dev migs[MAX_DEVS];
+static unsigned nmigs;
+
+static fake_dev *by_uuid(const char *uuid);
+
+/* "mig GPU_UUID MIG_UUID NAME MIB" */
+static void load_mig(const char *line)
+{
+    char gpu[96];
+    fake_dev *m = &migs[nmigs];
+    memset(m, 0, sizeof *m);
+    if (nmigs >= MAX_DEVS ||
+        sscanf(line, "mig %95s %95s %95s %llu", gpu, m->uuid, m->name,
+               &m->mem_mib) != 4)
+        return;
+    fake_dev *parent = by_uuid(gpu);
+    if (!parent || parent->nmig >= 8)
+        return;
+    parent->migs[parent->nmig++] = m;
+    nmigs++;
+}
 static int inits;
 
 static int load_devices(void)
 {
     const char *path = getenv("SY_FAKE_NVML_DEVICES");
-    ndevs = 0;
+    ndevs = nmigs = 0;
     if (!path)
         return NVML_SUCCESS;
     FILE *f = fopen(path, "r");
@@ -92,6 +119,10 @@ static int load_devices(void)
         memset(d, 0, sizeof *d);
         if (line[0] == '#')
             continue;
+        if (strncmp(line, "mig ", 4) == 0) {
+            load_mig(line);
+            continue;
+        }
         int n = sscanf(line, "%95s %95s %llu %u %d", d->uuid, d->name,
                        &d->mem_mib, &d->mig, &d->island);
         if (n >= 3)
@@ -192,6 +223,23 @@ int nvmlDeviceGetTopologyCommonAncestor(fake_dev *a, fake_dev *b, int *level)
     if (!a || !b || !level)
         return NVML_ERROR_INVALID_ARGUMENT;
     *level = a->island == b->island ? 20 : 50;
+    return NVML_SUCCESS;
+}
+
+int nvmlDeviceGetMaxMigDeviceCount(fake_dev *d, unsigned *count)
+{
+    if (!d || !count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *count = d->nmig;
+    return NVML_SUCCESS;
+}
+
+int nvmlDeviceGetMigDeviceHandleByIndex(fake_dev *d, unsigned i,
+                                        fake_dev **out)
+{
+    if (!d || !out || i >= d->nmig)
+        return NVML_ERROR_NOT_FOUND;
+    *out = d->migs[i];
     return NVML_SUCCESS;
 }
 

@@ -23,7 +23,7 @@
 #define UUID1 "GPU-11111111-bbbb-0000-0000-000000000000"
 
 static const sy_executor *d;
-static char dir[256], fake[512], events[512], control[512];
+static char dir[256], fake[512], events[512], control[512], devices[512];
 
 /* One test's host and instance. */
 typedef struct fix {
@@ -265,6 +265,64 @@ static void test_no_nvml(void **st)
     sy_sdk_test_completion_fini(&c);
 }
 
+/* Writes the fake's devices; read at the next create (each test destroys
+ * its instances, so NVML is shut down between tests). */
+static void write_devices(const char *text)
+{
+    FILE *fp = fopen(devices, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+#define TWO_GPUS UUID0 " H100-SXM5-80GB 81920 0 0\n" UUID1 " H100-SXM5-80GB " \
+                 "81920 0 0\n"
+
+static void test_mig(void **st)
+{
+    (void)st;
+    write_devices(UUID0 " A100-SXM4-40GB 40960 1 0\n" UUID1 " H100 81920 0 0\n"
+                  "mig " UUID0 " MIG-aaaa-0 A100-MIG-3g.20gb 20096\n"
+                  "mig " UUID0 " MIG-aaaa-1 A100-MIG-3g.20gb 20096\n");
+    fix f;
+    assert_int_equal(create(&f, NULL), SY_OK);
+    assert_int_equal(metric(&f, "devices"), 2);      /* whole by default */
+    destroy(&f);
+    assert_int_equal(create(&f, "\"mig\": true"), SY_OK);
+    assert_int_equal(metric(&f, "devices"), 3);
+    sy_task t = task_of(&f, "{\"command\": [\"sh\", \"-c\", \"printf "
+                            "'{\\\"u\\\": \\\"%s\\\"}' "
+                            "\\\"$CUDA_VISIBLE_DEVICES\\\"\"], "
+                            "\"gpu_model\": \"*MIG*\"}");
+    sy_completion c;
+    sy_sdk_test_completion_init(&c, &f.h, NULL);
+    char err[256];
+    assert_int_equal(d->submit(f.inst, &t, &c, err, sizeof err), SY_OK);
+    assert_true(sy_sdk_test_host_wait(&f.h, 1, 10000));
+    assert_int_equal(atomic_load(&c.outcome), SY_OUTCOME_SUCCEEDED);
+    assert_non_null(strstr(c.output, "\"MIG-aaaa-"));
+    /* An Xid on the GPU drains both of its MIG instances. */
+    append(events, "xid " UUID0 " 48\n");
+    wait_metric(&f, "devices_drained", 2);
+    assert_int_equal(metric(&f, "device.0.xid"), 48);
+    assert_int_equal(metric(&f, "device.2.drained"), 0);
+    /* The operator resumes the GPU by its UUID: both come back. */
+    append(control, "resume " UUID0 "\n");
+    wait_metric(&f, "devices_drained", 0);
+    destroy(&f);
+    /* Listing the GPU keeps its instances; listing one keeps one. */
+    assert_int_equal(create(&f, "\"mig\": true, \"devices\": [\"" UUID0 "\"]"),
+                     SY_OK);
+    assert_int_equal(metric(&f, "devices"), 2);
+    destroy(&f);
+    assert_int_equal(create(&f, "\"mig\": true, \"devices\": [\"MIG-aaaa-1\"]"),
+                     SY_OK);
+    assert_int_equal(metric(&f, "devices"), 1);
+    destroy(&f);
+    sy_sdk_test_completion_fini(&c);
+    write_devices(TWO_GPUS);
+}
+
 static void test_bad_settings(void **st)
 {
     (void)st;
@@ -299,7 +357,7 @@ int main(void)
         printf("1..0 # SKIP SY_BUILDDIR is not set (run it with make check)\n");
         return 0;
     }
-    char plugin[512], devices[512];
+    char plugin[512];
     snprintf(plugin, sizeof plugin, "%s/plugins/gpu/.libs/gpu.so", build);
     snprintf(fake, sizeof fake, "%s/tests/gpu/.libs/fakenvml.so", build);
     snprintf(dir, sizeof dir, "%s", "/tmp/sy-gpu-unit-XXXXXX");
@@ -311,8 +369,7 @@ int main(void)
     FILE *fp = fopen(devices, "w");
     if (!fp)
         return 1;
-    fputs(UUID0 " H100-SXM5-80GB 81920 0 0\n" UUID1 " H100-SXM5-80GB 81920 "
-          "0 0\n", fp);
+    fputs(TWO_GPUS, fp);
     fclose(fp);
     setenv("SY_FAKE_NVML_DEVICES", devices, 1);
     setenv("SY_FAKE_NVML_EVENTS", events, 1);
@@ -332,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_ecc_and_manual_drain),
         cmocka_unit_test(test_restriction),
         cmocka_unit_test(test_no_nvml),
+        cmocka_unit_test(test_mig),
         cmocka_unit_test(test_bad_settings),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
