@@ -186,16 +186,18 @@ static void watch(sy_nvml *n)
         return;
     }
     /* Events are per GPU: register each GPU once, also when it is listed
-     * as several MIG instances.  A device that supports neither event is
-     * still used, unwatched. */
+     * as several MIG instances.  One type at a time: NVML refuses a whole
+     * mask when one type is unsupported (no ECC on most consumer GPUs),
+     * and Xid events must not be lost with it.  A device that supports
+     * neither is still used, unwatched. */
     for (size_t i = 0; i < n->count; i++) {
         bool seen = false;
         for (size_t j = 0; j < i; j++)
             seen = seen || n->parent[j] == n->parent[i];
-        if (!seen)
-            (void)n->register_events(n->parent[i],
-                                     SY_NVML_EVENT_XID | SY_NVML_EVENT_DBE,
-                                     n->events);
+        if (seen)
+            continue;
+        (void)n->register_events(n->parent[i], SY_NVML_EVENT_XID, n->events);
+        (void)n->register_events(n->parent[i], SY_NVML_EVENT_DBE, n->events);
     }
 }
 
