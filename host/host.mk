@@ -57,7 +57,9 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/executor/plugin.c host/executor/plugin.h \
 	host/executor/directory.c host/executor/directory.h \
-	host/executor/host_api.c host/executor/host_api.h
+	host/executor/host_api.c host/executor/host_api.h \
+	host/executor/call_record.c host/executor/call_record.h \
+	host/executor/watchdog.c host/executor/watchdog.h
 libsyhost_la_SOURCES += \
 	host/executor/instance.c host/executor/instance.h
 
@@ -86,6 +88,7 @@ libsyhost_la_SOURCES += \
 	host/engine/serve.c host/engine/serve.h \
 	host/engine/input.c host/engine/input.h \
 	host/engine/timer.c host/engine/timer.h \
+	host/engine/grace.c host/engine/grace.h \
 	host/engine/wake.c host/engine/wake.h
 
 # service: what the CLI (and later an HTTP API) calls.

@@ -146,7 +146,7 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     if (erc == SY_OK) {
         int r = sy_service_run(&sv);
         if (r == 2) /* a second signal: leave now, the store is consistent */
-            _exit(130);
+            sy_service_leave(&sv, 130);
         json_t *run = NULL;
         if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
             const char *status = json_string_value(json_object_get(run, "status"));
@@ -156,6 +156,8 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
                    error ? ": " : "", error ? error : "");
             json_decref(run);
         }
+        if (r == SY_ENGINE_ABANDONED)
+            sy_service_leave(&sv, completed ? SY_EXIT_OK : SY_EXIT_FAIL);
     } else {
         fprintf(stderr, "switchyard: run: %s\n", err);
     }

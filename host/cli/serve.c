@@ -29,7 +29,9 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
         sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner, sv.setup.cfg.store);
         int r = sy_service_run(&sv);
         if (r == 2) /* a second signal: leave now, the store is consistent */
-            _exit(130);
+            sy_service_leave(&sv, 130);
+        if (r == SY_ENGINE_ABANDONED)
+            sy_service_leave(&sv, SY_EXIT_FAIL);
         rc = r == 0 ? SY_EXIT_OK : SY_EXIT_FAIL;
         sy_log(SY_LOG_INFO, "serve", "stopped");
     }

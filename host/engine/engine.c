@@ -13,6 +13,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/dispatch.h"
+#include "engine/grace.h"
 #include "engine/internal.h"
 #include "engine/load.h"
 #include "engine/run.h"
@@ -143,6 +144,7 @@ void sy_engine_drain(sy_engine *e)
         stop_loop(e);
         return;
     }
+    sy_grace_start(e);
     /* Attempts not yet submitted will not be: they stay Ready in the
      * store for whoever runs next. */
     check_idle(e);
@@ -179,6 +181,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.lease_ms = 30000;
     if (e->o.poll_ms <= 0)
         e->o.poll_ms = 200;
+    e->grace_ms = e->o.shutdown_grace_ms > 0 ? e->o.shutdown_grace_ms : 30000;
     e->now = o->clock ? o->clock : sy_clock_now_ms;
     e->done.data = e;
     int wrc = sy_wake_init(loop, &e->done, on_done);
@@ -233,6 +236,8 @@ int sy_engine_run(sy_engine *e)
     uv_run(e->loop, UV_RUN_DEFAULT);
     if (e->drain >= 2)
         return 2;
+    if (e->abandoned)
+        return SY_ENGINE_ABANDONED;
     if (e->live) {
         /* Attempts that outlived their task (timed out, cancelled run), or
          * every attempt after a store failure: instances are destroyed, and
@@ -242,9 +247,12 @@ int sy_engine_run(sy_engine *e)
             sy_attempt_cancel(a);
         e->winding_down = true;
         e->stopping = false;
+        sy_grace_start(e);
         uv_run(e->loop, UV_RUN_DEFAULT);
         if (e->drain >= 2)
             return 2;
+        if (e->abandoned)
+            return SY_ENGINE_ABANDONED;
     }
     sy_serve_stop(e);
     if ((e->drain || e->winding_down) && !e->fatal)
@@ -268,6 +276,7 @@ void sy_engine_free(sy_engine *e)
         sy_live_free(r);
     }
     sy_wake_close(&e->done);
+    sy_grace_close(e);
     uv_close((uv_handle_t *)&e->flush, close_noop);
     sy_serve_close(e);
     sy_timers_close(&e->timers);

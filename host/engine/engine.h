@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "config/routes.h"
+#include "executor/call_record.h"
 #include "executor/instance.h"
 #include "store/store.h"
 #include "workflow/state.h"
@@ -60,6 +61,15 @@ typedef struct sy_engine_opts {
     int64_t lease_ms;         /* run lease; renewed every third of it */
     uint32_t max_recoveries;  /* attempts lost with a dead host before the
                                  task fails (0: the first loss fails it) */
+    /* What the previous host on this machine left when it died (NULL:
+     * nothing, or it exited cleanly): recovery charges the task that was
+     * inside the crashing call, and re-queues the other tasks it finds
+     * Running without charging them. */
+    const sy_call_snapshot *crash;
+    /* How long a draining host, or one whose runs are over, waits for
+     * the attempts plugins still hold before it abandons them (0: 30 s;
+     * engine/grace.h). */
+    int64_t shutdown_grace_ms;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
@@ -90,11 +100,17 @@ int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done,
  * unfinished run. */
 int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why);
 
+/* What sy_engine_run returns when the shutdown grace passed with attempts
+ * still held by plugins (engine/grace.h): they are named in the log.  The
+ * caller must not free the engine nor destroy the instances (plugins may
+ * still touch what the attempts point to); it leaves the process. */
+#define SY_ENGINE_ABANDONED 3
+
 /* Runs the loop until the watched run ends, a drain finishes, or (serve
  * with exit_when_idle) nothing is left.  Returns 0, -1 on a fatal store
- * error (the reason is logged), or 2 after a second drain stopped it at
- * once (attempts may still be with plugins: the store is consistent, and
- * the caller may exit without waiting). */
+ * error (the reason is logged), 2 after a second drain stopped it at once
+ * (attempts may still be with plugins: the store is consistent, and the
+ * caller may exit without waiting), or SY_ENGINE_ABANDONED. */
 int sy_engine_run(sy_engine *e);
 
 /* Stops dispatching, waits for attempts in flight, releases the runs.

@@ -154,6 +154,10 @@ struct sy_engine {
                                        attempts plugins still hold */
     bool fatal;
     bool stopping;
+    uv_timer_t grace;               /* engine/grace.c: armed at shutdown */
+    bool grace_armed;
+    int64_t grace_ms;               /* o.shutdown_grace_ms or its default */
+    bool abandoned;                 /* the grace passed with attempts held */
     size_t watched_left;            /* adopted runs with stop_when_done */
     size_t runs_lost;               /* runs dropped with a lost lease */
 };

@@ -73,8 +73,36 @@ static void route_tasks(sy_engine *e, sy_live_run *r)
     }
 }
 
+/* What the previous host's crash says of task i, when there was one. */
+typedef enum { CRASH_NONE, CRASH_GUILTY, CRASH_SUSPECT, CRASH_INNOCENT } crash_verdict;
+
+static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
+{
+    const sy_call_snapshot *c = e->o.crash;
+    if (!c)
+        return CRASH_NONE;
+    /* The task of the call in flight is guilty unless a fault names
+     * another thread (a plugin's own) as where the host died. */
+    bool call_guilty = c->in_call && c->ns[0] && (!c->fault[0] || c->fault_in_call);
+    if (call_guilty && c->run_id == r->id && c->idx == i)
+        return CRASH_GUILTY;
+    if (call_guilty)
+        return CRASH_INNOCENT;
+    const sy_live_task *t = &r->t[i];
+    const char *plugin = t->queue && t->queue->entry->desc ? t->queue->entry->desc->name : "";
+    /* A fault on a plugin's own thread names the plugin, not the task:
+     * every task on it is suspect, and pays as a lost attempt does. */
+    if (c->fault_plugin[0] && strcmp(c->fault_plugin, plugin) == 0)
+        return CRASH_SUSPECT;
+    if (c->in_call && !c->ns[0] && t->instance_name && strcmp(c->instance, t->instance_name) == 0)
+        return CRASH_SUSPECT;
+    return CRASH_INNOCENT;
+}
+
 /* Attempts that were Running when their host stopped go back to Ready:
- * at least once, never lost.  A task that keeps taking hosts down fails. */
+ * at least once, never lost.  A task that keeps taking hosts down fails.
+ * When the host died inside a plugin, the task in the crashing call is
+ * charged an attempt and the others are not charged at all. */
 static void recover(sy_live_run *r)
 {
     sy_engine *e = r->e;
@@ -82,10 +110,23 @@ static void recover(sy_live_run *r)
         sy_live_task *t = &r->t[i];
         if (t->state != SY_TASK_RUNNING)
             continue;
-        t->recoveries++;
-        char msg[256];
-        snprintf(msg, sizeof msg, "recovered: attempt %u was running on a host that stopped",
-                 t->attempts);
+        crash_verdict v = judge(e, r, i);
+        char crash[768] = "", msg[1024];
+        if (v != CRASH_NONE)
+            sy_call_describe(e->o.crash, crash, sizeof crash);
+        if (v == CRASH_GUILTY) {
+            snprintf(msg, sizeof msg, "%s (attempt %u)", crash, t->attempts);
+            sy_live_fail_or_retry(r, i, false, msg);
+            continue;
+        }
+        if (v != CRASH_INNOCENT)
+            t->recoveries++;
+        if (v == CRASH_INNOCENT)
+            snprintf(msg, sizeof msg, "recovered, not charged: attempt %u was running when %s",
+                     t->attempts, crash);
+        else
+            snprintf(msg, sizeof msg, "recovered: attempt %u was running on a host that stopped%s%s",
+                     t->attempts, crash[0] ? ": " : "", crash);
         sy_store_add_event(e->o.store, r->id, &r->fence, (uint32_t)i, t->attempts, "recovered", msg,
                            r->e->now());
         if (t->recoveries > e->o.max_recoveries) {
@@ -94,6 +135,8 @@ static void recover(sy_live_run *r)
             sy_live_fail_now(r, i, msg);
             continue;
         }
+        if (v == CRASH_INNOCENT)
+            t->attempts--; /* not charged: the retry runs as the same attempt */
         sy_live_set_error(t, msg);
         sy_live_task_ready(r, i, 0);
     }

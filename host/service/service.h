@@ -28,6 +28,9 @@ typedef struct sy_service {
     sy_engine *engine;       /* NULL until started */
     sy_signals signals;
     char *owner;             /* owned: "host:pid" */
+    sy_call_snapshot *crash; /* owned: what a host that died inside a
+                                plugin left; NULL */
+    bool have_call_record;   /* the call record and the watchdog are open */
 } sy_service;
 
 /* Opens the setup with `flags` (SY_SETUP_*), diagnostics into d; returns
@@ -58,5 +61,10 @@ int sy_service_run(sy_service *sv);
 /* Frees the engine, destroys the instances, closes the store and the
  * setup. */
 void sy_service_close(sy_service *sv);
+
+/* Leaves the process with exit status `code` after sy_service_run returned
+ * 2 or SY_ENGINE_ABANDONED: plugins may still hold attempts, so nothing is
+ * freed; the runs are released and the call record removed first. */
+_Noreturn void sy_service_leave(sy_service *sv, int code);
 
 #endif

@@ -14,7 +14,8 @@
 #define SY_PLUGIN_DIR "/usr/local/lib/switchyard/executors"
 #endif
 
-static const char *const instance_skip[] = {"plugin", NULL};
+/* The keys of an instance group the host reads itself (config.h). */
+static const char *const instance_skip[] = {"plugin", "call_timeout", "max_task_time", NULL};
 
 void sy_setup_plugin_dirs(const sy_setup *s,
                           void (*fn)(const char *dir, bool configured, void *),
@@ -140,6 +141,8 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
         sy_instance_init_plugin(e, c->name, sy_plugins_find(&s->plugins, c->plugin),
                                 sy_sdk_json_from_setting(c->setting, instance_skip));
         e->cfg = c;
+        e->call_timeout_ms = c->call_timeout_ms;
+        e->max_task_ms = c->max_task_ms;
         if (!e->settings) {
             sy_error(d, NULL, 0, "out of memory");
             return errors + 1;
