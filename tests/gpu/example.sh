@@ -13,7 +13,9 @@ sed -i "s|plugin = \"gpu\";|plugin = \"gpu\"; nvml_library = \"$FAKE_NVML\";|" "
 SWITCHYARD_PLUGIN_PATH="$host/plugins"
 SWITCHYARD_CONFIG="$host/switchyard.cfg"
 SY_FAKE_NVML_DEVICES="$host/fake-devices.txt"
-export SWITCHYARD_PLUGIN_PATH SWITCHYARD_CONFIG SY_FAKE_NVML_DEVICES
+# Long enough that the four inference tasks overlap on a loaded machine.
+INFER_SECONDS=1
+export SWITCHYARD_PLUGIN_PATH SWITCHYARD_CONFIG SY_FAKE_NVML_DEVICES INFER_SECONDS
 cd "$host" || exit 1
 
 run check
