@@ -268,6 +268,46 @@ static void test_no_nvml(void **st)
     sy_sdk_test_completion_fini(&c);
 }
 
+static void test_priority_order(void **st)
+{
+    (void)st;
+    fix f;
+    char order[600], params[1024];
+    snprintf(order, sizeof order, "%s/order.txt", dir);
+    unlink(order);
+    assert_int_equal(create(&f, "\"devices\": [\"" UUID0 "\"]"), SY_OK);
+    /* One device: a blocker, then a low and a high priority task; the
+     * high one runs first although it came last. */
+    static const char *const names[] = {"blocker", "low", "high"};
+    static const int prio[] = {0, -5, 5};
+    sy_task t[3];
+    sy_completion c[3];
+    char err[256];
+    for (int i = 0; i < 3; i++) {
+        snprintf(params, sizeof params, "{\"command\": [\"sh\", \"-c\", "
+                 "\"echo %s >>%s; sleep %s\"], \"priority\": %d}", names[i],
+                 order, i == 0 ? "0.3" : "0", prio[i]);
+        t[i] = task_of(&f, params);
+        sy_sdk_test_completion_init(&c[i], &f.h, NULL);
+        assert_int_equal(d->submit(f.inst, &t[i], &c[i], err, sizeof err),
+                         SY_OK);
+        if (i == 0)
+            wait_metric(&f, "running", 1);
+    }
+    assert_true(sy_sdk_test_host_wait(&f.h, 3, 10000));
+    FILE *fp = fopen(order, "r");
+    assert_non_null(fp);
+    char got[64] = "";
+    size_t n = fread(got, 1, sizeof got - 1, fp);
+    got[n] = '\0';
+    fclose(fp);
+    assert_string_equal(got, "blocker\nhigh\nlow\n");
+    destroy(&f);
+    for (int i = 0; i < 3; i++)
+        sy_sdk_test_completion_fini(&c[i]);
+    unlink(order);
+}
+
 /* Writes the fake's devices; read at the next create (each test destroys
  * its instances, so NVML is shut down between tests). */
 static void write_devices(const char *text)
@@ -393,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_restriction),
         cmocka_unit_test(test_no_nvml),
         cmocka_unit_test(test_mig),
+        cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_bad_settings),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
