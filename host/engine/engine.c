@@ -72,7 +72,9 @@ static void check_idle(sy_engine *e)
     }
     if (e->o.serve && e->o.exit_when_idle && !e->runs && e->watched_left == 0)
         stop_loop(e);
-    if (!e->o.serve && e->watched_left == 0)
+    /* Not before the last changes are written: a task a refused submit
+     * ended, after this turn's write, is written by the next. */
+    if (!e->o.serve && e->watched_left == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e))
         stop_loop(e);
 }
 

@@ -102,6 +102,9 @@ has "no GPU: cannot load $host/no-such-libnvidia-ml.so.1" "the instance says why
 run run gpu_one
 rc_is 1 "a GPU task fails there"
 has "refused the task: no GPU on this instance: cannot load" "its error says there is no GPU, and why"
+has " Failed in " "and the run ends Failed at once, not left Running"
+id=$(run_id)
+is Failed "$id" 't["t"]["status"]' "the store says the task Failed"
 SY_FAKE_NVML_INIT=fail
 export SY_FAKE_NVML_INIT
 sed -i "s|nvml_library = \"[^\"]*\"|nvml_library = \"$FAKE_NVML\"|" "$host/switchyard.cfg"
