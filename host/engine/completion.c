@@ -84,7 +84,7 @@ static void apply_result(sy_engine *e, sy_attempt *a)
     if (a->result_note)
         sy_live_event(r, a->idx, a->number, "note", a->result_note);
     if (r->cancelling) {
-        sy_live_set_state(r, a->idx, SY_TASK_FAILED);
+        sy_live_set_state(r, a->idx, SY_TASK_CANCELLED);
         sy_live_set_error(t, "cancelled with its run");
         sy_live_task_terminal(r, a->idx);
         return;
