@@ -96,7 +96,7 @@ libsyhost_la_SOURCES += \
 	host/engine/lease.c host/engine/lease.h \
 	host/engine/input.c host/engine/input.h \
 	host/engine/timer.c host/engine/timer.h \
-	host/engine/grace.c host/engine/grace.h \
+	host/engine/shutdown.c host/engine/shutdown.h \
 	host/engine/wake.c host/engine/wake.h
 
 # service: what the CLI (and later an HTTP API) calls.

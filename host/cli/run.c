@@ -145,7 +145,7 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     bool completed = false;
     if (erc == SY_OK) {
         int r = sy_service_run(&sv);
-        if (r == 2) /* a second signal: leave now, the store is consistent */
+        if (r == 2) /* a third signal: leave now, the store is consistent */
             sy_service_leave(&sv, 130);
         json_t *run = NULL;
         if (r == SY_ENGINE_LAPSED) {
@@ -168,6 +168,10 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
         }
         if (r == SY_ENGINE_ABANDONED)
             sy_service_leave(&sv, completed ? SY_EXIT_OK : SY_EXIT_FAIL);
+        if (r == SY_ENGINE_INTERRUPTED) { /* the run is recorded Cancelled */
+            sy_service_close(&sv);
+            return 130;
+        }
     } else {
         fprintf(stderr, "switchyard: run: %s\n", err);
     }

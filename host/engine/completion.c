@@ -10,6 +10,7 @@
 #include "engine/attempt.h"
 #include "engine/fenced.h"
 #include "engine/run.h"
+#include "engine/shutdown.h"
 #include "workflow/context.h"
 
 void sy_engine_on_deadline(sy_timer *deadline)
@@ -83,6 +84,8 @@ static void apply_result(sy_engine *e, sy_attempt *a)
     r->n_running--;
     if (a->result_note)
         sy_live_event(r, a->idx, a->number, "note", a->result_note);
+    if (sy_engine_requeue_interrupted(e, a))
+        return;
     if (r->cancelling) {
         sy_live_set_state(r, a->idx, SY_TASK_CANCELLED);
         sy_live_set_error(t, "cancelled with its run");

@@ -13,7 +13,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/dispatch.h"
-#include "engine/grace.h"
+#include "engine/shutdown.h"
 #include "engine/internal.h"
 #include "engine/lease.h"
 #include "engine/load.h"
@@ -179,17 +179,21 @@ void sy_engine_drain(sy_engine *e)
 {
     e->drain++;
     uv_timer_stop(&e->poll);
-    if (e->drain >= 2) {
+    if (e->drain >= 3) {
         stop_loop(e);
         return;
     }
+    if (e->drain == 2)
+        sy_engine_interrupt(e);
     sy_grace_start(e);
     /* Attempts not yet submitted will not be: they stay Ready in the
      * store for whoever runs next. */
     check_idle(e);
 }
 
-bool sy_engine_draining(const sy_engine *e) { return e->drain > 0; }
+int sy_engine_draining(const sy_engine *e) { return e->drain; }
+
+bool sy_engine_serving(const sy_engine *e) { return e->o.serve; }
 
 int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why)
 {
@@ -273,7 +277,7 @@ int sy_engine_run(sy_engine *e)
     /* The first loop turn flushes whatever adopting the runs changed, then
      * decides whether anything is left to do. */
     uv_run(e->loop, UV_RUN_DEFAULT);
-    if (e->drain >= 2)
+    if (e->drain >= 3)
         return 2;
     if (e->abandoned)
         return SY_ENGINE_ABANDONED;
@@ -288,7 +292,7 @@ int sy_engine_run(sy_engine *e)
         e->stopping = false;
         sy_grace_start(e);
         uv_run(e->loop, UV_RUN_DEFAULT);
-        if (e->drain >= 2)
+        if (e->drain >= 3)
             return 2;
         if (e->abandoned)
             return SY_ENGINE_ABANDONED;
@@ -297,7 +301,10 @@ int sy_engine_run(sy_engine *e)
     /* A lapsed host's runs are not its own to hand back. */
     if ((e->drain || e->winding_down) && !e->fatal && !e->lapsed)
         sy_store_release(e->o.store, e->o.owner);
-    return e->fatal ? -1 : e->lapsed ? SY_ENGINE_LAPSED : 0;
+    return e->fatal     ? -1
+           : e->lapsed      ? SY_ENGINE_LAPSED
+           : e->interrupted ? SY_ENGINE_INTERRUPTED
+                            : 0;
 }
 
 void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out)

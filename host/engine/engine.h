@@ -68,7 +68,7 @@ typedef struct sy_engine_opts {
     const sy_call_snapshot *crash;
     /* How long a draining host, or one whose runs are over, waits for
      * the attempts plugins still hold before it abandons them (0: 30 s;
-     * engine/grace.h). */
+     * engine/shutdown.h). */
     int64_t shutdown_grace_ms;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
@@ -111,7 +111,7 @@ int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done,
 int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why);
 
 /* What sy_engine_run returns when the shutdown grace passed with attempts
- * still held by plugins (engine/grace.h): they are named in the log.  The
+ * still held by plugins (engine/shutdown.h): they are named in the log.  The
  * caller must not free the engine nor destroy the instances (plugins may
  * still touch what the attempts point to); it leaves the process. */
 #define SY_ENGINE_ABANDONED 3
@@ -129,12 +129,27 @@ int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why);
  * lease lapses goes on as a new host instead. */
 int sy_engine_run(sy_engine *e);
 
-/* Stops dispatching, waits for attempts in flight, releases the runs.
- * A second call stops at once. */
+/* Stops dispatching, waits for attempts in flight (at most the shutdown
+ * grace), releases the runs.  A second call cancels the attempts in flight
+ * (engine/shutdown.h) and sy_engine_run returns SY_ENGINE_INTERRUPTED once
+ * they are back and written; a third stops at once (it returns 2). */
 void sy_engine_drain(sy_engine *e);
 
-/* Whether a drain has begun (a further sy_engine_drain stops at once). */
-bool sy_engine_draining(const sy_engine *e);
+/* How many drains have begun: 0 none, 1 draining, 2 cancelling. */
+int sy_engine_draining(const sy_engine *e);
+
+/* What sy_engine_run returns after a second drain, all written. */
+#define SY_ENGINE_INTERRUPTED 5
+
+/* The tasks running now (attempts their task waits for): their number,
+ * and up to five namespaces in names ("a, b and 3 more"). */
+size_t sy_engine_running(const sy_engine *e, char *names, size_t len);
+
+/* What is left of the shutdown grace (all of it before a drain). */
+int64_t sy_engine_grace_left_ms(const sy_engine *e);
+
+/* Whether the engine serves (picks up runs) rather than drives one. */
+bool sy_engine_serving(const sy_engine *e);
 
 /* What the engine holds of run `run_id`; false when it holds no such run
  * (never adopted, or ended and freed). */

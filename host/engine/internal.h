@@ -163,10 +163,12 @@ struct sy_engine {
                                        attempts plugins still hold */
     bool fatal;
     bool stopping;
-    uv_timer_t grace;               /* engine/grace.c: armed at shutdown */
+    uv_timer_t grace;               /* engine/shutdown.c: armed at shutdown */
     bool grace_armed;
+    int64_t grace_started;          /* uv_now() when it was armed */
     int64_t grace_ms;               /* o.shutdown_grace_ms or its default */
     bool abandoned;                 /* the grace passed with attempts held */
+    bool interrupted;               /* a second signal: attempts cancelled */
     size_t watched_left;            /* adopted runs with stop_when_done */
     sy_engine_counters counters;
     /* A lapsed lease (lease.c): set from the first write that found a

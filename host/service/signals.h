@@ -1,8 +1,11 @@
 /*
  * service/signals.h -- SIGTERM and SIGINT for a process that drives an
- * engine: the first drains it (no new attempts; those in flight finish;
- * runs are released), the second stops it at once (sy_engine_run returns
- * 2 and the program may exit without waiting).
+ * engine.  The first drains it: no new attempts, those in flight finish
+ * within the shutdown grace, the runs are released; it says what it waits
+ * for, and counts down every few seconds.  The second cancels the attempts
+ * in flight (their process groups are ended by the plugins): `run` records
+ * its run Cancelled, `serve` puts the tasks back Ready for another host.
+ * The third stops at once (sy_engine_run returns 2).
  *
  * Loop thread only.
  */
@@ -15,6 +18,7 @@
 
 typedef struct sy_signals {
     uv_signal_t term, interrupt;
+    uv_timer_t countdown;     /* while draining: what is still awaited */
     sy_engine *engine;
 } sy_signals;
 
