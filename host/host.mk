@@ -97,6 +97,7 @@ libsyhost_la_SOURCES += \
 	host/engine/input.c host/engine/input.h \
 	host/engine/timer.c host/engine/timer.h \
 	host/engine/shutdown.c host/engine/shutdown.h \
+	host/engine/reload.c host/engine/reload.h \
 	host/engine/wake.c host/engine/wake.h
 
 # service: what the CLI (and later an HTTP API) calls.
@@ -104,7 +105,8 @@ libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
 	host/service/runs.c host/service/runs.h \
-	host/service/service.c host/service/service.h
+	host/service/service.c host/service/service.h \
+	host/service/reload.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

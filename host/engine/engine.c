@@ -17,6 +17,7 @@
 #include "engine/internal.h"
 #include "engine/lease.h"
 #include "engine/load.h"
+#include "engine/reload.h"
 #include "engine/run.h"
 #include "engine/serve.h"
 
@@ -139,6 +140,8 @@ static void on_flush(uv_prepare_t *h)
     if (e->ready.n == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e)) {
         drop_fenced(e); /* an event refused since the last turn */
         reap_runs(e);
+        if (e->retired)
+            sy_reload_collect(e);
         check_idle(e);
         return;
     }
@@ -172,6 +175,8 @@ static void on_flush(uv_prepare_t *h)
         sy_wake_send(&e->done);
     if (e->n_dirty == 0)
         reap_runs(e);
+    if (e->retired)
+        sy_reload_collect(e);
     check_idle(e);
 }
 
@@ -338,6 +343,7 @@ void sy_engine_free(sy_engine *e)
     sy_timers_close(&e->timers);
     uv_run(e->loop, UV_RUN_DEFAULT);
     sy_dispatch_free(e);
+    sy_reload_free(e);
     free(e->ready.v);
     free(e->dirty);
     free(e->submit);

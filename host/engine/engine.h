@@ -135,6 +135,16 @@ int sy_engine_run(sy_engine *e);
  * they are back and written; a third stops at once (it returns 2). */
 void sy_engine_drain(sy_engine *e);
 
+/* Swaps in a new configuration while runs go on (engine/reload.h): routes,
+ * instance table and workflows, borrowed like the options' until the next
+ * reload.  Tasks not running are routed anew; attempts in flight finish
+ * where they are.  `retired(arg)` is called on the loop thread once no
+ * attempt uses the instance table this replaced: the caller may then
+ * destroy those instances.  SY_OK or SY_ENOMEM (nothing changed). */
+int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,
+                     size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
+                     void (*retired)(void *arg), void *arg);
+
 /* How many drains have begun: 0 none, 1 draining, 2 cancelling. */
 int sy_engine_draining(const sy_engine *e);
 

@@ -23,6 +23,16 @@ typedef struct sy_live_run sy_live_run;
 typedef struct sy_attempt sy_attempt;
 typedef struct sy_instance_queue sy_instance_queue;
 
+/* The instance queues of a configuration a reload replaced, kept until
+ * no attempt uses them (engine/reload.c). */
+typedef struct sy_retired_table {
+    sy_instance_queue *queues;
+    size_t n;
+    void (*retired)(void *arg); /* then called, to stop those instances */
+    void *arg;
+    struct sy_retired_table *next;
+} sy_retired_table;
+
 /* A task of an adopted run. */
 typedef struct sy_live_task {
     sy_task_state state;
@@ -99,6 +109,7 @@ typedef struct { sy_live_run *run; size_t idx; } sy_task_ref;
 /* The engine's side of one executor instance. */
 struct sy_instance_queue {
     sy_instance_entry *entry;
+    bool retired;          /* of a configuration a reload replaced */
     sy_engine *e;
     atomic_int woken;      /* set by wake() on any thread */
     int64_t reserved;      /* submits decided this turn, not yet made */
@@ -144,6 +155,7 @@ struct sy_engine {
     int64_t (*now)(void);           /* the clock: o.clock or sy_clock_now_ms */
     sy_instance_queue *instances;
     size_t n_instances;
+    sy_retired_table *retired;      /* engine/reload.c */
     sy_live_run *runs;
     sy_wake done;                   /* completions and wakes */
     uv_prepare_t flush;

@@ -77,7 +77,7 @@ static sy_instance_queue *instance_queue(sy_engine *e, const char *name)
     return NULL;
 }
 
-static void route_tasks(sy_engine *e, sy_live_run *r)
+void sy_live_route(sy_engine *e, sy_live_run *r)
 {
     /* No routes: every task goes to the default instance. */
     static const sy_routes none;
@@ -243,7 +243,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         for (size_t k = 0; k < d->n_deps; k++)
             r->t[i].deps_left += !sy_task_state_terminal(r->t[d->deps[k]].state);
     }
-    route_tasks(e, r);
+    sy_live_route(e, r);
     recover(r, load.hosts);
     free_hosts(load.hosts, wf->n_tasks);
     for (size_t i = 0; i < wf->n_tasks; i++)

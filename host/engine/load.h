@@ -21,4 +21,8 @@ void sy_live_drop(sy_live_run *r, const char *why);
  * hold one of its attempts. */
 void sy_live_free(sy_live_run *r);
 
+/* Routes every task of `r` by the engine's routes to its instance queue
+ * (NULL when the route names an instance that does not exist). */
+void sy_live_route(sy_engine *e, sy_live_run *r);
+
 #endif

@@ -16,7 +16,14 @@
 int sy_service_open(sy_service *sv, const char *cfg_path, unsigned flags, sy_diags *d)
 {
     memset(sv, 0, sizeof *sv);
+    sv->cfg_path = cfg_path ? strdup(cfg_path) : NULL;
+    sv->flags = flags;
     return sy_setup_open(&sv->setup, cfg_path, flags, d);
+}
+
+sy_setup *sy_service_setup(sy_service *sv)
+{
+    return sv->n_reloads ? sv->reloads[sv->n_reloads - 1] : &sv->setup;
 }
 
 int sy_service_open_store(sy_service *sv, char *err, size_t err_len)
@@ -101,9 +108,12 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     return sy_engine_new(&sv->engine, &sv->loop, &o, err, err_len);
 }
 
+static void reload_on_hangup(void *arg) { sy_service_reload(arg); }
+
 int sy_service_run(sy_service *sv)
 {
-    sy_signals_start(&sv->signals, &sv->loop, sv->engine);
+    sy_signals_start(&sv->signals, &sv->loop, sv->engine, sv->cfg_path ? reload_on_hangup : NULL,
+                     sv);
     int rc = sy_engine_run(sv->engine);
     sy_signals_close(&sv->signals);
     return rc;
@@ -136,6 +146,11 @@ void sy_service_close(sy_service *sv)
         uv_loop_close(&sv->loop);
     }
     sy_store_close(sv->store);
+    for (size_t i = sv->n_reloads; i-- > 0;) {
+        sy_setup_close(sv->reloads[i]);
+        free(sv->reloads[i]);
+    }
+    free(sv->reloads);
     sy_setup_close(&sv->setup);
     /* After the instances are destroyed: destroy() is a plugin call too. */
     if (sv->have_call_record) {
@@ -144,5 +159,6 @@ void sy_service_close(sy_service *sv)
     }
     free(sv->crash);
     free(sv->owner);
+    free(sv->cfg_path);
     memset(sv, 0, sizeof *sv);
 }

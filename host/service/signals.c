@@ -1,4 +1,5 @@
-/* SIGTERM and SIGINT: drain, then cancel, then stop at once. */
+/* SIGTERM and SIGINT: drain, then cancel, then stop at once; SIGHUP:
+ * reload. */
 #include "service/signals.h"
 
 #include <signal.h>
@@ -56,9 +57,30 @@ static void on_signal(uv_signal_t *h, int signum)
     sy_engine_drain(s->engine);
 }
 
-void sy_signals_start(sy_signals *s, uv_loop_t *loop, sy_engine *engine)
+static void on_hangup(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    sy_signals *s = h->data;
+    if (!s->reload) {
+        sy_log(SY_LOG_WARN, "engine", "Hangup: no configuration file to read again; ignored");
+        return;
+    }
+    if (sy_engine_draining(s->engine)) {
+        sy_log(SY_LOG_WARN, "engine", "Hangup: the host is stopping; not reloaded");
+        return;
+    }
+    s->reload(s->arg);
+}
+
+void sy_signals_start(sy_signals *s, uv_loop_t *loop, sy_engine *engine,
+                      void (*reload)(void *arg), void *arg)
 {
     s->engine = engine;
+    s->reload = reload;
+    s->arg = arg;
+    uv_signal_init(loop, &s->hangup);
+    s->hangup.data = s;
+    uv_signal_start(&s->hangup, on_hangup, SIGHUP);
     uv_signal_init(loop, &s->term);
     s->term.data = s;
     uv_signal_init(loop, &s->interrupt);
@@ -77,7 +99,9 @@ void sy_signals_close(sy_signals *s)
 {
     uv_signal_stop(&s->term);
     uv_signal_stop(&s->interrupt);
+    uv_signal_stop(&s->hangup);
     uv_timer_stop(&s->countdown);
+    uv_close((uv_handle_t *)&s->hangup, close_noop);
     uv_close((uv_handle_t *)&s->term, close_noop);
     uv_close((uv_handle_t *)&s->interrupt, close_noop);
     uv_close((uv_handle_t *)&s->countdown, close_noop);
