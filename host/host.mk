@@ -106,7 +106,7 @@ libsyhost_la_SOURCES += \
 	host/service/signals.c host/service/signals.h \
 	host/service/runs.c host/service/runs.h \
 	host/service/service.c host/service/service.h \
-	host/service/reload.c
+	host/service/reload.c host/service/cancel.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

@@ -162,7 +162,7 @@ int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
         return rc;
     sy_run_state state;
     char err[512];
-    if (sy_runs_cancel(sv.store, id, &state, err, sizeof err) == SY_OK) {
+    if (sy_service_cancel(&sv, id, &state, err, sizeof err) == SY_OK) {
         printf("run %lld: %s\n", (long long)id,
                state == SY_RUN_CANCELLED ? "Cancelled" : "cancel requested; its host will stop it");
     } else {

@@ -257,8 +257,11 @@ int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done, char *err
 {
     bool claimed = false;
     int64_t now = e->now();
+    char **stale = NULL;
+    size_t n_stale = sy_serve_stale_owners(e, &stale);
     int rc = sy_store_claim_run(e->o.store, run_id, e->o.owner, now + e->o.lease_ms, now,
-                                NULL, 0, &claimed);
+                                (const char *const *)stale, n_stale, &claimed);
+    sy_serve_free_owners(stale, n_stale);
     if (rc != SY_OK)
         return sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store)), rc;
     if (!claimed)

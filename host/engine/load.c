@@ -122,8 +122,8 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
  * A task that keeps taking hosts down fails.  `hosts` (may be NULL) names
  * each attempt's host.  When the host died inside a plugin, the task in
  * the crashing call is charged an attempt and the others are not charged
- * at all. */
-static void recover(sy_live_run *r, char *const *hosts)
+ * at all.  In a run cancelled meanwhile (`cancel`) they end Cancelled. */
+static void recover(sy_live_run *r, char *const *hosts, bool cancel)
 {
     sy_engine *e = r->e;
     for (size_t i = 0; i < r->wf->n_tasks; i++) {
@@ -133,6 +133,14 @@ static void recover(sy_live_run *r, char *const *hosts)
         const char *host = hosts ? hosts[i] : NULL;
         e->counters.abandoned++;
         sy_live_event(r, i, t->attempts, "abandoned", host);
+        if (cancel) {
+            /* The run was cancelled while its host was gone: what that
+             * host was running ends with the run, not again. */
+            sy_live_set_state(r, i, SY_TASK_CANCELLED);
+            sy_live_set_error(t, "cancelled with its run (its host had stopped)");
+            sy_live_task_terminal(r, i);
+            continue;
+        }
         crash_verdict v = judge(e, r, i);
         char crash[768] = "", msg[1024];
         if (v != CRASH_NONE)
@@ -244,14 +252,16 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
             r->t[i].deps_left += !sy_task_state_terminal(r->t[d->deps[k]].state);
     }
     sy_live_route(e, r);
-    recover(r, load.hosts);
+    /* A run cancelled while no host held it is cancelled before what its
+     * last host left running is recovered: that ends Cancelled too. */
+    if (cancel)
+        sy_live_cancel(r, "cancelled on request");
+    recover(r, load.hosts, cancel);
     free_hosts(load.hosts, wf->n_tasks);
     for (size_t i = 0; i < wf->n_tasks; i++)
         if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty)
             sy_live_offer(r, i);
     sy_live_start_roots(r);
-    if (cancel)
-        sy_live_cancel(r, "cancelled on request");
     sy_live_finish_if_done(r);
     *out = r;
     return SY_OK;

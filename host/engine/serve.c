@@ -44,18 +44,31 @@ static int on_cancel_request(void *arg, int64_t run_id)
     return 0;
 }
 
-static void claim_new(sy_engine *e)
+size_t sy_serve_stale_owners(sy_engine *e, char ***out)
 {
     owner_list stale = {NULL, 0, 0, e->o.owner};
     sy_store_list_owners(e->o.store, collect_owner, &stale);
+    *out = stale.v;
+    return stale.n;
+}
+
+void sy_serve_free_owners(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void claim_new(sy_engine *e)
+{
+    char **stale = NULL;
+    size_t n_stale = sy_serve_stale_owners(e, &stale);
     int64_t now = e->now(), ids[64];
     size_t n = 0;
     if (sy_store_claim_runs(e->o.store, e->o.owner, now + e->o.lease_ms, now,
-                            (const char *const *)stale.v, stale.n, 64, ids, &n) != SY_OK)
+                            (const char *const *)stale, n_stale, 64, ids, &n) != SY_OK)
         sy_log(SY_LOG_ERROR, "store", "cannot claim runs: %s", sy_store_errmsg(e->o.store));
-    for (size_t i = 0; i < stale.n; i++)
-        free(stale.v[i]);
-    free(stale.v);
+    sy_serve_free_owners(stale, n_stale);
     for (size_t i = 0; i < n; i++) {
         bool known = false;
         for (sy_live_run *r = e->runs; r; r = r->next) {

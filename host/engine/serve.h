@@ -15,4 +15,10 @@ void sy_serve_stop(sy_engine *e);
 /* Closes the timers (closed after the next loop turn). */
 void sy_serve_close(sy_engine *e);
 
+/* The owners of runs that are hosts on this machine whose process is gone:
+ * dead for sure, whatever their leases say.  *out is owned by the caller
+ * (sy_serve_free_owners). */
+size_t sy_serve_stale_owners(sy_engine *e, char ***out);
+void sy_serve_free_owners(char **v, size_t n);
+
 #endif

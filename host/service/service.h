@@ -73,6 +73,17 @@ void sy_service_close(sy_service *sv);
  * freed; the runs are released and the call record removed first. */
 _Noreturn void sy_service_leave(sy_service *sv, int code);
 
+/* Cancels run `run_id`, whoever holds it (service/cancel.c).  A run a
+ * live host holds gets a cancel request, which that host carries out; a
+ * run nobody holds (its host stopped or released it) is claimed here, so
+ * that a late host's writes are refused, and ended at once: its tasks
+ * that were running Cancelled, the others Skipped, the run Cancelled.
+ * *state is the run's state after it; SY_OK, or an error with err
+ * (SY_ENOENT: no such run, SY_ESTATE: already ended).  Opens an engine
+ * on the service's store: the service must not run one already. */
+int sy_service_cancel(sy_service *sv, int64_t run_id, sy_run_state *state, char *err,
+                      size_t err_len);
+
 /* The configuration in force: `setup`, or the last one a reload loaded. */
 sy_setup *sy_service_setup(sy_service *sv);
 
