@@ -45,7 +45,8 @@ switchyard_conformance_SOURCES = \
 	sdk/conformance/checks.c sdk/conformance/check_load.c \
 	sdk/conformance/check_create.c sdk/conformance/check_complete.c \
 	sdk/conformance/check_capacity.c sdk/conformance/check_cancel.c \
-	sdk/conformance/check_lifecycle.c
+	sdk/conformance/check_lifecycle.c sdk/conformance/check_late.c \
+	sdk/conformance/check_leaks.c sdk/conformance/check_data.c
 switchyard_conformance_CPPFLAGS = $(SDK_CPPFLAGS)
 switchyard_conformance_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
 	$(LIBCONFIG_CFLAGS) -pthread

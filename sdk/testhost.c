@@ -40,7 +40,8 @@ static void record_first(sy_completion *c, const sy_result *r)
 {
     sy_host *h = c->host;
     c->output_len = r->output ? r->output_len : 0;
-    c->output = copy_text(r->output, c->output_len);
+    bool over = h->max_output && c->output_len > h->max_output;
+    c->output = over ? NULL : copy_text(r->output, c->output_len);
     c->error = r->error ? copy_text(r->error, strlen(r->error)) : NULL;
     atomic_store(&c->outcome, (int)r->outcome);
     atomic_fetch_add(&h->completed, 1);
