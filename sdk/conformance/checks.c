@@ -17,7 +17,9 @@ const kit_check kit_checks[] = {
     {"create", "load", kit_check_create,
      "create() with the settings, capacity(), destroy(), twice and side by "
      "side"},
-    {"bad-params", "load", kit_check_bad_params,
+    /* Bad settings are derived from the declarations: they must be
+     * sound first. */
+    {"bad-params", "descriptor", kit_check_bad_params,
      "create() refuses bad settings with a clear one-line error, no crash, "
      "no leak"},
     {"validate", "create", kit_check_validate,

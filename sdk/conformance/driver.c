@@ -197,12 +197,6 @@ static void first_completion(kit_call *call, const sy_result *r)
     signal_change(ki);
 }
 
-/* Fields are only appended, so any real sy_result layout is a whole
- * number of 8-byte fields and far under a page; a size past that is
- * garbage (an uninitialised or miscomputed field), and a host that trusted
- * it would read fields the plugin never wrote. */
-#define KIT_MAX_STRUCT_SIZE 4096u
-
 static const char *size_problem(const sy_result *r, char *buf, size_t len)
 {
     if (!r || (r->size % _Alignof(sy_result) == 0 &&

@@ -265,6 +265,12 @@ double kit_scaled(const kit *k, double ms, double cap);
                                     blocks */
 #define KIT_CHECK_LIMIT_MS 15000.0 /* a whole check, then it is killed */
 
+/* Fields are only appended, so any real layout of a struct that crosses
+ * the ABI is a whole number of its alignment and far under a page; a size
+ * past that is garbage (an uninitialised or miscomputed field), and a
+ * host that trusted it would read fields the plugin never wrote. */
+#define KIT_MAX_STRUCT_SIZE 4096u
+
 /* The host's default max_context_bytes: an output longer than this fails
  * the attempt by its length alone. */
 #define KIT_MAX_CONTEXT_BYTES ((size_t)16 << 20)
