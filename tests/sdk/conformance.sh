@@ -163,7 +163,10 @@ kit_bare "$dir/broken_cancel_blocks.so"
 rc_is 1 "blocking in cancel() fails the kit"
 has "FAIL cancel-blocking: cancel() blocks: 2 calls took longer than 50 ms" \
     "in cancel-blocking, saying so"
-has "(max 200" "with the slowest call's time"
+# The plugin sleeps 200 ms; a loaded machine only adds to it.
+slowest=$(printf '%s\n' "$out" | sed -n 's/^FAIL cancel-blocking:.*(max \([0-9]*\).*/\1/p')
+[ "${slowest:-0}" -ge 200 ]
+ok $? "with the slowest call's time (${slowest:-none} ms)"
 only_fails cancel-blocking "and nothing else fails"
 has "SKIP cancel-queued: needs cancel-blocking" "the cancel checks wait for it"
 
@@ -188,14 +191,16 @@ only_fails destroy "and nothing else fails"
 
 kit_bare "$dir/broken_fds.so"
 rc_is 1 "a file descriptor kept per task fails the kit"
-has "FAIL fd-leak: 300 file descriptors more after 300 tasks (1.00 per task)" \
-    "in fd-leak, saying how many per task"
+has "FAIL fd-leak: " "in fd-leak"
+has "file descriptors more after" "saying how many"
+has "tasks (1.00 per task)" "and how many per task"
 only_fails fd-leak "and nothing else fails"
 
 kit_bare "$dir/broken_threads.so"
 rc_is 1 "a thread kept per task fails the kit"
-has "FAIL thread-leak: 300 threads more after 300 tasks (1.00 per task)" \
-    "in thread-leak, saying how many per task"
+has "FAIL thread-leak: " "in thread-leak"
+has "threads more after" "saying how many"
+has "tasks (1.00 per task)" "and how many per task"
 only_fails thread-leak "and nothing else fails"
 has "SKIP destroy: needs thread-leak, which failed" \
     "destroy, which would see the same threads, waits for it"
@@ -208,8 +213,9 @@ only_fails memory "and nothing else fails"
 
 kit_bare "$dir/broken_oversize.so"
 rc_is 1 "an output over max_context_bytes fails the kit"
-has "FAIL output-size: 20 of 20 outputs over max_context_bytes (16777216 bytes; first: task-0, 17825792 bytes)" \
-    "in output-size, saying by how much"
+has "FAIL output-size: " "in output-size"
+has "outputs over max_context_bytes (16777216 bytes; first: task-0, 17825792 bytes)" \
+    "saying by how much"
 only_fails output-size "and nothing else fails"
 
 printf 'max_context_bytes = 33554432;\n' >"$dir/bigctx.cfg"
