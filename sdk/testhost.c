@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +62,14 @@ static void test_complete(sy_completion *c, const sy_result *r)
     sy_host *h = c->host;
     int nth = atomic_fetch_add(&c->calls, 1) + 1;
     const char *malformed = NULL;
+    char why[160];
     if (!r || !SY_HAS_FIELD(r, sy_result, error)) {
-        malformed = r ? "result's size is too small"
-                      : "complete() with a NULL result";
+        if (r)
+            snprintf(why, sizeof why, "sy_result.size is %u, smaller than "
+                     "a 1.0 sy_result (%zu bytes): set it to "
+                     "sizeof(sy_result)", (unsigned)r->size,
+                     offsetof(sy_result, error) + sizeof r->error);
+        malformed = r ? why : "complete() with a NULL result";
         atomic_fetch_add(&h->malformed, 1);
         r = &failed;
     }

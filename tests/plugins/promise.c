@@ -17,6 +17,7 @@
  *   -DBREAK_MEMORY        keeps 64 KiB per task until destroy()
  *   -DBREAK_OVERSIZE      outputs 17 MiB, over the default max_context_bytes
  *   -DBREAK_RESULT_SIZE   hands complete() a sy_result whose size is garbage
+ *   -DBREAK_RESULT_SIZE_ZERO  ... whose size is 0
  *   -DBREAK_SPEC_SIZE     declares a setting whose sy_param_spec size is
  *                         garbage
  *   -DBREAK_INPUT         writes into task->input (the byte it was)
@@ -98,8 +99,10 @@ static void complete_with(const sy_host_api *api, sy_completion *c,
         res.error = "throttled";
         res.retry_after_ms = 5;
     }
-#ifdef BREAK_RESULT_SIZE
+#if defined(BREAK_RESULT_SIZE)
     res.size = 0x00c0ffeeu; /* the bug */
+#elif defined(BREAK_RESULT_SIZE_ZERO)
+    res.size = 0; /* the bug: an initialiser that forgot it */
 #endif
     api->complete(c, &res);
 }

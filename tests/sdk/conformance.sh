@@ -40,7 +40,8 @@ only_fails() {
 dir=$(plugin_dir good noentry broken_twice broken_never broken_blocks \
     broken_capacity broken_badparams broken_late broken_cancel_late \
     broken_after_destroy broken_cancel_blocks broken_fds broken_threads \
-    broken_memory broken_oversize broken_result_size broken_spec_size \
+    broken_memory broken_oversize broken_result_size \
+    broken_result_size_zero broken_spec_size \
     broken_input deferring)
 for so in "$builddir/sdk/template/.libs/template.so" \
     "$builddir/tests/abi/.libs/plugin_1_0.so"; do
@@ -225,6 +226,12 @@ rc_is 0 "max_context_bytes in --params raises the bound"
 kit_bare "$dir/broken_result_size.so"
 rc_is 1 "a garbage sy_result.size fails the kit"
 has "FAIL complete-once: 1 malformed result (first: task-0: sy_result.size is 12648430, not the size of any sy_result layout" \
+    "in complete-once, saying so"
+only_fails complete-once "and nothing else fails"
+
+kit_bare "$dir/broken_result_size_zero.so"
+rc_is 1 "a sy_result.size of 0 fails the kit"
+has "FAIL complete-once: 1 malformed result (first: task-0: sy_result.size is 0, smaller than a 1.0 sy_result (32 bytes)" \
     "in complete-once, saying so"
 only_fails complete-once "and nothing else fails"
 
