@@ -92,7 +92,7 @@ long_task = { path = \"/slow?ms=600000\"; };
 bad_instance = { url = \"ftp://nowhere\"; };
 bad_task = { path = \"no-slash\"; };"
 rc_is 0 "the webhook executor passes the conformance kit"
-has "14 passed, 0 failed" "every check runs and passes"
+has "21 passed, 0 failed" "every check runs and passes"
 
 # --- what each reply becomes (the kit's notes count the outcomes) -------------------
 kit "instance = { url = \"$url\"; }; task = { path = \"/echo\"; };" \
