@@ -90,6 +90,7 @@ check_LTLIBRARIES += tests/plugins/broken_late.la \
 	tests/plugins/broken_oversize.la \
 	tests/plugins/broken_result_size.la \
 	tests/plugins/broken_result_size_zero.la \
+	tests/plugins/broken_defer_negative.la \
 	tests/plugins/broken_spec_size.la \
 	tests/plugins/broken_input.la \
 	tests/plugins/deferring.la
@@ -133,6 +134,10 @@ tests_plugins_broken_result_size_zero_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_result_size_zero_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_RESULT_SIZE_ZERO -DPROMISE_NAME='"broken_result_size_zero"'
 tests_plugins_broken_result_size_zero_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
 tests_plugins_broken_result_size_zero_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_defer_negative_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_defer_negative_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_DEFER_NEGATIVE -DPROMISE_NAME='"broken_defer_negative"'
+tests_plugins_broken_defer_negative_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_defer_negative_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_broken_spec_size_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_spec_size_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_SPEC_SIZE -DPROMISE_NAME='"broken_spec_size"'
 tests_plugins_broken_spec_size_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread

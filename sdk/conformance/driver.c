@@ -197,6 +197,8 @@ static void first_completion(kit_call *call, const sy_result *r)
     signal_change(ki);
 }
 
+/* A size the test host took (1.0's or more) may still be garbage: see
+ * KIT_MAX_STRUCT_SIZE.  NULL when plausible, else why not, in buf. */
 static const char *size_problem(const sy_result *r, char *buf, size_t len)
 {
     if (!r || (r->size % _Alignof(sy_result) == 0 &&

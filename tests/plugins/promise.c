@@ -21,6 +21,8 @@
  *   -DBREAK_SPEC_SIZE     declares a setting whose sy_param_spec size is
  *                         garbage
  *   -DBREAK_INPUT         writes into task->input (the byte it was)
+ *   -DBREAK_DEFER_NEGATIVE defers every other task with a negative
+ *                         retry_after_ms
  *   -DKEEP_DEFERRED       breaks nothing: defers every other task (ABI 1.1)
  *
  * The stray thread of the late builds lives from create() to destroy()
@@ -98,6 +100,9 @@ static void complete_with(const sy_host_api *api, sy_completion *c,
     if (o == SY_OUTCOME_DEFERRED) {
         res.error = "throttled";
         res.retry_after_ms = 5;
+#ifdef BREAK_DEFER_NEGATIVE
+        res.retry_after_ms = -5; /* the bug: a clock read backwards */
+#endif
     }
 #if defined(BREAK_RESULT_SIZE)
     res.size = 0x00c0ffeeu; /* the bug */
@@ -328,7 +333,7 @@ static int promise_submit(sy_instance *inst, const sy_task *task,
 #ifdef BREAK_MEMORY
     keep_per_task(inst);
 #endif
-#ifdef KEEP_DEFERRED
+#if defined(KEEP_DEFERRED) || defined(BREAK_DEFER_NEGATIVE)
     if (n % 2 == 1)
         o = SY_OUTCOME_DEFERRED;
 #endif
