@@ -45,7 +45,8 @@ switchyard_conformance_SOURCES = \
 	sdk/conformance/checks.c sdk/conformance/check_load.c \
 	sdk/conformance/check_create.c sdk/conformance/check_complete.c \
 	sdk/conformance/check_capacity.c sdk/conformance/check_cancel.c \
-	sdk/conformance/check_lifecycle.c
+	sdk/conformance/check_lifecycle.c sdk/conformance/check_late.c \
+	sdk/conformance/check_leaks.c sdk/conformance/check_data.c
 switchyard_conformance_CPPFLAGS = $(SDK_CPPFLAGS)
 switchyard_conformance_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
 	$(LIBCONFIG_CFLAGS) -pthread
@@ -76,6 +77,79 @@ tests_plugins_broken_capacity_la_LIBADD = $(SDK_LIB)
 tests_plugins_broken_badparams_la_SOURCES = tests/plugins/broken_badparams.c
 tests_plugins_broken_badparams_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_broken_badparams_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+
+# tests/plugins/promise.c, built once per promise it breaks (and once to
+# defer, breaking none): -DBREAK_... picks the promise.
+check_LTLIBRARIES += tests/plugins/broken_late.la \
+	tests/plugins/broken_cancel_late.la \
+	tests/plugins/broken_after_destroy.la \
+	tests/plugins/broken_cancel_blocks.la \
+	tests/plugins/broken_fds.la \
+	tests/plugins/broken_threads.la \
+	tests/plugins/broken_memory.la \
+	tests/plugins/broken_oversize.la \
+	tests/plugins/broken_result_size.la \
+	tests/plugins/broken_result_size_zero.la \
+	tests/plugins/broken_defer_negative.la \
+	tests/plugins/broken_spec_size.la \
+	tests/plugins/broken_input.la \
+	tests/plugins/deferring.la
+tests_plugins_broken_late_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_late_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_LATE -DPROMISE_NAME='"broken_late"'
+tests_plugins_broken_late_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_late_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_cancel_late_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_cancel_late_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_CANCEL_LATE -DPROMISE_NAME='"broken_cancel_late"'
+tests_plugins_broken_cancel_late_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_cancel_late_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_after_destroy_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_after_destroy_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_AFTER_DESTROY -DPROMISE_NAME='"broken_after_destroy"'
+tests_plugins_broken_after_destroy_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_after_destroy_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_cancel_blocks_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_cancel_blocks_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_CANCEL_BLOCKS -DPROMISE_NAME='"broken_cancel_blocks"'
+tests_plugins_broken_cancel_blocks_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_cancel_blocks_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_fds_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_fds_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_FDS -DPROMISE_NAME='"broken_fds"'
+tests_plugins_broken_fds_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_fds_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_threads_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_threads_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_THREADS -DPROMISE_NAME='"broken_threads"'
+tests_plugins_broken_threads_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_threads_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_memory_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_memory_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_MEMORY -DPROMISE_NAME='"broken_memory"'
+tests_plugins_broken_memory_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_memory_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_oversize_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_oversize_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_OVERSIZE -DPROMISE_NAME='"broken_oversize"'
+tests_plugins_broken_oversize_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_oversize_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_result_size_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_result_size_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_RESULT_SIZE -DPROMISE_NAME='"broken_result_size"'
+tests_plugins_broken_result_size_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_result_size_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_result_size_zero_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_result_size_zero_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_RESULT_SIZE_ZERO -DPROMISE_NAME='"broken_result_size_zero"'
+tests_plugins_broken_result_size_zero_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_result_size_zero_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_defer_negative_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_defer_negative_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_DEFER_NEGATIVE -DPROMISE_NAME='"broken_defer_negative"'
+tests_plugins_broken_defer_negative_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_defer_negative_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_spec_size_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_spec_size_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_SPEC_SIZE -DPROMISE_NAME='"broken_spec_size"'
+tests_plugins_broken_spec_size_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_spec_size_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_input_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_input_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_INPUT -DPROMISE_NAME='"broken_input"'
+tests_plugins_broken_input_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_input_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_deferring_la_SOURCES = tests/plugins/promise.c
+tests_plugins_deferring_la_CPPFLAGS = $(SDK_CPPFLAGS) -DKEEP_DEFERRED -DPROMISE_NAME='"deferring"'
+tests_plugins_deferring_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_deferring_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 
 # Built against the frozen 1.0 header only: tests/abi comes first and api/
 # not at all, so this plugin sees the ABI as it was released.

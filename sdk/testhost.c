@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,8 @@ static void record_first(sy_completion *c, const sy_result *r)
 {
     sy_host *h = c->host;
     c->output_len = r->output ? r->output_len : 0;
-    c->output = copy_text(r->output, c->output_len);
+    bool over = h->max_output && c->output_len > h->max_output;
+    c->output = over ? NULL : copy_text(r->output, c->output_len);
     c->error = r->error ? copy_text(r->error, strlen(r->error)) : NULL;
     atomic_store(&c->outcome, (int)r->outcome);
     atomic_fetch_add(&h->completed, 1);
@@ -60,9 +62,14 @@ static void test_complete(sy_completion *c, const sy_result *r)
     sy_host *h = c->host;
     int nth = atomic_fetch_add(&c->calls, 1) + 1;
     const char *malformed = NULL;
+    char why[160];
     if (!r || !SY_HAS_FIELD(r, sy_result, error)) {
-        malformed = r ? "result's size is too small"
-                      : "complete() with a NULL result";
+        if (r)
+            snprintf(why, sizeof why, "sy_result.size is %u, smaller than "
+                     "a 1.0 sy_result (%zu bytes): set it to "
+                     "sizeof(sy_result)", (unsigned)r->size,
+                     offsetof(sy_result, error) + sizeof r->error);
+        malformed = r ? why : "complete() with a NULL result";
         atomic_fetch_add(&h->malformed, 1);
         r = &failed;
     }

@@ -18,9 +18,9 @@ static void note_threads(kit_inst *ki, kit_report *r)
     kit_note(r, "completions: %ld from inside submit(), %ld from other "
              "threads", inside, all - inside);
     kit_note(r, "outcomes: %ld succeeded, %ld failed, %ld timed out, %ld "
-             "cancelled", atomic_load(&ki->outcomes[0]),
+             "cancelled, %ld deferred", atomic_load(&ki->outcomes[0]),
              atomic_load(&ki->outcomes[1]), atomic_load(&ki->outcomes[2]),
-             atomic_load(&ki->outcomes[3]));
+             atomic_load(&ki->outcomes[3]), atomic_load(&ki->outcomes[4]));
     pthread_mutex_lock(&ki->lock);
     if (ki->first_error[0])
         kit_note(r, "first error: %s", ki->first_error);

@@ -62,6 +62,14 @@ static int check_specs(const sy_param_spec *const *v, const char *list,
                      sizeof(sy_param_spec));
             return -1;
         }
+        if (sp->size > KIT_MAX_STRUCT_SIZE ||
+            sp->size % _Alignof(sy_param_spec) != 0) {
+            kit_fail(r, "%s[%d]: size %u is not the size of any "
+                     "sy_param_spec layout (%zu in this header): set it to "
+                     "sizeof(sy_param_spec)", list, n, (unsigned)sp->size,
+                     sizeof(sy_param_spec));
+            return -1;
+        }
         if (!key_ok(sp->name)) {
             kit_fail(r, "%s[%d]: name %s%s%s is not a key a config file can "
                      "spell (a letter, then letters, digits, '-' or '_')",

@@ -17,7 +17,9 @@ const kit_check kit_checks[] = {
     {"create", "load", kit_check_create,
      "create() with the settings, capacity(), destroy(), twice and side by "
      "side"},
-    {"bad-params", "load", kit_check_bad_params,
+    /* Bad settings are derived from the declarations: they must be
+     * sound first. */
+    {"bad-params", "descriptor", kit_check_bad_params,
      "create() refuses bad settings with a clear one-line error, no crash, "
      "no leak"},
     {"validate", "create", kit_check_validate,
@@ -32,12 +34,28 @@ const kit_check kit_checks[] = {
      "exactly once under 8 submitting threads, thousands of submits"},
     {"capacity", "nonblocking", kit_check_capacity,
      "never more in flight than capacity() promised, under 8 threads"},
-    {"cancel-queued", "nonblocking", kit_check_cancel_queued,
+    {"cancel-blocking", "nonblocking", kit_check_cancel_blocking,
+     "cancel() returns at once (each call under 50 ms)"},
+    {"cancel-queued", "cancel-blocking", kit_check_cancel_queued,
      "cancel() of work just submitted completes it exactly once"},
-    {"cancel-running", "nonblocking", kit_check_cancel_running,
+    {"cancel-running", "cancel-blocking", kit_check_cancel_running,
      "cancel() of running work completes it exactly once"},
-    {"destroy", "nonblocking", kit_check_destroy,
-     "destroy() after draining leaves no plugin thread behind"},
+    {"late-completion", "cancel-blocking", kit_check_late,
+     "no complete() once a task ended, nor after cancel() said SY_ENOENT"},
+    {"output-size", "nonblocking", kit_check_output_size,
+     "outputs fit max_context_bytes (default 16 MiB)"},
+    {"input", "nonblocking", kit_check_input,
+     "the task's input is never written (it lies in read-only pages)"},
+    {"fd-leak", "nonblocking", kit_check_fd_leak,
+     "no file descriptor left open per task"},
+    {"thread-leak", "nonblocking", kit_check_thread_leak,
+     "no thread left running per task"},
+    /* A thread left per task is memory left per task, and a thread left
+     * after destroy(): one reason is enough. */
+    {"memory", "thread-leak", kit_check_memory,
+     "no memory kept per task, over a thousand tasks after a warm-up"},
+    {"destroy", "thread-leak", kit_check_destroy,
+     "destroy() leaves no thread behind and nothing completes after it"},
     {"metrics", "nonblocking", kit_check_metrics,
      "metrics() agree with what the kit submitted and saw completed"},
     {"wake", "nonblocking", kit_check_wake,

@@ -26,6 +26,16 @@ kit_verdict kit_check_wake(kit_ctx *x, kit_report *r);
 /* check_cancel.c */
 kit_verdict kit_check_cancel_queued(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_cancel_running(kit_ctx *x, kit_report *r);
+kit_verdict kit_check_cancel_blocking(kit_ctx *x, kit_report *r);
+/* check_late.c */
+kit_verdict kit_check_late(kit_ctx *x, kit_report *r);
+/* check_leaks.c */
+kit_verdict kit_check_fd_leak(kit_ctx *x, kit_report *r);
+kit_verdict kit_check_thread_leak(kit_ctx *x, kit_report *r);
+kit_verdict kit_check_memory(kit_ctx *x, kit_report *r);
+/* check_data.c */
+kit_verdict kit_check_output_size(kit_ctx *x, kit_report *r);
+kit_verdict kit_check_input(kit_ctx *x, kit_report *r);
 /* check_lifecycle.c */
 kit_verdict kit_check_destroy(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_metrics(kit_ctx *x, kit_report *r);

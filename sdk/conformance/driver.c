@@ -46,9 +46,10 @@ double kit_scaled(const kit *k, double ms, double cap)
     return ms * f;
 }
 
-int kit_thread_count(void)
+/* Entries of a /proc directory, or -1. */
+static int count_entries(const char *path)
 {
-    DIR *d = opendir("/proc/self/task");
+    DIR *d = opendir(path);
     if (!d)
         return -1;
     int n = 0;
@@ -58,6 +59,18 @@ int kit_thread_count(void)
             n++;
     closedir(d);
     return n;
+}
+
+int kit_thread_count(void)
+{
+    return count_entries("/proc/self/task");
+}
+
+/* Less the one opendir() holds while it counts. */
+int kit_fd_count(void)
+{
+    int n = count_entries("/proc/self/fd");
+    return n > 0 ? n - 1 : n;
 }
 
 int kit_wait_threads(const kit *k, int want, double ms)
@@ -96,6 +109,7 @@ const char *kit_outcome_name(int outcome)
     case SY_OUTCOME_FAILED: return "failed";
     case SY_OUTCOME_TIMED_OUT: return "timed_out";
     case SY_OUTCOME_CANCELLED: return "cancelled";
+    case SY_OUTCOME_DEFERRED: return "deferred";
     default: return "invalid";
     }
 }
@@ -121,11 +135,28 @@ static void note_malformed(kit_inst *ki, const kit_call *call,
     pthread_mutex_unlock(&ki->lock);
 }
 
+/* An output over max_context_bytes is counted (the output-size check
+ * judges it) and never read, as the host reads none of it. */
+static bool oversize(kit_inst *ki, const kit_call *call, const sy_result *r)
+{
+    if (!r->output || r->output_len <= ki->k->in.max_context_bytes)
+        return false;
+    pthread_mutex_lock(&ki->lock);
+    if (atomic_fetch_add(&ki->oversize, 1) == 0) {
+        ki->oversize_len = r->output_len;
+        snprintf(ki->oversize_task, sizeof ki->oversize_task, "%s",
+                 call->task_id);
+    }
+    pthread_mutex_unlock(&ki->lock);
+    return true;
+}
+
 /* A succeeded attempt's output must be a JSON object (or absent). */
 static void check_output(kit_inst *ki, const kit_call *call,
                          const sy_result *r)
 {
-    if (r->outcome != SY_OUTCOME_SUCCEEDED || !r->output)
+    if (oversize(ki, call, r) || r->outcome != SY_OUTCOME_SUCCEEDED ||
+        !r->output)
         return;
     json_error_t je;
     json_t *v = json_loadb(r->output, r->output_len, JSON_DECODE_ANY, &je);
@@ -144,10 +175,15 @@ static void first_completion(kit_call *call, const sy_result *r)
 {
     kit_inst *ki = call->ki;
     int o = (int)r->outcome;
-    if (o < SY_OUTCOME_SUCCEEDED || o > SY_OUTCOME_CANCELLED)
+    /* DEFERRED (ABI 1.1) is one valid completion: the task goes back
+     * Ready uncharged, and the kit's host says 1.1. */
+    if (o < SY_OUTCOME_SUCCEEDED || o > SY_OUTCOME_DEFERRED)
         note_malformed(ki, call, "outcome is not a sy_outcome value");
     else
         atomic_fetch_add(&ki->outcomes[o], 1);
+    if (o == SY_OUTCOME_DEFERRED &&
+        SY_HAS_FIELD(r, sy_result, retry_after_ms) && r->retry_after_ms < 0)
+        note_malformed(ki, call, "DEFERRED with a negative retry_after_ms");
     check_output(ki, call, r);
     if (r->error && o != SY_OUTCOME_CANCELLED) {
         pthread_mutex_lock(&ki->lock);
@@ -159,6 +195,19 @@ static void first_completion(kit_call *call, const sy_result *r)
     atomic_store(&call->outcome, o);
     atomic_fetch_add(&ki->completed, 1);
     signal_change(ki);
+}
+
+/* A size the test host took (1.0's or more) may still be garbage: see
+ * KIT_MAX_STRUCT_SIZE.  NULL when plausible, else why not, in buf. */
+static const char *size_problem(const sy_result *r, char *buf, size_t len)
+{
+    if (!r || (r->size % _Alignof(sy_result) == 0 &&
+               r->size <= KIT_MAX_STRUCT_SIZE))
+        return NULL;
+    snprintf(buf, len, "sy_result.size is %u, not the size of any sy_result "
+             "layout (%zu in this header): set it to sizeof(sy_result)",
+             (unsigned)r->size, sizeof(sy_result));
+    return buf;
 }
 
 /* Every complete() call, inside the test host's, which has counted a
@@ -174,6 +223,9 @@ static void on_complete(sy_completion *c, const sy_result *r, int nth,
         atomic_fetch_add(&ki->inside_submit, 1);
     if (atomic_load(&call->state) == CALL_REFUSED)
         atomic_fetch_add(&ki->after_refusal, 1);
+    char why[200];
+    if (!malformed)
+        malformed = size_problem(r, why, sizeof why);
     if (malformed)
         note_malformed(ki, call, malformed);
     if (nth == 1)
@@ -202,6 +254,7 @@ int kit_inst_init(kit_inst *ki, kit_ctx *x, size_t ncalls)
     ki->host.on_complete = on_complete;
     ki->host.on_wake = on_wake;
     ki->host.data = ki;
+    ki->host.max_output = x->k->in.max_context_bytes;
     ki->calls = calloc(ncalls, sizeof *ki->calls);
     if (!ki->calls) {
         sy_sdk_test_host_fini(&ki->host);
@@ -273,8 +326,8 @@ kit_call *kit_call_new(kit_inst *ki, const json_t *params)
     call->task.ns = call->ns;
     call->task.run_id = "conformance-run";
     call->task.task_id = call->task_id;
-    call->task.input = in->input;
-    call->task.input_len = strlen(in->input);
+    call->task.input = ki->input ? ki->input : in->input;
+    call->task.input_len = strlen(call->task.input);
     call->task.params = sy_sdk_params_view(params);
     call->task.timeout_ms = 0;
     call->task.workflow = "kit";

@@ -99,6 +99,15 @@ static void write_all(int fd, const void *buf, size_t n)
     }
 }
 
+/* The child's end of the report pipe, for kit_report_now(). */
+static int report_fd = -1;
+
+_Noreturn void kit_report_now(const kit_report *r)
+{
+    write_all(report_fd, r, sizeof *r);
+    _exit(0);
+}
+
 static _Noreturn void child_main(const kit *k, const kit_check *c, int fd)
 {
     /* Static, and never unloaded: a leak report then names the plugin's
@@ -108,6 +117,7 @@ static _Noreturn void child_main(const kit *k, const kit_check *c, int fd)
     memset(&x, 0, sizeof x);
     memset(&r, 0, sizeof r);
     x.k = k;
+    report_fd = fd;
     sy_sdk_plugin_open(&x.plugin, k->plugin_path, x.reason, sizeof x.reason);
     x.d = x.plugin.desc;
     if (!x.d && strcmp(c->name, "load") != 0)

@@ -10,6 +10,8 @@
  *   bad_instance = { ... };  settings create() must refuse
  *   bad_task     = { ... };  parameters validate() must refuse
  *   input        = "{...}";  the input context, a JSON object
+ *   max_context_bytes = N;   the host's bound on an output (default
+ *                            16 MiB), for the output-size check
  */
 #include "kit.h"
 
@@ -55,13 +57,20 @@ static int check_keys(const config_setting_t *root, char *err, size_t len)
             if (!config_setting_is_group(s))
                 return where_err(s, err, len, "'%s' must be a group { ... }",
                                  name);
+        } else if (strcmp(name, "max_context_bytes") == 0) {
+            int t = config_setting_type(s);
+            if ((t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64) ||
+                config_setting_get_int64(s) < 1)
+                return where_err(s, err, len, "'%s' must be a positive "
+                                 "integer (bytes)", name);
         } else if (strcmp(name, "input") == 0) {
             if (config_setting_type(s) != CONFIG_TYPE_STRING)
                 return where_err(s, err, len, "'%s' must be a string holding "
                                  "a JSON object", name);
         } else {
             return where_err(s, err, len, "unknown key '%s' (known: instance, "
-                             "task, long_task, bad_instance, bad_task, input)",
+                             "task, long_task, bad_instance, bad_task, "
+                             "input, max_context_bytes)",
                              name);
         }
     }
@@ -110,6 +119,10 @@ static int read_file(kit_inputs *in, const char *path, char *err, size_t len)
     const config_setting_t *root = config_root_setting(&in->cfg);
     if (check_keys(root, err, len) != 0 || read_input(in, root, err, len) != 0)
         return -1;
+    const config_setting_t *max =
+        config_setting_get_member(root, "max_context_bytes");
+    if (max)
+        in->max_context_bytes = (size_t)config_setting_get_int64(max);
     in->instance_setting = config_setting_get_member(root, "instance");
     in->task_setting = config_setting_get_member(root, "task");
     in->instance = group_json(root, "instance", true);
@@ -141,6 +154,7 @@ int kit_inputs_load(kit_inputs *in, const char *path, char *err,
     memset(in, 0, sizeof *in);
     config_init(&in->cfg);
     in->input = strdup("{}");
+    in->max_context_bytes = KIT_MAX_CONTEXT_BYTES;
     if (path) {
         in->have_file = true;
         in->path = strdup(path);

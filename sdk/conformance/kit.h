@@ -57,6 +57,8 @@ typedef struct kit_inputs {
     json_t *bad_instance;   /* owned; `bad_instance`, or NULL */
     json_t *bad_task;       /* owned; `bad_task`, or NULL */
     char *input;            /* owned; `input` (a JSON object), or "{}" */
+    size_t max_context_bytes; /* `max_context_bytes`: the host's bound on
+                               an output, KIT_MAX_CONTEXT_BYTES by default */
     const config_setting_t *instance_setting; /* in cfg, or NULL */
     const config_setting_t *task_setting;     /* in cfg, or NULL */
 } kit_inputs;
@@ -124,6 +126,10 @@ extern const kit_check kit_checks[];
  * or valgrind report). */
 void kit_run_isolated(const kit *k, const kit_check *c, kit_report *r);
 
+/* Sends `r` as the check's report and ends the child at once, from any
+ * thread and from a signal handler (only write() and _exit()). */
+_Noreturn void kit_report_now(const kit_report *r);
+
 /* Sets the verdict and message; returns the verdict. */
 kit_verdict kit_pass(kit_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -165,6 +171,9 @@ typedef struct kit_inst {
                                  (host.doubles) and wakes (host.wakes) */
     const sy_host_api *api;   /* the test host's table */
 
+    const char *input;        /* the tasks' input (NUL-terminated) in place
+                                 of the run's, or NULL; set after
+                                 kit_open(), not owned */
     kit_call *calls;          /* owned, ncalls records */
     size_t ncalls;
     atomic_size_t next;       /* the next free record */
@@ -173,7 +182,10 @@ typedef struct kit_inst {
     atomic_long after_refusal;/* completions of refused submits */
     atomic_long malformed;
     atomic_long inside_submit;/* completions from inside submit() */
-    atomic_long outcomes[4];
+    atomic_long outcomes[5];  /* by sy_outcome, DEFERRED included */
+    atomic_long oversize;     /* outputs over max_context_bytes */
+    size_t oversize_len;      /* the first one's length (guarded by lock) */
+    char oversize_task[32];   /* and its task (guarded by lock) */
     char malformed_why[256];  /* the first malformed result (guarded by
                                  lock) */
     char first_error[256];    /* the first result's error text, for
@@ -231,6 +243,8 @@ double kit_now_ms(void);
 void kit_sleep_ms(double ms);
 /* Threads of this process (/proc/self/task), or -1. */
 int kit_thread_count(void);
+/* Open file descriptors of this process (/proc/self/fd), or -1. */
+int kit_fd_count(void);
 /* Waits up to `ms` (scaled) for the thread count to fall to `want`;
  * returns the last count seen. */
 int kit_wait_threads(const kit *k, int want, double ms);
@@ -250,5 +264,15 @@ double kit_scaled(const kit *k, double ms, double cap);
 #define KIT_BLOCK_MS 50.0        /* a submit or cancel slower than this
                                     blocks */
 #define KIT_CHECK_LIMIT_MS 15000.0 /* a whole check, then it is killed */
+
+/* Fields are only appended, so any real layout of a struct that crosses
+ * the ABI is a whole number of its alignment and far under a page; a size
+ * past that is garbage (an uninitialised or miscomputed field), and a
+ * host that trusted it would read fields the plugin never wrote. */
+#define KIT_MAX_STRUCT_SIZE 4096u
+
+/* The host's default max_context_bytes: an output longer than this fails
+ * the attempt by its length alone. */
+#define KIT_MAX_CONTEXT_BYTES ((size_t)16 << 20)
 
 #endif

@@ -31,6 +31,8 @@ static void usage(FILE *to)
             "long_task = {...};\n"
             "                   bad_instance = {...}; bad_task = {...}; "
             "input = \"{...}\";\n"
+            "                   max_context_bytes = N; (the host's bound on "
+            "an output)\n"
             "  --verbose, -v    details of every check, and the plugin's "
             "debug log\n"
             "  --only LIST      run only these checks (comma-separated)\n"
@@ -44,7 +46,7 @@ static void usage(FILE *to)
 static void list_checks(void)
 {
     for (const kit_check *c = kit_checks; c->name; c++)
-        printf("%-15s %s\n", c->name, c->about);
+        printf("%-16s %s\n", c->name, c->about);
 }
 
 /* True when `name` is in the comma-separated `list` (NULL: all). */

@@ -62,6 +62,11 @@ struct sy_host {
     sy_sdk_test_complete_fn on_complete; /* set: may be NULL */
     void (*on_wake)(sy_host *h);         /* set: may be NULL; any thread */
     void *data;              /* set: the caller's */
+    size_t max_output;       /* set: an output longer than this is not
+                                copied (the completion's output stays NULL,
+                                output_len says its length), as the host
+                                reads none of one over max_context_bytes;
+                                0: no bound */
 
     atomic_long completed;   /* completions with their first complete() */
     atomic_long doubles;     /* complete() calls beyond the first */

@@ -14,6 +14,11 @@ if [ -n "$SY_WRAP" ]; then
     export SWITCHYARD_CONFORMANCE_TIME_SCALE
 fi
 
+# Every check passes; under valgrind `memory` is skipped (valgrind's own
+# memory follows the program's, and its leak check judges instead).
+all_passed="21 passed, 0 failed"
+if [ -n "$SY_WRAP" ]; then all_passed="20 passed, 0 failed (1 skipped)"; fi
+
 # kit ARGS...: runs the kit (under $SY_WRAP), sets $out and $rc.
 kit() {
     out=$($SY_WRAP "$KIT" "$@" 2>&1)
@@ -38,7 +43,11 @@ only_fails() {
 }
 
 dir=$(plugin_dir good noentry broken_twice broken_never broken_blocks \
-    broken_capacity broken_badparams)
+    broken_capacity broken_badparams broken_late broken_cancel_late \
+    broken_after_destroy broken_cancel_blocks broken_fds broken_threads \
+    broken_memory broken_oversize broken_result_size \
+    broken_result_size_zero broken_defer_negative broken_spec_size \
+    broken_input deferring)
 for so in "$builddir/sdk/template/.libs/template.so" \
     "$builddir/tests/abi/.libs/plugin_1_0.so"; do
     cp "$so" "$dir/" && chmod 0755 "$dir/$(basename "$so")"
@@ -52,6 +61,10 @@ has "usage: switchyard-conformance PLUGIN.so" "with the usage line"
 kit_bare --list
 rc_is 0 "--list exits 0"
 has "cancel-running" "and names the checks"
+for c in cancel-blocking late-completion output-size input fd-leak \
+    thread-leak memory; do
+    has "$c " "--list names $c"
+done
 
 printf 'instance = { workers = 2; };\ntaks = { sleep_ms = 1; };\n' >"$dir/typo.cfg"
 kit_bare "$dir/template.so" --params "$dir/typo.cfg"
@@ -80,7 +93,7 @@ has "PASS load: good 1.0.0, executor ABI 1.0" "--verbose says what loaded"
 
 kit "$dir/template.so" --params "$SY_SRCDIR/sdk/template/conformance.cfg"
 rc_is 0 "the template passes the kit with its params file"
-has "14 passed, 0 failed" "every check runs and passes"
+has "$all_passed" "every check runs and passes"
 
 kit "$dir/template.so" -v
 rc_is 0 "the template passes the kit without a params file too"
@@ -91,6 +104,25 @@ kit "$dir/template.so" --params "$SY_SRCDIR/sdk/template/conformance.cfg" \
     --only cancel-running,wake -v
 has "4 ended CANCELLED" "running work is cancelled"
 has "PASS wake: SY_EBUSY at 20 in flight" "wake() follows SY_EBUSY"
+
+# --- ABI 1.1: DEFERRED --------------------------------------------------------
+kit "$dir/deferring.so" -v
+rc_is 0 "a plugin that defers every other task passes the kit"
+has "PASS complete-once: 200 submits, each completed once" \
+    "a DEFERRED completion is one valid completion"
+has "100 deferred" "and is counted as deferred"
+hasnt "FAIL" "no check fails"
+
+kit_bare "$dir/broken_defer_negative.so"
+rc_is 1 "DEFERRED with a negative retry_after_ms fails the kit"
+has "FAIL complete-once: 1 malformed result (first: task-1: DEFERRED with a negative retry_after_ms)" \
+    "in complete-once, saying so"
+only_fails complete-once "and nothing else fails"
+
+printf 'max_context_bytes = 0;\n' >"$dir/maxctx.cfg"
+kit_bare "$dir/deferring.so" --params "$dir/maxctx.cfg"
+rc_is 2 "a max_context_bytes below 1 is refused"
+has "must be a positive integer" "saying what it must be"
 
 # --- ABI 1.0, frozen ----------------------------------------------------------
 cat >"$dir/abi.cfg" <<'EOF'
@@ -105,7 +137,7 @@ kit "$dir/plugin_1_0.so" --params "$dir/abi.cfg" -v
 rc_is 0 "a plugin built against the frozen 1.0 header passes on this host"
 has "PASS load: abi_1_0 1.0.0, executor ABI 1.0" "it loads as ABI 1.0"
 has "PASS complete-once: 200 submits" "its tasks run (every sy_task field made sense)"
-has "14 passed, 0 failed" "every check runs and passes"
+has "$all_passed" "every check runs and passes"
 
 # --- broken plugins: each fails its rule's check, for its reason ------------------
 kit_bare "$dir/broken_twice.so"
@@ -138,6 +170,93 @@ rc_is 1 "crashing on bad settings fails the kit"
 has "FAIL bad-params: crashed" "in bad-params, as a crash"
 only_fails bad-params "and nothing else fails: the crash stayed in its child"
 has "PASS destroy" "later checks still run"
+
+kit_bare "$dir/broken_cancel_blocks.so"
+rc_is 1 "blocking in cancel() fails the kit"
+has "FAIL cancel-blocking: cancel() blocks: 2 calls took longer than 50 ms" \
+    "in cancel-blocking, saying so"
+# The plugin sleeps 200 ms; a loaded machine only adds to it.
+slowest=$(printf '%s\n' "$out" | sed -n 's/^FAIL cancel-blocking:.*(max \([0-9]*\).*/\1/p')
+[ "${slowest:-0}" -ge 200 ]
+ok $? "with the slowest call's time (${slowest:-none} ms)"
+only_fails cancel-blocking "and nothing else fails"
+has "SKIP cancel-queued: needs cancel-blocking" "the cancel checks wait for it"
+
+kit_bare "$dir/broken_late.so"
+rc_is 1 "completing again once the instance is idle fails the kit"
+has "FAIL late-completion: complete() called again after the task ended: 1 late call" \
+    "in late-completion, saying so"
+only_fails late-completion "and nothing else fails"
+
+kit_bare "$dir/broken_cancel_late.so"
+rc_is 1 "completing after cancel() said SY_ENOENT fails the kit"
+has "FAIL late-completion: complete() called after cancel() returned SY_ENOENT" \
+    "in late-completion, saying so"
+only_fails late-completion "and nothing else fails"
+
+kit_bare "$dir/broken_after_destroy.so"
+rc_is 1 "completing after destroy() returned fails the kit"
+has "FAIL destroy: complete() called after destroy() returned: 1 call" \
+    "in destroy, saying so"
+has "from a thread destroy() left running" "and why it could"
+only_fails destroy "and nothing else fails"
+
+kit_bare "$dir/broken_fds.so"
+rc_is 1 "a file descriptor kept per task fails the kit"
+has "FAIL fd-leak: " "in fd-leak"
+has "file descriptors more after" "saying how many"
+has "tasks (1.00 per task)" "and how many per task"
+only_fails fd-leak "and nothing else fails"
+
+kit_bare "$dir/broken_threads.so"
+rc_is 1 "a thread kept per task fails the kit"
+has "FAIL thread-leak: " "in thread-leak"
+has "threads more after" "saying how many"
+has "tasks (1.00 per task)" "and how many per task"
+only_fails thread-leak "and nothing else fails"
+has "SKIP destroy: needs thread-leak, which failed" \
+    "destroy, which would see the same threads, waits for it"
+
+kit_bare "$dir/broken_memory.so"
+rc_is 1 "64 KiB kept per task fails the kit"
+has "FAIL memory: memory grew by" "in memory"
+has "(64." "saying how much per task"
+only_fails memory "and nothing else fails"
+
+kit_bare "$dir/broken_oversize.so"
+rc_is 1 "an output over max_context_bytes fails the kit"
+has "FAIL output-size: " "in output-size"
+has "outputs over max_context_bytes (16777216 bytes; first: task-0, 17825792 bytes)" \
+    "saying by how much"
+only_fails output-size "and nothing else fails"
+
+printf 'max_context_bytes = 33554432;\n' >"$dir/bigctx.cfg"
+kit_bare "$dir/broken_oversize.so" --params "$dir/bigctx.cfg" --only output-size
+rc_is 0 "max_context_bytes in --params raises the bound"
+
+kit_bare "$dir/broken_result_size.so"
+rc_is 1 "a garbage sy_result.size fails the kit"
+has "FAIL complete-once: 1 malformed result (first: task-0: sy_result.size is 12648430, not the size of any sy_result layout" \
+    "in complete-once, saying so"
+only_fails complete-once "and nothing else fails"
+
+kit_bare "$dir/broken_result_size_zero.so"
+rc_is 1 "a sy_result.size of 0 fails the kit"
+has "FAIL complete-once: 1 malformed result (first: task-0: sy_result.size is 0, smaller than a 1.0 sy_result (32 bytes)" \
+    "in complete-once, saying so"
+only_fails complete-once "and nothing else fails"
+
+kit_bare "$dir/broken_spec_size.so"
+rc_is 1 "a garbage sy_param_spec.size fails the kit"
+has "FAIL descriptor: instance_params[0]: size 2147418113 is not the size of any sy_param_spec layout" \
+    "in descriptor, saying so"
+only_fails descriptor "and nothing else fails"
+
+kit_bare "$dir/broken_input.so"
+rc_is 1 "writing into the task's input fails the kit"
+has "FAIL input: wrote to the task's input (byte 1 of 2)" \
+    "in input, saying where"
+only_fails input "and nothing else fails: other checks hand out writable input"
 
 kit_bare "$dir/noentry.so"
 rc_is 1 "a plugin the host refuses fails the kit"

@@ -77,6 +77,11 @@ port=$(cat "$tmp/port" 2>/dev/null)
 ok $? "the test responder listens on 127.0.0.1"
 url="http://127.0.0.1:$port"
 
+# Every check passes; under valgrind `memory` is skipped (valgrind's own
+# memory follows the program's, and its leak check judges instead).
+all_passed="21 passed, 0 failed"
+if [ -n "$SY_WRAP" ]; then all_passed="20 passed, 0 failed (1 skipped)"; fi
+
 # kit PARAMS-TEXT ARGS...: writes the params file, runs the kit.
 kit() {
     printf '%s\n' "$1" >"$tmp/params.cfg"
@@ -92,7 +97,7 @@ long_task = { path = \"/slow?ms=600000\"; };
 bad_instance = { url = \"ftp://nowhere\"; };
 bad_task = { path = \"no-slash\"; };"
 rc_is 0 "the webhook executor passes the conformance kit"
-has "14 passed, 0 failed" "every check runs and passes"
+has "$all_passed" "every check runs and passes"
 
 # --- what each reply becomes (the kit's notes count the outcomes) -------------------
 kit "instance = { url = \"$url\"; }; task = { path = \"/echo\"; };" \
