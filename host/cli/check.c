@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "service/inspect.h"
 #include "service/setup.h"
 
 /* A rule no known task matches is dead weight or a typo; said only when
@@ -39,6 +40,8 @@ int sy_cmd_check(const sy_cli *cli, int argc, char **argv)
         sy_routes_check_shadowing(&s.cfg.routes, &d);
         warn_unmatched(&s, &d);
     }
+    if (s.cfg_ok)
+        sy_inspect(&s, &d);
     sy_diags_print(&d, stdout);
     if (errors == 0 && d.errors == 0) {
         size_t loaded = 0;

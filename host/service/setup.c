@@ -195,12 +195,22 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
     return errors;
 }
 
-static int load_workflows(sy_setup *s, sy_diags *d)
+static int load_workflows(sy_setup *s, unsigned flags, sy_diags *d)
 {
     int errors = 0;
-    for (size_t i = 0; i < s->cfg.n_workflow_dirs; i++)
-        errors += sy_workflow_load_dir(s->cfg.workflow_dirs[i], check_task, s, &s->wfs,
+    for (size_t i = 0; i < s->cfg.n_workflow_dirs; i++) {
+        size_t before = s->n_wfs;
+        int bad = sy_workflow_load_dir(s->cfg.workflow_dirs[i], check_task, s, &s->wfs,
                                        &s->n_wfs, d);
+        if (bad && (flags & SY_SETUP_SKIP_BAD_WORKFLOWS)) {
+            sy_warn(d, s->cfg.workflow_dirs[i], 0,
+                    "workflow files with errors (above) skipped; %zu workflow%s loaded from "
+                    "this directory",
+                    s->n_wfs - before, s->n_wfs - before == 1 ? "" : "s");
+            bad = 0;
+        }
+        errors += bad;
+    }
     return errors;
 }
 
@@ -250,7 +260,7 @@ int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d
     if (s->have_cfg)
         errors += open_instances(s, flags, d);
     if (s->have_cfg && (flags & SY_SETUP_WORKFLOWS))
-        errors += load_workflows(s, d);
+        errors += load_workflows(s, flags, d);
     return errors;
 }
 

@@ -34,6 +34,10 @@ enum {
     SY_SETUP_CREATE = 1u << 1,  /* also create every instance */
     SY_SETUP_WORKFLOWS = 1u << 2, /* also read workflow_dirs, checking each
                                      task against the plugin it routes to */
+    SY_SETUP_SKIP_BAD_WORKFLOWS = 1u << 3, /* a workflow file with errors is
+                                     reported and left out, not counted:
+                                     one bad file must not stop a host
+                                     from running the good ones */
 };
 
 /* Reads `cfg_path` (NULL: no config, plugin directories from the
