@@ -35,7 +35,8 @@ int sy_cmd_check(const sy_cli *cli, int argc, char **argv)
     sy_diags d;
     sy_diags_init(&d);
     sy_setup s;
-    int errors = sy_setup_open(&s, cli->config, SY_SETUP_CREATE | SY_SETUP_WORKFLOWS, &d);
+    unsigned flags = SY_SETUP_CREATE | SY_SETUP_WORKFLOWS | SY_SETUP_CHECK_COMMANDS;
+    int errors = sy_setup_open(&s, cli->config, flags, &d);
     if (s.have_cfg) {
         sy_routes_check_shadowing(&s.cfg.routes, &d);
         warn_unmatched(&s, &d);

@@ -154,7 +154,8 @@ static bool runnable(const char *path)
 
 /* Found as the executors find it (sdk/spawn_start.c, as execvp would): a
  * name with a '/' relative to the task's directory, else on PATH. */
-static int check_command(const sy_workflow *wf, const sy_task_def *t, sy_diags *d)
+int sy_inspect_command(const sy_workflow *wf, const sy_task_def *t, const char *file,
+                       int line, sy_diags *d)
 {
     const json_t *argv = json_object_get(t->params, "command");
     const char *prog = json_string_value(json_array_get(argv, 0));
@@ -168,11 +169,11 @@ static int check_command(const sy_workflow *wf, const sy_task_def *t, sy_diags *
         char *path = sy_path_join(cwd, prog);
         struct stat st;
         if (stat(path, &st) != 0) {
-            sy_error(d, wf->file, t->line, "task '%s': command %s: %s: %s", t->id, prog, path,
+            sy_error(d, file, line, "task '%s': command %s: %s: %s", t->id, prog, path,
                      strerror(errno));
             errors = 1;
         } else if (!runnable(path)) {
-            sy_error(d, wf->file, t->line, "task '%s': command %s: %s is not an executable "
+            sy_error(d, file, line, "task '%s': command %s: %s is not an executable "
                      "file", t->id, prog, path);
             errors = 1;
         }
@@ -189,7 +190,7 @@ static int check_command(const sy_workflow *wf, const sy_task_def *t, sy_diags *
             p += n + (p[n] == ':');
         }
         if (!found) {
-            sy_error(d, wf->file, t->line, "task '%s': command %s: not found on PATH (%s)",
+            sy_error(d, file, line, "task '%s': command %s: not found on PATH (%s)",
                      t->id, prog, env && *env ? env : "unset");
             errors = 1;
         }
@@ -206,8 +207,5 @@ int sy_inspect(const sy_setup *s, sy_diags *d)
     int errors = check_store(c, d);
     errors += check_dirs(c, "plugin_dirs", c->plugin_dirs, c->n_plugin_dirs, d);
     errors += check_dirs(c, "workflow_dirs", c->workflow_dirs, c->n_workflow_dirs, d);
-    for (size_t w = 0; w < s->n_wfs; w++)
-        for (size_t t = 0; t < s->wfs[w]->n_tasks; t++)
-            errors += check_command(s->wfs[w], &s->wfs[w]->tasks[t], d);
     return errors;
 }

@@ -10,6 +10,7 @@
 #include "config/params.h"
 #include "base/util.h"
 #include "executor/isolated.h"
+#include "service/inspect.h"
 
 #ifndef SY_PLUGIN_DIR
 #define SY_PLUGIN_DIR "/usr/local/lib/switchyard/executors"
@@ -182,6 +183,8 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
              instance->plugin->name);
     int errors = sy_params_check(setting, sy_workflow_task_keys,
                                  instance->desc->task_params, what, d);
+    if (errors == 0 && (s->flags & SY_SETUP_CHECK_COMMANDS))
+        errors += sy_inspect_command(wf, t, file, line, d);
     const sy_executor *desc = instance->desc;
     if (errors == 0 && instance->inst && desc->validate) {
         char err[1024] = "";
@@ -243,6 +246,7 @@ const sy_workflow *sy_setup_workflow(const sy_setup *s, const char *name, char *
 int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d)
 {
     memset(s, 0, sizeof *s);
+    s->flags = flags;
     sy_plugins_init(&s->plugins);
     int errors = 0;
     if (cfg_path) {
