@@ -66,6 +66,10 @@ run serve --exit-when-idle
 rc_is 0 "serve starts beside a bad file"
 is Completed "$sub_id" 'r["status"]' "and serves the good workflow"
 
+run graph fine
+rc_is 0 "graph of a good workflow works beside a bad file"
+has '"a" -> "b";' "and draws it"
+
 run workflows
 rc_is 1 "workflows exits 1 while a file has errors"
 has "ops::fine" "and lists the good ones"
