@@ -170,6 +170,9 @@ run --config "$host/small.cfg" submit fine --context @"$host/big.json"
 rc_is 2 "a context over max_context_bytes is refused at submit"
 has "the context is 5011 bytes, more than max_context_bytes 1024 ($host/small.cfg:4)" \
     "with the size and the limit"
+run --config "$host/small.cfg" run fine --context @"$host/big.json"
+rc_is 2 "and at run"
+has "the context is 5011 bytes, more than max_context_bytes 1024" "with the same reason"
 run --config "$host/small.cfg" runs --json
 has "[]" "and no run is recorded"
 
