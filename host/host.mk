@@ -106,12 +106,13 @@ libsyhost_la_SOURCES += \
 	host/service/signals.c host/service/signals.h \
 	host/service/runs.c host/service/runs.h \
 	host/service/service.c host/service/service.h \
-	host/service/reload.c host/service/cancel.c
+	host/service/reload.c host/service/cancel.c \
+	host/service/inspect.c host/service/inspect.h
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,

@@ -1,4 +1,5 @@
 /* switchyard: the command-line entry point. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,39 +13,14 @@
 #include "config/config.h"
 #include "base/log.h"
 
-static const struct {
-    const char *name;
-    int (*fn)(const sy_cli *, int, char **);
-    const char *args;
-    const char *help;
-} commands[] = {
-    {"check", sy_cmd_check, "",
-     "validate the config, routes, plugins and instances"},
-    {"route", sy_cmd_route, "NAMESPACE [--quiet]",
-     "show which executor instance gets NAMESPACE, and why"},
-    {"plugins", sy_cmd_plugins, "[-v]",
-     "list every plugin found: loaded, or refused and why"},
-    {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE]",
-     "run one workflow to its end here, with progress"},
-    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE]",
-     "record a run for a host (`serve`) to pick up"},
-    {"status", sy_cmd_status, "RUN_ID [--json]", "a run and each of its tasks"},
-    {"runs", sy_cmd_runs, "[--limit N | --all]", "the latest runs"},
-    {"cancel", sy_cmd_cancel, "RUN_ID", "cancel a run"},
-    {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT"},
-    {"serve", sy_cmd_serve, "[--exit-when-idle]",
-     "the long-running host: runs submitted work, resumes after restarts"},
-};
-
-static void usage(FILE *out)
+/* `switchyard CMD --help` (or -h) anywhere after the command: help, not
+ * a run.  Values of options never start with "-h". */
+static bool wants_help(int argc, char **argv)
 {
-    fprintf(out,
-            "usage: switchyard [--config FILE] COMMAND [ARGS]\n\n"
-            "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
-            "else ./switchyard.cfg)\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-8s %-34s %s\n", commands[i].name, commands[i].args,
-                commands[i].help);
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -66,7 +42,7 @@ int main(int argc, char **argv)
             cli.config = argv[i] + 9;
             cli.config_explicit = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
+            sy_cli_usage(stdout);
             return SY_EXIT_OK;
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("switchyard %s (executor ABI %d.%d)\n", PACKAGE_VERSION,
@@ -79,17 +55,22 @@ int main(int argc, char **argv)
 #endif
             return SY_EXIT_OK;
         } else {
-            usage(stderr);
+            sy_cli_usage(stderr);
             return sy_cli_usage_error(argv[i], "unknown option");
         }
     }
     if (i >= argc) {
-        usage(stderr);
+        sy_cli_usage(stderr);
         return SY_EXIT_USAGE;
     }
-    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
-        if (strcmp(argv[i], commands[c].name) == 0)
-            return commands[c].fn(&cli, argc - i - 1, argv + i + 1);
-    usage(stderr);
-    return sy_cli_usage_error(argv[i], "unknown command");
+    const sy_cli_command *c = sy_cli_find(argv[i]);
+    if (!c) {
+        sy_cli_usage(stderr);
+        return sy_cli_usage_error(argv[i], "unknown command");
+    }
+    if (wants_help(argc - i - 1, argv + i + 1)) {
+        sy_cli_command_help(c, stdout);
+        return SY_EXIT_OK;
+    }
+    return c->fn(&cli, argc - i - 1, argv + i + 1);
 }

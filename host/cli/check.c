@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "service/inspect.h"
 #include "service/setup.h"
 
 /* A rule no known task matches is dead weight or a typo; said only when
@@ -34,11 +35,14 @@ int sy_cmd_check(const sy_cli *cli, int argc, char **argv)
     sy_diags d;
     sy_diags_init(&d);
     sy_setup s;
-    int errors = sy_setup_open(&s, cli->config, SY_SETUP_CREATE | SY_SETUP_WORKFLOWS, &d);
+    unsigned flags = SY_SETUP_CREATE | SY_SETUP_WORKFLOWS | SY_SETUP_CHECK_COMMANDS;
+    int errors = sy_setup_open(&s, cli->config, flags, &d);
     if (s.have_cfg) {
         sy_routes_check_shadowing(&s.cfg.routes, &d);
         warn_unmatched(&s, &d);
     }
+    if (s.cfg_ok)
+        sy_inspect(&s, &d);
     sy_diags_print(&d, stdout);
     if (errors == 0 && d.errors == 0) {
         size_t loaded = 0;

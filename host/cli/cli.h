@@ -6,6 +6,7 @@
 #define SY_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Exit statuses shared by the commands. */
 enum { SY_EXIT_OK = 0, SY_EXIT_FAIL = 1, SY_EXIT_USAGE = 2 };
@@ -26,6 +27,27 @@ int sy_cmd_runs(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_graph(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_help(const sy_cli *cli, int argc, char **argv);
+
+/* A command: its name, what runs it, its arguments, one line on what it
+ * does and its help (options, one a line, and the exit statuses). */
+typedef struct sy_cli_command {
+    const char *name;
+    int (*fn)(const sy_cli *, int, char **);
+    const char *args;
+    const char *summary;
+    const char *details;
+} sy_cli_command;
+
+/* The command called `name`, or NULL. */
+const sy_cli_command *sy_cli_find(const char *name);
+
+/* The program's usage: global options and every command. */
+void sy_cli_usage(FILE *out);
+
+/* One command's help. */
+void sy_cli_command_help(const sy_cli_command *c, FILE *out);
 
 /* Prints "switchyard: CMD: MSG" and returns SY_EXIT_USAGE. */
 int sy_cli_usage_error(const char *cmd, const char *fmt, ...)

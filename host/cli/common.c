@@ -1,5 +1,6 @@
 /* What several commands share: opening the service, reading a --context
  * argument and a run id. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +53,69 @@ char *sy_cli_context(const char *arg, char *err, size_t err_len)
     return text;
 }
 
+/* Digits only: strtoull would take a sign, spaces and "0x", and wrap a
+ * negative number round to a huge one. */
+static bool parse_digits(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s || !*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
+int sy_cli_number(const char *cmd, const char *opt, const char *arg, uint64_t min,
+                  uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!arg)
+        return sy_cli_usage_error(cmd, "%s needs a value (a whole number from %llu to %llu)",
+                                  opt, (unsigned long long)min, (unsigned long long)max);
+    if (!parse_digits(arg, &v) || v < min || v > max)
+        return sy_cli_usage_error(cmd, "%s '%s': expected a whole number from %llu to %llu",
+                                  opt, arg, (unsigned long long)min, (unsigned long long)max);
+    *out = v;
+    return SY_EXIT_OK;
+}
+
 int64_t sy_cli_run_id(const char *cmd, const char *arg)
 {
-    char *end;
-    long long id = arg ? strtoll(arg, &end, 10) : 0;
-    if (!arg || *end || id <= 0) {
+    uint64_t id = 0;
+    if (!parse_digits(arg, &id) || id == 0 || id > INT64_MAX) {
         sy_cli_usage_error(cmd, "expected a run id (a positive number), got '%s'",
                            arg ? arg : "");
         return -1;
     }
-    return id;
+    return (int64_t)id;
+}
+
+void sy_cli_error_summary(const char *error, char *buf, size_t len)
+{
+    enum { PIECE = 160 };
+    if (!error || !*error) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    size_t first = strcspn(error, "\n");
+    const char *end = error + strlen(error);
+    while (end > error && (end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    const char *last = end;
+    while (last > error && last[-1] != '\n')
+        last--;
+    int fl = (int)(first < PIECE ? first : PIECE);
+    const char *fcut = first > PIECE ? "..." : "";
+    if (last <= error + first) { /* one line */
+        snprintf(buf, len, "%.*s%s", fl, error, fcut);
+        return;
+    }
+    size_t ll = (size_t)(end - last);
+    const char *lcut = ll > PIECE ? "..." : "";
+    snprintf(buf, len, "%.*s%s ... %s%.*s", fl, error, fcut, lcut,
+             (int)(ll < PIECE ? ll : PIECE), ll > PIECE ? end - PIECE : last);
 }

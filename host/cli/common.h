@@ -14,7 +14,20 @@ int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv);
  * "{}" for NULL.  NULL with a reason when it is not a JSON object. */
 char *sy_cli_context(const char *arg, char *err, size_t err_len);
 
+/* The value of option `opt` of command `cmd` as a whole number from min
+ * to max: digits only, no sign, no overflow.  SY_EXIT_OK, or SY_EXIT_USAGE
+ * after printing an error that names the option, the value and the
+ * range. */
+int sy_cli_number(const char *cmd, const char *opt, const char *arg, uint64_t min,
+                  uint64_t max, uint64_t *out);
+
 /* A run id argument; -1 (after printing a usage error) when malformed. */
 int64_t sy_cli_run_id(const char *cmd, const char *arg);
+
+/* An error for a table or a progress line: its first line (what ended the
+ * attempt) and its last (often the one line of stderr that says why),
+ * each cut to 160 bytes, joined by " ... ", so 64 KiB of a command's
+ * stderr never floods a screen.  `status RUN --task T` shows it whole. */
+void sy_cli_error_summary(const char *error, char *buf, size_t len);
 
 #endif

@@ -20,7 +20,7 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv)
     if (argc != 1)
         return sy_cli_usage_error("graph", "usage: switchyard graph WORKFLOW");
     sy_service sv;
-    int rc = sy_cli_open(cli, SY_SETUP_WORKFLOWS, false, &sv);
+    int rc = sy_cli_open(cli, SY_SETUP_WORKFLOWS | SY_SETUP_SKIP_BAD_WORKFLOWS, false, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
     char err[512];

@@ -1,8 +1,10 @@
 /* `switchyard plugins`: every plugin found, loaded or refused and why. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <switchyard/config_json.h>
 
 #include "cli/cli.h"
@@ -50,12 +52,47 @@ static void print_dir(const char *dir, bool configured, void *arg)
     printf("  %s%s\n", dir, configured ? "" : " (default)");
 }
 
+static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+static void add_dir(const char *dir, bool configured, void *arg)
+{
+    json_array_append_new(arg, json_pack("{s:s, s:b}", "path", dir, "default", !configured));
+}
+
+/* {"plugins": [{"name", "version", "abi", "status", "path", "reason"}],
+ *  "searched": [{"path", "default"}]}: what the table shows. */
+static void print_json(const sy_setup *s)
+{
+    json_t *list = json_array(), *dirs = json_array();
+    for (size_t i = 0; i < s->plugins.n; i++) {
+        const sy_plugin *p = s->plugins.v[i];
+        char abi[32];
+        snprintf(abi, sizeof abi, "%u.%u", p->abi_major, p->abi_minor);
+        bool loaded = p->state == SY_PLUGIN_LOADED;
+        json_array_append_new(
+            list, json_pack("{s:o, s:o, s:o, s:s, s:s, s:o}", "name", str_or_null(p->name),
+                            "version", str_or_null(p->version), "abi",
+                            p->abi_major || p->abi_minor ? json_string(abi) : json_null(),
+                            "status", loaded ? "loaded" : "refused", "path", p->path,
+                            "reason", loaded ? json_null() : str_or_null(p->reason)));
+    }
+    sy_setup_plugin_dirs(s, add_dir, dirs);
+    json_t *o = json_pack("{s:o, s:o}", "plugins", list, "searched", dirs);
+    char *dump = json_dumps(o, JSON_INDENT(2));
+    puts(dump ? dump : "null");
+    free(dump);
+    json_decref(o);
+}
+
 int sy_cmd_plugins(const sy_cli *cli, int argc, char **argv)
 {
     int verbose = 0;
+    bool json = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
             verbose = 1;
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
         else
             return sy_cli_usage_error("plugins", "unexpected argument '%s'", argv[i]);
     }
@@ -72,6 +109,10 @@ int sy_cmd_plugins(const sy_cli *cli, int argc, char **argv)
     if (cfg && !s.cfg_ok) {
         sy_diags_print(&d, stderr);
         rc = SY_EXIT_USAGE;
+        goto out;
+    }
+    if (json) {
+        print_json(&s);
         goto out;
     }
     printf("%-12s %-10s %-5s %-8s %s\n", "NAME", "VERSION", "ABI", "STATUS", "PATH");

@@ -1,6 +1,9 @@
 /* `switchyard route NAMESPACE`: which instance gets a namespace, and why. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "cli/cli.h"
 #include "service/setup.h"
@@ -22,13 +25,43 @@ static void print_trace(const sy_routes *r, size_t tried, const sy_route_rule *w
                r->n - tried == 1 ? "" : "s");
 }
 
+/* {"namespace", "executor", "rule": {"file", "line", "match"} or null,
+ *  "default": {"file", "line"} or null, "tried": [{"file", "line",
+ *  "match", "executor", "matched"}]}. */
+static void print_json(const sy_routes *r, const char *ns, const char *exec, size_t tried,
+                       const sy_route_rule *win)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < tried; i++) {
+        const sy_route_rule *x = &r->rules[i];
+        json_array_append_new(list, json_pack("{s:s, s:i, s:s, s:s, s:b}", "file", x->file,
+                                              "line", x->line, "match", x->glob.source,
+                                              "executor", x->executor, "matched", x == win));
+    }
+    json_t *rule = win ? json_pack("{s:s, s:i, s:s}", "file", win->file, "line", win->line,
+                                   "match", win->glob.source)
+                       : json_null();
+    json_t *def = !win && r->default_file ? json_pack("{s:s, s:i}", "file", r->default_file,
+                                                      "line", r->default_line)
+                                          : json_null();
+    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o}", "namespace", ns, "executor", exec,
+                          "rule", rule, "default", def, "tried", list);
+    char *dump = json_dumps(o, JSON_INDENT(2));
+    puts(dump ? dump : "null");
+    free(dump);
+    json_decref(o);
+}
+
 int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
 {
     const char *ns = NULL;
     int quiet = 0;
+    bool json = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
             quiet = 1;
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
         else if (!ns && argv[i][0] != '-')
             ns = argv[i];
         else
@@ -55,6 +88,10 @@ int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
     const sy_route_rule *win = sy_routes_resolve(r, ns, &exec, &tried);
     if (quiet) {
         printf("%s\n", exec);
+        goto out;
+    }
+    if (json) {
+        print_json(r, ns, exec, tried, win);
         goto out;
     }
     printf("%s -> %s\n", ns, exec);

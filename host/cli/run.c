@@ -14,11 +14,13 @@ typedef struct {
     const char *wf;
     const char *context;
     bool quiet;
+    uint64_t every_s; /* --progress-every: plain progress lines' interval */
 } run_args;
 
 static int parse(const char *cmd, int argc, char **argv, run_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->every_s = 10;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--context") == 0 && i + 1 < argc)
             a->context = argv[++i];
@@ -26,6 +28,13 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
             a->context = argv[i] + 10;
         else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
             a->quiet = true;
+        else if (strcmp(argv[i], "--progress-every") == 0 && strcmp(cmd, "run") == 0) {
+            if (sy_cli_number(cmd, argv[i], i + 1 < argc ? argv[i + 1] : NULL, 0, 86400,
+                              &a->every_s) != SY_EXIT_OK)
+                return SY_EXIT_USAGE;
+            i++;
+        } else if (strcmp(argv[i], "--context") == 0)
+            return sy_cli_usage_error(cmd, "--context needs a value: JSON text or @FILE");
         else if (argv[i][0] != '-' && !a->wf)
             a->wf = argv[i];
         else
@@ -41,10 +50,15 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
 static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned flags,
                  sy_service *sv, int64_t *run_id, const sy_workflow **wf)
 {
-    int rc = sy_cli_open(cli, flags | SY_SETUP_WORKFLOWS, true, sv);
+    int rc = sy_cli_open(cli, flags | SY_SETUP_WORKFLOWS | SY_SETUP_SKIP_BAD_WORKFLOWS, true,
+                         sv);
     if (rc != SY_EXIT_OK)
         return rc;
-    char err[512];
+    char err[1024];
+    if (strcmp(cmd, "submit") == 0 && sy_service_check_durable(sv, err, sizeof err) != SY_OK) {
+        sy_service_close(sv);
+        return sy_cli_usage_error(cmd, "%s", err);
+    }
     char *ctx = sy_cli_context(a->context, err, sizeof err);
     if (!ctx || sy_service_submit(sv, a->wf, ctx, run_id, wf, err, sizeof err) != SY_OK) {
         free(ctx);
@@ -73,12 +87,23 @@ int sy_cmd_submit(const sy_cli *cli, int argc, char **argv)
 
 /* --- progress ------------------------------------------------------------- */
 
+/* On a terminal one line rewritten in place; elsewhere (a log, a pipe) a
+ * plain line at most every `every_ms`, so a long run still shows it is
+ * alive without flooding the log. */
 typedef struct {
     bool tty, quiet;
-    int64_t start, drawn;
+    int64_t start, drawn, every_ms, plain;
 } progress;
 
 static double secs(const progress *p) { return (double)(sy_clock_now_ms() - p->start) / 1000.0; }
+
+static void summary(const progress *p, const sy_engine_view *v, char *buf, size_t len)
+{
+    double t = secs(p);
+    snprintf(buf, len, "%zu/%zu done, %zu running, %zu failed, %zu skipped, %.1f tasks/s, %.1fs",
+             v->n_done, v->n_tasks, v->n_running, v->n_failed, v->n_skipped,
+             t > 0 ? (double)v->n_done / t : 0.0, t);
+}
 
 static void draw(progress *p, const sy_engine_view *v, bool force)
 {
@@ -86,9 +111,21 @@ static void draw(progress *p, const sy_engine_view *v, bool force)
     if (!force && now - p->drawn < 50)
         return;
     p->drawn = now;
-    fprintf(stderr, "\r\033[K  %zu/%zu done, %zu running, %zu failed, %zu skipped  %.1fs",
-            v->n_done, v->n_tasks, v->n_running, v->n_failed, v->n_skipped, secs(p));
+    char line[256];
+    summary(p, v, line, sizeof line);
+    fprintf(stderr, "\r\033[K  %s", line);
     fflush(stderr);
+}
+
+static void plain(progress *p, const sy_engine_view *v)
+{
+    int64_t now = sy_clock_now_ms();
+    if (now - p->plain < p->every_ms || v->n_done == v->n_tasks)
+        return;
+    p->plain = now;
+    char line[256];
+    summary(p, v, line, sizeof line);
+    printf("[%7.3fs] progress: %s\n", secs(p), line);
 }
 
 static void on_task(void *arg, const sy_engine_view *v, const char *task_id, sy_task_state st,
@@ -103,12 +140,16 @@ static void on_task(void *arg, const sy_engine_view *v, const char *task_id, sy_
         return;
     }
     const char *what = st == SY_TASK_READY ? "will retry" : sy_task_state_name(st);
+    char short_error[400];
+    sy_cli_error_summary(error, short_error, sizeof short_error);
     if (p->tty)
         fputs("\r\033[K", stderr);
     fprintf(p->tty ? stderr : stdout, "[%7.3fs] %-24s %-10s attempt %u%s%s\n", secs(p),
-            task_id, what, attempt, error ? ": " : "", error ? error : "");
+            task_id, what, attempt, error ? ": " : "", short_error);
     if (p->tty)
         draw(p, v, true);
+    else
+        plain(p, v);
 }
 
 static void on_run(void *arg, const sy_engine_view *v)
@@ -131,7 +172,8 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     const sy_workflow *wf;
     if ((rc = start(cli, "run", &a, SY_SETUP_CREATE, &sv, &id, &wf)) != SY_EXIT_OK)
         return rc;
-    progress p = {isatty(STDERR_FILENO) != 0, a.quiet, sy_clock_now_ms(), 0};
+    int64_t t0 = sy_clock_now_ms();
+    progress p = {isatty(STDERR_FILENO) != 0, a.quiet, t0, 0, (int64_t)a.every_s * 1000, t0};
     if (!a.quiet)
         printf("run %lld: %s::%s, %zu task%s\n", (long long)id, wf->tenant, wf->name,
                wf->n_tasks, wf->n_tasks == 1 ? "" : "s");

@@ -54,10 +54,15 @@ static void print_status(const json_t *run)
     printf("  %-24s %-10s %8s  %-12s %s\n", "TASK", "STATE", "ATTEMPTS", "EXECUTOR", "ERROR");
     size_t i;
     const json_t *t;
-    json_array_foreach(json_object_get(run, "tasks"), i, t)
+    bool cut = false;
+    json_array_foreach(json_object_get(run, "tasks"), i, t) {
+        char err[400];
+        const char *full = text(t, "error", "");
+        sy_cli_error_summary(full, err, sizeof err);
+        cut = cut || strcmp(err, full) != 0;
         printf("  %-24s %-10s %8u  %-12s %s\n", text(t, "id", ""), text(t, "status", ""),
-               (unsigned)number(t, "attempts"), text(t, "executor", "-"),
-               text(t, "error", ""));
+               (unsigned)number(t, "attempts"), text(t, "executor", "-"), err);
+    }
     /* Attempts a host lost with the run, and which host: what an operator
      * looks for after a host was stopped or cut off. */
     json_array_foreach(json_object_get(run, "tasks"), i, t) {
@@ -70,16 +75,72 @@ static void print_status(const json_t *run)
                    number(a, "attempt"), text(a, "host", "an unknown host"), at);
         }
     }
+    if (cut)
+        printf("  (errors shortened: switchyard status %lld --task TASK shows one in full)\n",
+               number(run, "run_id"));
+}
+
+/* One task in full: the whole error and the output. */
+static int print_task(const json_t *run, const char *task_id)
+{
+    size_t i;
+    const json_t *t;
+    json_array_foreach(json_object_get(run, "tasks"), i, t) {
+        if (strcmp(text(t, "id", ""), task_id) != 0)
+            continue;
+        printf("task %s  (run %lld, %s)\n", text(t, "namespace", ""), number(run, "run_id"),
+               text(run, "status", ""));
+        printf("  state      %s\n  attempts   %lld (recovered %lld)\n  executor   %s\n"
+               "  host       %s\n", text(t, "status", ""), number(t, "attempts"),
+               number(t, "recoveries"), text(t, "executor", "-"), text(t, "host", "-"));
+        const char *error = text(t, "error", NULL);
+        printf("  error%s\n", error ? ":" : "      none");
+        if (error) {
+            for (const char *p = error; *p;) {
+                size_t n = strcspn(p, "\n");
+                printf("    %.*s\n", (int)n, p);
+                p += n + (p[n] == '\n');
+            }
+        }
+        const json_t *output = json_object_get(t, "output");
+        if (output && !json_is_null(output)) {
+            char *dump = json_dumps(output, JSON_INDENT(2) | JSON_SORT_KEYS);
+            printf("  output:\n");
+            for (const char *p = dump ? dump : ""; *p;) {
+                size_t n = strcspn(p, "\n");
+                printf("    %.*s\n", (int)n, p);
+                p += n + (p[n] == '\n');
+            }
+            free(dump);
+        } else {
+            printf("  output     none\n");
+        }
+        return SY_EXIT_OK;
+    }
+    fprintf(stderr, "switchyard: status: run %lld has no task '%s'\n", number(run, "run_id"),
+            task_id);
+    return SY_EXIT_FAIL;
+}
+
+static void print_json(const json_t *v)
+{
+    char *dump = json_dumps(v, JSON_INDENT(2));
+    puts(dump ? dump : "null");
+    free(dump);
 }
 
 int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
 {
-    const char *id_arg = NULL;
+    const char *id_arg = NULL, *task = NULL;
     bool json = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
-        else if (!id_arg)
+        else if (strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "-t") == 0) {
+            if (i + 1 >= argc)
+                return sy_cli_usage_error("status", "%s needs a task id", argv[i]);
+            task = argv[++i];
+        } else if (!id_arg)
             id_arg = argv[i];
         else
             return sy_cli_usage_error("status", "unexpected argument '%s'", argv[i]);
@@ -95,13 +156,12 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     char err[512];
     if (sy_runs_status(sv.store, id, json ? 0 : SY_RUNS_DETAIL, &run, err, sizeof err) ==
         SY_OK) {
-        if (json) {
-            char *dump = json_dumps(run, JSON_INDENT(2));
-            puts(dump);
-            free(dump);
-        } else {
+        if (task)
+            rc = print_task(run, task);
+        else if (json)
+            print_json(run);
+        else
             print_status(run);
-        }
         json_decref(run);
     } else {
         fprintf(stderr, "switchyard: status: %s\n", err);
@@ -111,40 +171,99 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     return rc;
 }
 
+/* "1.5s", "2m03s", "1h02m": a duration at a glance; "-" when none. */
+static void fmt_duration(const json_t *ms, char *buf, size_t len)
+{
+    if (!json_is_integer(ms)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    long long v = (long long)json_integer_value(ms);
+    if (v < 60000)
+        snprintf(buf, len, "%.1fs", (double)v / 1000.0);
+    else if (v < 3600000)
+        snprintf(buf, len, "%lldm%02llds", v / 60000, v / 1000 % 60);
+    else
+        snprintf(buf, len, "%lldh%02lldm", v / 3600000, v / 60000 % 60);
+}
+
+/* "3 Completed, 1 Failed": the task counts by state, in the order of the
+ * state table. */
+static void fmt_counts(const json_t *by_state, char *buf, size_t len)
+{
+    static const char *const order[] = {"Completed", "Running", "Ready", "NotStarted",
+                                        "Failed", "Skipped", NULL};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const char *const *s = order; *s && used < len; s++) {
+        long long n = (long long)json_integer_value(json_object_get(by_state, *s));
+        if (n)
+            used += (size_t)snprintf(buf + used, len - used, "%s%lld %s", used ? ", " : "", n,
+                                     *s);
+    }
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)by_state, key, v) { /* a state added later */
+        bool known = false;
+        for (const char *const *s = order; *s; s++)
+            known = known || strcmp(*s, key) == 0;
+        if (!known && used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%lld %s", used ? ", " : "",
+                                     (long long)json_integer_value(v), key);
+    }
+}
+
 int sy_cmd_runs(const sy_cli *cli, int argc, char **argv)
 {
-    size_t limit = 50;
+    uint64_t limit = 50;
+    bool json = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--all") == 0)
             limit = 0;
-        else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc)
-            limit = (size_t)strtoul(argv[++i], NULL, 10);
-        else
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (strcmp(argv[i], "--limit") == 0 || strcmp(argv[i], "-n") == 0) {
+            if (sy_cli_number("runs", argv[i], i + 1 < argc ? argv[i + 1] : NULL, 1,
+                              1000000000, &limit) != SY_EXIT_OK)
+                return SY_EXIT_USAGE;
+            i++;
+        } else if (strncmp(argv[i], "--limit=", 8) == 0) {
+            if (sy_cli_number("runs", "--limit", argv[i] + 8, 1, 1000000000, &limit) !=
+                SY_EXIT_OK)
+                return SY_EXIT_USAGE;
+        } else
             return sy_cli_usage_error("runs", "unexpected argument '%s'", argv[i]);
     }
     sy_service sv;
     int rc = sy_cli_open(cli, 0, true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
-    printf("%-8s %-10s %-20s %-28s %5s  %s\n", "RUN", "STATE", "CREATED", "WORKFLOW", "TASKS",
-           "ERROR");
     json_t *runs = NULL;
     char err[512];
-    if (sy_runs_list(sv.store, limit, &runs, err, sizeof err) == SY_OK) {
+    if (sy_runs_list(sv.store, (size_t)limit, &runs, err, sizeof err) != SY_OK) {
+        fprintf(stderr, "switchyard: runs: %s\n", err);
+        sy_service_close(&sv);
+        return SY_EXIT_FAIL;
+    }
+    if (json) {
+        print_json(runs);
+    } else {
+        printf("%-7s %-10s %-20s %-9s %-30s %-34s %s\n", "RUN", "STATE", "CREATED",
+               "DURATION", "TENANT::WORKFLOW", "TASKS", "ERROR");
         size_t i;
         const json_t *r;
         json_array_foreach(runs, i, r) {
-            char c[32];
+            char c[32], dur[32], counts[160], name[256], e[400];
             time_of(r, "created", c, sizeof c);
-            printf("%-8lld %-10s %-20s %-28s %5u  %s\n", number(r, "run_id"),
-                   text(r, "status", ""), c, text(r, "workflow", ""),
-                   (unsigned)number(r, "n_tasks"), text(r, "error", ""));
+            fmt_duration(json_object_get(r, "duration_ms"), dur, sizeof dur);
+            fmt_counts(json_object_get(r, "tasks"), counts, sizeof counts);
+            snprintf(name, sizeof name, "%s::%s", text(r, "tenant", ""), text(r, "workflow", ""));
+            sy_cli_error_summary(text(r, "error", ""), e, sizeof e);
+            printf("%-7lld %-10s %-20s %-9s %-30s %-34s %s\n", number(r, "run_id"),
+                   text(r, "status", ""), c, dur, name, counts[0] ? counts : "-", e);
         }
-        json_decref(runs);
-    } else {
-        fprintf(stderr, "switchyard: runs: %s\n", err);
-        rc = SY_EXIT_FAIL;
     }
+    json_decref(runs);
     sy_service_close(&sv);
     return rc;
 }

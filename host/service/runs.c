@@ -113,11 +113,25 @@ int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags, json_t **out, c
 
 static int add_run(void *arg, const sy_run_record *r)
 {
+    /* A run still going has lasted until now; one not started, nothing. */
+    int64_t end = r->finished ? r->finished : sy_clock_now_ms();
+    json_t *duration = r->started ? json_integer(end - r->started) : json_null();
     json_array_append_new(
-        arg, json_pack("{s:I, s:s, s:I, s:s, s:s, s:I, s:o}", "run_id", (json_int_t)r->id,
-                       "status", sy_run_state_name(r->state), "created",
-                       (json_int_t)r->created, "workflow", r->workflow, "tenant", r->tenant,
-                       "n_tasks", (json_int_t)r->n_tasks, "error", string_or_null(r->error)));
+        arg, json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s:s, s:I, s:{}, s:o}", "run_id",
+                       (json_int_t)r->id, "status", sy_run_state_name(r->state), "created",
+                       (json_int_t)r->created, "started", (json_int_t)r->started,
+                       "finished", (json_int_t)r->finished, "duration_ms", duration,
+                       "workflow", r->workflow, "tenant", r->tenant, "n_tasks",
+                       (json_int_t)r->n_tasks, "tasks", "error", string_or_null(r->error)));
+    return 0;
+}
+
+static int count_task(void *arg, const sy_task_record *t)
+{
+    json_t *by_state = arg;
+    const char *name = sy_task_state_name(t->state);
+    json_object_set_new(by_state, name,
+                        json_integer(json_integer_value(json_object_get(by_state, name)) + 1));
     return 0;
 }
 
@@ -125,6 +139,14 @@ int sy_runs_list(sy_store *st, size_t limit, json_t **out, char *err, size_t err
 {
     json_t *runs = json_array();
     int rc = sy_store_list_runs(st, limit, add_run, runs);
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r) {
+        if (rc != SY_OK)
+            break;
+        rc = sy_store_list_tasks(st, (int64_t)json_integer_value(json_object_get(r, "run_id")),
+                                 count_task, json_object_get(r, "tasks"));
+    }
     if (rc != SY_OK) {
         json_decref(runs);
         sy_errf(err, err_len, "%s", sy_store_errmsg(st));

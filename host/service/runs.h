@@ -46,8 +46,11 @@ int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags,
                    json_t **out, char *err, size_t err_len);
 
 /* The newest `limit` runs (0: all), newest first, as an array of
- * {"run_id", "status", "created", "workflow", "tenant", "n_tasks",
- * "error"}. */
+ * {"run_id", "status", "created", "started", "finished" (ms since the
+ * epoch, 0: not yet), "duration_ms" (until now for a run not finished;
+ * null when not started), "workflow", "tenant", "n_tasks", "tasks" (the
+ * number of tasks in each state, by state name, states with none left
+ * out), "error"}. */
 int sy_runs_list(sy_store *st, size_t limit, json_t **out, char *err,
                  size_t err_len);
 

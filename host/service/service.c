@@ -11,6 +11,7 @@
 #include "base/util.h"
 #include "executor/call_record.h"
 #include "executor/watchdog.h"
+#include "service/inspect.h"
 #include "service/runs.h"
 
 int sy_service_open(sy_service *sv, const char *cfg_path, unsigned flags, sy_diags *d)
@@ -35,7 +36,35 @@ int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
         return SY_ENOENT;
     if (wf)
         *wf = found;
+    /* Refused here, with both numbers, rather than failing the first task
+     * that reads it. */
+    size_t len = context ? strlen(context) : 2;
+    const sy_config *c = &sv->setup.cfg;
+    if ((int64_t)len > c->max_context_bytes) {
+        const config_setting_t *key = config_lookup(&c->lc, "max_context_bytes");
+        if (key)
+            sy_errf(err, err_len, "the context is %zu bytes, more than max_context_bytes %lld "
+                    "(%s:%d)", len, (long long)c->max_context_bytes, c->path,
+                    (int)config_setting_source_line(key));
+        else
+            sy_errf(err, err_len, "the context is %zu bytes, more than max_context_bytes %lld "
+                    "(the default; set it in %s)", len, (long long)c->max_context_bytes,
+                    c->path);
+        return SY_ERANGE;
+    }
     return sy_runs_record(sv->store, found, context ? context : "{}", run_id, err, err_len);
+}
+
+int sy_service_check_durable(const sy_service *sv, char *err, size_t err_len)
+{
+    const sy_config *c = &sv->setup.cfg;
+    if (!sy_inspect_store_is_memory(c->store))
+        return SY_OK;
+    sy_errf(err, err_len, "the store \"%s\" (%s:%d) lives only as long as one process: a "
+            "run submitted to it would be lost when this command exits and no host could "
+            "see it; use `switchyard run`, or a \"sqlite:PATH\" store", c->store, c->path,
+            c->store_line);
+    return SY_ENOTSUP;
 }
 
 /* Where this host's call record lives: beside an SQLite file, or in the

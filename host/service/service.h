@@ -49,10 +49,15 @@ int sy_service_open_store(sy_service *sv, char *err, size_t err_len);
 
 /* Records a new run of the workflow called `workflow` (opened with
  * SY_SETUP_WORKFLOWS) with `context` (a JSON object's text; NULL: {}).
- * Sets *wf to its definition when wf is not NULL. */
+ * Sets *wf to its definition when wf is not NULL.  A context over
+ * max_context_bytes is refused (SY_ERANGE) with both sizes. */
 int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
                       int64_t *run_id, const sy_workflow **wf, char *err,
                       size_t err_len);
+
+/* SY_OK when the store outlives this process; else why a run recorded in
+ * it would be lost (an in-memory store seen by `submit`). */
+int sy_service_check_durable(const sy_service *sv, char *err, size_t err_len);
 
 /* Makes the engine from the opened parts (store, routes, created
  * instances, workflows, the config's limits).  `mode` gives serve,

@@ -10,6 +10,7 @@
 #include "config/params.h"
 #include "base/util.h"
 #include "executor/isolated.h"
+#include "service/inspect.h"
 
 #ifndef SY_PLUGIN_DIR
 #define SY_PLUGIN_DIR "/usr/local/lib/switchyard/executors"
@@ -182,6 +183,8 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
              instance->plugin->name);
     int errors = sy_params_check(setting, sy_workflow_task_keys,
                                  instance->desc->task_params, what, d);
+    if (errors == 0 && (s->flags & SY_SETUP_CHECK_COMMANDS))
+        errors += sy_inspect_command(wf, t, file, line, d);
     const sy_executor *desc = instance->desc;
     if (errors == 0 && instance->inst && desc->validate) {
         char err[1024] = "";
@@ -195,12 +198,22 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
     return errors;
 }
 
-static int load_workflows(sy_setup *s, sy_diags *d)
+static int load_workflows(sy_setup *s, unsigned flags, sy_diags *d)
 {
     int errors = 0;
-    for (size_t i = 0; i < s->cfg.n_workflow_dirs; i++)
-        errors += sy_workflow_load_dir(s->cfg.workflow_dirs[i], check_task, s, &s->wfs,
+    for (size_t i = 0; i < s->cfg.n_workflow_dirs; i++) {
+        size_t before = s->n_wfs;
+        int bad = sy_workflow_load_dir(s->cfg.workflow_dirs[i], check_task, s, &s->wfs,
                                        &s->n_wfs, d);
+        if (bad && (flags & SY_SETUP_SKIP_BAD_WORKFLOWS)) {
+            sy_warn(d, s->cfg.workflow_dirs[i], 0,
+                    "workflow files with errors (above) skipped; %zu workflow%s loaded from "
+                    "this directory",
+                    s->n_wfs - before, s->n_wfs - before == 1 ? "" : "s");
+            bad = 0;
+        }
+        errors += bad;
+    }
     return errors;
 }
 
@@ -233,6 +246,7 @@ const sy_workflow *sy_setup_workflow(const sy_setup *s, const char *name, char *
 int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d)
 {
     memset(s, 0, sizeof *s);
+    s->flags = flags;
     sy_plugins_init(&s->plugins);
     int errors = 0;
     if (cfg_path) {
@@ -250,7 +264,7 @@ int sy_setup_open(sy_setup *s, const char *cfg_path, unsigned flags, sy_diags *d
     if (s->have_cfg)
         errors += open_instances(s, flags, d);
     if (s->have_cfg && (flags & SY_SETUP_WORKFLOWS))
-        errors += load_workflows(s, d);
+        errors += load_workflows(s, flags, d);
     return errors;
 }
 

@@ -26,6 +26,7 @@ typedef struct sy_setup {
     size_t n_instances;
     sy_workflow **wfs;       /* owned: the workflows of workflow_dirs */
     size_t n_wfs;
+    unsigned flags;          /* what sy_setup_open was asked to do */
 } sy_setup;
 
 /* What sy_setup_open does beyond reading the config. */
@@ -34,6 +35,12 @@ enum {
     SY_SETUP_CREATE = 1u << 1,  /* also create every instance */
     SY_SETUP_WORKFLOWS = 1u << 2, /* also read workflow_dirs, checking each
                                      task against the plugin it routes to */
+    SY_SETUP_SKIP_BAD_WORKFLOWS = 1u << 3, /* a workflow file with errors is
+                                     reported and left out, not counted:
+                                     one bad file must not stop a host
+                                     from running the good ones */
+    SY_SETUP_CHECK_COMMANDS = 1u << 4, /* also find the program of every
+                                     command task (service/inspect.h) */
 };
 
 /* Reads `cfg_path` (NULL: no config, plugin directories from the

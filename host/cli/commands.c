@@ -1,0 +1,129 @@
+/* The table of commands and their help: `switchyard help [CMD]`,
+ * `switchyard CMD --help`.  One table, so the usage line, the help and
+ * the dispatch in main.c can never disagree. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const sy_cli_command commands[] = {
+    {"check", sy_cmd_check, "",
+     "validate the config, store, routes, plugins, instances and workflows",
+     "Loads everything a host would and checks it without running anything:\n"
+     "the store URL (and that its directory can be written, without creating\n"
+     "the database), plugin and workflow directories, routing rules, every\n"
+     "plugin and instance, every workflow, the executables of command tasks\n"
+     "(on PATH, or relative to the task's directory) and the libraries and\n"
+     "symbols of function tasks.  Prints FILE:LINE: error: ... and\n"
+     "FILE:LINE: warning: ... lines, then a summary.\n"
+     "Exit: 0 valid, 1 errors.\n"},
+    {"route", sy_cmd_route, "NAMESPACE [--quiet | --json]",
+     "show which executor instance gets NAMESPACE, and why",
+     "  --quiet, -q   print the instance name alone\n"
+     "  --json        print {\"namespace\", \"executor\", \"rule\", \"tried\"}\n"
+     "Exit: 0; 2 for a bad namespace or config.\n"},
+    {"plugins", sy_cmd_plugins, "[-v] [--json]",
+     "list every plugin found: loaded, or refused and why",
+     "  -v, --verbose  add each plugin's instance settings and task parameters\n"
+     "  --json         print an array of {\"name\", \"version\", \"abi\", \"status\",\n"
+     "                 \"path\", \"reason\"} and the directories searched\n"
+     "Exit: 0; 2 for a bad config.\n"},
+    {"workflows", sy_cmd_workflows, "[--json]",
+     "list the workflows of the workflow directories",
+     "  --json   print an array of {\"tenant\", \"name\", \"tasks\", \"schedule\",\n"
+     "           \"file\", \"hash\"}\n"
+     "A workflow file with errors is reported and left out.\n"
+     "Exit: 0; 1 when a workflow file has errors; 2 for a bad config.\n"},
+    {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS]",
+     "run one workflow to its end here, with progress",
+     "  --context JSON|@FILE     the run's initial context, a JSON object\n"
+     "                           (default {})\n"
+     "  --quiet, -q              print neither progress nor task lines\n"
+     "  --progress-every SECONDS when not on a terminal, a progress line at\n"
+     "                           most this often (default 10; 0: after every\n"
+     "                           task)\n"
+     "On a terminal one progress line is rewritten in place: tasks done of\n"
+     "the total, running, failed, skipped, tasks per second and the elapsed\n"
+     "time.  Exit: 0 completed, 1 failed or lease lost, 2 usage or config.\n"},
+    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE]",
+     "record a run for a host (`serve`) to pick up",
+     "  --context JSON|@FILE  the run's initial context (default {})\n"
+     "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
+     "the run) and for a context over max_context_bytes.\n"
+     "Exit: 0; 2 usage or config.\n"},
+    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK]",
+     "a run and each of its tasks",
+     "  --json       print the run as JSON, errors and outputs in full\n"
+     "  --task TASK  one task in full: its state, attempts, executor, host,\n"
+     "               whole error (stderr included) and output\n"
+     "The table shows the first and last line of each error only.\n"
+     "Exit: 0; 1 unknown run or task.\n"},
+    {"runs", sy_cmd_runs, "[--limit N | --all] [--json]", "the latest runs",
+     "  --limit N  the newest N runs (default 50; 1 to 1000000000)\n"
+     "  --all      every run\n"
+     "  --json     print an array of {\"run_id\", \"tenant\", \"workflow\",\n"
+     "             \"status\", \"created\", \"started\", \"finished\",\n"
+     "             \"duration_ms\", \"n_tasks\", \"tasks\", \"error\"}\n"
+     "Exit: 0.\n"},
+    {"cancel", sy_cmd_cancel, "RUN_ID", "cancel a run",
+     "A Pending run no host holds is Cancelled at once; otherwise the\n"
+     "request is recorded and the host holding the run stops it.\n"
+     "Exit: 0; 1 unknown or already ended.\n"},
+    {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT",
+     "Each task is labelled with the executor instance it routes to.\n"
+     "Example: switchyard graph etl | dot -Tpng > etl.png\n"},
+    {"serve", sy_cmd_serve, "[--exit-when-idle]",
+     "the long-running host: runs submitted work, resumes after restarts",
+     "  --exit-when-idle  stop when nothing is left to do\n"
+     "The first SIGTERM or SIGINT drains; the second exits at once (130).\n"
+     "A workflow file with errors is reported and skipped; the others run.\n"},
+    {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
+     "Also: switchyard COMMAND --help.  The manual: man switchyard.\n"},
+};
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+const sy_cli_command *sy_cli_find(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+void sy_cli_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: switchyard [--config FILE] COMMAND [ARGS]\n\n"
+            "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
+            "else ./switchyard.cfg)\n"
+            "  --version      the version, the executor ABI and the malloc\n"
+            "\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n`switchyard help COMMAND` or `switchyard COMMAND --help` for one "
+                 "command; `man switchyard` for the manual.\n");
+}
+
+void sy_cli_command_help(const sy_cli_command *c, FILE *out)
+{
+    fprintf(out, "usage: switchyard [--config FILE] %s%s%s\n\n%s.\n\n%s", c->name,
+            c->args[0] ? " " : "", c->args, c->summary, c->details);
+}
+
+int sy_cmd_help(const sy_cli *cli, int argc, char **argv)
+{
+    (void)cli;
+    if (argc == 0) {
+        sy_cli_usage(stdout);
+        return SY_EXIT_OK;
+    }
+    if (argc > 1)
+        return sy_cli_usage_error("help", "unexpected argument '%s'", argv[1]);
+    const sy_cli_command *c = sy_cli_find(argv[0]);
+    if (!c)
+        return sy_cli_usage_error("help", "no command '%s' (`switchyard help` lists them)",
+                                  argv[0]);
+    sy_cli_command_help(c, stdout);
+    return SY_EXIT_OK;
+}
