@@ -1,0 +1,29 @@
+# plugins/lambda/lambda.mk -- the `lambda` executor (AWS Lambda Invoke) and
+# its tests.  Included from the top Makefile.am when libcurl was found
+# (HAVE_LIBCURL); libcrypto is required by configure anyway.
+
+executors_LTLIBRARIES += plugins/lambda/lambda.la
+plugins_lambda_lambda_la_SOURCES = \
+	plugins/lambda/lambda.c plugins/lambda/lambda.h \
+	plugins/lambda/settings.c plugins/lambda/creds.c \
+	plugins/lambda/metadata.c plugins/lambda/loop.c \
+	plugins/lambda/request.c plugins/lambda/response.c \
+	plugins/lambda/stats.c plugins/lambda/sigv4.c plugins/lambda/sigv4.h
+# DEFERRED (429 throttling) is an ABI 1.1 outcome: the plugin needs 1.1.
+plugins_lambda_lambda_la_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_EXECUTOR_MIN_MINOR=1
+plugins_lambda_lambda_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread \
+	$(LIBCURL_CFLAGS) $(LIBUV_CFLAGS) $(JANSSON_CFLAGS) $(LIBCRYPTO_CFLAGS)
+plugins_lambda_lambda_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_lambda_lambda_la_LIBADD = $(SDK_LIB) $(LIBCURL_LIBS) $(LIBUV_LIBS) \
+	$(JANSSON_LIBS) $(LIBCRYPTO_LIBS) -lm
+
+# --- tests ----------------------------------------------------------------------
+check_PROGRAMS += tests/plugins/test_sigv4
+TESTS += tests/plugins/test_sigv4
+tests_plugins_test_sigv4_SOURCES = tests/plugins/test_sigv4.c \
+	plugins/lambda/sigv4.c plugins/lambda/sigv4.h
+tests_plugins_test_sigv4_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_plugins_test_sigv4_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBCRYPTO_CFLAGS)
+tests_plugins_test_sigv4_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(LIBCRYPTO_LIBS)
+
+EXTRA_DIST += plugins/lambda/lambda.mk tests/data/aws4_testsuite
