@@ -123,14 +123,26 @@ static bool take_slot(sy_instance *inst)
     }
 }
 
+/* Fails an attempt from inside submit(): accepted, then completed at
+ * once, so the host records the reason with the attempt. */
+static int fail_now(sy_instance *inst, sy_completion *c, const char *msg)
+{
+    atomic_fetch_add(&inst->stats.submitted, 1);
+    atomic_fetch_add(&inst->stats.by_outcome[SY_OUTCOME_FAILED], 1);
+    sy_result r = {.size = sizeof r, .outcome = SY_OUTCOME_FAILED,
+                   .error = msg};
+    inst->api->complete(c, &r);
+    return SY_OK;
+}
+
 static int lambda_submit(sy_instance *inst, const sy_task *task,
                          sy_completion *c, char *err, size_t err_len)
 {
     sy_lambda_call call;
-    int rc = sy_lambda_call_read(inst->api, &inst->set, task->params, &call,
-                                 err, err_len);
-    if (rc != SY_OK)
-        return rc;
+    char msg[512];
+    if (sy_lambda_call_read(inst->api, &inst->set, task->params, &call, msg,
+                            sizeof msg) != SY_OK)
+        return fail_now(inst, c, msg);
     bool event = call.invocation_type == SY_LAMBDA_EVENT;
     int64_t limit = event ? inst->set.max_payload_async
                           : inst->set.max_payload_sync;
@@ -138,12 +150,12 @@ static int lambda_submit(sy_instance *inst, const sy_task *task,
         free(call.client_context);
         sy_lambda_stats_name(&inst->stats, &inst->stats.errors,
                              "payload_too_large");
-        sy_sdk_errf(err, err_len, "the input is %zu bytes, over the %lld-byte "
-                    "limit of %s invocations (%s); nothing was sent",
-                    task->input_len, (long long)limit,
-                    event ? "Event" : "RequestResponse",
-                    event ? "max_payload_async" : "max_payload_sync");
-        return SY_EINVAL;
+        snprintf(msg, sizeof msg, "the input is %zu bytes, over the "
+                 "%lld-byte limit of %s invocations (%s); nothing was sent",
+                 task->input_len, (long long)limit,
+                 event ? "Event" : "RequestResponse",
+                 event ? "max_payload_async" : "max_payload_sync");
+        return fail_now(inst, c, msg);
     }
     if (!take_slot(inst)) {
         free(call.client_context);

@@ -71,13 +71,14 @@ print(n)
 PY
 }
 
-# notes RUN_ID: the notes recorded with the run's attempts, one a line.
+# notes RUN_ID [KIND]: the notes (or events of KIND) recorded with the
+# run's attempts, one a line.
 notes() {
-    python3 - "$dir/var/switchyard.db" "$1" <<'PY'
+    python3 - "$dir/var/switchyard.db" "$1" "${2:-note}" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-for (d,) in db.execute("SELECT detail FROM events WHERE run_id = ? AND kind = 'note' ORDER BY id",
-                       (int(sys.argv[2]),)):
+for (d,) in db.execute("SELECT detail FROM events WHERE run_id = ? AND kind = ? ORDER BY id",
+                       (int(sys.argv[2]), sys.argv[3])):
     print(d)
 PY
 }
