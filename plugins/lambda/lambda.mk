@@ -26,4 +26,14 @@ tests_plugins_test_sigv4_CPPFLAGS = $(SDK_CPPFLAGS)
 tests_plugins_test_sigv4_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBCRYPTO_CFLAGS)
 tests_plugins_test_sigv4_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(LIBCRYPTO_LIBS)
 
+# The end-to-end tests: a loopback Lambda endpoint (tests/lambda/server.py)
+# and `switchyard run`, or the conformance kit.
+lambda_tests = tests/lambda/invoke.sh tests/lambda/backpressure.sh \
+	tests/lambda/creds.sh tests/lambda/conformance.sh
+TESTS += $(lambda_tests)
+dist_check_SCRIPTS += $(lambda_tests) tests/lambda/lib.sh tests/lambda/server.py
+AM_TESTS_ENVIRONMENT += \
+	SY_LAMBDA_PLUGIN='$(abs_top_builddir)/plugins/lambda/.libs/lambda.so'; \
+	export SY_LAMBDA_PLUGIN;
+
 EXTRA_DIST += plugins/lambda/lambda.mk tests/data/aws4_testsuite

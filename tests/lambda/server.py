@@ -321,6 +321,11 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024
 
+    def handle_error(self, request, client_address):
+        # A client that abandoned its call (cancel, timeout) is expected.
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
 
 def main():
     global ARGS
