@@ -26,6 +26,15 @@ tests_plugins_test_sigv4_CPPFLAGS = $(SDK_CPPFLAGS)
 tests_plugins_test_sigv4_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBCRYPTO_CFLAGS)
 tests_plugins_test_sigv4_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(LIBCRYPTO_LIBS)
 
+# The plugin through its ABI, with the SDK's test host and the endpoint.
+check_PROGRAMS += tests/lambda/test_lambda
+TESTS += tests/lambda/test_lambda
+tests_lambda_test_lambda_SOURCES = tests/lambda/test_lambda.c
+tests_lambda_test_lambda_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_lambda_test_lambda_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
+tests_lambda_test_lambda_LDFLAGS = -pthread
+tests_lambda_test_lambda_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(JANSSON_LIBS) -ldl
+
 # The end-to-end tests: a loopback Lambda endpoint (tests/lambda/server.py)
 # and `switchyard run`, or the conformance kit.
 lambda_tests = tests/lambda/invoke.sh tests/lambda/backpressure.sh \
