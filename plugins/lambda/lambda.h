@@ -263,9 +263,10 @@ void sy_lambda_aimd_throttled(sy_instance *inst);
 /* metadata.c: credentials from the metadata endpoints. */
 int sy_lambda_meta_init(sy_instance *inst, char *err, size_t err_len);
 void sy_lambda_meta_free(sy_instance *inst);
-/* On the loop: true when the credentials are usable now; otherwise starts
- * a fetch (once) and the caller parks the job in inst->waiting. */
-bool sy_lambda_meta_ready(sy_instance *inst);
+/* On the loop: 1 when the credentials are usable now (a refresh may have
+ * started in the background); 0 when a fetch is under way and the caller
+ * parks the job in inst->waiting; -1 when none can be fetched. */
+int sy_lambda_meta_ready(sy_instance *inst);
 /* On the loop: a metadata transfer finished (true when `easy` was one). */
 bool sy_lambda_meta_done(sy_instance *inst, CURL *easy, CURLcode code);
 

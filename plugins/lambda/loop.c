@@ -132,7 +132,13 @@ static void fail_job(sy_instance *inst, sy_lambda_job *job, const char *msg)
 
 void sy_lambda_loop_begin(sy_instance *inst, sy_lambda_job *job)
 {
-    if (!sy_lambda_meta_ready(inst)) {
+    int ready = sy_lambda_meta_ready(inst);
+    if (ready < 0) {
+        fail_job(inst, job, "no AWS credentials: cannot start a request to "
+                 "the metadata endpoint");
+        return;
+    }
+    if (ready == 0) {
         job->next = inst->waiting;
         inst->waiting = job;
         return;

@@ -86,4 +86,46 @@ run run lam::one
 rc_is 2 "a key without its secret refuses the instance"
 has "access_key_id: set with secret_access_key, or neither" "saying which key is missing"
 
+# The metadata endpoints, last in the chain, served by the same endpoint.
+rm -rf "$dir/home/.aws"
+make_lambda_host ""
+AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:$port/container/creds" \
+    AWS_CONTAINER_AUTHORIZATION_TOKEN="Bearer container-token" run run lam::one
+rc_is 0 "the container endpoint's credentials sign the call"
+n=$(requests 'q.get("metadata") == "container"')
+[ "$n" = 1 ]; ok $? "fetched once, with its authorization token"
+
+AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:$port/container/creds" \
+    AWS_CONTAINER_AUTHORIZATION_TOKEN="Bearer wrong" run run lam::one
+rc_is 1 "a refused container endpoint fails the attempt"
+id=$(run_id)
+is true "$id" 't["x"]["error"].startswith("no AWS credentials: the container endpoint answered")' "saying where the credentials should have come from"
+
+unset AWS_EC2_METADATA_DISABLED
+AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$port/" run run lam::one
+rc_is 0 "IMDSv2 (session token, role, credentials) signs the call"
+n=$(requests 'q.get("metadata") == "token"')
+[ "$n" = 1 ]; ok $? "the IMDSv2 session token was asked for with PUT"
+
+# Credentials that expire within five minutes are refreshed in the
+# background while the old ones still sign.
+stop_server
+start_server --token 'session/token==' --creds-ttl 240
+make_lambda_host ""
+workflow chain <<'WF'
+workflow = {
+  name = "lam::chain";
+  retry = { attempts = 1; };
+  tasks = (
+    { id = "a"; function = "echo-chain"; },
+    { id = "b"; after = ["a"]; function = "echo-chain"; },
+    { id = "c"; after = ["b"]; function = "echo-chain"; }
+  );
+};
+WF
+AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$port" run run lam::chain
+rc_is 0 "calls go on while expiring credentials are refreshed"
+n=$(requests 'q.get("metadata") == "imds" and q.get("role") == "test-role"')
+[ "$n" -ge 2 ]; ok $? "the credentials were fetched again before they expired ($n fetches)"
+
 done_testing
