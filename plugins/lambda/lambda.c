@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include "lambda.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -40,6 +42,7 @@ static void lambda_destroy(sy_instance *inst)
         return;
     sy_lambda_loop_stop(inst);
     sy_lambda_creds_clear(&inst->creds);
+    OPENSSL_cleanse(inst->sign_key, sizeof inst->sign_key);
     sy_lambda_settings_free(&inst->set);
     sy_sdk_inflight_fini(&inst->inflight);
     sy_lambda_stats_fini(&inst->stats);

@@ -205,11 +205,17 @@ struct sy_instance {
     uv_timer_t curl_timer;
     uv_timer_t pause_timer;
     CURLM *multi;
-    CURL *spare[64];                /* easy handles kept for reuse */
+    CURL *spare[1024];              /* easy handles kept for reuse */
+    void **socks;                   /* socket watchers by descriptor */
+    size_t n_socks;
     size_t n_spare;
     uint64_t rng;
     sy_lambda_job *waiting;         /* jobs waiting for credentials */
     sy_lambda_creds creds;          /* loop only after create() */
+    uint64_t creds_gen;             /* loop only: bumped when creds change */
+    unsigned char sign_key[32];     /* loop only: the day's signing key */
+    char sign_day[9];               /* its YYYYMMDD, "" for none */
+    uint64_t sign_gen;              /* the creds_gen it was derived from */
     struct sy_lambda_meta *meta;    /* metadata fetch state, or NULL */
 
     pthread_mutex_t q_mu;           /* guards the two queues and stopping */

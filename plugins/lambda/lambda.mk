@@ -46,3 +46,17 @@ AM_TESTS_ENVIRONMENT += \
 	export SY_LAMBDA_PLUGIN;
 
 EXTRA_DIST += plugins/lambda/lambda.mk tests/data/aws4_testsuite
+
+# --- the benchmark (`make bench-lambda`, never part of `make check`) ----------------
+check_PROGRAMS += bench/lambda_bench
+bench_lambda_bench_SOURCES = bench/lambda_bench.c
+bench_lambda_bench_CPPFLAGS = $(SDK_CPPFLAGS)
+bench_lambda_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+bench_lambda_bench_LDFLAGS = -pthread
+bench_lambda_bench_LDADD = $(SDK_LIB) $(JANSSON_LIBS) -ldl
+EXTRA_DIST += bench/lambda_run bench/lambda_server.py bench/lambda_threads.py
+
+bench-lambda: all bench/lambda_bench$(EXEEXT)
+	SY_LAMBDA_PLUGIN=$(abs_top_builddir)/plugins/lambda/.libs/lambda.so \
+	  SY_LAMBDA_BENCH=$(abs_top_builddir)/bench/lambda_bench$(EXEEXT) \
+	  SY_SRCDIR=$(abs_top_srcdir) $(SHELL) $(top_srcdir)/bench/lambda_run

@@ -40,13 +40,12 @@ static uint64_t now_ns(void)
 
 /* ---- easy handles, kept for reuse --------------------------------------- */
 
+/* A kept handle is not reset: every option a try depends on is set again
+ * by request.c, and curl keeps its buffers, which a reset would free. */
 static CURL *easy_get(sy_instance *inst)
 {
-    if (inst->n_spare > 0) {
-        CURL *e = inst->spare[--inst->n_spare];
-        curl_easy_reset(e);
-        return e;
-    }
+    if (inst->n_spare > 0)
+        return inst->spare[--inst->n_spare];
     return curl_easy_init();
 }
 
@@ -245,9 +244,41 @@ static void on_poll(uv_poll_t *h, int status, int events)
     check_done(inst);
 }
 
-static void on_ctx_closed(uv_handle_t *h)
+/* The watcher of socket `s`, kept by descriptor number: curl stops
+ * watching a kept-alive connection between two calls, and a watcher kept
+ * stopped saves the setup libuv does for a new one (three system calls)
+ * on every call.  A number reused for a new socket gets the same watcher,
+ * which holds nothing but the number. */
+static sock_ctx *sock_for(sy_instance *inst, curl_socket_t s)
 {
-    free(h->data);
+    if (s < 0)
+        return NULL;
+    if ((size_t)s >= inst->n_socks) {
+        size_t n = inst->n_socks ? inst->n_socks : 256;
+        while (n <= (size_t)s)
+            n *= 2;
+        void **t = realloc(inst->socks, n * sizeof *t);
+        if (!t)
+            return NULL;
+        memset(t + inst->n_socks, 0, (n - inst->n_socks) * sizeof *t);
+        inst->socks = t;
+        inst->n_socks = n;
+    }
+    sock_ctx *ctx = inst->socks[s];
+    if (ctx)
+        return ctx;
+    ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return NULL;
+    ctx->fd = s;
+    ctx->inst = inst;
+    if (uv_poll_init_socket(&inst->loop, &ctx->poll, s) != 0) {
+        free(ctx);
+        return NULL;
+    }
+    ctx->poll.data = ctx;
+    inst->socks[s] = ctx;
+    return ctx;
 }
 
 static int on_socket(CURL *e, curl_socket_t s, int what, void *userp,
@@ -259,22 +290,14 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp,
     if (what == CURL_POLL_REMOVE) {
         if (ctx) {
             uv_poll_stop(&ctx->poll);
-            uv_close((uv_handle_t *)&ctx->poll, on_ctx_closed);
             curl_multi_assign(inst->multi, s, NULL);
         }
         return 0;
     }
     if (!ctx) {
-        ctx = calloc(1, sizeof *ctx);
+        ctx = sock_for(inst, s);
         if (!ctx)
             return -1;
-        ctx->fd = s;
-        ctx->inst = inst;
-        if (uv_poll_init_socket(&inst->loop, &ctx->poll, s) != 0) {
-            free(ctx);
-            return -1;
-        }
-        ctx->poll.data = ctx;
         curl_multi_assign(inst->multi, s, ctx);
     }
     int ev = 0;
@@ -347,7 +370,10 @@ static void shut_down(sy_instance *inst)
      * watching them. */
     curl_multi_cleanup(inst->multi);
     inst->multi = NULL;
-    uv_walk(&inst->loop, close_any, NULL);
+    uv_walk(&inst->loop, close_any, NULL); /* frees the socket watchers */
+    free(inst->socks);
+    inst->socks = NULL;
+    inst->n_socks = 0;
 }
 
 static void on_async(uv_async_t *a)

@@ -277,6 +277,7 @@ static bool take_creds(sy_instance *inst, sy_lambda_meta *m, char *why,
         } else {
             sy_lambda_creds_clear(&inst->creds);
             inst->creds = c;
+            inst->creds_gen++;
         }
     }
     json_decref(j);

@@ -189,8 +189,16 @@ static int build_headers(sy_instance *inst, sy_lambda_job *job, char *err,
         .headers = h, .n_headers = n,
         .payload = job->task->input, .payload_len = job->task->input_len,
     };
+    if (strncmp(inst->sign_day, date, 8) != 0 ||
+        inst->sign_gen != inst->creds_gen) {
+        sy_sigv4_derive_key(cr->secret_key, date, s->region, "lambda",
+                            inst->sign_key);
+        memcpy(inst->sign_day, date, 8);
+        inst->sign_day[8] = '\0';
+        inst->sign_gen = inst->creds_gen;
+    }
     sy_sigv4_key key = {cr->access_key, cr->secret_key, cr->session_token,
-                        s->region, "lambda"};
+                        s->region, "lambda", inst->sign_key};
     sy_sigv4_out out;
     if (sy_sigv4_sign(&rq, &key, date, false, &out, err, err_len) != 0)
         return SY_EINVAL;

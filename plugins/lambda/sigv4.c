@@ -2,6 +2,7 @@
  * sigv4.c -- AWS Signature Version 4, the rules of sigv4.h.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,12 +98,94 @@ static void hex32(const unsigned char *d, char out[65])
     out[64] = '\0';
 }
 
+/* SHA-256 fetched once: OpenSSL 3's one-shot HMAC() and SHA256() look
+ * the algorithm up on every call, which costs more than the hashing of a
+ * signature's few hundred bytes. */
+static pthread_once_t md_once = PTHREAD_ONCE_INIT;
+static EVP_MD *md_sha256;
+
+static void fetch_md(void)
+{
+    md_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+/* Given back when the plugin is unloaded (the host closes it at exit). */
+__attribute__((destructor)) static void free_md(void)
+{
+    EVP_MD_free(md_sha256);
+    md_sha256 = NULL;
+}
+
+static const EVP_MD *sha256_md(void)
+{
+    pthread_once(&md_once, fetch_md);
+    return md_sha256 ? md_sha256 : EVP_sha256();
+}
+
+static void sha256(const void *data, size_t len, unsigned char out[32])
+{
+    unsigned int n = 32;
+    EVP_Digest(data, len, out, &n, sha256_md(), NULL);
+}
+
+/* HMAC-SHA256 (RFC 2104) over the fetched digest. */
 static void hmac(const void *key, size_t klen, const char *msg, size_t mlen,
                  unsigned char out[32])
 {
-    unsigned int olen = 32;
-    HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, mlen, out,
-         &olen);
+    unsigned char k[64] = {0}, pad[64], inner[32];
+    if (klen > 64) {
+        sha256(key, klen, k);
+    } else {
+        memcpy(k, key, klen);
+    }
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned int n = 32;
+    for (int i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x36;
+    EVP_DigestInit_ex(ctx, sha256_md(), NULL);
+    EVP_DigestUpdate(ctx, pad, 64);
+    EVP_DigestUpdate(ctx, msg, mlen);
+    EVP_DigestFinal_ex(ctx, inner, &n);
+    for (int i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x5c;
+    EVP_DigestInit_ex(ctx, sha256_md(), NULL);
+    EVP_DigestUpdate(ctx, pad, 64);
+    EVP_DigestUpdate(ctx, inner, 32);
+    EVP_DigestFinal_ex(ctx, out, &n);
+    EVP_MD_CTX_free(ctx);
+    OPENSSL_cleanse(k, sizeof k);
+    OPENSSL_cleanse(pad, sizeof pad);
+}
+
+void sy_sigv4_derive_key(const char *secret, const char *date8,
+                         const char *region, const char *service,
+                         unsigned char out[32])
+{
+    size_t slen = strlen(secret);
+    char k0[4 + 256];
+    unsigned char k[32];
+    if (slen > 256) {
+        /* Never seen in practice; hashed like any long HMAC key. */
+        char *big = malloc(slen + 5);
+        if (!big) {
+            memset(out, 0, 32);
+            return;
+        }
+        memcpy(big, "AWS4", 4);
+        memcpy(big + 4, secret, slen);
+        hmac(big, slen + 4, date8, 8, k);
+        OPENSSL_cleanse(big, slen + 4);
+        free(big);
+    } else {
+        memcpy(k0, "AWS4", 4);
+        memcpy(k0 + 4, secret, slen);
+        hmac(k0, slen + 4, date8, 8, k);
+        OPENSSL_cleanse(k0, sizeof k0);
+    }
+    hmac(k, 32, region, strlen(region), k);
+    hmac(k, 32, service, strlen(service), k);
+    hmac(k, 32, "aws4_request", 12, out);
+    OPENSSL_cleanse(k, sizeof k);
 }
 
 void sy_sigv4_amz_date(time_t t, char out[17])
@@ -404,7 +487,7 @@ int sy_sigv4_sign(const sy_sigv4_request *rq, const sy_sigv4_key *key,
     sb_chr(&c, '\n');
     sb_add(&c, sig.p ? sig.p : "", sig.n);
     sb_chr(&c, '\n');
-    SHA256(rq->payload ? rq->payload : (const void *)"", rq->payload_len, d);
+    sha256(rq->payload ? rq->payload : (const void *)"", rq->payload_len, d);
     hex32(d, hex);
     sb_str(&c, hex);
 
@@ -416,7 +499,7 @@ int sy_sigv4_sign(const sy_sigv4_request *rq, const sy_sigv4_key *key,
     sb_chr(&sts, '\n');
     sb_str(&sts, scope);
     sb_chr(&sts, '\n');
-    SHA256((const unsigned char *)(c.p ? c.p : ""), c.n, d);
+    sha256(c.p ? c.p : "", c.n, d);
     hex32(d, hex);
     sb_str(&sts, hex);
 
@@ -428,25 +511,14 @@ int sy_sigv4_sign(const sy_sigv4_request *rq, const sy_sigv4_key *key,
         return -1;
     }
 
-    /* The signing key: the secret hashed with the date, region, service. */
+    /* The signing key: the secret hashed with the date, region, service;
+     * the caller may hold it for the day. */
     unsigned char k[32];
-    size_t slen = strlen(key->secret_key);
-    char *k0 = malloc(slen + 5);
-    if (!k0) {
-        free(c.p);
-        free(sig.p);
-        free(sts.p);
-        sy_sdk_errf(err, err_len, "signing: out of memory");
-        return -1;
-    }
-    memcpy(k0, "AWS4", 4);
-    memcpy(k0 + 4, key->secret_key, slen + 1);
-    hmac(k0, slen + 4, amz_date, 8, k);
-    OPENSSL_cleanse(k0, slen + 4);
-    free(k0);
-    hmac(k, 32, key->region, strlen(key->region), k);
-    hmac(k, 32, key->service, strlen(key->service), k);
-    hmac(k, 32, "aws4_request", 12, k);
+    if (key->signing_key)
+        memcpy(k, key->signing_key, 32);
+    else
+        sy_sigv4_derive_key(key->secret_key, amz_date, key->region,
+                            key->service, k);
     hmac(k, 32, sts.p, sts.n, d);
     OPENSSL_cleanse(k, sizeof k);
     hex32(d, hex);

@@ -53,7 +53,16 @@ typedef struct sy_sigv4_key {
                                   already has that header */
     const char *region;
     const char *service;
+    const unsigned char *signing_key; /* 32 bytes from sy_sigv4_derive_key()
+                                         for this date, or NULL to derive */
 } sy_sigv4_key;
+
+/* The day's signing key: HMAC chain of the secret over date8 (YYYYMMDD),
+ * region, service and "aws4_request".  A caller signing many requests a
+ * day derives it once. */
+void sy_sigv4_derive_key(const char *secret, const char *date8,
+                         const char *region, const char *service,
+                         unsigned char out[32]);
 
 /* What signing produced.  `canonical` and `string_to_sign` are filled only
  * when asked (tests); `authorization` always.  Owned; free with
