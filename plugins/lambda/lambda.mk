@@ -38,14 +38,16 @@ tests_lambda_test_lambda_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(JANSSON_LIBS) -ldl
 # The end-to-end tests: a loopback Lambda endpoint (tests/lambda/server.py)
 # and `switchyard run`, or the conformance kit.
 lambda_tests = tests/lambda/invoke.sh tests/lambda/backpressure.sh \
-	tests/lambda/creds.sh tests/lambda/conformance.sh
+	tests/lambda/creds.sh tests/lambda/conformance.sh tests/lambda/example.sh
 TESTS += $(lambda_tests)
 dist_check_SCRIPTS += $(lambda_tests) tests/lambda/lib.sh tests/lambda/server.py
 AM_TESTS_ENVIRONMENT += \
 	SY_LAMBDA_PLUGIN='$(abs_top_builddir)/plugins/lambda/.libs/lambda.so'; \
 	export SY_LAMBDA_PLUGIN;
 
-EXTRA_DIST += plugins/lambda/lambda.mk tests/data/aws4_testsuite
+EXTRA_DIST += plugins/lambda/lambda.mk tests/data/aws4_testsuite \
+	examples/lambda/README.md examples/lambda/switchyard.cfg \
+	examples/lambda/routes.cfg examples/lambda/workflows/nightly.cfg
 
 # --- the benchmark (`make bench-lambda`, never part of `make check`) ----------------
 check_PROGRAMS += bench/lambda_bench
