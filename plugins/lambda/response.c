@@ -207,6 +207,8 @@ static void throttled(sy_instance *inst, sy_lambda_job *job)
     if (!reason)
         reason = "Unknown";
     int64_t wait = retry_after_ms(job, j);
+    if (wait > 3600 * 1000)
+        wait = 3600 * 1000; /* the host's own cap on a deferral */
     sy_lambda_stats_name(&inst->stats, &inst->stats.throttled, reason);
     sy_lambda_aimd_throttled(inst);
     if (wait > 0)
@@ -310,8 +312,11 @@ void sy_lambda_response_done(sy_instance *inst, sy_lambda_job *job, CURL *e,
     } else if (status == 429) {
         throttled(inst, job);
     } else if (status >= 500) {
-        if (!try_again(inst, job))
-            service_error(inst, job, status, NULL);
+        if (!try_again(inst, job)) {
+            char why[64];
+            snprintf(why, sizeof why, " (after %ld tries)", job->tries);
+            service_error(inst, job, status, why);
+        }
     } else {
         service_error(inst, job, status, NULL);
     }
