@@ -6,7 +6,7 @@
  *   - a thousand invocations in flight at once on the plugin's one thread
  *   - a 429 with Retry-After: DEFERRED with retry_after_ms and the Reason
  *     as note, capacity() 0 during the pause, wake() when it ends, the
- *     adaptive limit halved
+ *     adaptive limit halved, and grown back by one after as many successes
  *   - cancel(): the note says the function may still complete (sync) or
  *     cannot be recalled (Event)
  *   - metrics: throttled by reason, errors by type, latency percentiles
@@ -287,6 +287,22 @@ static void test_throttle_pauses(void **state)
     assert_int_equal(desc->submit(f.inst, &t, &c2, err, sizeof err), SY_OK);
     assert_true(sy_sdk_test_host_wait(&f.h, 2, 5000));
     assert_int_equal(atomic_load(&c2.outcome), SY_OUTCOME_SUCCEEDED);
+    /* Additive increase: one more slot after as many successes as the
+     * limit (4): this one and three more. */
+    assert_int_equal(metric_of(&f, "limit"), 4);
+    sy_task echo = task_for(&f, "{\"function\": \"echo-aimd\"}", "{}");
+    sy_completion more[3];
+    for (int i = 0; i < 3; i++) {
+        sy_sdk_test_completion_init(&more[i], &f.h, NULL);
+        assert_int_equal(desc->submit(f.inst, &echo, &more[i], err,
+                                      sizeof err), SY_OK);
+    }
+    assert_true(sy_sdk_test_host_wait(&f.h, 5, 5000));
+    for (int i = 0; i < 100 && metric_of(&f, "limit") != 5; i++)
+        sleep_ms(10);
+    assert_int_equal(metric_of(&f, "limit"), 5);
+    for (int i = 0; i < 3; i++)
+        sy_sdk_test_completion_fini(&more[i]);
     sy_sdk_test_completion_fini(&c);
     sy_sdk_test_completion_fini(&c2);
     unmake(&f);
