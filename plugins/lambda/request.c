@@ -45,6 +45,30 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     return len;
 }
 
+/* The body, handed to curl as it asks. */
+static size_t on_read(char *buf, size_t size, size_t n, void *arg)
+{
+    sy_lambda_job *job = arg;
+    size_t left = job->task->input_len - job->body_off;
+    size_t len = size * n < left ? size * n : left;
+    memcpy(buf, job->task->input + job->body_off, len);
+    job->body_off += len;
+    return len;
+}
+
+/* curl rewinds the body to send the request again, on a new connection,
+ * when a kept-alive one dies under it before an answer.  Once any of the
+ * body was read it may have reached Lambda, and the function may run:
+ * refusing the rewind makes that try fail as a connection dropped after
+ * sending, never a second invocation behind the task's back. */
+static int on_seek(void *arg, curl_off_t offset, int origin)
+{
+    sy_lambda_job *job = arg;
+    if (origin != SEEK_SET || offset != 0 || job->body_off != 0)
+        return CURL_SEEKFUNC_CANTSEEK;
+    return CURL_SEEKFUNC_OK;
+}
+
 static void copy_value(char *dst, size_t cap, const char *v, size_t len)
 {
     while (len > 0 && isspace((unsigned char)v[len - 1]))
@@ -252,8 +276,12 @@ int sy_lambda_request_prepare(sy_instance *inst, sy_lambda_job *job,
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR,
                      s->custom_endpoint ? "http,https" : "https");
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, job->headers);
+    job->body_off = 0;
     curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, job->task->input);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, job);
+    curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, on_seek);
+    curl_easy_setopt(e, CURLOPT_SEEKDATA, job);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
                      (curl_off_t)job->task->input_len);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);

@@ -74,6 +74,25 @@ out=$(notes "$id" stale)
 n=$(printf '%s\n' "$out" | grep -c "attempt 1 cancelled after its timeout")
 [ "$n" = 2 ]; ok $? "the host's cancel at the deadline abandons both calls (sync and Event)"
 
+# A kept-alive connection that dies under a call: curl would send the
+# request again on a fresh connection; the plugin refuses, since the
+# function may have run.
+workflow reuse <<'WF'
+workflow = {
+  name = "lam::reuse";
+  retry = { attempts = 1; };
+  tasks = (
+    { id = "warm"; function = "echo-warm"; },
+    { id = "drop"; after = ["warm"]; function = "drop-reused"; }
+  );
+};
+WF
+run run lam::reuse
+id=$(run_id)
+is true "$id" '"dropped after the request was sent" in t["drop"]["error"]' "a call on a reused connection that drops fails the attempt"
+n=$(requests 'q.get("name") == "drop-reused"')
+[ "$n" = 1 ]; ok $? "and was sent once: curl's own resend on a fresh connection is refused ($n)"
+
 # Nothing listens: refused connections are retried, then fail.
 free_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 port=$free_port
