@@ -18,6 +18,8 @@
 # for the libraries the SDK itself needs (jansson, libconfig).
 noinst_LTLIBRARIES += libsyhost.la
 libsyhost_la_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+libsyhost_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DSY_PLUGIN_WORKER='"$(pkglibexecdir)/switchyard-plugin-worker"'
 libsyhost_la_LIBADD = $(DEP_LIBS)
 HOST_LDADD = libsyhost.la $(SDK_LIB) $(DEP_LIBS)
 
@@ -57,9 +59,14 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/executor/plugin.c host/executor/plugin.h \
 	host/executor/directory.c host/executor/directory.h \
-	host/executor/host_api.c host/executor/host_api.h
+	host/executor/host_api.c host/executor/host_api.h \
+	host/executor/call_record.c host/executor/call_record.h \
+	host/executor/watchdog.c host/executor/watchdog.h \
+	host/executor/wire.c host/executor/wire.h
 libsyhost_la_SOURCES += \
-	host/executor/instance.c host/executor/instance.h
+	host/executor/instance.c host/executor/instance.h \
+	host/executor/isolated.c host/executor/isolated.h \
+	host/executor/isolated_state.c host/executor/isolated_state.h
 
 # store: the interface, what implementations share, and the embedded
 # SQLite store (its files listed in store/sqlite_internal.h).
@@ -74,7 +81,8 @@ libsyhost_la_SOURCES += \
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
 # completions, runs (transitions, triggers), loading and recovery, leases and
-# serving, input contexts, timers on the engine's clock, wake-ups.
+# serving, fenced writes and refusals, a lapsed lease, input contexts, timers
+# on the engine's clock, wake-ups.
 libsyhost_la_SOURCES += \
 	host/engine/engine.c host/engine/engine.h host/engine/internal.h \
 	host/engine/batch.c host/engine/batch.h \
@@ -84,8 +92,12 @@ libsyhost_la_SOURCES += \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h \
 	host/engine/serve.c host/engine/serve.h \
+	host/engine/fenced.c host/engine/fenced.h \
+	host/engine/lease.c host/engine/lease.h \
 	host/engine/input.c host/engine/input.h \
 	host/engine/timer.c host/engine/timer.h \
+	host/engine/shutdown.c host/engine/shutdown.h \
+	host/engine/reload.c host/engine/reload.h \
 	host/engine/wake.c host/engine/wake.h
 
 # service: what the CLI (and later an HTTP API) calls.
@@ -93,7 +105,8 @@ libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
 	host/service/runs.c host/service/runs.h \
-	host/service/service.c host/service/service.h
+	host/service/service.c host/service/service.h \
+	host/service/reload.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
@@ -108,3 +121,13 @@ if MIMALLOC
 switchyard_CFLAGS += -DSY_MIMALLOC
 endif
 EXTRA_DIST += host/host.mk
+
+# The worker of an isolated instance (isolate_plugin = true; executor/isolated.h):
+# one plugin in a process of its own.  It needs the wire format and the
+# SDK's loader and parameter getters, not the host.
+pkglibexec_PROGRAMS += switchyard-plugin-worker
+switchyard_plugin_worker_SOURCES = host/executor/plugin_worker.c \
+	host/executor/wire.c host/executor/wire.h
+switchyard_plugin_worker_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) -pthread
+switchyard_plugin_worker_LDADD = $(SDK_LIB) $(DEP_LIBS) -ldl
+switchyard_plugin_worker_LDFLAGS = $(AM_LDFLAGS) -pthread

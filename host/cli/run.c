@@ -145,16 +145,32 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     bool completed = false;
     if (erc == SY_OK) {
         int r = sy_service_run(&sv);
-        if (r == 2) /* a second signal: leave now, the store is consistent */
-            _exit(130);
+        if (r == 2) /* a third signal: leave now, the store is consistent */
+            sy_service_leave(&sv, 130);
         json_t *run = NULL;
-        if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
+        if (r == SY_ENGINE_LAPSED) {
+            /* Whatever the store says of the run now is another host's
+             * (or nobody's yet): this process no longer knows how it ends.
+             * Why is in the line the engine logged; it is repeated only
+             * when the log level hid it. */
+            bool logged = sy_log_get_level() >= SY_LOG_WARN;
+            fprintf(stderr, "switchyard: run: run %lld: %s; the run is left for another "
+                    "host to take over\n", (long long)id,
+                    logged ? "this host lost its lease (see above)"
+                           : sy_engine_lapse_reason(sv.engine));
+        } else if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
             const char *status = json_string_value(json_object_get(run, "status"));
             const char *error = json_string_value(json_object_get(run, "error"));
             completed = strcmp(status, sy_run_state_name(SY_RUN_COMPLETED)) == 0;
             printf("run %lld %s in %.3fs%s%s\n", (long long)id, status, secs(&p),
                    error ? ": " : "", error ? error : "");
             json_decref(run);
+        }
+        if (r == SY_ENGINE_ABANDONED)
+            sy_service_leave(&sv, completed ? SY_EXIT_OK : SY_EXIT_FAIL);
+        if (r == SY_ENGINE_INTERRUPTED) { /* the run is recorded Cancelled */
+            sy_service_close(&sv);
+            return 130;
         }
     } else {
         fprintf(stderr, "switchyard: run: %s\n", err);

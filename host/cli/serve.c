@@ -28,9 +28,15 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
     } else {
         sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner, sv.setup.cfg.store);
         int r = sy_service_run(&sv);
-        if (r == 2) /* a second signal: leave now, the store is consistent */
-            _exit(130);
-        rc = r == 0 ? SY_EXIT_OK : SY_EXIT_FAIL;
+        if (r == 2) /* a third signal: leave now, the store is consistent */
+            sy_service_leave(&sv, 130);
+        if (r == SY_ENGINE_ABANDONED)
+            sy_service_leave(&sv, SY_EXIT_FAIL);
+        /* A serving host whose lease lapsed comes back as a new host; it
+         * ends lapsed only when told to stop meanwhile, which it did. */
+        rc = r == 0 || r == SY_ENGINE_LAPSED ? SY_EXIT_OK
+             : r == SY_ENGINE_INTERRUPTED    ? 130
+                                             : SY_EXIT_FAIL;
         sy_log(SY_LOG_INFO, "serve", "stopped");
     }
     sy_service_close(&sv);

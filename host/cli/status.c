@@ -58,6 +58,18 @@ static void print_status(const json_t *run)
         printf("  %-24s %-10s %8u  %-12s %s\n", text(t, "id", ""), text(t, "status", ""),
                (unsigned)number(t, "attempts"), text(t, "executor", "-"),
                text(t, "error", ""));
+    /* Attempts a host lost with the run, and which host: what an operator
+     * looks for after a host was stopped or cut off. */
+    json_array_foreach(json_object_get(run, "tasks"), i, t) {
+        size_t k;
+        const json_t *a;
+        json_array_foreach(json_object_get(t, "abandoned"), k, a) {
+            char at[32];
+            time_of(a, "at", at, sizeof at);
+            printf("  abandoned: %s attempt %lld on %s (taken over %s)\n", text(t, "id", ""),
+                   number(a, "attempt"), text(a, "host", "an unknown host"), at);
+        }
+    }
 }
 
 int sy_cmd_status(const sy_cli *cli, int argc, char **argv)

@@ -14,7 +14,7 @@
 
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
-    "strict_plugins", "max_context_bytes", "lease", "max_recoveries", NULL,
+    "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -142,7 +142,51 @@ static void add_executor(sy_config *cfg, const char *name, const char *plugin,
         abort();
     }
     cfg->executors[cfg->n_executors++] = (sy_instance_config){
-        sy_xstrdup(name), sy_xstrdup(plugin), s, file, line};
+        .name = sy_xstrdup(name), .plugin = sy_xstrdup(plugin), .setting = s, .file = file,
+        .line = line};
+}
+
+/* A duration setting ("250ms", "5s", or integer milliseconds) of at least
+ * `min_ms`; 1 error naming the key when it is not. */
+static int read_duration(const config_setting_t *s, int64_t min_ms, const char *min_text,
+                         int64_t *out, sy_diags *d)
+{
+    char why[256] = "must be a duration such as \"30s\"";
+    int64_t ms = -1;
+    int t = config_setting_type(s);
+    if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+        ms = config_setting_get_int64(s);
+    else if (t == CONFIG_TYPE_STRING &&
+             sy_sdk_duration_parse(config_setting_get_string(s), &ms, why, sizeof why) != SY_OK)
+        ms = -1;
+    if (ms < min_ms) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'%s' %s (at least %s)", config_setting_name(s),
+                 why, min_text);
+        return 1;
+    }
+    *out = ms;
+    return 0;
+}
+
+/* The host's own keys in an instance group (the rest is the plugin's). */
+static int read_instance_host_keys(sy_instance_config *c, const config_setting_t *g,
+                                   sy_diags *d)
+{
+    int errors = 0;
+    const config_setting_t *s = config_setting_get_member(g, "call_timeout");
+    if (s)
+        errors += read_duration(s, 10, "10ms", &c->call_timeout_ms, d);
+    if ((s = config_setting_get_member(g, "max_task_time")))
+        errors += read_duration(s, 1, "1ms", &c->max_task_ms, d);
+    if ((s = config_setting_get_member(g, "isolate_plugin"))) {
+        if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
+            sy_error(d, SRC_FILE(s), SRC_LINE(s), "'isolate_plugin' must be true or false");
+            errors++;
+        } else {
+            c->isolate = config_setting_get_bool(s);
+        }
+    }
+    return errors;
 }
 
 static int read_executor(sy_config *cfg, const config_setting_t *g, sy_diags *d)
@@ -174,7 +218,7 @@ static int read_executor(sy_config *cfg, const config_setting_t *g, sy_diags *d)
         return 1;
     }
     add_executor(cfg, name, plugin, g, SRC_FILE(g), SRC_LINE(g));
-    return 0;
+    return read_instance_host_keys(&cfg->executors[cfg->n_executors - 1], g, d);
 }
 
 static int read_executors(sy_config *cfg, const config_setting_t *s, sy_diags *d)
@@ -233,22 +277,10 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_int_range(s, 1024, 1LL << 31, &cfg->max_context_bytes, d);
     if (strcmp(name, "max_recoveries") == 0)
         return read_int_range(s, 0, 1000, &cfg->max_recoveries, d);
-    if (strcmp(name, "lease") == 0) {
-        char why[256] = "must be a duration such as \"30s\"";
-        int64_t ms = -1;
-        int t = config_setting_type(s);
-        if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
-            ms = config_setting_get_int64(s);
-        else if (t == CONFIG_TYPE_STRING &&
-                 sy_sdk_duration_parse(config_setting_get_string(s), &ms, why, sizeof why) != SY_OK)
-            ms = -1;
-        if (ms < 1000) {
-            sy_error(d, SRC_FILE(s), SRC_LINE(s), "'lease' %s (at least 1s)", why);
-            return 1;
-        }
-        cfg->lease_ms = ms;
-        return 0;
-    }
+    if (strcmp(name, "lease") == 0)
+        return read_duration(s, 1000, "1s", &cfg->lease_ms, d);
+    if (strcmp(name, "shutdown_grace") == 0)
+        return read_duration(s, 1, "1ms", &cfg->shutdown_grace_ms, d);
     if (strcmp(name, "executors") == 0)
         return read_executors(cfg, s, d);
     char known[256];
@@ -306,6 +338,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     cfg->max_context_bytes = 16 << 20;
     cfg->lease_ms = 30000;
     cfg->max_recoveries = 5;
+    cfg->shutdown_grace_ms = 30000;
     config_set_include_dir(&cfg->lc, cfg->dir);
     errno = 0;
     if (!config_read_file(&cfg->lc, path)) {

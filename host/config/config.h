@@ -28,6 +28,16 @@ typedef struct sy_instance_config {
                                         sy_config */
     const char *file; /* where it was defined (owned by the sy_config) */
     int line;
+    int64_t call_timeout_ms; /* `call_timeout`: bound on one call into the
+                                plugin before the watchdog reports it (0:
+                                the default, 1 s) */
+    int64_t max_task_ms;     /* `max_task_time`: bound on an attempt whose
+                                task has no timeout (0: none) */
+    bool isolate;            /* `isolate_plugin`: the plugin runs in a
+                                worker process of its own
+                                (executor/isolated.h).  Not `isolate`,
+                                which the thread plugin's instances use
+                                for isolating each task */
 } sy_instance_config;
 
 typedef struct sy_config {
@@ -47,6 +57,8 @@ typedef struct sy_config {
                               (default 30 s) */
     int64_t max_recoveries; /* attempts lost with a dead host before the
                                task fails (default 5) */
+    int64_t shutdown_grace_ms; /* how long a stopping host waits for
+                                  attempts plugins hold (default 30 s) */
     sy_instance_config *executors; /* owned, in file order; the implicit default
                                (if any) last */
     size_t n_executors;

@@ -8,6 +8,7 @@
 
 #include "base/util.h"
 #include "engine/input.h"
+#include "executor/call_record.h"
 
 /* The most of sy_result.note the host keeps (the ABI says 1 KiB). */
 #define SY_RESULT_NOTE_MAX 1024
@@ -83,6 +84,9 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
     a->idx = idx;
     a->queue = t->queue;
     a->number = t->attempts + 1;
+    /* Claimed with the write that marks the task Running (batch.c): that
+     * write moves the row from the token it holds to this one. */
+    a->token = ++t->token;
     a->input = input;
     a->input_borrowed = borrowed;
     sy_completion_init_for(&a->c, &t->queue->entry->host, d->ns, on_complete, a);
@@ -95,7 +99,9 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
         .input = input,
         .input_len = strlen(input),
         .params = sy_sdk_params_view(d->params),
-        .timeout_ms = d->timeout_ms,
+        /* A task without a timeout of its own gets its instance's
+         * max_task_time: an attempt a plugin never completes ends. */
+        .timeout_ms = d->timeout_ms > 0 ? d->timeout_ms : t->queue->entry->max_task_ms,
         .workflow = r->wf->name,
         .base_dir = r->wf->base_dir ? r->wf->base_dir : ".",
     };
@@ -132,6 +138,10 @@ void sy_attempt_cancel(sy_attempt *a)
     /* A retired token (a refused submit the plugin completed anyway) names
      * nothing the plugin may still hold. */
     sy_completion *token = sy_completion_token(&a->c);
-    if (token)
+    if (token) {
+        sy_call_begin(a->queue->entry, "cancel", a->task.ns, a->run->id, (uint32_t)a->idx,
+                      a->number);
         a->queue->entry->desc->cancel(a->queue->entry->inst, token);
+        sy_call_end();
+    }
 }

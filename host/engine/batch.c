@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "engine/fenced.h"
 
 void *sy_engine_grow(void *v, size_t *cap, size_t need, size_t elem)
 {
@@ -42,20 +43,6 @@ bool sy_batch_any_run_dirty(const sy_engine *e)
     return false;
 }
 
-/* A write the store refused because another claim holds the run: not a
- * store failure.  The batch goes on for the other runs, nothing more is
- * tried for this one, and it is dropped after the commit (engine.c) with
- * the store's reason in its one log line. */
-static bool fenced(sy_engine *e, sy_live_run *r, int rc)
-{
-    if (rc != SY_STORE_EFENCED)
-        return false;
-    r->fenced = true;
-    free(r->fenced_why);
-    r->fenced_why = sy_xstrdup(sy_store_errmsg(e->o.store));
-    return true;
-}
-
 void sy_batch_write(sy_engine *e, int64_t now)
 {
     for (size_t i = 0; i < e->n_dirty; i++) {
@@ -77,9 +64,15 @@ void sy_batch_write(sy_engine *e, int64_t now)
             .ready_at = t->ready_at,
             .started = t->started,
             .finished = t->finished,
+            .fence = t->token,
         };
-        int rc = sy_store_update_task(e->o.store, r->id, &r->fence, &record);
-        if (rc != SY_OK && !fenced(e, r, rc)) {
+        /* A refused write leaves the batch usable for the other runs;
+         * nothing more is tried for this one, and it is dropped after the
+         * commit (engine.c) with the store's reason in its one log line. */
+        int rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
+        if (rc == SY_OK)
+            t->token_stored = t->token;
+        else if (!sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;
@@ -93,7 +86,7 @@ void sy_batch_write(sy_engine *e, int64_t now)
         if (r->fenced || r->lost)
             continue;
         int rc = sy_store_update_run(e->o.store, r->id, &r->fence, r->state, r->error, now);
-        if (rc != SY_OK && !fenced(e, r, rc)) {
+        if (rc != SY_OK && !sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record run: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;

@@ -8,7 +8,9 @@
 
 #include "base/util.h"
 #include "engine/attempt.h"
+#include "engine/fenced.h"
 #include "engine/run.h"
+#include "engine/shutdown.h"
 #include "workflow/context.h"
 
 void sy_engine_on_deadline(sy_timer *deadline)
@@ -25,8 +27,7 @@ void sy_engine_on_deadline(sy_timer *deadline)
     char dur[32];
     snprintf(msg, sizeof msg, "timed out after %s (attempt %u)",
              sy_sdk_format_ms(a->task.timeout_ms, dur, sizeof dur), a->number);
-    sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)a->idx, a->number, "timed_out", msg,
-                       r->e->now());
+    sy_live_event(r, a->idx, a->number, "timed_out", msg);
     sy_attempt_cancel(a);
     sy_live_fail_or_retry(r, a->idx, true, msg);
 }
@@ -76,17 +77,17 @@ static void apply_result(sy_engine *e, sy_attempt *a)
         snprintf(detail, sizeof detail, "attempt %u %s after %s; ignored", a->number,
                  (unsigned)a->outcome < 5 ? outcomes[a->outcome] : "ended",
                  a->timed_out ? "its timeout" : "it stopped being current");
-        sy_store_add_event(e->o.store, r->id, &r->fence, (uint32_t)a->idx, a->number, "stale", detail,
-                           e->now());
+        sy_live_event(r, a->idx, a->number, "stale", detail);
         return;
     }
     t->current = NULL;
     r->n_running--;
     if (a->result_note)
-        sy_store_add_event(e->o.store, r->id, &r->fence, (uint32_t)a->idx, a->number, "note",
-                           a->result_note, e->now());
+        sy_live_event(r, a->idx, a->number, "note", a->result_note);
+    if (sy_engine_requeue_interrupted(e, a))
+        return;
     if (r->cancelling) {
-        sy_live_set_state(r, a->idx, SY_TASK_FAILED);
+        sy_live_set_state(r, a->idx, SY_TASK_CANCELLED);
         sy_live_set_error(t, "cancelled with its run");
         sy_live_task_terminal(r, a->idx);
         return;

@@ -10,6 +10,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/run.h"
+#include "executor/call_record.h"
 
 /* Any thread: capacity freed; the loop re-offers after its next wake. */
 static void on_plugin_wake(sy_host *h)
@@ -64,8 +65,12 @@ static void wait_for_capacity(sy_instance_queue *q, sy_live_run *r, size_t idx)
 /* Capacity is asked once per instance and turn. */
 static bool has_capacity(sy_instance_queue *q)
 {
+    if (atomic_load_explicit(&q->entry->unhealthy, memory_order_relaxed))
+        return false; /* the watchdog caught it stuck: no new task */
     if (q->cap < 0) {
+        sy_call_begin(q->entry, "capacity", NULL, 0, 0, 0);
         q->cap = q->entry->desc->capacity(q->entry->inst);
+        sy_call_end();
         if (q->cap < 0)
             q->cap = 0;
     }
@@ -127,18 +132,34 @@ void sy_dispatch_submit(sy_engine *e)
         sy_attempt *a = e->submit[i];
         sy_live_run *r = a->run;
         const sy_instance_entry *entry = a->queue->entry;
-        if (a->task.timeout_ms > 0) {
-            if (!have_now) {
-                now = e->now();
-                have_now = true;
-            }
-            a->deadline.fire = sy_engine_on_deadline;
-            a->deadline.data = a;
-            sy_timer_start(&e->timers, &a->deadline, now + a->task.timeout_ms);
+        if (r->fenced) {
+            /* The store refused the run's writes this turn: another host
+             * holds it, and the attempt never starts. */
+            r->t[a->idx].current = NULL;
+            r->n_running--;
+            sy_attempt_release(a);
+            continue;
         }
         char err[512] = "";
-        int rc = entry->desc->submit(entry->inst, &a->task, sy_completion_token(&a->c), err,
-                                    sizeof err);
+        int rc = SY_EBUSY;
+        /* One decided before the watchdog caught the instance stuck in an
+         * earlier submit of this turn is not sent: busy, not charged. */
+        if (!atomic_load_explicit(&a->queue->entry->unhealthy, memory_order_relaxed)) {
+            if (a->task.timeout_ms > 0) {
+                if (!have_now) {
+                    now = e->now();
+                    have_now = true;
+                }
+                a->deadline.fire = sy_engine_on_deadline;
+                a->deadline.data = a;
+                sy_timer_start(&e->timers, &a->deadline, now + a->task.timeout_ms);
+            }
+            sy_call_begin(a->queue->entry, "submit", a->task.ns, r->id, (uint32_t)a->idx,
+                          a->number);
+            rc = entry->desc->submit(entry->inst, &a->task, sy_completion_token(&a->c), err,
+                                     sizeof err);
+            sy_call_end();
+        }
         if (rc == SY_OK)
             continue;
         /* Not accepted: the attempt never started.  Its token is retired

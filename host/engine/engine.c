@@ -13,8 +13,11 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/dispatch.h"
+#include "engine/shutdown.h"
 #include "engine/internal.h"
+#include "engine/lease.h"
 #include "engine/load.h"
+#include "engine/reload.h"
 #include "engine/run.h"
 #include "engine/serve.h"
 
@@ -70,7 +73,9 @@ static void check_idle(sy_engine *e)
     }
     if (e->o.serve && e->o.exit_when_idle && !e->runs && e->watched_left == 0)
         stop_loop(e);
-    if (!e->o.serve && e->watched_left == 0)
+    /* Not before the last changes are written: a task a refused submit
+     * ended, after this turn's write, is written by the next. */
+    if (!e->o.serve && e->watched_left == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e))
         stop_loop(e);
 }
 
@@ -91,11 +96,33 @@ static void fatal_store(sy_engine *e, const char *what)
     uv_stop(e->loop);
 }
 
+/* A lapsed host (engine/lease.h) writes nothing; once the attempts it
+ * cancelled are back and its runs freed, `serve` comes back as a new
+ * host and `run` ends.  False when the turn may go on. */
+static bool lapsed_turn(sy_engine *e)
+{
+    if (e->lease_past && !e->lapsed)
+        sy_lease_lapsed(e, e->now());
+    if (!e->lapsed)
+        return false;
+    sy_lease_forget_writes(e);
+    reap_runs(e);
+    if (e->runs || e->live)
+        return true;
+    if (!e->o.serve || e->drain)
+        stop_loop(e);
+    else
+        sy_lease_reregister(e);
+    return true;
+}
+
 /* Once per loop turn: fire what is due on the engine's clock, decide,
  * write everything in one transaction, then submit what was decided. */
 static void on_flush(uv_prepare_t *h)
 {
     sy_engine *e = h->data;
+    if (lapsed_turn(e))
+        return;
     if (e->fatal) {
         /* Nothing is written any more; what is left is to get back the
          * attempts plugins hold, so that nothing they still reference
@@ -111,14 +138,25 @@ static void on_flush(uv_prepare_t *h)
             sy_timers_expire(&e->timers, now);
     }
     if (e->ready.n == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e)) {
+        drop_fenced(e); /* an event refused since the last turn */
         reap_runs(e);
+        if (e->retired)
+            sy_reload_collect(e);
         check_idle(e);
         return;
     }
-    int64_t now = e->now();
     sy_dispatch_begin_turn(e);
     if (sy_store_begin(e->o.store) != SY_OK) {
         fatal_store(e, "begin");
+        return;
+    }
+    /* The clock is read once the batch holds the store's write lock
+     * (begin may have waited for it): while the leases hold at that
+     * moment, no other host can claim a run before the commit. */
+    int64_t now = e->now();
+    if (sy_lease_lapsed(e, now)) {
+        sy_store_rollback(e->o.store);
+        lapsed_turn(e);
         return;
     }
     sy_dispatch_decide(e, now);
@@ -130,8 +168,15 @@ static void on_flush(uv_prepare_t *h)
     }
     sy_dispatch_submit(e);
     drop_fenced(e);
+    /* A submit refused or busy changed its task after this turn's write:
+     * one more turn writes it (and decides what it frees), or the loop
+     * would sleep with the store saying Running. */
+    if (e->n_dirty > 0)
+        sy_wake_send(&e->done);
     if (e->n_dirty == 0)
         reap_runs(e);
+    if (e->retired)
+        sy_reload_collect(e);
     check_idle(e);
 }
 
@@ -139,16 +184,21 @@ void sy_engine_drain(sy_engine *e)
 {
     e->drain++;
     uv_timer_stop(&e->poll);
-    if (e->drain >= 2) {
+    if (e->drain >= 3) {
         stop_loop(e);
         return;
     }
+    if (e->drain == 2)
+        sy_engine_interrupt(e);
+    sy_grace_start(e);
     /* Attempts not yet submitted will not be: they stay Ready in the
      * store for whoever runs next. */
     check_idle(e);
 }
 
-bool sy_engine_draining(const sy_engine *e) { return e->drain > 0; }
+int sy_engine_draining(const sy_engine *e) { return e->drain; }
+
+bool sy_engine_serving(const sy_engine *e) { return e->o.serve; }
 
 int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why)
 {
@@ -179,6 +229,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.lease_ms = 30000;
     if (e->o.poll_ms <= 0)
         e->o.poll_ms = 200;
+    e->grace_ms = e->o.shutdown_grace_ms > 0 ? e->o.shutdown_grace_ms : 30000;
     e->now = o->clock ? o->clock : sy_clock_now_ms;
     e->done.data = e;
     int wrc = sy_wake_init(loop, &e->done, on_done);
@@ -231,8 +282,10 @@ int sy_engine_run(sy_engine *e)
     /* The first loop turn flushes whatever adopting the runs changed, then
      * decides whether anything is left to do. */
     uv_run(e->loop, UV_RUN_DEFAULT);
-    if (e->drain >= 2)
+    if (e->drain >= 3)
         return 2;
+    if (e->abandoned)
+        return SY_ENGINE_ABANDONED;
     if (e->live) {
         /* Attempts that outlived their task (timed out, cancelled run), or
          * every attempt after a store failure: instances are destroyed, and
@@ -242,15 +295,31 @@ int sy_engine_run(sy_engine *e)
             sy_attempt_cancel(a);
         e->winding_down = true;
         e->stopping = false;
+        sy_grace_start(e);
         uv_run(e->loop, UV_RUN_DEFAULT);
-        if (e->drain >= 2)
+        if (e->drain >= 3)
             return 2;
+        if (e->abandoned)
+            return SY_ENGINE_ABANDONED;
     }
     sy_serve_stop(e);
-    if ((e->drain || e->winding_down) && !e->fatal)
+    /* A lapsed host's runs are not its own to hand back. */
+    if ((e->drain || e->winding_down) && !e->fatal && !e->lapsed)
         sy_store_release(e->o.store, e->o.owner);
-    return e->fatal ? -1 : 0;
+    return e->fatal     ? -1
+           : e->lapsed      ? SY_ENGINE_LAPSED
+           : e->interrupted ? SY_ENGINE_INTERRUPTED
+                            : 0;
 }
+
+void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out)
+{
+    *out = e->counters;
+}
+
+const char *sy_engine_owner(const sy_engine *e) { return e->o.owner; }
+
+const char *sy_engine_lapse_reason(const sy_engine *e) { return e->lapse_why; }
 
 static void close_noop(uv_handle_t *h) { (void)h; }
 
@@ -268,14 +337,19 @@ void sy_engine_free(sy_engine *e)
         sy_live_free(r);
     }
     sy_wake_close(&e->done);
+    sy_grace_close(e);
     uv_close((uv_handle_t *)&e->flush, close_noop);
     sy_serve_close(e);
     sy_timers_close(&e->timers);
     uv_run(e->loop, UV_RUN_DEFAULT);
     sy_dispatch_free(e);
+    sy_reload_free(e);
     free(e->ready.v);
     free(e->dirty);
     free(e->submit);
     pthread_mutex_destroy(&e->done_lock);
+    free(e->lapse_why);
+    free(e->owner_base);
+    free(e->owner_own);
     free(e);
 }

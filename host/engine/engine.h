@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "config/routes.h"
+#include "executor/call_record.h"
 #include "executor/instance.h"
 #include "store/store.h"
 #include "workflow/state.h"
@@ -60,6 +61,15 @@ typedef struct sy_engine_opts {
     int64_t lease_ms;         /* run lease; renewed every third of it */
     uint32_t max_recoveries;  /* attempts lost with a dead host before the
                                  task fails (0: the first loss fails it) */
+    /* What the previous host on this machine left when it died (NULL:
+     * nothing, or it exited cleanly): recovery charges the task that was
+     * inside the crashing call, and re-queues the other tasks it finds
+     * Running without charging them. */
+    const sy_call_snapshot *crash;
+    /* How long a draining host, or one whose runs are over, waits for
+     * the attempts plugins still hold before it abandons them (0: 30 s;
+     * engine/shutdown.h). */
+    int64_t shutdown_grace_ms;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
@@ -76,6 +86,16 @@ typedef struct sy_engine_opts {
     void *arg;
 } sy_engine_opts;
 
+/* What the engine counts, for tests now and metrics later. */
+typedef struct sy_engine_counters {
+    uint64_t writes_refused; /* writes the store refused by their fence:
+                                the run or the task held by another claim */
+    uint64_t runs_lost;      /* runs dropped: their lease lost */
+    uint64_t lapses;         /* times this host found its lease lapsed */
+    uint64_t abandoned;      /* attempts of hosts that lost a run, found
+                                Running when this host took the run */
+} sy_engine_counters;
+
 int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o,
                   char *err, size_t err_len);
 
@@ -90,23 +110,70 @@ int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done,
  * unfinished run. */
 int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why);
 
+/* What sy_engine_run returns when the shutdown grace passed with attempts
+ * still held by plugins (engine/shutdown.h): they are named in the log.  The
+ * caller must not free the engine nor destroy the instances (plugins may
+ * still touch what the attempts point to); it leaves the process. */
+#define SY_ENGINE_ABANDONED 3
+
+/* sy_engine_run's result when this host's lease lapsed and it stopped
+ * (engine/lease.h): not serving, or a drain came during the lapse.  The
+ * reason is sy_engine_lapse_reason(). */
+#define SY_ENGINE_LAPSED 4
+
 /* Runs the loop until the watched run ends, a drain finishes, or (serve
  * with exit_when_idle) nothing is left.  Returns 0, -1 on a fatal store
- * error (the reason is logged), or 2 after a second drain stopped it at
- * once (attempts may still be with plugins: the store is consistent, and
- * the caller may exit without waiting). */
+ * error (the reason is logged), 2 after a second drain stopped it at once
+ * (attempts may still be with plugins: the store is consistent, and the
+ * caller may exit without waiting), SY_ENGINE_ABANDONED, or SY_ENGINE_LAPSED.  A serving engine whose
+ * lease lapses goes on as a new host instead. */
 int sy_engine_run(sy_engine *e);
 
-/* Stops dispatching, waits for attempts in flight, releases the runs.
- * A second call stops at once. */
+/* Stops dispatching, waits for attempts in flight (at most the shutdown
+ * grace), releases the runs.  A second call cancels the attempts in flight
+ * (engine/shutdown.h) and sy_engine_run returns SY_ENGINE_INTERRUPTED once
+ * they are back and written; a third stops at once (it returns 2). */
 void sy_engine_drain(sy_engine *e);
 
-/* Whether a drain has begun (a further sy_engine_drain stops at once). */
-bool sy_engine_draining(const sy_engine *e);
+/* Swaps in a new configuration while runs go on (engine/reload.h): routes,
+ * instance table and workflows, borrowed like the options' until the next
+ * reload.  Tasks not running are routed anew; attempts in flight finish
+ * where they are.  `retired(arg)` is called on the loop thread once no
+ * attempt uses the instance table this replaced: the caller may then
+ * destroy those instances.  SY_OK or SY_ENOMEM (nothing changed). */
+int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,
+                     size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
+                     void (*retired)(void *arg), void *arg);
+
+/* How many drains have begun: 0 none, 1 draining, 2 cancelling. */
+int sy_engine_draining(const sy_engine *e);
+
+/* What sy_engine_run returns after a second drain, all written. */
+#define SY_ENGINE_INTERRUPTED 5
+
+/* The tasks running now (attempts their task waits for): their number,
+ * and up to five namespaces in names ("a, b and 3 more"). */
+size_t sy_engine_running(const sy_engine *e, char *names, size_t len);
+
+/* What is left of the shutdown grace (all of it before a drain). */
+int64_t sy_engine_grace_left_ms(const sy_engine *e);
+
+/* Whether the engine serves (picks up runs) rather than drives one. */
+bool sy_engine_serving(const sy_engine *e);
 
 /* What the engine holds of run `run_id`; false when it holds no such run
  * (never adopted, or ended and freed). */
 bool sy_engine_view_run(const sy_engine *e, int64_t run_id, sy_engine_view *v);
+
+/* The engine's counters so far. */
+void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out);
+
+/* The owner id the engine holds its runs under now: o.owner, or the new
+ * id it took after its lease lapsed. */
+const char *sy_engine_owner(const sy_engine *e);
+
+/* The line logged when the lease last lapsed; NULL when it never did. */
+const char *sy_engine_lapse_reason(const sy_engine *e);
 
 /* Tears down; every attempt must have ended (sy_engine_run returned). */
 void sy_engine_free(sy_engine *e);

@@ -2,7 +2,8 @@
  * engine/internal.h -- the engine's structures, shared by its files:
  * engine.c (lifecycle, the loop turn), batch.c (the turn's changes),
  * attempt.c, dispatch.c, completion.c, run.c (transitions, triggers),
- * load.c (loading, recovery), serve.c, input.c.  What each file offers the
+ * load.c (loading, recovery), serve.c, fenced.c (refused writes, events),
+ * lease.c (a lapsed lease), input.c.  What each file offers the
  * others is in its own header.  Loop thread only, except where a field says
  * otherwise.
  */
@@ -21,6 +22,16 @@
 typedef struct sy_live_run sy_live_run;
 typedef struct sy_attempt sy_attempt;
 typedef struct sy_instance_queue sy_instance_queue;
+
+/* The instance queues of a configuration a reload replaced, kept until
+ * no attempt uses them (engine/reload.c). */
+typedef struct sy_retired_table {
+    sy_instance_queue *queues;
+    size_t n;
+    void (*retired)(void *arg); /* then called, to stop those instances */
+    void *arg;
+    struct sy_retired_table *next;
+} sy_retired_table;
 
 /* A task of an adopted run. */
 typedef struct sy_live_task {
@@ -48,6 +59,11 @@ typedef struct sy_live_task {
     uint32_t deps_left;    /* dependencies not yet terminal: a task is
                               decided only when this reaches 0, so a wide
                               fan-in costs one check per dependency */
+    /* The attempt token (store.h, "Fencing"): `token` is the current
+     * attempt's, moved on when one starts; `token_stored` is what the row
+     * holds as this host last wrote or read it, which every write of the
+     * task names. */
+    int64_t token, token_stored;
 } sy_live_task;
 
 struct sy_live_run {
@@ -77,6 +93,8 @@ struct sy_live_run {
     /* The claim this host holds the run under: every write for the run
      * names it, and the store refuses it once another claim took over. */
     sy_store_fence fence;
+    int64_t lease_until;   /* when that claim's lease ends, by the engine's
+                              clock: set by the claim and each renewal */
     bool fenced;           /* a write was refused this turn: dropped after
                               the commit (load.c, sy_live_drop) */
     char *fenced_why;      /* owned: the store's reason, for that log */
@@ -91,6 +109,7 @@ typedef struct { sy_live_run *run; size_t idx; } sy_task_ref;
 /* The engine's side of one executor instance. */
 struct sy_instance_queue {
     sy_instance_entry *entry;
+    bool retired;          /* of a configuration a reload replaced */
     sy_engine *e;
     atomic_int woken;      /* set by wake() on any thread */
     int64_t reserved;      /* submits decided this turn, not yet made */
@@ -106,6 +125,7 @@ struct sy_attempt {
     sy_live_run *run;
     size_t idx;
     uint32_t number;
+    int64_t token;         /* its attempt token (store.h, "Fencing") */
     sy_instance_queue *queue;
     char *input;           /* owned unless input_borrowed */
     bool input_borrowed;
@@ -135,6 +155,7 @@ struct sy_engine {
     int64_t (*now)(void);           /* the clock: o.clock or sy_clock_now_ms */
     sy_instance_queue *instances;
     size_t n_instances;
+    sy_retired_table *retired;      /* engine/reload.c */
     sy_live_run *runs;
     sy_wake done;                   /* completions and wakes */
     uv_prepare_t flush;
@@ -154,8 +175,22 @@ struct sy_engine {
                                        attempts plugins still hold */
     bool fatal;
     bool stopping;
+    uv_timer_t grace;               /* engine/shutdown.c: armed at shutdown */
+    bool grace_armed;
+    int64_t grace_started;          /* uv_now() when it was armed */
+    int64_t grace_ms;               /* o.shutdown_grace_ms or its default */
+    bool abandoned;                 /* the grace passed with attempts held */
+    bool interrupted;               /* a second signal: attempts cancelled */
     size_t watched_left;            /* adopted runs with stop_when_done */
-    size_t runs_lost;               /* runs dropped with a lost lease */
+    sy_engine_counters counters;
+    /* A lapsed lease (lease.c): set from the first write that found a
+     * lease past, until the host comes back under a new owner id. */
+    bool lease_past;                /* an event found its run's lease past */
+    bool lapsed;
+    char *lapse_why;                /* owned: the line logged */
+    char *owner_base, *owner_own;   /* owned: the first id, the current
+                                       one once it came back (o.owner) */
+    unsigned owner_gen;
 };
 
 #endif

@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "engine/attempt.h"
 #include "engine/dispatch.h"
+#include "engine/fenced.h"
 #include "engine/input.h"
 #include "engine/run.h"
 
@@ -17,6 +18,8 @@ struct load_ctx {
     int errors;
     char *err;
     size_t err_len;
+    char **hosts; /* per task: the host of an attempt found Running;
+                     made at the first one */
 };
 
 static int load_task(void *arg, const sy_task_record *row)
@@ -37,7 +40,14 @@ static int load_task(void *arg, const sy_task_record *row)
     t->ready_at = row->ready_at;
     t->started = row->started;
     t->finished = row->finished;
+    t->token = t->token_stored = row->fence;
     t->error = row->error ? sy_xstrdup(row->error) : NULL;
+    if (row->state == SY_TASK_RUNNING && row->host) {
+        if (!c->hosts)
+            c->hosts = calloc(r->wf->n_tasks, sizeof *c->hosts);
+        if (c->hosts)
+            c->hosts[row->idx] = sy_xstrdup(row->host);
+    }
     if (row->output) {
         t->output = json_loads(row->output, 0, NULL);
         t->output_text = sy_xstrdup(row->output);
@@ -52,6 +62,13 @@ static int load_task(void *arg, const sy_task_record *row)
     return 0;
 }
 
+static void free_hosts(char **hosts, size_t n)
+{
+    for (size_t i = 0; hosts && i < n; i++)
+        free(hosts[i]);
+    free(hosts);
+}
+
 static sy_instance_queue *instance_queue(sy_engine *e, const char *name)
 {
     for (size_t i = 0; i < e->n_instances; i++)
@@ -60,7 +77,7 @@ static sy_instance_queue *instance_queue(sy_engine *e, const char *name)
     return NULL;
 }
 
-static void route_tasks(sy_engine *e, sy_live_run *r)
+void sy_live_route(sy_engine *e, sy_live_run *r)
 {
     /* No routes: every task goes to the default instance. */
     static const sy_routes none;
@@ -73,21 +90,68 @@ static void route_tasks(sy_engine *e, sy_live_run *r)
     }
 }
 
-/* Attempts that were Running when their host stopped go back to Ready:
- * at least once, never lost.  A task that keeps taking hosts down fails. */
-static void recover(sy_live_run *r)
+/* What the previous host's crash says of task i, when there was one. */
+typedef enum { CRASH_NONE, CRASH_GUILTY, CRASH_SUSPECT, CRASH_INNOCENT } crash_verdict;
+
+static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
+{
+    const sy_call_snapshot *c = e->o.crash;
+    if (!c || !c->fault[0])
+        return CRASH_NONE; /* killed from outside (SIGKILL, OOM): nobody's fault */
+    /* The task of the call in flight is guilty unless a fault names
+     * another thread (a plugin's own) as where the host died. */
+    bool call_guilty = c->in_call && c->ns[0] && c->fault_in_call;
+    if (call_guilty && c->run_id == r->id && c->idx == i)
+        return CRASH_GUILTY;
+    if (call_guilty)
+        return CRASH_INNOCENT;
+    const sy_live_task *t = &r->t[i];
+    const char *plugin = t->queue && t->queue->entry->host.plugin ? t->queue->entry->host.plugin : "";
+    /* A fault on a plugin's own thread names the plugin, not the task:
+     * every task on it is suspect, and pays as a lost attempt does. */
+    if (c->fault_plugin[0] && strcmp(c->fault_plugin, plugin) == 0)
+        return CRASH_SUSPECT;
+    if (c->in_call && !c->ns[0] && t->instance_name && strcmp(c->instance, t->instance_name) == 0)
+        return CRASH_SUSPECT;
+    return CRASH_INNOCENT;
+}
+
+/* Attempts that were Running when their host stopped, or lost the run
+ * (its lease lapsed), are abandoned: recorded as such with the host that
+ * lost them, and the task goes back to Ready: at least once, never lost.
+ * A task that keeps taking hosts down fails.  `hosts` (may be NULL) names
+ * each attempt's host.  When the host died inside a plugin, the task in
+ * the crashing call is charged an attempt and the others are not charged
+ * at all. */
+static void recover(sy_live_run *r, char *const *hosts)
 {
     sy_engine *e = r->e;
     for (size_t i = 0; i < r->wf->n_tasks; i++) {
         sy_live_task *t = &r->t[i];
         if (t->state != SY_TASK_RUNNING)
             continue;
-        t->recoveries++;
-        char msg[256];
-        snprintf(msg, sizeof msg, "recovered: attempt %u was running on a host that stopped",
-                 t->attempts);
-        sy_store_add_event(e->o.store, r->id, &r->fence, (uint32_t)i, t->attempts, "recovered", msg,
-                           r->e->now());
+        const char *host = hosts ? hosts[i] : NULL;
+        e->counters.abandoned++;
+        sy_live_event(r, i, t->attempts, "abandoned", host);
+        crash_verdict v = judge(e, r, i);
+        char crash[768] = "", msg[1024];
+        if (v != CRASH_NONE)
+            sy_call_describe(e->o.crash, crash, sizeof crash);
+        if (v == CRASH_GUILTY) {
+            snprintf(msg, sizeof msg, "%s (attempt %u)", crash, t->attempts);
+            sy_live_fail_or_retry(r, i, false, msg);
+            continue;
+        }
+        if (v != CRASH_INNOCENT)
+            t->recoveries++;
+        if (v == CRASH_INNOCENT)
+            snprintf(msg, sizeof msg, "recovered, not charged: attempt %u was running when %s",
+                     t->attempts, crash);
+        else
+            snprintf(msg, sizeof msg,
+                     "recovered: attempt %u was abandoned by %s, which stopped or lost the "
+                     "run%s%s",
+                     t->attempts, host ? host : "its host", crash[0] ? ": " : "", crash);
         if (t->recoveries > e->o.max_recoveries) {
             snprintf(msg, sizeof msg, "lost with its host %u times; not retried again",
                      t->recoveries);
@@ -136,7 +200,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         sy_run_record_clear(&record);
         return SY_EBUSY;
     }
-    int64_t epoch = record.lease_epoch;
+    int64_t epoch = record.lease_epoch, lease_until = record.lease_until;
     json_t *ctx = record.context ? json_loads(record.context, 0, NULL) : json_object();
     if (!wf || !json_is_object(ctx)) {
         if (rc != SY_OK)
@@ -154,6 +218,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
     r->e = e;
     r->fence = (sy_store_fence){e->o.owner, epoch};
+    r->lease_until = lease_until;
     r->wf = wf;
     r->wf_borrowed = borrowed;
     r->context = ctx;
@@ -162,11 +227,12 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     r->t = calloc(wf->n_tasks ? wf->n_tasks : 1, sizeof *r->t);
     bool cancel = record.cancel_requested;
     sy_run_record_clear(&record);
-    struct load_ctx load = {r, 0, err, err_len};
+    struct load_ctx load = {r, 0, err, err_len, NULL};
     rc = sy_store_list_tasks(e->o.store, run_id, load_task, &load);
     if (rc != SY_OK || load.errors) {
         if (rc != SY_OK)
             sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store));
+        free_hosts(load.hosts, wf->n_tasks);
         r->finished = true;
         sy_live_free(r);
         return rc != SY_OK ? rc : SY_EINVAL;
@@ -177,8 +243,9 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         for (size_t k = 0; k < d->n_deps; k++)
             r->t[i].deps_left += !sy_task_state_terminal(r->t[d->deps[k]].state);
     }
-    route_tasks(e, r);
-    recover(r);
+    sy_live_route(e, r);
+    recover(r, load.hosts);
+    free_hosts(load.hosts, wf->n_tasks);
     for (size_t i = 0; i < wf->n_tasks; i++)
         if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty)
             sy_live_offer(r, i);
@@ -196,11 +263,13 @@ void sy_live_drop(sy_live_run *r, const char *why)
         return;
     sy_engine *e = r->e;
     r->lost = true;
-    e->runs_lost++;
-    sy_log(SY_LOG_WARN, "engine",
-           "run %lld: lost its lease: %s; this host stops working on it and "
-           "writes nothing more for it (%zu run%s lost so far)",
-           (long long)r->id, why, e->runs_lost, e->runs_lost == 1 ? "" : "s");
+    e->counters.runs_lost++;
+    uint64_t lost = e->counters.runs_lost;
+    if (why)
+        sy_log(SY_LOG_WARN, "engine",
+               "run %lld: lost its lease: %s; this host stops working on it and "
+               "writes nothing more for it (%llu run%s lost so far)",
+               (long long)r->id, why, (unsigned long long)lost, lost == 1 ? "" : "s");
     /* Nothing of it is offered, retried or written again; what plugins
      * still run for it is cancelled, and the run is freed once they give
      * the attempts back (reap_runs). */

@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "engine/attempt.h"
 #include "engine/batch.h"
+#include "engine/fenced.h"
 #include "engine/input.h"
 #include "workflow/context.h"
 #include "workflow/trigger.h"
@@ -30,7 +31,9 @@ void sy_live_fill_view(const sy_live_run *r, sy_engine_view *v)
 static void report(sy_live_run *r, size_t idx)
 {
     sy_engine *e = r->e;
-    if (!e->o.on_task)
+    /* What happens to a run this host lost (its cancelled attempts coming
+     * back) is nobody's progress: another host may be running it. */
+    if (!e->o.on_task || r->lost)
         return;
     sy_engine_view v;
     sy_live_fill_view(r, &v);
@@ -122,15 +125,12 @@ void sy_live_fail_or_retry(sy_live_run *r, size_t idx, bool timeout, const char 
         char detail[1024];
         snprintf(detail, sizeof detail, "%s; retry %u of %u in %lldms", error ? error : "",
                  t->failures, p->attempts - 1, (long long)delay);
-        int64_t now = r->e->now();
-        sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts,
-                           timeout ? "timed_out" : "failed", detail, now);
-        sy_live_task_ready(r, idx, now + delay);
+        sy_live_event(r, idx, t->attempts, timeout ? "timed_out" : "failed", detail);
+        sy_live_task_ready(r, idx, r->e->now() + delay);
         report(r, idx);
         return;
     }
-    sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts,
-                       timeout ? "timed_out" : "failed", error, r->e->now());
+    sy_live_event(r, idx, t->attempts, timeout ? "timed_out" : "failed", error);
     if (!sy_live_set_state(r, idx, SY_TASK_FAILED))
         return;
     sy_live_task_terminal(r, idx);
@@ -148,8 +148,7 @@ void sy_live_defer(sy_live_run *r, size_t idx, const char *instance, int64_t ret
                  "executor instance '%s' deferred the task %d times in a row (the last: %s)",
                  instance, SY_DEFER_MAX, why && *why ? why : "no reason given");
         t->failures++;
-        sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts + 1,
-                           "failed", detail, now);
+        sy_live_event(r, idx, t->attempts + 1, "failed", detail);
         sy_live_fail_now(r, idx, detail);
         report(r, idx);
         return;
@@ -165,8 +164,7 @@ void sy_live_defer(sy_live_run *r, size_t idx, const char *instance, int64_t ret
     }
     snprintf(detail, sizeof detail, "%s; offered again in %lldms",
              why && *why ? why : "deferred by the executor", (long long)delay);
-    sy_store_add_event(r->e->o.store, r->id, &r->fence, (uint32_t)idx, t->attempts + 1,
-                       "deferred", detail, now);
+    sy_live_event(r, idx, t->attempts + 1, "deferred", detail);
     sy_live_task_ready(r, idx, now + delay);
     report(r, idx);
 }

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/lease.h"
 #include "engine/load.h"
 #include "engine/run.h"
 
@@ -85,18 +86,27 @@ static void claim_new(sy_engine *e)
 static void on_poll(uv_timer_t *t)
 {
     sy_engine *e = t->data;
-    if (e->drain)
+    /* A host whose lease lapsed would claim its own runs again as if
+     * nothing had happened: it takes no work until it came back. */
+    if (e->drain || sy_lease_lapsed(e, e->now()))
         return;
     claim_new(e);
     sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
 }
 
+typedef struct {
+    sy_engine *e;
+    int64_t lease_until;
+} renewal;
+
 static int on_renewed(void *arg, int64_t run_id)
 {
-    sy_engine *e = arg;
-    for (sy_live_run *r = e->runs; r; r = r->next)
-        if (r->id == run_id && !r->lost)
+    renewal *w = arg;
+    for (sy_live_run *r = w->e->runs; r; r = r->next)
+        if (r->id == run_id && !r->lost) {
             r->renewed = true;
+            r->lease_until = w->lease_until;
+        }
     return 0;
 }
 
@@ -125,9 +135,14 @@ static void on_renew(uv_timer_t *t)
 {
     sy_engine *e = t->data;
     int64_t now = e->now();
+    /* Past its lease by its own clock, the host lapses as a whole rather
+     * than renewing what nobody took yet. */
+    if (sy_lease_lapsed(e, now))
+        return;
     for (sy_live_run *r = e->runs; r; r = r->next)
         r->renewed = false;
-    if (sy_store_renew(e->o.store, e->o.owner, now + e->o.lease_ms, now, on_renewed, e) !=
+    renewal w = {e, now + e->o.lease_ms};
+    if (sy_store_renew(e->o.store, e->o.owner, w.lease_until, now, on_renewed, &w) !=
         SY_OK) {
         sy_log(SY_LOG_WARN, "store", "cannot renew leases: %s", sy_store_errmsg(e->o.store));
         return;

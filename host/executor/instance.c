@@ -7,6 +7,7 @@
 #include <switchyard/json_params.h>
 
 #include "base/util.h"
+#include "executor/call_record.h"
 #include "executor/host_api.h"
 
 void sy_instance_init(sy_instance_entry *e, const char *name, const sy_executor *desc,
@@ -33,8 +34,15 @@ int sy_instance_create(sy_instance_entry *e, char *err, size_t err_len)
     if (err_len)
         err[0] = '\0';
     sy_instance *inst = NULL;
+    /* A plugin loaded from a file gets its code's range registered, so a
+     * crash in it is named (call_record.h); one built into the program
+     * (tests, embedders) does not: its range is the host's own. */
+    if (e->plugin)
+        sy_call_register_plugin(e->desc->name, e->desc);
+    sy_call_begin(e, "create", NULL, 0, 0, 0);
     int rc = e->desc->create(&sy_host_api_table, &e->host, sy_sdk_params_view(e->settings), &inst,
                              err, err_len);
+    sy_call_end();
     if (rc != SY_OK || !inst) {
         if (!err_len || !err[0])
             sy_errf(err, err_len, "%s", rc == SY_OK ? "create() returned no instance"
@@ -51,7 +59,9 @@ int sy_instance_create(sy_instance_entry *e, char *err, size_t err_len)
 void sy_instance_destroy(sy_instance_entry *e)
 {
     if (e->inst) {
+        sy_call_begin(e, "destroy", NULL, 0, 0, 0);
         e->desc->destroy(e->inst);
+        sy_call_end();
         e->inst = NULL;
         sy_completion_forget_host(&e->host);
         if (e->plugin)

@@ -14,6 +14,8 @@
 #ifndef SY_INSTANCE_H
 #define SY_INSTANCE_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -21,6 +23,10 @@
 #include "config/config.h"
 #include "executor/host_api.h"
 #include "executor/plugin.h"
+
+/* The default bound on one call into a plugin (submit, cancel, capacity):
+ * the ABI says they do not block. */
+#define SY_CALL_TIMEOUT_DEFAULT_MS 1000
 
 typedef struct sy_instance_entry {
     const char *name;               /* not owned: cfg->name, or the caller's */
@@ -34,6 +40,14 @@ typedef struct sy_instance_entry {
     sy_instance *inst;              /* the plugin's instance; NULL until
                                        created */
     json_t *settings;               /* owned: its settings, `plugin` left out */
+    int64_t call_timeout_ms;        /* how long a call into the plugin may
+                                       take before the watchdog reports it
+                                       (0: SY_CALL_TIMEOUT_DEFAULT_MS) */
+    int64_t max_task_ms;            /* bound on an attempt without its own
+                                       timeout (0: none) */
+    atomic_bool unhealthy;          /* set by the watchdog when a call
+                                       stuck: the instance gets no new task
+                                       until the host restarts */
     struct sy_host host;            /* handed to the plugin; name = name */
 } sy_instance_entry;
 

@@ -2,6 +2,7 @@
 #include "service/runs.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/clock.h"
 #include "base/util.h"
@@ -50,14 +51,28 @@ static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_
 
 static int add_task(void *arg, const sy_task_record *t)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o}", "namespace", t->ns, "id",
-                          t->task_id, "status", sy_task_state_name(t->state), "attempts",
-                          (json_int_t)t->attempts, "recoveries", (json_int_t)t->recoveries,
-                          "executor", string_or_null(t->executor), "error",
-                          string_or_null(t->error));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:[]}", "namespace",
+                          t->ns, "id", t->task_id, "status", sy_task_state_name(t->state),
+                          "attempts", (json_int_t)t->attempts, "recoveries",
+                          (json_int_t)t->recoveries, "executor", string_or_null(t->executor),
+                          "error", string_or_null(t->error), "host",
+                          string_or_null(t->host), "abandoned");
     json_t *out = t->output ? json_loads(t->output, 0, NULL) : NULL;
     json_object_set_new(o, "output", out ? out : json_null());
     json_array_append_new(arg, o);
+    return 0;
+}
+
+/* An attempt abandoned by a host that lost the run, under its task. */
+static int add_abandoned(void *arg, uint32_t idx, uint32_t attempt, const char *kind,
+                         const char *detail, int64_t at)
+{
+    json_t *task = json_array_get(arg, idx);
+    if (strcmp(kind, "abandoned") != 0 || !task)
+        return 0;
+    json_array_append_new(json_object_get(task, "abandoned"),
+                          json_pack("{s:I, s:o, s:I}", "attempt", (json_int_t)attempt,
+                                    "host", string_or_null(detail), "at", (json_int_t)at));
     return 0;
 }
 
@@ -77,7 +92,8 @@ int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags, json_t **out, c
         json_t *tasks = json_array();
         json_object_set_new(o, "tasks", tasks);
         /* A partial list would read as a run with fewer tasks. */
-        if ((rc = sy_store_list_tasks(st, r.id, add_task, tasks)) != SY_OK) {
+        if ((rc = sy_store_list_tasks(st, r.id, add_task, tasks)) != SY_OK ||
+            (rc = sy_store_list_events(st, r.id, add_abandoned, tasks)) != SY_OK) {
             sy_errf(err, err_len, "%s", sy_store_errmsg(st));
             sy_run_record_clear(&r);
             json_decref(o);

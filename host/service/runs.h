@@ -37,8 +37,11 @@ enum {
 
 /* Run `run_id` as an object: {"run_id", "workflow", "tenant", "status",
  * "error", "tasks": [{"namespace", "id", "status", "attempts",
- * "recoveries", "executor", "error", "output"}...]} (the shape `status
- * --json` prints).  SY_ENOENT ("no such run") or a store error. */
+ * "recoveries", "executor", "error", "host", "abandoned", "output"}...]}
+ * (the shape `status --json` prints).  "host" is the host that started
+ * the task's latest attempt; "abandoned" lists the attempts hosts lost
+ * with the run, as [{"attempt", "host", "at"}].  SY_ENOENT ("no such
+ * run") or a store error. */
 int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags,
                    json_t **out, char *err, size_t err_len);
 

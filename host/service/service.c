@@ -2,16 +2,28 @@
  * order. */
 #include "service/service.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/log.h"
 #include "base/util.h"
+#include "executor/call_record.h"
+#include "executor/watchdog.h"
 #include "service/runs.h"
 
 int sy_service_open(sy_service *sv, const char *cfg_path, unsigned flags, sy_diags *d)
 {
     memset(sv, 0, sizeof *sv);
+    sv->cfg_path = cfg_path ? strdup(cfg_path) : NULL;
+    sv->flags = flags;
     return sy_setup_open(&sv->setup, cfg_path, flags, d);
+}
+
+sy_setup *sy_service_setup(sy_service *sv)
+{
+    return sv->n_reloads ? sv->reloads[sv->n_reloads - 1] : &sv->setup;
 }
 
 int sy_service_open_store(sy_service *sv, char *err, size_t err_len)
@@ -30,6 +42,49 @@ int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
     return sy_runs_record(sv->store, found, context ? context : "{}", run_id, err, err_len);
 }
 
+/* Where this host's call record lives: beside an SQLite file, or in the
+ * configuration's directory; NULL (memory only) for an in-memory store,
+ * which nothing outlives anyway. */
+static char *call_record_prefix(const sy_config *cfg)
+{
+    const char *url = cfg->store ? cfg->store : "";
+    if (strncmp(url, "sqlite:", 7) == 0) {
+        const char *p = url + 7;
+        if (strncmp(p, ":memory:", 8) == 0)
+            return NULL;
+        char *rel = sy_asprintf("%.*s", (int)strcspn(p, "?"), p);
+        char *path = rel ? sy_path_join(cfg->dir ? cfg->dir : ".", rel) : NULL;
+        char *prefix = path ? sy_asprintf("%s.calls", path) : NULL;
+        free(rel);
+        free(path);
+        return prefix;
+    }
+    return sy_asprintf("%s/switchyard.calls", cfg->dir ? cfg->dir : ".");
+}
+
+/* Opens this host's call record and reads what a host that died before it
+ * left; starts the watchdog.  Failures only lose the crash report. */
+static void open_call_record(sy_service *sv)
+{
+    char *prefix = call_record_prefix(&sv->setup.cfg);
+    char path[4200], err[512];
+    if (prefix) {
+        sy_call_snapshot prev;
+        if (sy_call_record_take_previous(prefix, &prev)) {
+            sv->crash = malloc(sizeof *sv->crash);
+            if (sv->crash)
+                *sv->crash = prev;
+        }
+        sy_call_record_path(prefix, path, sizeof path);
+    }
+    if (sy_call_record_open(prefix ? path : NULL, sv->owner, err, sizeof err) != 0)
+        sy_log(SY_LOG_WARN, "host", "%s; a crash inside a plugin will not be named", err);
+    free(prefix);
+    if (sy_watchdog_start(err, sizeof err) != 0)
+        sy_log(SY_LOG_WARN, "host", "%s; stuck plugin calls will not be reported", err);
+    sv->have_call_record = true;
+}
+
 int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size_t err_len)
 {
     const sy_config *cfg = &sv->setup.cfg;
@@ -43,19 +98,41 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     o.max_context_bytes = (size_t)cfg->max_context_bytes;
     o.lease_ms = cfg->lease_ms;
     o.max_recoveries = (uint32_t)cfg->max_recoveries;
+    o.shutdown_grace_ms = cfg->shutdown_grace_ms;
     sv->owner = sy_engine_owner_id();
     o.owner = sv->owner;
+    open_call_record(sv);
+    o.crash = sv->crash;
     uv_loop_init(&sv->loop);
     sv->have_loop = true;
     return sy_engine_new(&sv->engine, &sv->loop, &o, err, err_len);
 }
 
+static void reload_on_hangup(void *arg) { sy_service_reload(arg); }
+
 int sy_service_run(sy_service *sv)
 {
-    sy_signals_start(&sv->signals, &sv->loop, sv->engine);
+    sy_signals_start(&sv->signals, &sv->loop, sv->engine, sv->cfg_path ? reload_on_hangup : NULL,
+                     sv);
     int rc = sy_engine_run(sv->engine);
     sy_signals_close(&sv->signals);
     return rc;
+}
+
+void sy_service_leave(sy_service *sv, int code)
+{
+    /* Plugins may still hold attempts: nothing they point to is freed.
+     * What outlives the process is put right: the runs are released for
+     * the next host, and the call record, a clean exit's, is removed. */
+    if (sv->store && sv->owner)
+        sy_store_release(sv->store, sv->owner);
+    if (sv->have_call_record) {
+        sy_watchdog_stop();
+        sy_call_record_close();
+    }
+    fflush(stdout);
+    fflush(stderr);
+    _exit(code);
 }
 
 void sy_service_close(sy_service *sv)
@@ -68,8 +145,20 @@ void sy_service_close(sy_service *sv)
         uv_run(&sv->loop, UV_RUN_DEFAULT);
         uv_loop_close(&sv->loop);
     }
-    free(sv->owner);
     sy_store_close(sv->store);
+    for (size_t i = sv->n_reloads; i-- > 0;) {
+        sy_setup_close(sv->reloads[i]);
+        free(sv->reloads[i]);
+    }
+    free(sv->reloads);
     sy_setup_close(&sv->setup);
+    /* After the instances are destroyed: destroy() is a plugin call too. */
+    if (sv->have_call_record) {
+        sy_watchdog_stop();
+        sy_call_record_close();
+    }
+    free(sv->crash);
+    free(sv->owner);
+    free(sv->cfg_path);
     memset(sv, 0, sizeof *sv);
 }

@@ -28,6 +28,15 @@ typedef struct sy_service {
     sy_engine *engine;       /* NULL until started */
     sy_signals signals;
     char *owner;             /* owned: "host:pid" */
+    sy_call_snapshot *crash; /* owned: what a host that died inside a
+                                plugin left; NULL */
+    bool have_call_record;   /* the call record and the watchdog are open */
+    char *cfg_path;          /* owned: the configuration file, for reloads;
+                                NULL when none */
+    unsigned flags;          /* what sy_service_open was asked (SY_SETUP_*) */
+    sy_setup **reloads;      /* owned: configurations SIGHUP loaded, the
+                                last one in force; `setup` until the first */
+    size_t n_reloads;
 } sy_service;
 
 /* Opens the setup with `flags` (SY_SETUP_*), diagnostics into d; returns
@@ -58,5 +67,22 @@ int sy_service_run(sy_service *sv);
 /* Frees the engine, destroys the instances, closes the store and the
  * setup. */
 void sy_service_close(sy_service *sv);
+
+/* Leaves the process with exit status `code` after sy_service_run returned
+ * 2 or SY_ENGINE_ABANDONED: plugins may still hold attempts, so nothing is
+ * freed; the runs are released and the call record removed first. */
+_Noreturn void sy_service_leave(sy_service *sv, int code);
+
+/* The configuration in force: `setup`, or the last one a reload loaded. */
+sy_setup *sy_service_setup(sy_service *sv);
+
+/* SIGHUP (service/reload.c): reads the configuration file again (routing
+ * files, instances, workflows), and when it is valid swaps it into the
+ * engine without losing a task: tasks not started go where the new routes
+ * say, attempts in flight finish where they are, and the previous
+ * instances are stopped once they have none.  A configuration with errors
+ * (or another store) is refused, each reason logged, and the one in force
+ * stays.  0, or -1.  Loop thread, after sy_service_start. */
+int sy_service_reload(sy_service *sv);
 
 #endif

@@ -9,12 +9,15 @@
 #include "base/log.h"
 #include "config/params.h"
 #include "base/util.h"
+#include "executor/isolated.h"
 
 #ifndef SY_PLUGIN_DIR
 #define SY_PLUGIN_DIR "/usr/local/lib/switchyard/executors"
 #endif
 
-static const char *const instance_skip[] = {"plugin", NULL};
+/* The keys of an instance group the host reads itself (config.h). */
+static const char *const instance_skip[] = {"plugin", "call_timeout", "max_task_time",
+                                            "isolate_plugin", NULL};
 
 void sy_setup_plugin_dirs(const sy_setup *s,
                           void (*fn)(const char *dir, bool configured, void *),
@@ -140,12 +143,16 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
         sy_instance_init_plugin(e, c->name, sy_plugins_find(&s->plugins, c->plugin),
                                 sy_sdk_json_from_setting(c->setting, instance_skip));
         e->cfg = c;
+        e->call_timeout_ms = c->call_timeout_ms;
+        e->max_task_ms = c->max_task_ms;
         if (!e->settings) {
             sy_error(d, NULL, 0, "out of memory");
             return errors + 1;
         }
         int bad = bind_plugin(s, e, d);
         errors += bad;
+        if (!bad && c->isolate)
+            sy_isolated_wrap(e, e->plugin);
         if (!bad && (flags & SY_SETUP_CREATE))
             errors += create_instance(e, d);
     }

@@ -1,8 +1,12 @@
 /*
  * service/signals.h -- SIGTERM and SIGINT for a process that drives an
- * engine: the first drains it (no new attempts; those in flight finish;
- * runs are released), the second stops it at once (sy_engine_run returns
- * 2 and the program may exit without waiting).
+ * engine.  The first drains it: no new attempts, those in flight finish
+ * within the shutdown grace, the runs are released; it says what it waits
+ * for, and counts down every few seconds.  The second cancels the attempts
+ * in flight (their process groups are ended by the plugins): `run` records
+ * its run Cancelled, `serve` puts the tasks back Ready for another host.
+ * The third stops at once (sy_engine_run returns 2).  SIGHUP calls the
+ * reload function, when there is one (a configuration file to read again).
  *
  * Loop thread only.
  */
@@ -14,12 +18,17 @@
 #include "engine/engine.h"
 
 typedef struct sy_signals {
-    uv_signal_t term, interrupt;
+    uv_signal_t term, interrupt, hangup;
+    uv_timer_t countdown;     /* while draining: what is still awaited */
     sy_engine *engine;
+    void (*reload)(void *arg); /* SIGHUP; NULL: SIGHUP is logged, ignored */
+    void *arg;
 } sy_signals;
 
-/* Watches both signals on `loop` for `engine` (borrowed). */
-void sy_signals_start(sy_signals *s, uv_loop_t *loop, sy_engine *engine);
+/* Watches the signals on `loop` for `engine` (borrowed); `reload(arg)`
+ * on SIGHUP (may be NULL). */
+void sy_signals_start(sy_signals *s, uv_loop_t *loop, sy_engine *engine,
+                      void (*reload)(void *arg), void *arg);
 
 /* Stops watching and closes the handles (closed after the next loop turn;
  * keep *s until then). */

@@ -68,14 +68,14 @@ struct sy_store_ops {
     int (*commit)(sy_store *s);
     void (*rollback)(sy_store *s);
     int (*update_task)(sy_store *s, int64_t run_id,
-                       const sy_store_fence *fence, const sy_task_record *t);
+                       const sy_store_fence *fence, int64_t token,
+                       const sy_task_record *t);
     int (*update_run)(sy_store *s, int64_t run_id,
                       const sy_store_fence *fence, sy_run_state state,
                       const char *error, int64_t now);
     int (*add_event)(sy_store *s, int64_t run_id, const sy_store_fence *fence,
-                     uint32_t idx,
-                     uint32_t attempt, const char *kind, const char *detail,
-                     int64_t now);
+                     int64_t token, uint32_t idx, uint32_t attempt,
+                     const char *kind, const char *detail, int64_t now);
     int (*list_events)(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                        void *arg);
 };

@@ -29,5 +29,6 @@ void sy_task_record_clear(sy_task_record *t)
     free(t->executor);
     free(t->error);
     free(t->output);
+    free(t->host);
     memset(t, 0, sizeof *t);
 }

@@ -37,7 +37,7 @@ enum {
     SY_SQL_RUN_STATE, SY_SQL_CANCEL_PENDING, SY_SQL_SKIP_TASKS,
     SY_SQL_FLAG_CANCEL, SY_SQL_CANCEL_REQUESTS,
     SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_TASK_HELD, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
-    SY_SQL_LIST_EVENTS, SY_SQL_RUN_HOLDER,
+    SY_SQL_LIST_EVENTS, SY_SQL_RUN_HOLDER, SY_SQL_TASK_TOKEN,
     SY_SQL_COUNT
 };
 
@@ -51,8 +51,9 @@ typedef struct sy_store_sqlite {
     /* The last fence a write of the open batch was applied under: the
      * batch holds the write lock (BEGIN IMMEDIATE) to its end, so the run
      * cannot change hands before then, and further task writes for that
-     * run and claim skip the check (sqlite_tasks.c).  Cleared at every
-     * begin, end, and claim or release. */
+     * run and claim skip the run's check (sqlite_tasks.c; each still
+     * checks its task's attempt token).  Cleared at every begin, end, and
+     * claim or release. */
     struct {
         bool valid;
         int64_t run_id, epoch;
@@ -161,10 +162,13 @@ int sy_sqlite_update_run(sy_store *s, int64_t run_id,
                          const char *error, int64_t now);
 
 /* After a fenced write changed nothing: SY_STORE_EFENCED when the run
- * exists but `fence` no longer holds it (saying who does), SY_ENOENT when
- * there is no such row (`what` names it). */
+ * exists but `fence` no longer holds it (saying who does), or when task
+ * `idx` (SY_SQLITE_NO_TASK for a run write) holds another attempt token
+ * than `token`; SY_ENOENT when there is no such row (`what` names it). */
+#define SY_SQLITE_NO_TASK UINT32_MAX
 int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
-                     const sy_store_fence *fence, const char *what);
+                     const sy_store_fence *fence, uint32_t idx, int64_t token,
+                     const char *what);
 
 /* Binds a fence's owner and epoch at `i` and `i + 1` (NULLs for none). */
 static inline int bind_fence(sqlite3_stmt *st, int i,
@@ -199,11 +203,11 @@ void sy_sqlite_rollback(sy_store *s);
 int sy_sqlite_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
                          void *arg);
 int sy_sqlite_update_task(sy_store *s, int64_t run_id,
-                          const sy_store_fence *fence,
+                          const sy_store_fence *fence, int64_t token,
                           const sy_task_record *t);
 int sy_sqlite_add_event(sy_store *s, int64_t run_id,
-                        const sy_store_fence *fence, uint32_t idx,
-                        uint32_t attempt, const char *kind,
+                        const sy_store_fence *fence, int64_t token,
+                        uint32_t idx, uint32_t attempt, const char *kind,
                         const char *detail, int64_t now);
 int sy_sqlite_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                           void *arg);

@@ -199,8 +199,43 @@ int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
     return SY_OK;
 }
 
+/* The second half of sy_sqlite_fenced: the run is held by the fence's
+ * claim, so a write that changed nothing was refused by the task's
+ * attempt token, or found no row. */
+static int task_fenced(sy_store_sqlite *q, int64_t run_id, uint32_t idx,
+                       int64_t token, const char *what)
+{
+    sqlite3_stmt *st = q->st[SY_SQL_TASK_TOKEN];
+    int rc = sqlite3_bind_int64(st, 1, run_id);
+    keep(&rc, sqlite3_bind_int64(st, 2, idx));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return sy_store_fail(&q->base, SY_ENOENT, "%s: run %lld has no task %u",
+                             what, (long long)run_id, idx);
+    }
+    if (rc != SQLITE_ROW)
+        return sy_sqlite_fail_reset(q, st, rc, "look up task %u of run %lld",
+                                    idx, (long long)run_id);
+    int64_t held = sqlite3_column_int64(st, 0);
+    const char *host = col_text(st, 1);
+    int status = held == token
+                     ? sy_store_fail(&q->base, SY_ENOENT, "%s: no such row", what)
+                     : sy_store_fail(&q->base, SY_STORE_EFENCED,
+                                     "%s: task %u of run %lld is at attempt "
+                                     "token %lld (started by %s), not %lld: "
+                                     "not written", what, idx,
+                                     (long long)run_id, (long long)held,
+                                     host ? host : "no host",
+                                     (long long)token);
+    sqlite3_reset(st);
+    return status;
+}
+
 int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
-                     const sy_store_fence *fence, const char *what)
+                     const sy_store_fence *fence, uint32_t idx, int64_t token,
+                     const char *what)
 {
     sqlite3_stmt *st = q->st[SY_SQL_RUN_HOLDER];
     int rc = sqlite3_bind_int64(st, 1, run_id);
@@ -216,10 +251,10 @@ int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
                                     (long long)run_id);
     const char *owner = col_text(st, 0);
     int64_t epoch = sqlite3_column_int64(st, 1);
-    int status;
-    if (owner && strcmp(owner, fence->owner) == 0 && epoch == fence->epoch)
-        status = sy_store_fail(&q->base, SY_ENOENT, "%s: no such row", what);
-    else
+    bool holds = owner && strcmp(owner, fence->owner) == 0 &&
+                 epoch == fence->epoch;
+    int status = SY_OK;
+    if (!holds)
         status = sy_store_fail(&q->base, SY_STORE_EFENCED,
                                "%s: run %lld is held by %s (claim %lld), "
                                "not by %s (claim %lld): not written",
@@ -227,6 +262,10 @@ int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
                                owner ? owner : "no host", (long long)epoch,
                                fence->owner, (long long)fence->epoch);
     sqlite3_reset(st);
+    if (holds && idx != SY_SQLITE_NO_TASK)
+        return task_fenced(q, run_id, idx, token, what);
+    if (holds)
+        return sy_store_fail(&q->base, SY_ENOENT, "%s: no such row", what);
     return status;
 }
 
@@ -253,7 +292,8 @@ int sy_sqlite_update_run(sy_store *s, int64_t run_id,
         if (!fence)
             return sy_store_fail(s, SY_ENOENT, "update_run: no run %lld",
                                  (long long)run_id);
-        return sy_sqlite_fenced(q, run_id, fence, "update_run");
+        return sy_sqlite_fenced(q, run_id, fence, SY_SQLITE_NO_TASK, 0,
+                                "update_run");
     }
     return SY_OK;
 }

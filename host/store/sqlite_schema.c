@@ -66,6 +66,12 @@ static const char *const migrations[] = {
      * (owner, epoch) tells the current claim from an earlier one of a host
      * that was paused past its lease. */
     "ALTER TABLE runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;",
+    /* 2 -> 3: attempt tokens.  Each attempt a host starts moves its task's
+     * token on, so a write naming the token tells the current attempt from
+     * an earlier one; `host` is whose write started it, so the host that
+     * takes a run over can say whose attempts it found abandoned. */
+    "ALTER TABLE tasks ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE tasks ADD COLUMN host TEXT;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -30,6 +30,23 @@
     " (" owner " IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = " run      \
     " AND owner = " owner " AND lease_epoch = " epoch "))"
 
+/* The attempt token's condition for a statement on another table (an
+ * event): task `idx` of the run still holds `token`, or there is no
+ * fence.  On the task row itself it is just "fence = token". */
+#define TOKEN(run, idx, owner, token)                                         \
+    " (" owner " IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE run_id = " run \
+    " AND idx = " idx " AND fence = " token "))"
+
+/* The task-row write: every mutable column; a write that moves the
+ * attempt token on (?15 past the row's) starts an attempt, and the
+ * fence's owner (?13) is recorded as its host. */
+#define UPDATE_TASK_SET                                                       \
+    "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"              \
+    " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"              \
+    " ready_at = ?10, started = ?11, finished = ?12,"                        \
+    " host = CASE WHEN ?15 <> fence THEN ?13 ELSE host END, fence = ?15"     \
+    " WHERE run_id = ?1 AND idx = ?2"
+
 /* The claim condition: a live run nobody holds (no owner, an expired
  * lease, or a dead owner's).  ?3 is now; the stale list is ?5... */
 #define CLAIMABLE "state IN (0, 1) AND (owner IS NULL OR lease_until < ?3%s)"
@@ -67,7 +84,7 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?1",
     [SY_SQL_LIST_TASKS] =
         "SELECT idx, task_id, ns, state, attempts, failures, recoveries,"
-        " executor, error, output, ready_at, started, finished"
+        " executor, error, output, ready_at, started, finished, fence, host"
         " FROM tasks WHERE run_id = ?1 ORDER BY idx",
     /* SY_SQL_CLAIM_ONE and SY_SQL_CLAIM_MANY: from the formats above. */
     [SY_SQL_LIST_OWNERS] =
@@ -89,18 +106,14 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_CANCEL_REQUESTS] =
         "SELECT id FROM runs WHERE owner = ?1 AND cancel_requested = 1"
         " AND state IN (0, 1) ORDER BY id",
+    /* ?16 is the attempt token the writer holds. */
     [SY_SQL_UPDATE_TASK] =
-        "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"
-        " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"
-        " ready_at = ?10, started = ?11, finished = ?12"
-        " WHERE run_id = ?1 AND idx = ?2 AND" FENCE("?1", "?13", "?14"),
-    /* The same without the fence, for a run whose fence a write of the
-     * open batch has passed already. */
-    [SY_SQL_UPDATE_TASK_HELD] =
-        "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"
-        " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"
-        " ready_at = ?10, started = ?11, finished = ?12"
-        " WHERE run_id = ?1 AND idx = ?2",
+        UPDATE_TASK_SET " AND (?13 IS NULL OR fence = ?16) AND"
+        FENCE("?1", "?13", "?14"),
+    /* The same without the run's claim, for a run whose claim a write of
+     * the open batch has passed already; the token is still checked, per
+     * task. */
+    [SY_SQL_UPDATE_TASK_HELD] = UPDATE_TASK_SET " AND fence = ?16",
     [SY_SQL_UPDATE_RUN] =
         "UPDATE runs SET"
         " started = CASE WHEN ?2 = 1 AND state <> 1 THEN ?4 ELSE started END,"
@@ -109,8 +122,11 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         " (owner = ?5 AND lease_epoch = ?6))",
     [SY_SQL_ADD_EVENT] =
         "INSERT INTO events (run_id, idx, attempt, kind, detail, at)"
-        " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE" FENCE("?1", "?7", "?8"),
+        " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE" FENCE("?1", "?7", "?8")
+        " AND" TOKEN("?1", "?2", "?7", "?9"),
     [SY_SQL_RUN_HOLDER] = "SELECT owner, lease_epoch FROM runs WHERE id = ?1",
+    [SY_SQL_TASK_TOKEN] =
+        "SELECT fence, host FROM tasks WHERE run_id = ?1 AND idx = ?2",
     [SY_SQL_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                            " WHERE run_id = ?1 ORDER BY id",
 };

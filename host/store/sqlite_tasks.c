@@ -38,7 +38,7 @@ void sy_sqlite_rollback(sy_store *s)
 }
 
 int sy_sqlite_update_task(sy_store *s, int64_t run_id,
-                          const sy_store_fence *fence,
+                          const sy_store_fence *fence, int64_t token,
                           const sy_task_record *t)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
@@ -46,7 +46,9 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
         return sy_store_fail(s, SY_ESTATE, "update_task: no batch is open");
     /* The batch's first write for a run checks its fence; the batch keeps
      * the write lock, so the later ones for the same run and claim (most
-     * of a busy batch) take the statement without the check. */
+     * of a busy batch) take the statement without the run's check.  The
+     * task's attempt token is checked on every write: it is on the row
+     * being written, so it costs no lookup. */
     bool held = fence && q->held.valid && q->held.run_id == run_id &&
                 q->held.epoch == fence->epoch &&
                 strcmp(q->held.owner, fence->owner) == 0;
@@ -63,8 +65,12 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
     keep(&rc, sqlite3_bind_int64(st, 10, t->ready_at));
     keep(&rc, sqlite3_bind_int64(st, 11, t->started));
     keep(&rc, sqlite3_bind_int64(st, 12, t->finished));
-    if (!held)
+    if (held)
+        keep(&rc, bind_text(st, 13, fence->owner));
+    else
         keep(&rc, bind_fence(st, 13, fence));
+    keep(&rc, sqlite3_bind_int64(st, 15, t->fence));
+    keep(&rc, sqlite3_bind_int64(st, 16, token));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -74,7 +80,8 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
     /* The cause of a write that changed nothing is looked up only then:
      * the common case costs no second statement. */
     if (sqlite3_changes(q->db) == 0) {
-        int status = fence ? sy_sqlite_fenced(q, run_id, fence, "update_task")
+        int status = fence ? sy_sqlite_fenced(q, run_id, fence, t->idx, token,
+                                              "update_task")
                            : SY_ENOENT;
         if (status == SY_ENOENT)
             return sy_store_fail(s, SY_ENOENT,
@@ -136,6 +143,8 @@ static void row_to_task(sqlite3_stmt *st, sy_task_record *t)
     t->ready_at = sqlite3_column_int64(st, 10);
     t->started = sqlite3_column_int64(st, 11);
     t->finished = sqlite3_column_int64(st, 12);
+    t->fence = sqlite3_column_int64(st, 13);
+    t->host = col_text(st, 14);
 }
 
 int sy_sqlite_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
@@ -164,9 +173,9 @@ int sy_sqlite_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
 /* --- events ------------------------------------------------------------------ */
 
 int sy_sqlite_add_event(sy_store *s, int64_t run_id,
-                        const sy_store_fence *fence, uint32_t idx,
-                        uint32_t attempt, const char *kind, const char *detail,
-                        int64_t now)
+                        const sy_store_fence *fence, int64_t token,
+                        uint32_t idx, uint32_t attempt, const char *kind,
+                        const char *detail, int64_t now)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
     sqlite3_stmt *st = q->st[SY_SQL_ADD_EVENT];
@@ -177,6 +186,7 @@ int sy_sqlite_add_event(sy_store *s, int64_t run_id,
     keep(&rc, bind_text(st, 5, detail));
     keep(&rc, sqlite3_bind_int64(st, 6, now));
     keep(&rc, bind_fence(st, 7, fence));
+    keep(&rc, sqlite3_bind_int64(st, 9, token));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
@@ -189,7 +199,7 @@ int sy_sqlite_add_event(sy_store *s, int64_t run_id,
                                     (long long)run_id);
     sqlite3_reset(st);
     if (sqlite3_changes(q->db) == 0)
-        return sy_sqlite_fenced(q, run_id, fence, "add_event");
+        return sy_sqlite_fenced(q, run_id, fence, idx, token, "add_event");
     return SY_OK;
 }
 

@@ -285,7 +285,8 @@ void sy_store_rollback(sy_store *s)
 }
 
 int sy_store_update_task(sy_store *s, int64_t run_id,
-                         const sy_store_fence *fence, const sy_task_record *t)
+                         const sy_store_fence *fence, int64_t token,
+                         const sy_task_record *t)
 {
     if (!s)
         return SY_EINVAL;
@@ -295,7 +296,14 @@ int sy_store_update_task(sy_store *s, int64_t run_id,
         return sy_store_fail(s, SY_EINVAL,
                              "update_task: run %lld task %u: bad state %d",
                              (long long)run_id, t->idx, (int)t->state);
-    return s->ops->update_task(s, run_id, fence, t);
+    /* An attempt token only grows: a write that would move it back is a
+     * bug in its writer, refused before it reaches the store. */
+    if (fence && t->fence < token)
+        return sy_store_fail(s, SY_EINVAL,
+                             "update_task: run %lld task %u: attempt token "
+                             "%lld would go back to %lld", (long long)run_id,
+                             t->idx, (long long)token, (long long)t->fence);
+    return s->ops->update_task(s, run_id, fence, token, t);
 }
 
 int sy_store_update_run(sy_store *s, int64_t run_id,
@@ -312,16 +320,16 @@ int sy_store_update_run(sy_store *s, int64_t run_id,
 }
 
 int sy_store_add_event(sy_store *s, int64_t run_id,
-                       const sy_store_fence *fence, uint32_t idx,
-                       uint32_t attempt, const char *kind,
+                       const sy_store_fence *fence, int64_t token,
+                       uint32_t idx, uint32_t attempt, const char *kind,
                        const char *detail, int64_t now)
 {
     if (!s)
         return SY_EINVAL;
     NEED(s, kind, "add_event", "kind is required");
     NEED(s, !fence || fence->owner, "add_event", "a fence names its owner");
-    return s->ops->add_event(s, run_id, fence, idx, attempt, kind, detail,
-                             now);
+    return s->ops->add_event(s, run_id, fence, token, idx, attempt, kind,
+                             detail, now);
 }
 
 int sy_store_list_events(sy_store *s, int64_t run_id,

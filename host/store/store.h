@@ -66,26 +66,55 @@ typedef struct sy_task_record {
     int64_t ready_at;    /* Ready: not before this (backoff); 0 = now */
     int64_t started;     /* last dispatch; 0 */
     int64_t finished;    /* reached a terminal state; 0 */
+    int64_t fence;       /* the attempt token: which attempt of the task the
+                            row belongs to (see "Fencing" below); 0 before
+                            the first */
+    char *host;          /* read only: the host (fence owner) whose write
+                            started the current attempt; NULL before the
+                            first or when unknown.  Ignored when writing */
 } sy_task_record;
 
 void sy_run_record_clear(sy_run_record *r);
 
-/* Whose write this is.  Every write a host makes for a run names the claim
- * it holds: its owner id and the lease epoch that claim got (the run's
- * lease_epoch right after sy_store_claim_run/claim_runs).  The write is
- * applied only while the run still has that owner and epoch, checked in
- * the same statement, so a host that was paused past its lease and whose
- * run another host took over writes nothing.  A NULL fence writes
- * unconditionally: for tools and tests acting outside any host. */
+/* --- Fencing ---------------------------------------------------------------
+ *
+ * A write is applied only while its writer still holds what it writes
+ * for, checked by the store in the WHERE clause of the write's own
+ * statement, so that nothing can change hands between the check and the
+ * write.  Two tokens are checked:
+ *
+ *  - The run's claim (sy_store_fence): the owner id and the lease epoch a
+ *    claim got.  Every claim of a run bumps runs.lease_epoch, so a host
+ *    that was paused past its lease and whose run another host took over
+ *    writes nothing for it when it resumes.
+ *  - The task's attempt token (tasks.fence): monotonic per task.  A write
+ *    that starts an attempt moves the row from the token its writer holds
+ *    to a greater one, as a compare-and-set: of two writers starting an
+ *    attempt from the same token, one wins.  Every later write the attempt
+ *    causes (its state, its outcome and output, its retry, an event about
+ *    it) names the token it was started under and lands only while the
+ *    row still holds it.
+ *
+ * A refused write returns SY_STORE_EFENCED, writes nothing, and leaves the
+ * batch usable for other runs.  A store where hosts claim single tasks
+ * rather than runs (PostgreSQL, FOR UPDATE SKIP LOCKED) moves the attempt
+ * token in the claim's UPDATE and checks both tokens the same way:
+ * "... WHERE run_id = $1 AND idx = $2 AND fence = $token AND EXISTS
+ * (SELECT 1 FROM runs WHERE id = $1 AND owner = $owner AND lease_epoch =
+ * $epoch)".
+ *
+ * A NULL fence writes unconditionally (neither token is checked): for
+ * tools and tests acting outside any host. */
 typedef struct sy_store_fence {
     const char *owner;
     int64_t epoch;
 } sy_store_fence;
 
 /* What a fenced write returns when the run is no longer held by the
- * fence's claim (taken over, released, or re-claimed).  Nothing was
- * written; the batch stays usable.  A store-layer code, never handed to
- * plugins: outside the sy_status range on purpose. */
+ * fence's claim (taken over, released, or re-claimed), or the task no
+ * longer holds the write's attempt token.  Nothing was written; the batch
+ * stays usable.  A store-layer code, never handed to plugins: outside the
+ * sy_status range on purpose. */
 #define SY_STORE_EFENCED (-100)
 void sy_task_record_clear(sy_task_record *t);
 
@@ -190,10 +219,16 @@ void sy_store_rollback(sy_store *s);
 
 /* Writes every mutable field of task `t->idx` of `run_id` (state,
  * attempts, failures, recoveries, executor, error, output, ready_at,
- * started, finished).  Inside a batch.  SY_STORE_EFENCED when `fence`
- * no longer holds the run (nothing written). */
+ * started, finished, fence).  Inside a batch.  With a fence, the row must
+ * hold attempt token `token` (the one its writer holds: the token of the
+ * attempt the write comes from, as the writer last wrote or read it), and
+ * then holds t->fence: `token` again, or a greater one for a write that
+ * starts an attempt, which also records fence->owner as the row's host.
+ * SY_STORE_EFENCED when `fence` no longer holds the run or the row holds
+ * another token (nothing written). */
 int sy_store_update_task(sy_store *s, int64_t run_id,
-                         const sy_store_fence *fence, const sy_task_record *t);
+                         const sy_store_fence *fence, int64_t token,
+                         const sy_task_record *t);
 
 /* Sets a run's state (started/finished stamped with `now` when it becomes
  * Running/terminal) and error (NULL clears).  Inside a batch.
@@ -203,12 +238,15 @@ int sy_store_update_run(sy_store *s, int64_t run_id,
                         const char *error, int64_t now);
 
 /* Appends to the run's event log: what happened to an attempt beyond the
- * task row (a failure with its error, a timeout, a recovery, a completion
- * for an attempt no longer current).  `kind` is a short word.
- * SY_STORE_EFENCED as above. */
+ * task row (a failure with its error, a timeout, an attempt abandoned by
+ * a host that lost the run, a completion for an attempt no longer
+ * current).  `kind` is a short word; for "abandoned", `detail` is the id
+ * of the host that lost the attempt (NULL: unknown).  With a fence, task
+ * `idx` must hold attempt token `token` (the task's current one, as the
+ * writer holds it).  SY_STORE_EFENCED as above. */
 int sy_store_add_event(sy_store *s, int64_t run_id,
-                       const sy_store_fence *fence, uint32_t idx,
-                       uint32_t attempt, const char *kind,
+                       const sy_store_fence *fence, int64_t token,
+                       uint32_t idx, uint32_t attempt, const char *kind,
                        const char *detail, int64_t now);
 
 /* A run's events in order. */

@@ -23,9 +23,10 @@ typedef enum sy_task_state {
     SY_TASK_RUNNING = 2,
     SY_TASK_COMPLETED = 3,
     SY_TASK_FAILED = 4,
-    SY_TASK_SKIPPED = 5
+    SY_TASK_SKIPPED = 5,
+    SY_TASK_CANCELLED = 6  /* its attempt was stopped with its run */
 } sy_task_state;
-#define SY_TASK_STATE_COUNT 6
+#define SY_TASK_STATE_COUNT 7
 
 typedef enum sy_run_state {
     SY_RUN_PENDING = 0,

@@ -41,7 +41,8 @@ sy_trig_verdict sy_trigger_eval(sy_trigger t, const sy_task_state *dep_states,
         if (!sy_task_state_terminal(dep_states[i]))
             return SY_TRIG_WAIT;
         completed += dep_states[i] == SY_TASK_COMPLETED;
-        failed += dep_states[i] == SY_TASK_FAILED;
+        /* A dependency stopped with its run did not succeed: as failed. */
+        failed += dep_states[i] == SY_TASK_FAILED || dep_states[i] == SY_TASK_CANCELLED;
     }
     if (n == 0)
         return SY_TRIG_RUN;

@@ -246,7 +246,7 @@ static void test_instance_settings_checked(void **state)
                               SY_SETUP_CREATE),
                      2);
     EXPECT("switchyard.cfg:5: error: executor 'default': unknown key 'slotz'",
-           "known: plugin, slots");
+           "known: plugin, call_timeout, max_task_time, isolate_plugin, slots");
     EXPECT("switchyard.cfg:6: error: executor 'default': 'fail_create': must be a boolean");
 }
 

@@ -167,6 +167,11 @@ const sy_executor fake_executor = {
 
 void fake_open(fake_env *env, const char *workflow)
 {
+    fake_open_lease(env, workflow, FAKE_LEASE_MS, false);
+}
+
+void fake_open_lease(fake_env *env, const char *workflow, int64_t lease_ms, bool serve)
+{
     memset(env, 0, sizeof *env);
     memset(&fake, 0, sizeof fake);
     fake.capacity = SY_CAPACITY_UNLIMITED;
@@ -195,8 +200,11 @@ void fake_open(fake_env *env, const char *workflow)
         .store = env->store,
         .instances = &env->instance,
         .n_instances = 1,
-        .owner = "test:1",
+        .owner = FAKE_OWNER,
         .clock = fake_clock,
+        .lease_ms = lease_ms,
+        .max_recoveries = 5, /* the configuration's default */
+        .serve = serve,
     };
     assert_int_equal(sy_engine_new(&env->engine, &env->loop, &o, err, sizeof err), SY_OK);
     assert_int_equal(sy_engine_adopt(env->engine, env->run_id, true, err, sizeof err), SY_OK);
@@ -232,6 +240,21 @@ void fake_complete(fake_env *env, const char *task_id, sy_outcome outcome)
     assert_non_null(s);
     finish(s, outcome, outcome == SY_OUTCOME_SUCCEEDED ? NULL : "told to end so");
     fake_turn(env);
+}
+
+void fake_finish_attempt(const char *task_id, uint32_t attempt, sy_outcome outcome,
+                         const char *output)
+{
+    for (size_t i = 0; i < fake.n_subs; i++) {
+        fake_submission *s = &fake.subs[i];
+        if (s->done || s->attempt != attempt || strcmp(s->task_id, task_id) != 0)
+            continue;
+        if (output)
+            snprintf(s->output, sizeof s->output, "%s", output);
+        finish(s, outcome, outcome == SY_OUTCOME_SUCCEEDED ? NULL : "told to end so");
+        return;
+    }
+    fail_msg("no held attempt %u of '%s'", attempt, task_id);
 }
 
 void fake_finish(fake_env *env, const char *task_id, const sy_result *res)

@@ -76,9 +76,21 @@ typedef struct fake_env {
 } fake_env;
 
 /* Loads `workflow` (libconfig text), records a run of it, makes the engine
- * (on the fake clock, instance "default" of the fake executor) and adopts
- * the run.  Resets the fake plugin first; set fake.capacity after. */
+ * (on the fake clock, instance "default" of the fake executor, owner
+ * FAKE_OWNER) and adopts the run.  Resets the fake plugin first; set
+ * fake.capacity after.  The lease is FAKE_LEASE_MS: the engine renews
+ * leases on libuv's clock, which these tests do not move, so a test that
+ * moves the fake clock further would find its lease lapsed. */
+#define FAKE_OWNER "test:1"
+#define FAKE_LEASE_MS ((int64_t)24 * 3600 * 1000)
 void fake_open(fake_env *env, const char *workflow);
+
+/* fake_open with a lease of `lease_ms`; with `serve` the engine comes back
+ * as a new host after its lease lapsed instead of stopping.  (Its timers
+ * for polling and renewing start in sy_engine_run, which these tests never
+ * call: they turn the loop themselves.) */
+void fake_open_lease(fake_env *env, const char *workflow, int64_t lease_ms,
+                     bool serve);
 void fake_close(fake_env *env);
 
 /* Turns the loop until nothing is left to do now (bounded). */
@@ -89,6 +101,11 @@ void fake_advance(fake_env *env, int64_t ms);
 
 /* Completes the held attempt of `task_id`, then turns the loop. */
 void fake_complete(fake_env *env, const char *task_id, sy_outcome outcome);
+
+/* Completes the held attempt `attempt` of `task_id` (of whichever engine
+ * submitted it), without turning any loop. */
+void fake_finish_attempt(const char *task_id, uint32_t attempt, sy_outcome outcome,
+                         const char *output);
 
 /* Completes the held attempt of `task_id` with `res` as the plugin wrote
  * it, then turns the loop. */

@@ -26,7 +26,7 @@ static void test_cancel_run(void **state)
     fake_turn(&env);
     assert_int_equal(fake_cancels("a"), 1);
     fake_row a = fake_task(&env, "a");
-    assert_int_equal(a.state, SY_TASK_FAILED);
+    assert_int_equal(a.state, SY_TASK_CANCELLED);
     assert_string_equal(a.error, "cancelled with its run");
     fake_row b = fake_task(&env, "b");
     assert_int_equal(b.state, SY_TASK_SKIPPED);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `serve` and signals: the first SIGTERM drains (the attempt in flight
 # finishes and is recorded, nothing new starts, the run is handed back),
-# the second exits at once; a later host finishes what was left.
+# the second cancels the attempt in flight and puts its task back Ready,
+# not charged; a later host finishes what was left.
 . "$SY_SRCDIR/tests/integration/lib.sh"
 make_host
 workflow slow <<'WF'
@@ -56,13 +57,17 @@ sleep 0.2
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
-[ "$rc" -eq 130 ]; ok $? "the second SIGTERM exits at once (status $rc)"
+[ "$rc" -eq 130 ]; ok $? "the second SIGTERM cancels the attempt and exits (status $rc)"
+out=$(cat "$host/serve2.log")
+has "cancelling 1 running task (public::slow::first)" "it says what it cancels"
+has "their tasks go back to Ready, not charged, for the next host" "and what becomes of them"
+is Ready "$id2" 't["first"]["status"]' "the cancelled attempt's task is Ready again"
 
 run serve --exit-when-idle
 rc_is 0 "a later host takes both runs and finishes them"
 is Completed "$id" 'r["status"]' "the drained run completed"
 is Completed "$id2" 'r["status"]' "the interrupted run completed"
-is 2 "$id2" 't["first"]["attempts"]' "the attempt cut off by the exit ran again"
+is 1 "$id2" 't["first"]["attempts"]' "the attempt cut off by the stop ran again, not charged"
 is 1 "$id" 't["first"]["attempts"]' "the drained attempt did not run again"
 
 cleanup_host

@@ -7,15 +7,28 @@
  * every dispatch and completion is appended as a line
  * "dispatch|complete RUN_NS ATTEMPT").
  * Task parameters:
- *   mode        "ok" (default), "fail", "hang", "bad_output", "not_json"
+ *   mode        "ok" (default), "fail", "hang", "bad_output", "not_json",
+ *               "deaf" (hangs and ignores cancel: a plugin bug)
  *   fail_times  fail the first N attempts, then behave as `mode`
  *   sleep_ms    work time
  *   output      a group: the output object (default {})
  *   echo        true: the output is the input context
+ *   block_ms    submit() itself sleeps this long first (a plugin bug: the
+ *               watchdog must name it)
+ *   crash       "submit": submit() faults; "worker": the worker thread
+ *               does, after sleep_ms (plugin bugs: the next start must
+ *               name the plugin)
+ *   twice       true: after completing, completes the same token again
+ *               with the output {"wrong": NS} (a plugin bug: the host
+ *               must refuse it, and no task may ever see that output)
+ *   stamp       true: the output is {"attempt": N, "pid": PID}, saying which
+ *               attempt, run by which host process, the result is from
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +70,25 @@ static const sy_param_spec t_fail = {sizeof(sy_param_spec), 0, "fail_times", SY_
 static const sy_param_spec t_sleep = {sizeof(sy_param_spec), 0, "sleep_ms", SY_PARAM_INT, NULL};
 static const sy_param_spec t_output = {sizeof(sy_param_spec), 0, "output", SY_PARAM_GROUP, NULL};
 static const sy_param_spec t_echo = {sizeof(sy_param_spec), 0, "echo", SY_PARAM_BOOL, NULL};
-static const sy_param_spec *const task_params[] = {&t_mode, &t_fail, &t_sleep, &t_output,
-                                                   &t_echo, NULL};
+static const sy_param_spec t_block = {sizeof(sy_param_spec), 0, "block_ms", SY_PARAM_INT, NULL};
+static const sy_param_spec t_crash = {sizeof(sy_param_spec), 0, "crash", SY_PARAM_STRING, NULL};
+static const sy_param_spec t_stamp = {sizeof(sy_param_spec), 0, "stamp", SY_PARAM_BOOL, NULL};
+static const sy_param_spec t_twice = {sizeof(sy_param_spec), 0, "twice", SY_PARAM_BOOL, NULL};
+static const sy_param_spec *const task_params[] = {
+    &t_mode, &t_fail, &t_sleep, &t_output, &t_echo, &t_block, &t_crash, &t_stamp, &t_twice, NULL};
+
+/* The crash the tests ask for: a store to an address that is never
+ * mapped, through a value the compiler cannot see, so that it is a real
+ * fault in this plugin's code under every build (a NULL store would be
+ * stopped by UBSan before it faults). */
+static volatile uintptr_t nowhere = 16;
+static void crash_now(void) { *(volatile int *)nowhere = 1; }
+
+static bool crash_asked(const sy_host_api *api, const sy_task *t, const char *where)
+{
+    const char *crash = NULL;
+    return api->param_string(t->params, "crash", &crash) == SY_OK && strcmp(crash, where) == 0;
+}
 
 static void record(struct sy_instance *in, const char *what, const sy_task *t)
 {
@@ -100,8 +130,9 @@ static void work(struct sy_instance *in, job *j)
     const sy_params *p = j->task->params;
     const char *mode = "ok";
     int64_t fail_times = 0, ms = 0;
-    int echo = 0;
+    int echo = 0, stamp = 0;
     api->param_string(p, "mode", &mode);
+    api->param_bool(p, "stamp", &stamp);
     api->param_int(p, "fail_times", &fail_times);
     api->param_int(p, "sleep_ms", &ms);
     api->param_bool(p, "echo", &echo);
@@ -113,9 +144,14 @@ static void work(struct sy_instance *in, job *j)
         finish(in, j, SY_OUTCOME_FAILED, NULL, msg);
         return;
     }
+    if (strcmp(mode, "deaf") == 0)
+        for (;;)
+            pause(); /* never completes, whatever cancel() says */
     if (strcmp(mode, "hang") == 0)
         ms = INT64_MAX / 2;
     sleep_ms(ms, j);
+    if (crash_asked(api, j->task, "worker"))
+        crash_now();
     if (j->cancelled) {
         finish(in, j, SY_OUTCOME_CANCELLED, NULL, "cancelled");
     } else if (strcmp(mode, "fail") == 0) {
@@ -126,6 +162,11 @@ static void work(struct sy_instance *in, job *j)
         finish(in, j, SY_OUTCOME_SUCCEEDED, "this is not json", NULL);
     } else if (echo) {
         finish(in, j, SY_OUTCOME_SUCCEEDED, j->task->input, NULL);
+    } else if (stamp) {
+        char out[64];
+        snprintf(out, sizeof out, "{\"attempt\": %u, \"pid\": %ld}", j->task->attempt,
+                 (long)getpid());
+        finish(in, j, SY_OUTCOME_SUCCEEDED, out, NULL);
     } else {
         const sy_params *out = NULL;
         char *text = api->param_group(p, "output", &out) == SY_OK ? api->param_json(out) : NULL;
@@ -160,7 +201,19 @@ static void *worker(void *arg)
         j->next = in->active;
         in->active = j;
         pthread_mutex_unlock(&in->mu);
+        /* What `twice` needs is read before the first completion: after
+         * it the task is the host's again. */
+        int twice = 0;
+        char wrong[320] = "";
+        sy_completion *token = j->c;
+        if (in->api->param_bool(j->task->params, "twice", &twice) == SY_OK && twice)
+            snprintf(wrong, sizeof wrong, "{\"wrong\": \"%.256s\"}", j->task->ns);
         work(in, j);
+        if (twice) {
+            sy_result again = {.size = sizeof again, .outcome = SY_OUTCOME_SUCCEEDED,
+                               .output = wrong, .output_len = strlen(wrong)};
+            in->api->complete(token, &again); /* the bug */
+        }
         pthread_mutex_lock(&in->mu);
         unlink_active(in, j);
         in->busy--;
@@ -234,6 +287,14 @@ static int ctl_submit(sy_instance *in, const sy_task *task, sy_completion *c, ch
 {
     (void)err;
     (void)err_len;
+    int64_t block = 0;
+    if (in->api->param_int(task->params, "block_ms", &block) == SY_OK && block > 0) {
+        struct timespec ts = {(time_t)(block / 1000), (long)(block % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    if (crash_asked(in->api, task, "submit"))
+        crash_now();
     job *j = calloc(1, sizeof *j);
     if (!j)
         return SY_ENOMEM;

@@ -124,6 +124,7 @@ static int collect_task(void *arg, const sy_task_record *t)
     d->executor = dup_or_null(t->executor);
     d->error = dup_or_null(t->error);
     d->output = dup_or_null(t->output);
+    d->host = dup_or_null(t->host);
     return 0;
 }
 
@@ -208,7 +209,7 @@ static void test_open_migrate_reopen(void **state)
     assert_int_equal(r.n_tasks, 2);
     sy_run_record_clear(&r);
     char *path = sy_path_join(f->dir, "store.db");
-    assert_int_equal(raw_user_version(path), 2);
+    assert_int_equal(raw_user_version(path), 3);
     free(path);
 }
 
@@ -226,7 +227,7 @@ static void test_newer_schema_refused(void **state)
     assert_int_equal(sy_store_open("sqlite:new.db", f->dir, &s, err, sizeof err),
                      SY_ENOTSUP);
     assert_null(s);
-    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 2)");
+    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 3)");
     assert_contains(err, "new.db");
     assert_int_equal(raw_user_version(path), 7);
     free(path);
@@ -441,16 +442,16 @@ static void test_batch_commit_and_rollback(void **state)
     int64_t id = make_run(f->s, 3, 1);
     sy_task_record t = ready_task(1);
 
-    assert_int_equal(sy_store_update_task(f->s, id, NULL, &t), SY_ESTATE);
+    assert_int_equal(sy_store_update_task(f->s, id, NULL, 0, &t), SY_ESTATE);
     assert_int_equal(sy_store_commit(f->s), SY_ESTATE);
     OK(sy_store_begin(f->s));
     assert_int_equal(sy_store_begin(f->s), SY_ESTATE);
-    OK(sy_store_update_task(f->s, id, NULL, &t));
+    OK(sy_store_update_task(f->s, id, NULL, 0, &t));
     t.idx = 9;
-    assert_int_equal(sy_store_update_task(f->s, id, NULL, &t), SY_ENOENT);
+    assert_int_equal(sy_store_update_task(f->s, id, NULL, 0, &t), SY_ENOENT);
     t.idx = 1;
     t.state = (sy_task_state)17;
-    assert_int_equal(sy_store_update_task(f->s, id, NULL, &t), SY_EINVAL);
+    assert_int_equal(sy_store_update_task(f->s, id, NULL, 0, &t), SY_EINVAL);
     OK(sy_store_commit(f->s));
 
     tasks c = list_tasks(f->s, id);
@@ -472,7 +473,7 @@ static void test_batch_commit_and_rollback(void **state)
     t.error = NULL;
     t.finished = 99;
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_task(f->s, id, NULL, &t));
+    OK(sy_store_update_task(f->s, id, NULL, 0, &t));
     sy_store_rollback(f->s);
     sy_store_rollback(f->s); /* no batch: a no-op */
     c = list_tasks(f->s, id);
@@ -481,7 +482,7 @@ static void test_batch_commit_and_rollback(void **state)
     tasks_clear(&c);
 
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_task(f->s, id, NULL, &t));
+    OK(sy_store_update_task(f->s, id, NULL, 0, &t));
     OK(sy_store_commit(f->s));
     c = list_tasks(f->s, id);
     assert_int_equal(c.t[1].state, SY_TASK_COMPLETED);
@@ -703,8 +704,8 @@ static void test_fencing_after_takeover(void **state)
     sy_task_record t = ready_task(0);
     t.attempts = 1;
     OK(sy_store_begin(f->s));
-    OK(sy_store_update_task(f->s, id, &h1, &t));
-    OK(sy_store_add_event(f->s, id, &h1, 0, 1, "failed", "by h1", 20));
+    OK(sy_store_update_task(f->s, id, &h1, 0, &t));
+    OK(sy_store_add_event(f->s, id, &h1, 0, 0, 1, "failed", "by h1", 20));
     OK(sy_store_commit(f->s));
 
     /* While h1's lease holds, h2 cannot take the run; once it ran out
@@ -726,15 +727,15 @@ static void test_fencing_after_takeover(void **state)
     t2.output = "{\"by\":\"h2\"}";
     t2.finished = 1100;
     assert_int_equal(sy_store_begin(s2), SY_OK);
-    assert_int_equal(sy_store_update_task(s2, id, &h2, &t2), SY_OK);
+    assert_int_equal(sy_store_update_task(s2, id, &h2, 0, &t2), SY_OK);
     /* Later writes of the batch for the same claim skip the check (the
      * batch holds the write lock); another claim's are still checked. */
     sy_task_record t3 = ready_task(1);
     t3.state = SY_TASK_READY;
-    assert_int_equal(sy_store_update_task(s2, id, &h2, &t3), SY_OK);
+    assert_int_equal(sy_store_update_task(s2, id, &h2, 0, &t3), SY_OK);
     sy_store_fence old = {"h2", h1.epoch};
-    assert_int_equal(sy_store_update_task(s2, id, &old, &t3), SY_STORE_EFENCED);
-    assert_int_equal(sy_store_update_task(s2, id, &h1, &t3), SY_STORE_EFENCED);
+    assert_int_equal(sy_store_update_task(s2, id, &old, 0, &t3), SY_STORE_EFENCED);
+    assert_int_equal(sy_store_update_task(s2, id, &h1, 0, &t3), SY_STORE_EFENCED);
     assert_int_equal(sy_store_commit(s2), SY_OK);
 
     /* h1 resumes: its task, run and event writes are refused, with the
@@ -745,13 +746,13 @@ static void test_fencing_after_takeover(void **state)
     late.output = "{\"by\":\"h1\"}";
     late.finished = 1200;
     OK(sy_store_begin(f->s));
-    assert_int_equal(sy_store_update_task(f->s, id, &h1, &late), SY_STORE_EFENCED);
+    assert_int_equal(sy_store_update_task(f->s, id, &h1, 0, &late), SY_STORE_EFENCED);
     assert_contains(sy_store_errmsg(f->s), "held by h2");
     late.idx = 1;
-    assert_int_equal(sy_store_update_task(f->s, id, &h1, &late), SY_STORE_EFENCED);
+    assert_int_equal(sy_store_update_task(f->s, id, &h1, 0, &late), SY_STORE_EFENCED);
     assert_int_equal(sy_store_update_run(f->s, id, &h1, SY_RUN_COMPLETED, NULL, 1200),
                      SY_STORE_EFENCED);
-    assert_int_equal(sy_store_add_event(f->s, id, &h1, 0, 1, "stale", "by h1", 1200),
+    assert_int_equal(sy_store_add_event(f->s, id, &h1, 0, 0, 1, "stale", "by h1", 1200),
                      SY_STORE_EFENCED);
     OK(sy_store_commit(f->s));
     /* A renewal by h1 extends nothing of h2's. */
@@ -777,7 +778,7 @@ static void test_fencing_after_takeover(void **state)
     /* h2's own writes go on; a missing task is still SY_ENOENT. */
     assert_int_equal(sy_store_begin(s2), SY_OK);
     t2.idx = 7;
-    assert_int_equal(sy_store_update_task(s2, id, &h2, &t2), SY_ENOENT);
+    assert_int_equal(sy_store_update_task(s2, id, &h2, 0, &t2), SY_ENOENT);
     assert_int_equal(sy_store_update_run(s2, id, &h2, SY_RUN_RUNNING, NULL, 1300),
                      SY_OK);
     assert_int_equal(sy_store_commit(s2), SY_OK);
@@ -910,10 +911,10 @@ static void test_events(void **state)
     fx *f = *state;
     put_def(f->s);
     int64_t id = make_run(f->s, 2, 1), quiet = make_run(f->s, 1, 1);
-    OK(sy_store_add_event(f->s, id, NULL, 1, 1, "failed", "exit 3", 30));
+    OK(sy_store_add_event(f->s, id, NULL, 0, 1, 1, "failed", "exit 3", 30));
     OK(sy_store_begin(f->s));
-    OK(sy_store_add_event(f->s, id, NULL, 0, 2, "timeout", NULL, 10));
-    OK(sy_store_add_event(f->s, id, NULL, 1, 2, "stale", "attempt 1 completed late", 20));
+    OK(sy_store_add_event(f->s, id, NULL, 0, 0, 2, "timeout", NULL, 10));
+    OK(sy_store_add_event(f->s, id, NULL, 0, 1, 2, "stale", "attempt 1 completed late", 20));
     OK(sy_store_commit(f->s));
     events e = {0};
     OK(sy_store_list_events(f->s, id, collect_event, &e));
@@ -926,9 +927,9 @@ static void test_events(void **state)
     assert_int_equal(e.n, 0);
     assert_int_equal(sy_store_list_events(f->s, id + 5, collect_event, &e),
                      SY_ENOENT);
-    assert_int_equal(sy_store_add_event(f->s, id + 5, NULL, 0, 1, "x", NULL, 1),
+    assert_int_equal(sy_store_add_event(f->s, id + 5, NULL, 0, 0, 1, "x", NULL, 1),
                      SY_ENOENT);
-    assert_int_equal(sy_store_add_event(f->s, id, NULL, 0, 1, NULL, NULL, 1),
+    assert_int_equal(sy_store_add_event(f->s, id, NULL, 0, 0, 1, NULL, NULL, 1),
                      SY_EINVAL);
 }
 
@@ -996,10 +997,10 @@ static void commit_two_updates(sy_store *s, int64_t id)
     sy_task_record t = ready_task(0);
     t.state = SY_TASK_COMPLETED;
     assert_int_equal(sy_store_begin(s), SY_OK);
-    assert_int_equal(sy_store_update_task(s, id, NULL, &t), SY_OK);
+    assert_int_equal(sy_store_update_task(s, id, NULL, 0, &t), SY_OK);
     t.idx = 1;
     t.state = SY_TASK_READY;
-    assert_int_equal(sy_store_update_task(s, id, NULL, &t), SY_OK);
+    assert_int_equal(sy_store_update_task(s, id, NULL, 0, &t), SY_OK);
     assert_int_equal(sy_store_commit(s), SY_OK);
 }
 
@@ -1078,7 +1079,7 @@ static void test_survives_killed_process(void **state)
         /* An uncommitted batch must not survive. */
         sy_task_record t = ready_task(2);
         if (sy_store_begin(child_store) != SY_OK ||
-            sy_store_update_task(child_store, id, NULL, &t) != SY_OK)
+            sy_store_update_task(child_store, id, NULL, 0, &t) != SY_OK)
             _exit(3);
         _exit(0); /* no close, no checkpoint: as if killed */
     }

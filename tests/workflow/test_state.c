@@ -14,8 +14,8 @@
 static void test_task_names(void **state)
 {
     (void)state;
-    static const char *const want[] = {"NotStarted", "Ready", "Running",
-                                       "Completed", "Failed", "Skipped"};
+    static const char *const want[] = {"NotStarted", "Ready",   "Running",  "Completed",
+                                       "Failed",     "Skipped", "Cancelled"};
     for (int s = 0; s < SY_TASK_STATE_COUNT; s++) {
         assert_string_equal(sy_task_state_name((sy_task_state)s), want[s]);
         assert_int_equal(sy_task_state_parse(want[s]), s);
@@ -43,7 +43,7 @@ static void test_run_names(void **state)
 static void test_terminal(void **state)
 {
     (void)state;
-    static const bool task_term[SY_TASK_STATE_COUNT] = {false, false, false,
+    static const bool task_term[SY_TASK_STATE_COUNT] = {false, false, false, true,
                                                         true,  true,  true};
     for (int s = 0; s < SY_TASK_STATE_COUNT; s++)
         assert_int_equal(sy_task_state_terminal((sy_task_state)s), task_term[s]);
@@ -52,16 +52,17 @@ static void test_terminal(void **state)
         assert_int_equal(sy_run_state_terminal((sy_run_state)s), run_term[s]);
 }
 
-/* Rows: from; columns: to.  N R U C F S = NotStarted Ready rUnning
- * Completed Failed Skipped. */
+/* Rows: from; columns: to.  N R U C F S X = NotStarted Ready rUnning
+ * Completed Failed Skipped Cancelled. */
 static const char *const task_table[SY_TASK_STATE_COUNT] = {
-    /*          NRUCFS */
-    /* N */    ".x...x",
-    /* R */    "..x.xx",
-    /* U */    ".x.xxx",
-    /* C */    "......",
-    /* F */    "......",
-    /* S */    "......",
+    /*          NRUCFSX */
+    /* N */    ".x...x.",
+    /* R */    "..x.xx.",
+    /* U */    ".x.xxxx",
+    /* C */    ".......",
+    /* F */    ".......",
+    /* S */    ".......",
+    /* X */    ".......",
 };
 
 static void test_task_transitions(void **state)
@@ -77,7 +78,7 @@ static void test_task_transitions(void **state)
                          sy_task_state_name((sy_task_state)to), got, want);
             legal += got;
         }
-    assert_int_equal(legal, 9);
+    assert_int_equal(legal, 10);
     assert_false(sy_task_transition_ok((sy_task_state)6, SY_TASK_READY));
     assert_false(sy_task_transition_ok(SY_TASK_NOT_STARTED, (sy_task_state)-1));
 }

@@ -16,12 +16,12 @@
 #define N_RULES 7
 
 /* Dependency states as letters: n NotStarted, r Ready, u Running,
- * C Completed, F Failed, S Skipped. */
+ * C Completed, F Failed, S Skipped, X Cancelled. */
 static size_t states_of(const char *s, sy_task_state *out)
 {
     size_t n = 0;
     for (; *s; s++) {
-        const char *letters = "nruCFS";
+        const char *letters = "nruCFSX";
         const char *p = strchr(letters, *s);
         assert_non_null(p);
         out[n++] = (sy_task_state)(p - letters);
@@ -58,6 +58,10 @@ static const struct {
     {"FFS", "SRSSRSR"},
     {"SSS", "SRSSSRR"},
     {"CSS", "SRSRSRR"},
+    /* A dependency stopped with its run counts as failed. */
+    {"X", "SRRSRSR"},
+    {"CX", "SRSRRSR"},
+    {"FX", "SRRSRSR"},
     {"n", "WWWWWWW"},
     {"r", "WWWWWWW"},
     {"u", "WWWWWWW"},
@@ -100,7 +104,8 @@ static void test_wait_exhaustive(void **state)
                     waits += v == SY_TRIG_WAIT;
                 }
             }
-    assert_int_equal(waits, (216 - 27) * N_RULES);
+    /* 7 states, 4 of them terminal: 7^3 - 4^3 combinations wait. */
+    assert_int_equal(waits, (343 - 64) * N_RULES);
 }
 
 /* The verdict depends on how many dependencies ended which way, never on

@@ -1,0 +1,86 @@
+/* Reload: new routes, instances and workflows for tasks not yet started. */
+#include "engine/reload.h"
+
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "engine/batch.h"
+#include "engine/dispatch.h"
+#include "engine/load.h"
+
+int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,
+                     size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
+                     void (*retired)(void *arg), void *arg)
+{
+    sy_retired_table *old = calloc(1, sizeof *old);
+    if (!old)
+        return SY_ENOMEM;
+    *old = (sy_retired_table){.queues = e->instances, .n = e->n_instances, .retired = retired,
+                              .arg = arg, .next = e->retired};
+    /* What waited for an old instance's capacity is offered again, to be
+     * routed anew. */
+    for (size_t i = 0; i < old->n; i++) {
+        sy_instance_queue *q = &old->queues[i];
+        q->retired = true;
+        for (size_t j = 0; j < q->n_waiting; j++)
+            sy_ready_push(e, q->waiting[j].run, q->waiting[j].idx);
+        q->n_waiting = 0;
+    }
+    e->retired = old;
+    e->o.routes = routes;
+    e->o.instances = instances;
+    e->o.n_instances = n_instances;
+    e->o.workflows = workflows;
+    e->o.n_workflows = n_workflows;
+    e->instances = NULL;
+    e->n_instances = 0;
+    sy_dispatch_init(e);
+    for (sy_live_run *r = e->runs; r; r = r->next)
+        sy_live_route(e, r);
+    sy_wake_send(&e->done);
+    return SY_OK;
+}
+
+static bool in_use(const sy_engine *e, const sy_retired_table *t)
+{
+    for (const sy_attempt *a = e->live; a; a = a->live_next)
+        if (a->queue >= t->queues && a->queue < t->queues + t->n)
+            return true;
+    return false;
+}
+
+static void free_table(sy_retired_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->queues[i].waiting);
+        t->queues[i].entry->host.on_wake = NULL;
+    }
+    free(t->queues);
+    free(t);
+}
+
+void sy_reload_collect(sy_engine *e)
+{
+    for (sy_retired_table **p = &e->retired; *p;) {
+        sy_retired_table *t = *p;
+        if (in_use(e, t)) {
+            p = &t->next;
+            continue;
+        }
+        *p = t->next;
+        void (*retired)(void *) = t->retired;
+        void *arg = t->arg;
+        free_table(t);
+        if (retired)
+            retired(arg);
+    }
+}
+
+void sy_reload_free(sy_engine *e)
+{
+    while (e->retired) {
+        sy_retired_table *t = e->retired;
+        e->retired = t->next;
+        free_table(t);
+    }
+}

@@ -1,0 +1,78 @@
+/* SIGHUP: the configuration read again and swapped in without losing a
+ * task. */
+#include "service/service.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+
+/* Called by the engine once no attempt uses the replaced instances. */
+static void stop_retired(void *arg)
+{
+    sy_setup *old = arg;
+    for (size_t i = 0; i < old->n_instances; i++)
+        sy_instance_destroy(&old->instances[i]);
+    sy_log(SY_LOG_INFO, "reload", "the previous configuration's instances finished their "
+                                  "attempts and were stopped");
+}
+
+static void refuse(const sy_diags *d, const char *why)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        char line[1536];
+        if (d->v[i].level == SY_DIAG_ERROR)
+            sy_log(SY_LOG_ERROR, "reload", "%s", sy_diag_format(&d->v[i], line, sizeof line));
+    }
+    sy_log(SY_LOG_ERROR, "reload", "reload refused: %s; the configuration in force stays", why);
+}
+
+int sy_service_reload(sy_service *sv)
+{
+    sy_setup *old = sy_service_setup(sv);
+    sy_setup *next = calloc(1, sizeof *next);
+    sy_setup **grown = realloc(sv->reloads, (sv->n_reloads + 1) * sizeof *grown);
+    if (!next || !grown) {
+        free(next);
+        if (grown)
+            sv->reloads = grown;
+        sy_log(SY_LOG_ERROR, "reload", "reload refused: out of memory");
+        return -1;
+    }
+    sv->reloads = grown;
+    sy_log(SY_LOG_INFO, "reload", "Hangup: reading %s again", sv->cfg_path);
+    sy_diags d;
+    sy_diags_init(&d);
+    int errors = sy_setup_open(next, sv->cfg_path, sv->flags, &d);
+    const char *why = NULL;
+    char buf[256];
+    if (errors) {
+        snprintf(buf, sizeof buf, "%d error%s", errors, errors == 1 ? "" : "s");
+        why = buf;
+    } else if (strcmp(next->cfg.store ? next->cfg.store : "", old->cfg.store ? old->cfg.store
+                                                                               : "") != 0) {
+        why = "the store cannot change while the host runs (restart it)";
+    }
+    if (why) {
+        refuse(&d, why);
+        sy_diags_free(&d);
+        sy_setup_close(next);
+        free(next);
+        return -1;
+    }
+    sy_diags_free(&d);
+    if (sy_engine_reload(sv->engine, &next->cfg.routes, next->instances, next->n_instances,
+                         next->wfs, next->n_wfs, stop_retired, old) != SY_OK) {
+        sy_log(SY_LOG_ERROR, "reload", "reload refused: out of memory");
+        sy_setup_close(next);
+        free(next);
+        return -1;
+    }
+    sv->reloads[sv->n_reloads++] = next;
+    sy_log(SY_LOG_INFO, "reload",
+           "reloaded: %zu instance%s, %zu workflow%s; tasks not started go where the new routes "
+           "say, attempts in flight finish where they are",
+           next->n_instances, next->n_instances == 1 ? "" : "s", next->n_wfs,
+           next->n_wfs == 1 ? "" : "s");
+    return 0;
+}
