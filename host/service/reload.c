@@ -7,6 +7,11 @@
 
 #include "base/log.h"
 
+sy_setup *sy_service_setup(sy_service *sv)
+{
+    return sv->n_reloads ? sv->reloads[sv->n_reloads - 1] : &sv->setup;
+}
+
 /* Called by the engine once no attempt uses the replaced instances. */
 static void stop_retired(void *arg)
 {

@@ -21,10 +21,6 @@ int sy_service_open(sy_service *sv, const char *cfg_path, unsigned flags, sy_dia
     return sy_setup_open(&sv->setup, cfg_path, flags, d);
 }
 
-sy_setup *sy_service_setup(sy_service *sv)
-{
-    return sv->n_reloads ? sv->reloads[sv->n_reloads - 1] : &sv->setup;
-}
 
 int sy_service_open_store(sy_service *sv, char *err, size_t err_len)
 {
