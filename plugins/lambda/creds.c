@@ -1,0 +1,192 @@
+/*
+ * creds.c -- the credentials chain up to the shared credentials file:
+ * the instance's settings, then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+ * / AWS_SESSION_TOKEN, then the profile (AWS_PROFILE, else "default") of
+ * the shared credentials file (AWS_SHARED_CREDENTIALS_FILE, else
+ * ~/.aws/credentials).  The metadata endpoints come last (metadata.c).
+ *
+ * Secrets never reach a message: errors name the file, the line and the
+ * key, never a value.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "lambda.h"
+
+static void wipe(char **p)
+{
+    if (*p) {
+        OPENSSL_cleanse(*p, strlen(*p));
+        free(*p);
+        *p = NULL;
+    }
+}
+
+void sy_lambda_creds_clear(sy_lambda_creds *c)
+{
+    free(c->access_key);
+    c->access_key = NULL;
+    wipe(&c->secret_key);
+    wipe(&c->session_token);
+    c->expires_ms = 0;
+    c->source[0] = '\0';
+}
+
+static int set(sy_lambda_creds *out, const char *ak, const char *sk,
+               const char *tok, const char *source, char *err,
+               size_t err_len)
+{
+    sy_lambda_creds_clear(out);
+    out->access_key = strdup(ak);
+    out->secret_key = strdup(sk);
+    out->session_token = tok && tok[0] ? strdup(tok) : NULL;
+    if (!out->access_key || !out->secret_key ||
+        (tok && tok[0] && !out->session_token)) {
+        sy_lambda_creds_clear(out);
+        sy_sdk_errf(err, err_len, "out of memory");
+        return SY_ENOMEM;
+    }
+    snprintf(out->source, sizeof out->source, "%s", source);
+    return SY_OK;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Reads [profile] of an INI file.  SY_OK with *found; SY_EINVAL for a
+ * malformed file, a profile with a key and no secret. */
+static int from_file(const char *path, const char *profile,
+                     sy_lambda_creds *out, bool *found, bool explicit,
+                     char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (explicit || errno != ENOENT) {
+            sy_sdk_errf(err, err_len, "%s: %s", path, strerror(errno));
+            return SY_EINVAL;
+        }
+        return SY_OK;
+    }
+    char line[4096];
+    char *ak = NULL, *sk = NULL, *tok = NULL;
+    bool in = false, seen = false;
+    int lineno = 0, rc = SY_OK;
+    while (rc == SY_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#' || *s == ';')
+            continue;
+        if (*s == '[') {
+            char *end = strchr(s, ']');
+            if (!end) {
+                sy_sdk_errf(err, err_len, "%s:%d: a section needs its ']'",
+                            path, lineno);
+                rc = SY_EINVAL;
+                break;
+            }
+            *end = '\0';
+            in = strcmp(trim(s + 1), profile) == 0;
+            seen = seen || in;
+            continue;
+        }
+        if (!in)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            sy_sdk_errf(err, err_len, "%s:%d: expected KEY = VALUE", path,
+                        lineno);
+            rc = SY_EINVAL;
+            break;
+        }
+        *eq = '\0';
+        char *k = trim(s), *v = trim(eq + 1);
+        char **slot = strcmp(k, "aws_access_key_id") == 0       ? &ak
+                      : strcmp(k, "aws_secret_access_key") == 0 ? &sk
+                      : strcmp(k, "aws_session_token") == 0     ? &tok
+                                                                : NULL;
+        if (slot) {
+            wipe(slot);
+            *slot = strdup(v);
+            if (!*slot) {
+                sy_sdk_errf(err, err_len, "out of memory");
+                rc = SY_ENOMEM;
+            }
+        }
+    }
+    OPENSSL_cleanse(line, sizeof line);
+    fclose(f);
+    if (rc == SY_OK && (ak || sk) && !(ak && sk)) {
+        sy_sdk_errf(err, err_len, "%s: profile %s has %s but not %s", path,
+                    profile, ak ? "aws_access_key_id" : "aws_secret_access_key",
+                    ak ? "aws_secret_access_key" : "aws_access_key_id");
+        rc = SY_EINVAL;
+    } else if (rc == SY_OK && ak && sk) {
+        char source[160];
+        snprintf(source, sizeof source, "profile %.40s of %.100s", profile,
+                 path);
+        rc = set(out, ak, sk, tok, source, err, err_len);
+        *found = rc == SY_OK;
+    } else if (rc == SY_OK && explicit && !seen) {
+        sy_sdk_errf(err, err_len, "%s: no profile [%s]", path, profile);
+        rc = SY_EINVAL;
+    }
+    free(ak);
+    wipe(&sk);
+    wipe(&tok);
+    return rc;
+}
+
+int sy_lambda_creds_static(const char *access_key, const char *secret_key,
+                           const char *session_token, const char *profile,
+                           sy_lambda_creds *out, bool *found, char *err,
+                           size_t err_len)
+{
+    *found = false;
+    if (access_key || secret_key) {
+        if (!access_key || !secret_key) {
+            sy_sdk_errf(err, err_len, "%s: set with %s, or neither",
+                        access_key ? "access_key_id" : "secret_access_key",
+                        access_key ? "secret_access_key" : "access_key_id");
+            return SY_EINVAL;
+        }
+        *found = true;
+        return set(out, access_key, secret_key, session_token,
+                   "the instance settings", err, err_len);
+    }
+    const char *ak = getenv("AWS_ACCESS_KEY_ID");
+    const char *sk = getenv("AWS_SECRET_ACCESS_KEY");
+    if (ak && ak[0] && sk && sk[0]) {
+        *found = true;
+        return set(out, ak, sk, getenv("AWS_SESSION_TOKEN"),
+                   "the environment", err, err_len);
+    }
+    const char *env_profile = getenv("AWS_PROFILE");
+    bool explicit_profile = profile || (env_profile && env_profile[0]);
+    if (!profile)
+        profile = env_profile && env_profile[0] ? env_profile : "default";
+    const char *file = getenv("AWS_SHARED_CREDENTIALS_FILE");
+    char path[4096];
+    bool explicit_file = file && file[0];
+    if (explicit_file) {
+        snprintf(path, sizeof path, "%s", file);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !home[0])
+            return SY_OK;
+        snprintf(path, sizeof path, "%s/.aws/credentials", home);
+    }
+    return from_file(path, profile, out, found,
+                     explicit_file || explicit_profile, err, err_len);
+}
