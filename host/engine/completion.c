@@ -78,6 +78,10 @@ static void apply_result(sy_engine *e, sy_attempt *a)
                  (unsigned)a->outcome < 5 ? outcomes[a->outcome] : "ended",
                  a->timed_out ? "its timeout" : "it stopped being current");
         sy_live_event(r, a->idx, a->number, "stale", detail);
+        /* A late attempt's note still says what happened to it (a cancel
+         * that could not recall a call, say). */
+        if (a->result_note)
+            sy_live_event(r, a->idx, a->number, "note", a->result_note);
         return;
     }
     t->current = NULL;

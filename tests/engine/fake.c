@@ -99,6 +99,11 @@ static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c,
     assert_true(task->input_len < sizeof s->input);
     memcpy(s->input, task->input, task->input_len + 1);
     const char *output = NULL;
+    const char *note = NULL;
+    if (fake.api->param_string(task->params, "cancel_note", &note) == SY_OK) {
+        assert_true(strlen(note) < sizeof s->cancel_note);
+        strcpy(s->cancel_note, note);
+    }
     if (fake.api->param_string(task->params, "output", &output) == SY_OK) {
         assert_true(strlen(output) < sizeof s->output);
         strcpy(s->output, output);
@@ -148,6 +153,14 @@ static int fake_cancel(sy_instance *inst, sy_completion *c)
         return SY_ENOENT;
     assert_true(fake.n_cancels < FAKE_MAX);
     fake.cancels[fake.n_cancels++] = (size_t)(s - fake.subs);
+    if (s->cancel_note[0]) {
+        s->done = true;
+        fake.in_flight--;
+        sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_CANCELLED,
+                         .note = s->cancel_note};
+        fake.api->complete(s->c, &res);
+        return SY_OK;
+    }
     finish(s, SY_OUTCOME_CANCELLED, NULL);
     return SY_OK;
 }

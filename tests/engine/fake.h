@@ -37,6 +37,8 @@ typedef struct fake_submission {
     bool done;
     char input[512];   /* the attempt's input context, as handed over */
     char output[512];  /* the `output` parameter: returned on success */
+    char cancel_note[128]; /* the `cancel_note` parameter: the note of the
+                              result cancel() completes with */
 } fake_submission;
 
 /* The fake plugin's state (one instance). */

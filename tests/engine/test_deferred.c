@@ -148,6 +148,26 @@ static void test_note_on_success(void **state)
     fake_close(&env);
 }
 
+/* The note of an attempt that ends after its timeout (it is stale by
+ * then) is still recorded. */
+static void test_note_after_timeout(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"a\"; hold = true; timeout = \"100ms\";\n"
+                    "    cancel_note = \"the call may still complete\"; }\n"
+                    "); };\n");
+    fake_turn(&env);
+    fake_advance(&env, 100);
+    assert_int_equal(fake_cancels("a"), 1);
+    assert_int_equal(fake_state(&env, "a"), SY_TASK_FAILED);
+    events ev = read_events(&env);
+    assert_non_null(strstr(ev.text, "1 stale: "));
+    assert_non_null(strstr(ev.text, "1 note: the call may still complete"));
+    fake_close(&env);
+}
+
 /* A plugin built against 1.0 hands a smaller sy_result: whatever lies past
  * its size (here garbage where 1.1's fields would be) is never read. */
 static void test_small_result_not_read_past(void **state)
@@ -177,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_host_backoff),
         cmocka_unit_test(test_bound),
         cmocka_unit_test(test_note_on_success),
+        cmocka_unit_test(test_note_after_timeout),
         cmocka_unit_test(test_small_result_not_read_past),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
