@@ -107,4 +107,8 @@ struct sy_store_driver {
 /* store/sqlite.c: "sqlite:PATH", "sqlite::memory:". */
 extern const struct sy_store_driver sy_store_sqlite_driver;
 
+/* store/postgres.c: "postgresql://...", "postgres://...", or any libpq
+ * connection string after "postgresql:" (built with libpq only). */
+extern const struct sy_store_driver sy_store_postgres_driver;
+
 #endif

@@ -15,21 +15,27 @@
 static const char accepted_forms[] =
     "use \"sqlite:PATH\", \"sqlite::memory:\" or \"postgresql://...\"";
 
+#ifndef SY_HAVE_LIBPQ
 static const char *const postgres_prefixes[] = {
     "postgresql://", "postgres://", NULL,
 };
 
-/* Known by name before it is written, so that its URLs are told "not
- * built yet" rather than "unknown kind of store". */
+/* A build without libpq still knows the URLs, so that they are told "not
+ * built" rather than "unknown kind of store". */
 static const struct sy_store_driver postgres_not_built = {
     .name = "PostgreSQL",
     .prefixes = postgres_prefixes,
     .open = NULL,
 };
+#endif
 
 static const struct sy_store_driver *const drivers[] = {
     &sy_store_sqlite_driver,
+#ifdef SY_HAVE_LIBPQ
+    &sy_store_postgres_driver,
+#else
     &postgres_not_built,
+#endif
 };
 
 /* The driver serving `url`, and in *target what follows its prefix; NULL
@@ -80,7 +86,7 @@ int sy_store_open(const char *url, const char *base_dir, sy_store **out,
     if (!driver)
         return unknown_url(url, err, err_len);
     if (!driver->open) {
-        sy_errf(err, err_len, "the %s store is not built yet", driver->name);
+        sy_errf(err, err_len, "the %s store is not in this build (configure found no libpq: apt-get install libpq-dev)", driver->name);
         return SY_ENOTSUP;
     }
     return driver->open(target, base_dir, out, err, err_len);

@@ -1,5 +1,9 @@
-/* The durable store (SQLite): schema, runs and tasks, batches, claims,
- * cancellation, events, and what survives a close or a killed process. */
+/* The durable store: schema, runs and tasks, batches, claims,
+ * cancellation, events, and what survives a close or a killed process.
+ * Every test that is not about SQLite's file runs against both stores:
+ * SQLite, then PostgreSQL on a throwaway server (tests/helpers_pg.h) when
+ * this build has libpq; each PostgreSQL test starts from an empty
+ * database. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +19,9 @@
 #include <unistd.h>
 
 #include "../helpers.h"
+#ifdef SY_HAVE_LIBPQ
+#include "../helpers_pg.h"
+#endif
 #include "store/store.h"
 #include "base/util.h"
 
@@ -35,11 +42,16 @@ static sy_store *open_ok(const char *url, const char *base)
     return s;
 }
 
+/* The store the running test opens (and reopens, and opens a second
+ * handle on): set by its setup. */
+static const char *store_url = "sqlite:store.db";
+
 static int setup_file(void **state)
 {
     fx *f = calloc(1, sizeof *f);
     f->dir = th_mkdtemp();
-    f->s = open_ok("sqlite:store.db", f->dir);
+    store_url = "sqlite:store.db";
+    f->s = open_ok(store_url, f->dir);
     *state = f;
     return 0;
 }
@@ -62,10 +74,23 @@ static int teardown(void **state)
     return 0;
 }
 
+#ifdef SY_HAVE_LIBPQ
+static int setup_pg(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    f->dir = th_mkdtemp();
+    store_url = th_pg_url();
+    th_pg_reset(store_url);
+    f->s = open_ok(store_url, f->dir);
+    *state = f;
+    return 0;
+}
+#endif
+
 static void reopen(fx *f)
 {
     sy_store_close(f->s);
-    f->s = open_ok("sqlite:store.db", f->dir);
+    f->s = open_ok(store_url, f->dir);
 }
 
 #define OK(call)                                                              \
@@ -252,8 +277,17 @@ static void test_bad_urls(void **state)
         {"sqlite:x.db?journal=off", SY_EINVAL, "unknown option \"journal\""},
         {"sqlite:x.db?sync=full&busy_timeout=-1", SY_EINVAL, "busy_timeout"},
         {"sqlite:x.db?busy_timeout=", SY_EINVAL, "busy_timeout"},
-        {"postgresql://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not built yet"},
-        {"postgres://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not built yet"},
+#ifdef SY_HAVE_LIBPQ
+        /* Nothing listens on port 1; the password is never echoed. */
+        {"postgresql://u:secret@127.0.0.1:1/sy?connect_timeout=2", SY_EIO, "cannot connect"},
+        {"postgres://u:secret@127.0.0.1:1/sy", SY_EIO, "Connection refused"},
+        {"postgresql:host=127.0.0.1 port=1 password=secret", SY_EIO, "cannot connect"},
+        {"postgresql://u:secret@h/db?sslmode=sometimes", SY_EIO, "sslmode"},
+        {"postgresql:bogus_option=secret", SY_EINVAL, "bogus_option"},
+#else
+        {"postgresql://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not in this build"},
+        {"postgres://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not in this build"},
+#endif
     };
     for (size_t i = 0; i < SY_ARRAY_LEN(cases); i++) {
         sy_store *s = (sy_store *)&s;
@@ -692,7 +726,7 @@ static void test_fencing_after_takeover(void **state)
 {
     fx *f = *state;
     put_def(f->s);
-    sy_store *s2 = open_ok("sqlite:store.db", f->dir);
+    sy_store *s2 = open_ok(store_url, f->dir);
     int64_t id = make_run(f->s, 2, 1);
     bool got = false;
     OK(sy_store_claim_run(f->s, id, "h1", 1000, 10, NULL, 0, &got));
@@ -1141,11 +1175,68 @@ static void test_null_handle(void **state)
     sy_task_record_clear(NULL);
 }
 
+#ifdef SY_HAVE_LIBPQ
+/* PostgreSQL's own version of the schema tests: the version is a row, and
+ * a database made by a newer build is refused and left alone. */
+static void test_pg_schema_version(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t id = make_run(f->s, 2, 1000);
+    reopen(f);
+    sy_run_record r = get_run(f->s, id);
+    assert_int_equal(r.n_tasks, 2);
+    sy_run_record_clear(&r);
+    th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 7");
+    sy_store *s = (sy_store *)&s;
+    char err[512] = "";
+    assert_int_equal(sy_store_open(store_url, NULL, &s, err, sizeof err),
+                     SY_ENOTSUP);
+    assert_null(s);
+    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 1)");
+    assert_contains(err, "postgresql://");
+    th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 1");
+}
+
+/* Several handles (hosts) at once: claims never block each other and
+ * never hand one run to two of them. */
+static void test_pg_concurrent_claims(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t r[6];
+    for (int i = 0; i < 6; i++)
+        r[i] = make_run(f->s, 1, i);
+    sy_store *b = open_ok(store_url, NULL);
+    /* a's claim is uncommitted: SKIP LOCKED lets b take the others
+     * without waiting for it. */
+    int64_t got_a[8], got_b[8];
+    size_t na = 0, nb = 0;
+    OK(sy_store_begin(f->s));
+    OK(sy_store_claim_runs(f->s, "a", 500, 100, NULL, 0, 2, got_a, &na));
+    assert_int_equal(na, 2);
+    assert_int_equal(sy_store_claim_runs(b, "b", 500, 100, NULL, 0, 8, got_b, &nb),
+                     SY_OK);
+    assert_int_equal(nb, 4);
+    OK(sy_store_commit(f->s));
+    for (size_t i = 0; i < nb; i++)
+        for (size_t j = 0; j < na; j++)
+            assert_true(got_b[i] != got_a[j]);
+    nb = 0;
+    assert_int_equal(sy_store_claim_runs(b, "b", 500, 100, NULL, 0, 8, got_b, &nb),
+                     SY_OK);
+    assert_int_equal(nb, 0);
+    (void)r;
+    sy_store_close(b);
+}
+#endif
+
 int main(void)
 {
 #define F(fn) cmocka_unit_test_setup_teardown(fn, setup_file, teardown)
 #define M(fn) {#fn " (memory)", fn, setup_memory, teardown, NULL}
-    const struct CMUnitTest tests[] = {
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+    const struct CMUnitTest sqlite_tests[] = {
         F(test_open_migrate_reopen),
         F(test_newer_schema_refused),
         F(test_bad_urls),
@@ -1180,5 +1271,40 @@ int main(void)
         M(test_events),
         cmocka_unit_test(test_null_handle),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+#ifdef SY_HAVE_LIBPQ
+    const struct CMUnitTest pg_tests[] = {
+        P(test_pg_schema_version),
+        P(test_pg_concurrent_claims),
+        P(test_definitions),
+        P(test_create_run_and_tasks),
+        P(test_create_run_edge_cases),
+        P(test_batch_commit_and_rollback),
+        P(test_update_run_stamps),
+        P(test_claim_run),
+        P(test_claim_runs),
+        P(test_renew_release_owners),
+        P(test_fencing_after_takeover),
+        P(test_cancel_pending_unowned),
+        P(test_cancel_owned),
+        P(test_cancel_terminal_and_missing),
+        P(test_cancel_inside_batch),
+        P(test_events),
+        P(test_list_runs),
+        P(test_listing_from_a_callback),
+        P(test_durable_across_reopen),
+    };
+    size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
+#else
+    size_t n_pg = 0;
+#endif
+    /* One plan for the TAP driver: both stores' tests in one group. */
+    size_t n = SY_ARRAY_LEN(sqlite_tests);
+    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
+    memcpy(all, sqlite_tests, sizeof sqlite_tests);
+#ifdef SY_HAVE_LIBPQ
+    memcpy(all + n, pg_tests, n_pg * sizeof *all);
+#endif
+    int failed = _cmocka_run_group_tests("store", all, n + n_pg, NULL, NULL);
+    free(all);
+    return failed;
 }
