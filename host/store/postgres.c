@@ -25,6 +25,7 @@ static void pg_close(sy_store *s)
     /* Ending the session rolls an open batch back on the server. */
     if (q->conn)
         PQfinish(q->conn);
+    sy_pg_journal_free(q);
     free(q->conninfo);
     free(q->where);
     free(q);

@@ -4,12 +4,14 @@
  * sy_status, transactions and savepoints.
  *
  * Each statement is prepared on the connection the first time it runs and
- * kept; a reconnect forgets them.  A connection that dropped is
- * re-established before the next statement, never in the middle of a
- * batch (the batch's writes died with the server's transaction: commit
- * says so and the caller writes them again), with a growing pause between
- * tries so a host does not hammer a restarting server.  A statement is
- * never sent twice: one that failed with the connection may have run.
+ * kept; a reconnect forgets them.  A statement that fails because the
+ * connection dropped (a server restart, a network cut) is sent again on a
+ * new connection, tried with a growing pause for up to RECONNECT_MS, when
+ * that is safe: outside any transaction, or inside a batch, whose
+ * statements so far are replayed first (postgres_journal.c).  It is not
+ * safe inside a transaction of the store's own (create_run's: the caller
+ * is told and may submit again) nor for a COMMIT, which may have landed:
+ * those fail with SY_EIO.
  *
  * States are stored as their sy_run_state / sy_task_state numbers
  * (workflow/state.h): a run is live in 0 and 1, a task done from 3 up.
@@ -18,10 +20,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "base/util.h"
 #include "store/postgres_internal.h"
+
+/* How long a lost connection is tried again before the store gives up;
+ * the host's lease (30 s by default) bounds what waiting longer could
+ * save. */
+#define RECONNECT_MS 30000
 
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
@@ -204,8 +213,6 @@ int sy_pg_fail(sy_store_pg *q, const PGresult *res, const char *fmt, ...)
     snprintf(q->base.err, sizeof q->base.err, "%s: %s: %.*s", q->where, what,
              len, msg);
     bool bad = !q->conn || PQstatus(q->conn) == CONNECTION_BAD;
-    if (bad && q->batch)
-        q->lost = true;
     return map_state(res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL,
                      bad);
 }
@@ -246,39 +253,42 @@ int sy_pg_connect(sy_store_pg *q)
     }
     describe(q);
     PQsetNoticeReceiver(q->conn, quiet, NULL);
-    q->backoff_ms = 0;
     return SY_OK;
 }
 
-/* Before a statement: a broken connection is re-established, at most once
- * per backoff period (100 ms doubling to 5 s), never inside a batch. */
-static int ensure_connected(sy_store_pg *q)
+static void pause_ms(int ms)
 {
-    if (PQstatus(q->conn) == CONNECTION_OK)
-        return SY_OK;
-    if (q->batch) {
-        q->lost = true;
-        return sy_store_fail(&q->base, SY_EIO,
-                             "%s: the connection was lost inside a batch; "
-                             "its writes are undone", q->where);
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A new connection for a dropped one, tried with a pause doubling from
+ * 100 ms to 2 s until RECONNECT_MS have passed.  This blocks the caller
+ * (the host's loop): tasks keep running in their executors, and their
+ * results wait in the queue until the store answers again. */
+static int reconnect(sy_store_pg *q)
+{
+    int64_t start = sy_clock_now_ms();
+    sy_log(SY_LOG_WARN, "store", "%s: connection lost; reconnecting",
+           q->where);
+    for (int tries = 1, wait = 100;; tries++) {
+        PQreset(q->conn);
+        memset(q->prepared, 0, sizeof q->prepared);
+        int64_t took = sy_clock_now_ms() - start;
+        if (PQstatus(q->conn) == CONNECTION_OK) {
+            PQsetNoticeReceiver(q->conn, quiet, NULL);
+            sy_log(SY_LOG_WARN, "store", "%s: reconnected after %d tries in "
+                   "%lld ms", q->where, tries, (long long)took);
+            return SY_OK;
+        }
+        if (took >= RECONNECT_MS)
+            return sy_store_fail(&q->base, SY_EIO,
+                                 "%s: connection lost; gave up reconnecting "
+                                 "after %d tries in %lld ms", q->where,
+                                 tries, (long long)took);
+        pause_ms(wait);
+        wait = wait < 1000 ? wait * 2 : 2000;
     }
-    int64_t now = sy_clock_now_ms();
-    if (now < q->next_connect_ms)
-        return sy_store_fail(&q->base, SY_EIO,
-                             "%s: connection lost; next try in %lld ms",
-                             q->where, (long long)(q->next_connect_ms - now));
-    q->backoff_ms = q->backoff_ms ? q->backoff_ms * 2 : 100;
-    if (q->backoff_ms > 5000)
-        q->backoff_ms = 5000;
-    q->next_connect_ms = now + q->backoff_ms;
-    int backoff = q->backoff_ms;
-    PQreset(q->conn);
-    memset(q->prepared, 0, sizeof q->prepared);
-    if (PQstatus(q->conn) != CONNECTION_OK)
-        return sy_pg_fail(q, NULL, "reconnect");
-    q->backoff_ms = backoff > 100 ? backoff / 2 : 0;
-    PQsetNoticeReceiver(q->conn, quiet, NULL);
-    return SY_OK;
 }
 
 static int prepare(sy_store_pg *q, int id)
@@ -296,52 +306,130 @@ static int prepare(sy_store_pg *q, int id)
     return status;
 }
 
+/* Sends one statement (prepared `id`, or `sql` when not NULL) once. */
+static PGresult *send_once(sy_store_pg *q, int id, const char *sql, int n,
+                           const char *const *v)
+{
+    if (sql)
+        return PQexec(q->conn, sql);
+    if (prepare(q, id) != SY_OK)
+        return NULL;
+    char name[16];
+    snprintf(name, sizeof name, "sy%d", id);
+    return PQexecPrepared(q->conn, name, n, v, NULL, NULL, 0);
+}
+
+static bool succeeded(const PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    return r && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK);
+}
+
+/* Rows a statement changed or returned: what a replay must find again. */
+static int64_t rows_of(const PGresult *r)
+{
+    return PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r)
+                                                : sy_pg_changes(r);
+}
+
+/* On a new connection: the batch begun again and its statements so far
+ * sent again, each changing what it changed the first time. */
+static int replay(sy_store_pg *q)
+{
+    PGresult *r = PQexec(q->conn, "BEGIN");
+    int status = succeeded(r) ? SY_OK : sy_pg_fail(q, r, "begin again");
+    PQclear(r);
+    for (size_t i = 0; status == SY_OK && i < q->journal.n; i++) {
+        const sy_pg_entry *e = q->journal.e[i];
+        r = send_once(q, e->id, e->sql, e->p.n, e->p.v);
+        if (!succeeded(r))
+            status = sy_pg_fail(q, r, "replay the batch after a reconnect");
+        else if (rows_of(r) != e->changes)
+            status = sy_store_fail(&q->base, SY_EIO,
+                                   "%s: replay the batch after a reconnect: "
+                                   "statement %zu changed %lld rows, not "
+                                   "%lld (another host wrote in between)",
+                                   q->where, i + 1, (long long)rows_of(r),
+                                   (long long)e->changes);
+        PQclear(r);
+    }
+    if (status != SY_OK)
+        q->lost = true;
+    return status;
+}
+
+/* Runs a statement; see the top of this file for when a dropped
+ * connection is re-established and the statement sent again. */
+static int execute(sy_store_pg *q, int id, const char *sql,
+                   const sy_pg_params *p, PGresult **res, const char *what)
+{
+    if (q->lost)
+        return sy_store_fail(&q->base, SY_EIO,
+                             "%s: %s: the connection was lost inside this "
+                             "batch and it could not be replayed", q->where,
+                             what);
+    bool resendable = (!q->in_tx || q->batch) && !(sql && q->in_tx &&
+                      (strncmp(sql, "COMMIT", 6) == 0 ||
+                       strncmp(sql, "ROLLBACK", 8) == 0));
+    int n = p ? p->n : 0;
+    const char *const *v = p ? p->v : NULL;
+    for (int attempt = 0;; attempt++) {
+        int status = SY_OK;
+        if (PQstatus(q->conn) == CONNECTION_BAD)
+            status = resendable ? reconnect(q) : SY_EIO;
+        if (status == SY_OK && attempt > 0 && q->batch)
+            status = replay(q);
+        if (status != SY_OK) {
+            if (q->batch)
+                q->lost = true;
+            return status == SY_EIO && !resendable
+                       ? sy_pg_fail(q, NULL, "%s", what)
+                       : status;
+        }
+        PGresult *r = send_once(q, id, sql, n, v);
+        if (succeeded(r)) {
+            if (q->batch)
+                status = sy_pg_journal_add(q, id, sql, p, rows_of(r));
+            if (res && status == SY_OK)
+                *res = r;
+            else
+                PQclear(r);
+            return status;
+        }
+        if (PQstatus(q->conn) != CONNECTION_BAD || !resendable ||
+            attempt > 0) {
+            status = r ? sy_pg_fail(q, r, "%s", what) : sy_pg_fail(q, NULL, "%s", what);
+            PQclear(r);
+            if (q->batch && PQstatus(q->conn) == CONNECTION_BAD)
+                q->lost = true;
+            return status;
+        }
+        PQclear(r);
+    }
+}
+
 int sy_pg_run(sy_store_pg *q, int id, const sy_pg_params *p, PGresult **res,
               const char *what)
 {
     if (res)
         *res = NULL;
-    int status = ensure_connected(q);
-    if (status == SY_OK)
-        status = prepare(q, id);
-    if (status != SY_OK)
-        return status;
-    char name[16];
-    snprintf(name, sizeof name, "sy%d", id);
-    PGresult *r = PQexecPrepared(q->conn, name, p ? p->n : 0,
-                                 p ? p->v : NULL, NULL, NULL, 0);
-    ExecStatusType st = PQresultStatus(r);
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        status = sy_pg_fail(q, r, "%s", what);
-        PQclear(r);
-        return status;
-    }
-    if (res)
-        *res = r;
-    else
-        PQclear(r);
-    return SY_OK;
+    return execute(q, id, NULL, p, res, what);
 }
 
 int sy_pg_exec(sy_store_pg *q, const char *sql, const char *what)
 {
-    int status = ensure_connected(q);
-    if (status != SY_OK)
-        return status;
-    PGresult *r = PQexec(q->conn, sql);
-    ExecStatusType st = PQresultStatus(r);
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-        status = sy_pg_fail(q, r, "%s", what);
-    PQclear(r);
-    return status;
+    return execute(q, -1, sql, NULL, NULL, what);
 }
 
 /* --- transactions ---------------------------------------------------------- */
 
 int sy_pg_transaction_begin(sy_store_pg *q, bool nested)
 {
-    return sy_pg_exec(q, nested ? "SAVEPOINT sy_op" : "BEGIN",
-                      nested ? "savepoint" : "begin");
+    if (nested)
+        return sy_pg_exec(q, "SAVEPOINT sy_op", "savepoint");
+    int status = sy_pg_exec(q, "BEGIN", "begin");
+    q->in_tx = status == SY_OK;
+    return status;
 }
 
 int sy_pg_transaction_end(sy_store_pg *q, bool nested, int status)
@@ -352,9 +440,11 @@ int sy_pg_transaction_end(sy_store_pg *q, bool nested, int status)
         sy_pg_exec(q, "ROLLBACK TO SAVEPOINT sy_op", "undo savepoint");
         return status;
     }
+    q->in_tx = false;
+    sy_pg_journal_clear(q);
     if (status == SY_OK) {
-        if ((status = ensure_connected(q)) != SY_OK)
-            return status;
+        if (PQstatus(q->conn) == CONNECTION_BAD)
+            return sy_pg_fail(q, NULL, "commit");
         PGresult *r = PQexec(q->conn, "COMMIT");
         if (PQresultStatus(r) != PGRES_COMMAND_OK)
             status = sy_pg_fail(q, r, "commit");
@@ -368,10 +458,8 @@ int sy_pg_transaction_end(sy_store_pg *q, bool nested, int status)
         return status;
     }
     if (PQstatus(q->conn) == CONNECTION_OK &&
-        PQtransactionStatus(q->conn) != PQTRANS_IDLE) {
-        PGresult *r = PQexec(q->conn, "ROLLBACK");
-        PQclear(r);
-    }
+        PQtransactionStatus(q->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(q->conn, "ROLLBACK"));
     return status;
 }
 

@@ -3,6 +3,8 @@
  *
  * Internal to store/.  The files, from the bottom up; each calls only
  * files above it in this list, never one below:
+ *   postgres_journal.c    the open batch's statements, kept to be sent
+ *                         again after a reconnect
  *   postgres_conn.c       the connection: connecting and reconnecting with
  *                         backoff, every statement's SQL prepared on first
  *                         use, PostgreSQL's errors as sy_status,
@@ -48,6 +50,32 @@ enum {
  * as the SQLite store's do (store.h). */
 enum { SY_PG_LIST_RUNS_L, SY_PG_LIST_OWNERS_L, SY_PG_CANCEL_L, SY_PG_LISTS };
 
+/* A statement's parameters as libpq takes them: text, NULL for SQL NULL.
+ * Numbers are formatted into the struct's own buffers. */
+#define SY_PG_MAX_PARAMS 16
+typedef struct sy_pg_params {
+    int n;
+    const char *v[SY_PG_MAX_PARAMS];
+    char num[SY_PG_MAX_PARAMS][24];
+} sy_pg_params;
+
+/* One statement of the open batch: a prepared one (id) with its
+ * parameters, or SQL text (sql); the rows it changed or returned. */
+typedef struct sy_pg_entry {
+    int id;
+    const char *sql;
+    struct {
+        int n;
+        const char *v[SY_PG_MAX_PARAMS];
+    } p;
+    int64_t changes;
+} sy_pg_entry;
+
+typedef struct sy_pg_journal {
+    sy_pg_entry **e;
+    size_t n, cap;
+} sy_pg_journal;
+
 /* The handle behind every sy_store this implementation opens. */
 typedef struct sy_store_pg {
     sy_store base; /* first: the handle is cast both ways */
@@ -57,11 +85,10 @@ typedef struct sy_store_pg {
     char *where;    /* "postgresql://user@host:port/db" for messages */
     bool prepared[SY_PG_COUNT];
     bool batch;     /* a batch (sy_store_begin) is open */
-    bool lost;      /* the connection dropped inside the open batch: its
-                       writes are gone, and commit says so */
+    bool in_tx;     /* a transaction (a batch's or the store's own) is open */
+    bool lost;      /* the connection dropped inside the open batch and its
+                       replay failed: its writes are gone, commit says so */
     bool listing[SY_PG_LISTS];
-    int64_t next_connect_ms; /* no reconnect attempt before this */
-    int backoff_ms;
     /* The last fence a write of the open batch was checked under: that
      * check took a share lock on the run's row, held to the end of the
      * batch, so no claim can move the run before then, and further task
@@ -72,6 +99,7 @@ typedef struct sy_store_pg {
         int64_t run_id, epoch;
         char owner[128]; /* a longer owner is never cached */
     } held;
+    sy_pg_journal journal; /* the open batch's statements */
 } sy_store_pg;
 
 static inline sy_store_pg *sy_pg_handle(sy_store *s)
@@ -79,17 +107,16 @@ static inline sy_store_pg *sy_pg_handle(sy_store *s)
     return (sy_store_pg *)s;
 }
 
-/* A statement's parameters as libpq takes them: text, NULL for SQL NULL.
- * Numbers are formatted into the struct's own buffers. */
-#define SY_PG_MAX_PARAMS 16
-typedef struct sy_pg_params {
-    int n;
-    const char *v[SY_PG_MAX_PARAMS];
-    char num[SY_PG_MAX_PARAMS][24];
-} sy_pg_params;
-
 void sy_pg_text(sy_pg_params *p, int i, const char *s);
 void sy_pg_int(sy_pg_params *p, int i, int64_t v);
+
+/* --- postgres_journal.c ----------------------------------------------------- */
+
+/* Appends a statement of the open batch (id, or sql when not NULL). */
+int sy_pg_journal_add(sy_store_pg *q, int id, const char *sql,
+                      const sy_pg_params *p, int64_t changes);
+void sy_pg_journal_clear(sy_store_pg *q);
+void sy_pg_journal_free(sy_store_pg *q);
 
 /* --- postgres_conn.c -------------------------------------------------------- */
 
@@ -103,9 +130,8 @@ int sy_pg_fail(sy_store_pg *q, const PGresult *res, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Runs statement `id` with `p`; on success *res (when not NULL) holds the
- * result, to PQclear.  A connection found broken before the statement is
- * re-established first (with backoff between tries) unless a batch is
- * open; the statement is never sent twice. */
+ * result, to PQclear.  A dropped connection is re-established and the
+ * statement sent again where that is safe (postgres_conn.c says when). */
 int sy_pg_run(sy_store_pg *q, int id, const sy_pg_params *p, PGresult **res,
               const char *what);
 

@@ -40,9 +40,7 @@ int sy_pg_commit(sy_store *s)
                          : SY_OK;
     q->batch = false;
     q->lost = false;
-    if (status != SY_OK)
-        return status;
-    return sy_pg_transaction_end(q, false, SY_OK);
+    return sy_pg_transaction_end(q, false, status);
 }
 
 void sy_pg_rollback(sy_store *s)

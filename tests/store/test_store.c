@@ -1231,6 +1231,73 @@ static void test_pg_concurrent_claims(void **state)
 }
 #endif
 
+#ifdef SY_HAVE_LIBPQ
+/* Ends every other session on the test database, as a server restart or
+ * a network cut would end the store's. */
+static void cut_connections(void)
+{
+    th_pg_exec(store_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                          " WHERE pid <> pg_backend_pid() AND datname = current_database()");
+    usleep(100 * 1000); /* the ended sessions' locks go with their processes */
+}
+
+/* A connection lost between statements, or inside a batch: the store
+ * reconnects, replays the batch so far, and nothing is lost. */
+static void test_pg_reconnects(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t id = make_run(f->s, 3, 1);
+    cut_connections();
+    sy_run_record r = get_run(f->s, id);
+    assert_int_equal(r.n_tasks, 3);
+    sy_run_record_clear(&r);
+
+    bool got;
+    OK(sy_store_claim_run(f->s, id, "h1", 9000, 10, NULL, 0, &got));
+    sy_store_fence h1 = {"h1", 1};
+    sy_task_record t = ready_task(0);
+    t.state = SY_TASK_COMPLETED;
+    OK(sy_store_begin(f->s));
+    OK(sy_store_update_task(f->s, id, &h1, 0, &t));
+    cut_connections();
+    t.idx = 1;
+    t.state = SY_TASK_READY;
+    OK(sy_store_update_task(f->s, id, &h1, 0, &t));
+    OK(sy_store_commit(f->s));
+    assert_two_updates(f->s, id);
+}
+
+/* A batch whose replay finds that another host took the run in between
+ * fails whole: none of its writes lands after the takeover. */
+static void test_pg_replay_refused_after_takeover(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t id = make_run(f->s, 3, 1);
+    bool got;
+    OK(sy_store_claim_run(f->s, id, "h1", 100, 10, NULL, 0, &got));
+    sy_store_fence h1 = {"h1", 1};
+    sy_task_record t = ready_task(0);
+    t.state = SY_TASK_COMPLETED;
+    OK(sy_store_begin(f->s));
+    OK(sy_store_update_task(f->s, id, &h1, 0, &t));
+    cut_connections();
+    sy_store *b = open_ok(store_url, NULL);
+    assert_int_equal(sy_store_claim_run(b, id, "h2", 9000, 200, NULL, 0, &got), SY_OK);
+    assert_true(got);
+    t.idx = 1;
+    assert_int_equal(sy_store_update_task(f->s, id, &h1, 0, &t), SY_EIO);
+    assert_contains(sy_store_errmsg(f->s), "another host wrote in between");
+    assert_int_equal(sy_store_commit(f->s), SY_EIO);
+    tasks c = list_tasks(f->s, id);
+    assert_int_equal(c.t[0].state, SY_TASK_NOT_STARTED);
+    assert_int_equal(c.t[1].state, SY_TASK_NOT_STARTED);
+    tasks_clear(&c);
+    sy_store_close(b);
+}
+#endif
+
 int main(void)
 {
 #define F(fn) cmocka_unit_test_setup_teardown(fn, setup_file, teardown)
@@ -1275,6 +1342,8 @@ int main(void)
     const struct CMUnitTest pg_tests[] = {
         P(test_pg_schema_version),
         P(test_pg_concurrent_claims),
+        P(test_pg_reconnects),
+        P(test_pg_replay_refused_after_takeover),
         P(test_definitions),
         P(test_create_run_and_tasks),
         P(test_create_run_edge_cases),
