@@ -34,6 +34,10 @@ static const struct {
     {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT"},
     {"serve", sy_cmd_serve, "[--exit-when-idle]",
      "the long-running host: runs submitted work, resumes after restarts"},
+    {"migrate", sy_cmd_migrate, "",
+     "create the store's tables, or bring them to this build's schema"},
+    {"gc", sy_cmd_gc, "--older-than DURATION [--batch N]",
+     "delete runs that ended longer ago than DURATION"},
 };
 
 static void usage(FILE *out)

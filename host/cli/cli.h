@@ -26,6 +26,8 @@ int sy_cmd_runs(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_graph(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
 
 /* Prints "switchyard: CMD: MSG" and returns SY_EXIT_USAGE. */
 int sy_cli_usage_error(const char *cmd, const char *fmt, ...)

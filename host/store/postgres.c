@@ -53,6 +53,7 @@ static const struct sy_store_ops pg_ops = {
     .update_run = sy_pg_update_run,
     .add_event = sy_pg_add_event,
     .list_events = sy_pg_list_events,
+    .delete_finished = sy_pg_delete_finished,
 };
 
 /* The libpq connection string for `target`, what followed the matched

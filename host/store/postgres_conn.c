@@ -149,6 +149,12 @@ static const char *const sql_text[SY_PG_COUNT] = {
     [SY_PG_RUN_HOLDER] = "SELECT owner, lease_epoch FROM runs WHERE id = $1",
     [SY_PG_TASK_TOKEN] =
         "SELECT fence, host FROM tasks WHERE run_id = $1 AND idx = $2",
+    /* Tasks and events go with their run (ON DELETE CASCADE); SKIP LOCKED
+     * leaves a run some host still holds a lock on for the next pass. */
+    [SY_PG_DELETE_FINISHED] =
+        "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE state >= 2"
+        " AND finished < $1 ORDER BY finished, id LIMIT $2"
+        " FOR UPDATE SKIP LOCKED)",
     [SY_PG_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                           " WHERE run_id = $1 ORDER BY id",
 };

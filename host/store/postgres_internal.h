@@ -43,6 +43,7 @@ enum {
     SY_PG_FLAG_CANCEL, SY_PG_CANCEL_REQUESTS,
     SY_PG_UPDATE_TASK, SY_PG_UPDATE_TASK_HELD, SY_PG_UPDATE_RUN,
     SY_PG_ADD_EVENT, SY_PG_LIST_EVENTS, SY_PG_RUN_HOLDER, SY_PG_TASK_TOKEN,
+    SY_PG_DELETE_FINISHED,
     SY_PG_COUNT
 };
 
@@ -180,6 +181,8 @@ int sy_pg_create_run(sy_store *s, const char *hash, const char *tenant,
                      const char *const *ns, int64_t now, int64_t *run_id);
 int sy_pg_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
 int sy_pg_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb, void *arg);
+int sy_pg_delete_finished(sy_store *s, int64_t before, size_t max,
+                          size_t *deleted);
 int sy_pg_update_run(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                      sy_run_state state, const char *error, int64_t now);
 

@@ -293,6 +293,26 @@ int sy_pg_fenced(sy_store_pg *q, int64_t run_id, const sy_store_fence *fence,
     return status;
 }
 
+int sy_pg_delete_finished(sy_store *s, int64_t before, size_t max,
+                          size_t *deleted)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (q->batch)
+        return sy_store_fail(s, SY_ESTATE,
+                             "delete_finished: called inside a batch");
+    sy_pg_params p = {0};
+    sy_pg_int(&p, 1, before);
+    sy_pg_int(&p, 2, (int64_t)max);
+    PGresult *r;
+    int status = sy_pg_run(q, SY_PG_DELETE_FINISHED, &p, &r,
+                           "delete finished runs");
+    if (status != SY_OK)
+        return status;
+    *deleted = (size_t)sy_pg_changes(r);
+    PQclear(r);
+    return SY_OK;
+}
+
 int sy_pg_update_run(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                      sy_run_state state, const char *error, int64_t now)
 {

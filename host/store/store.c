@@ -338,6 +338,18 @@ int sy_store_add_event(sy_store *s, int64_t run_id,
                              detail, now);
 }
 
+int sy_store_delete_finished(sy_store *s, int64_t before, size_t max,
+                             size_t *deleted)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, deleted, "delete_finished", "deleted is NULL");
+    NEED(s, max > 0 && max <= INT32_MAX, "delete_finished",
+         "max must be between 1 and 2147483647");
+    *deleted = 0;
+    return s->ops->delete_finished(s, before, max, deleted);
+}
+
 int sy_store_list_events(sy_store *s, int64_t run_id,
                          int (*cb)(void *arg, uint32_t idx, uint32_t attempt,
                                    const char *kind, const char *detail,

@@ -256,4 +256,14 @@ int sy_store_list_events(sy_store *s, int64_t run_id,
                                    int64_t at),
                          void *arg);
 
+/* --- retention ------------------------------------------------------------------ */
+
+/* Deletes at most `max` runs that ended (Completed, Failed or Cancelled)
+ * before `before`, oldest first, with their tasks and events, in one short
+ * transaction; *deleted says how many.  Definitions are kept.  Outside a
+ * batch (SY_ESTATE inside one).  Call it again until it deletes fewer
+ * than `max`: small batches keep each transaction's locks short. */
+int sy_store_delete_finished(sy_store *s, int64_t before, size_t max,
+                             size_t *deleted);
+
 #endif

@@ -27,12 +27,15 @@ stop_pg() { "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host"; }
 trap stop_pg EXIT
 sed -i "s|sqlite:var/switchyard.db|$url|" "$host/switchyard.cfg"
 cd "$host" || exit 1
-out=$("$SWITCHYARD" runs 2>&1)
+out=$("$SWITCHYARD" migrate 2>&1)
 case $out in
 *"not in this build"*)
     echo "1..0 # SKIP this build has no PostgreSQL store (configure found no libpq)"
     exit 0 ;;
 esac
+has "the store's schema is this build's" "migrate creates the tables on a new database"
+run migrate
+has "the store's schema is this build's" "migrate again: nothing to do"
 
 # A layered DAG of $1 layers of $2 tasks, each after the one above it;
 # `sleep` milliseconds each.
@@ -197,6 +200,18 @@ is Completed "$id" 'r["status"]' "the run completed"
 n=$(jget "$id" 'sum(1 for x in r["tasks"] if x["status"] != "Completed" or x["output"]["attempt"] != x["attempts"])')
 [ "$n" -eq 0 ]
 ok $? "every task Completed with its last attempt's result ($n not)"
+
+# --- retention -----------------------------------------------------------------------------
+finished=$(jget "$id" 'r' >/dev/null; "$SWITCHYARD" runs --all | awk 'NR > 1 && $2 != "Running" && $2 != "Pending"' | wc -l)
+run gc --older-than 30d
+has "removed 0 finished runs" "gc --older-than 30d keeps today's runs"
+run gc --older-than 0s --batch 7
+has "removed $finished finished runs" "gc --older-than 0s removes every finished run, 7 at a time ($finished)"
+run status "$id"
+rc_is 1 "a removed run is gone"
+run gc --older-than soon
+rc_is 2 "a bad duration is a usage error"
+has "gc: --older-than 'soon'" "naming the option"
 
 cd / && stop_pg && trap - EXIT
 cleanup_host

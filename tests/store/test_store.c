@@ -1024,6 +1024,58 @@ static void test_listing_from_a_callback(void **state)
     assert_int_equal(n.tasks, 5);
 }
 
+/* --- retention ---------------------------------------------------------------- */
+
+static void finish(sy_store *s, int64_t id, sy_run_state state, int64_t at)
+{
+    assert_int_equal(sy_store_begin(s), SY_OK);
+    assert_int_equal(sy_store_update_run(s, id, NULL, state, NULL, at), SY_OK);
+    assert_int_equal(sy_store_commit(s), SY_OK);
+}
+
+/* Runs that ended before the cutoff go, oldest first and at most `max` a
+ * call, with their tasks and events; live runs and later ones stay. */
+static void test_delete_finished(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t a = make_run(f->s, 2, 1), b = make_run(f->s, 1, 1),
+            c = make_run(f->s, 3, 1), live = make_run(f->s, 1, 1);
+    finish(f->s, a, SY_RUN_COMPLETED, 100);
+    finish(f->s, b, SY_RUN_FAILED, 300);
+    finish(f->s, c, SY_RUN_CANCELLED, 200);
+    OK(sy_store_add_event(f->s, a, NULL, 0, 0, 1, "failed", "x", 50));
+    size_t n = 99;
+    OK(sy_store_delete_finished(f->s, 100, 10, &n));
+    assert_int_equal(n, 0); /* "before" is strict */
+    OK(sy_store_delete_finished(f->s, 250, 1, &n));
+    assert_int_equal(n, 1);
+    sy_run_record r;
+    assert_int_equal(sy_store_get_run(f->s, a, &r), SY_ENOENT);
+    tasks t = {0};
+    assert_int_equal(sy_store_list_tasks(f->s, a, collect_task, &t), SY_ENOENT);
+    assert_int_equal(t.n, 0);
+    events e = {0};
+    assert_int_equal(sy_store_list_events(f->s, a, collect_event, &e), SY_ENOENT);
+    OK(sy_store_delete_finished(f->s, 250, 10, &n));
+    assert_int_equal(n, 1); /* c, ended at 200; b ended at 300 */
+    assert_int_equal(run_state(f->s, b), SY_RUN_FAILED);
+    OK(sy_store_delete_finished(f->s, 1000000, 10, &n));
+    assert_int_equal(n, 1);
+    assert_int_equal(run_state(f->s, live), SY_RUN_PENDING);
+    tasks left = list_tasks(f->s, live);
+    assert_int_equal(left.n, 1);
+    tasks_clear(&left);
+    char *def = NULL;
+    OK(sy_store_get_definition(f->s, HASH, &def)); /* definitions stay */
+    free(def);
+    OK(sy_store_begin(f->s));
+    assert_int_equal(sy_store_delete_finished(f->s, 1, 10, &n), SY_ESTATE);
+    sy_store_rollback(f->s);
+    assert_int_equal(sy_store_delete_finished(f->s, 1, 0, &n), SY_EINVAL);
+    assert_contains(sy_store_errmsg(f->s), "max");
+}
+
 /* --- durability and concurrency ------------------------------------------------------ */
 
 static void commit_two_updates(sy_store *s, int64_t id)
@@ -1325,6 +1377,7 @@ int main(void)
         F(test_events),
         F(test_list_runs),
         F(test_listing_from_a_callback),
+        F(test_delete_finished),
         F(test_durable_across_reopen),
         F(test_close_keeps_log_and_copies_it),
         F(test_survives_killed_process),
@@ -1360,6 +1413,7 @@ int main(void)
         P(test_events),
         P(test_list_runs),
         P(test_listing_from_a_callback),
+        P(test_delete_finished),
         P(test_durable_across_reopen),
     };
     size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
