@@ -381,10 +381,13 @@ static int execute(sy_store_pg *q, int id, const char *sql,
     const char *const *v = p ? p->v : NULL;
     for (int attempt = 0;; attempt++) {
         int status = SY_OK;
-        if (PQstatus(q->conn) == CONNECTION_BAD)
+        /* A new connection inside a batch has lost the batch's
+         * transaction: it is replayed before anything else is sent. */
+        if (PQstatus(q->conn) == CONNECTION_BAD) {
             status = resendable ? reconnect(q) : SY_EIO;
-        if (status == SY_OK && attempt > 0 && q->batch)
-            status = replay(q);
+            if (status == SY_OK && q->batch)
+                status = replay(q);
+        }
         if (status != SY_OK) {
             if (q->batch)
                 q->lost = true;

@@ -2,8 +2,8 @@
  * store.h -- the durable record of runs and tasks.
  *
  * One interface, two implementations: SQLite (store/sqlite.c, the embedded
- * default: one file, WAL) and PostgreSQL (several hosts on one database,
- * later).  The host owns all state: plugins never see the store.
+ * default: one file, WAL) and PostgreSQL (store/postgres.c: several hosts
+ * on one database; built with libpq).  The host owns all state: plugins never see the store.
  *
  * Threading: a sy_store handle is used by one thread at a time (the host's
  * loop thread); open one handle per thread otherwise.
@@ -125,7 +125,10 @@ void sy_task_record_clear(sy_task_record *t);
  *                            default (WAL, synchronous=NORMAL) survives a
  *                            killed process.
  *   "sqlite::memory:"        a throwaway store.
- *   "postgresql://..."       (not built yet: SY_ENOTSUP with a message)
+ *   "postgresql://...", "postgres://..."
+ *                            any libpq connection URI; "postgresql:" then a
+ *                            libpq keyword string.  A build without libpq
+ *                            refuses them with SY_ENOTSUP.
  * On failure returns a negative status with a one-line reason in err. */
 int sy_store_open(const char *url, const char *base_dir, sy_store **out,
                   char *err, size_t err_len);
