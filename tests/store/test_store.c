@@ -1250,6 +1250,43 @@ static void test_pg_schema_version(void **state)
     th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 1");
 }
 
+/* Hosts started together on a new database: each opens it (the first
+ * creates the schema under the advisory lock, the others wait and find it
+ * made), and the schema is made once. */
+static void test_pg_hosts_start_together(void **state)
+{
+    fx *f = *state;
+    sy_store_close(f->s);
+    f->s = NULL;
+    th_pg_reset(store_url);
+    fflush(NULL);
+    pid_t kids[6];
+    for (int i = 0; i < 6; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            char err[512];
+            if (sy_store_open(store_url, NULL, &child_store, err, sizeof err) != SY_OK) {
+                fprintf(stderr, "child %d: %s\n", i, err);
+                _exit(1);
+            }
+            sy_store_close(child_store);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < 6; i++) {
+        int status = 0;
+        assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    f->s = open_ok(store_url, NULL);
+    th_pg_exec(store_url, "DO $$ BEGIN IF (SELECT count(*) FROM switchyard_schema) <> 1"
+                          " THEN RAISE 'schema version recorded more than once'; END IF; END $$");
+    put_def(f->s);
+    make_run(f->s, 1, 1);
+}
+
 /* Several handles (hosts) at once: claims never block each other and
  * never hand one run to two of them. */
 static void test_pg_concurrent_claims(void **state)
@@ -1395,6 +1432,7 @@ int main(void)
     const struct CMUnitTest pg_tests[] = {
         P(test_pg_schema_version),
         P(test_pg_concurrent_claims),
+        P(test_pg_hosts_start_together),
         P(test_pg_reconnects),
         P(test_pg_replay_refused_after_takeover),
         P(test_definitions),
