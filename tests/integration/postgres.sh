@@ -1,8 +1,9 @@
 #!/bin/sh
 # Several `serve` hosts on one PostgreSQL database (a throwaway server,
 # tests/bin/pg-throwaway), with a 1s lease:
-#  - two hosts share runs submitted while they serve: every task completes
-#    exactly once (attempt counts and the ctl plugin's dispatch log);
+#  - two hosts (SY_PG_HOSTS) share runs submitted while they serve: every
+#    task completes exactly once (attempt counts and the ctl plugin's
+#    dispatch log);
 #  - kill -9 of a host mid-run: the other takes its run over and finishes
 #    it, and nothing completed runs again;
 #  - SIGSTOP of a host past its lease, then SIGCONT: its late results are
@@ -69,19 +70,22 @@ not_once() {
     done | awk '{ s += $1 } END { print s + 0 }'
 }
 
-# --- two hosts share the runs ---------------------------------------------------
+# --- several hosts share the runs -----------------------------------------------
 tasks=${SY_PG_TASKS:-2100}
+nhosts=${SY_PG_HOSTS:-2}
 runs=$((tasks / 150))
 layered shared 10 15 1
-"$SWITCHYARD" serve >"$host/a.log" 2>&1 &
-a=$!
-"$SWITCHYARD" serve >"$host/b.log" 2>&1 &
-b=$!
+pids=""
+for h in $(seq 1 "$nhosts"); do
+    "$SWITCHYARD" serve >"$host/h$h.log" 2>&1 &
+    pids="$pids $!"
+done
 ids=""
 start=$(date +%s.%N)
 for _ in $(seq 1 "$runs"); do
     run submit shared
     ids="$ids $(run_id)"
+    sleep 0.05 # spread over several polls of every host
 done
 for r in $ids; do
     wait_for "$r" 'r["status"]' Completed 600 || { echo "# run $r did not complete"; break; }
@@ -89,17 +93,23 @@ done
 secs=$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")
 n=$(not_once $ids)
 [ "$n" -eq 0 ]
-ok $? "$runs runs, $((runs * 150)) tasks on two hosts: every task Completed after one attempt ($n not, ${secs}s)"
+ok $? "$runs runs, $((runs * 150)) tasks on $nhosts hosts: every task Completed after one attempt ($n not, ${secs}s)"
 d=$(grep -c '^dispatch ' "$host/dispatch.log")
 [ "$d" -eq $((runs * 150)) ]
 ok $? "each task was dispatched once ($d dispatches for $((runs * 150)) tasks)"
-na=$(grep -c adopted "$host/a.log"); nb=$(grep -c adopted "$host/b.log")
-echo "# runs adopted: first host $na, second host $nb"
-[ $((na + nb)) -eq "$runs" ] && [ "$na" -gt 0 ] && [ "$nb" -gt 0 ]
-ok $? "both hosts took runs, and no run was taken twice"
-kill -TERM "$a" "$b"
-wait "$a" "$b"
-ok $? "both hosts drain and exit 0"
+total=0 idle=0 each=""
+for h in $(seq 1 "$nhosts"); do
+    c=$(grep -c adopted "$host/h$h.log")
+    each="$each $c"
+    total=$((total + c))
+    [ "$c" -eq 0 ] && idle=$((idle + 1))
+done
+echo "# runs adopted by each host:$each"
+[ "$total" -eq "$runs" ] && [ "$idle" -eq 0 ]
+ok $? "every host took runs, and no run was taken twice"
+kill -TERM $pids
+wait $pids
+ok $? "the hosts drain and exit 0"
 
 # --- kill -9 of a host mid-run ------------------------------------------------------
 layered killed 4 6 1000
