@@ -92,6 +92,45 @@ int sy_store_open(const char *url, const char *base_dir, sy_store **out,
     return driver->open(target, base_dir, out, err, err_len);
 }
 
+char *sy_store_redact(const char *url, char *out, size_t len)
+{
+    if (!len)
+        return out;
+    size_t o = 0;
+    const char *p = url ? url : "";
+    const char *scheme = strstr(p, "://");
+    const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+    const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+    while (*p && o + 1 < len) {
+        if (colon && p == colon + 1) { /* "user:PASSWORD@" */
+            for (const char *m = "***"; *m && o + 1 < len; m++)
+                out[o++] = *m;
+            p = at;
+            continue;
+        }
+        if (!scheme && strncmp(p, "password=", 9) == 0 &&
+            (p == url || p[-1] == ' ' || p[-1] == ':')) {
+            for (const char *m = "password=***"; *m && o + 1 < len; m++)
+                out[o++] = *m;
+            p += 9;
+            if (*p == '\'') { /* a quoted value */
+                for (p++; *p && *p != '\''; p++)
+                    if (*p == '\\' && p[1])
+                        p++;
+                if (*p)
+                    p++;
+            } else {
+                while (*p && *p != ' ')
+                    p++;
+            }
+            continue;
+        }
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
+    return out;
+}
+
 void sy_store_close(sy_store *s)
 {
     if (s)

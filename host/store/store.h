@@ -134,6 +134,11 @@ int sy_store_open(const char *url, const char *base_dir, sy_store **out,
                   char *err, size_t err_len);
 void sy_store_close(sy_store *s);
 
+/* `url` fit for a log or a message: a password in it (a URI's
+ * "user:PASSWORD@", a keyword string's "password=...") written as "***".
+ * Writes at most `len` bytes to `out` and returns it. */
+char *sy_store_redact(const char *url, char *out, size_t len);
+
 /* The reason for the last failure on this handle. */
 const char *sy_store_errmsg(const sy_store *s);
 

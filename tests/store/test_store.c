@@ -309,6 +309,27 @@ static void test_bad_urls(void **state)
     f->s = open_ok("sqlite:x.db?sync=normal", f->dir);
 }
 
+/* What logs and messages show of a store URL: never its password. */
+static void test_redact(void **state)
+{
+    (void)state;
+    char out[128];
+    assert_string_equal(sy_store_redact("postgresql://sy:s3cret@db:5432/sy?sslmode=require",
+                                        out, sizeof out),
+                        "postgresql://sy:***@db:5432/sy?sslmode=require");
+    assert_string_equal(sy_store_redact("postgres://sy@db/sy", out, sizeof out),
+                        "postgres://sy@db/sy");
+    assert_string_equal(sy_store_redact("postgresql:host=db password=s3cret dbname=sy",
+                                        out, sizeof out),
+                        "postgresql:host=db password=*** dbname=sy");
+    assert_string_equal(sy_store_redact("postgresql:password='a b\\' c' host=db",
+                                        out, sizeof out),
+                        "postgresql:password=*** host=db");
+    assert_string_equal(sy_store_redact("sqlite:var/sy.db", out, sizeof out),
+                        "sqlite:var/sy.db");
+    assert_string_equal(sy_store_redact("sqlite:var/sy.db", out, 7), "sqlite");
+}
+
 static void test_not_a_database(void **state)
 {
     fx *f = *state;
@@ -1396,6 +1417,7 @@ int main(void)
         F(test_open_migrate_reopen),
         F(test_newer_schema_refused),
         F(test_bad_urls),
+        cmocka_unit_test(test_redact),
         F(test_not_a_database),
         F(test_parent_directories_created),
         F(test_definitions),
