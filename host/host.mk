@@ -79,6 +79,17 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
+# The PostgreSQL store (its files listed in store/postgres_internal.h),
+# built when libpq is found.
+if HAVE_LIBPQ
+libsyhost_la_SOURCES += \
+	host/store/postgres.c host/store/postgres_internal.h \
+	host/store/postgres_journal.c host/store/postgres_conn.c \
+	host/store/postgres_schema.c \
+	host/store/postgres_runs.c host/store/postgres_ownership.c \
+	host/store/postgres_tasks.c
+endif
+
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
 # completions, runs (transitions, triggers), loading and recovery, leases and
 # serving, fenced writes and refusals, a lapsed lease, input contexts, timers

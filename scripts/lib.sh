@@ -4,6 +4,8 @@
 SY_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config \
 libconfig-dev libuv1-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev \
 libssl-dev libcmocka-dev libpq-dev libmimalloc-dev"
+# The PostgreSQL store's tests start a throwaway server from these.
+SY_PG_TEST_PACKAGES="postgresql-15"
 SY_TEST_PACKAGES="valgrind python3 mandoc"
 
 sy_say() { printf '==> %s\n' "$*" >&2; }

@@ -27,6 +27,8 @@ int sy_cmd_runs(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_graph(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_help(const sy_cli *cli, int argc, char **argv);
 

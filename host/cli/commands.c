@@ -66,8 +66,9 @@ static const sy_cli_command commands[] = {
      "             \"duration_ms\", \"n_tasks\", \"tasks\", \"error\"}\n"
      "Exit: 0.\n"},
     {"cancel", sy_cmd_cancel, "RUN_ID", "cancel a run",
-     "A Pending run no host holds is Cancelled at once; otherwise the\n"
-     "request is recorded and the host holding the run stops it.\n"
+     "A run no live host holds (Pending, released, or its host gone) is\n"
+     "ended at once: running tasks Cancelled, the run Cancelled.  Otherwise\n"
+     "the request is recorded and the host holding the run stops it.\n"
      "Exit: 0; 1 unknown or already ended.\n"},
     {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT",
      "Each task is labelled with the executor instance it routes to.\n"
@@ -75,8 +76,19 @@ static const sy_cli_command commands[] = {
     {"serve", sy_cmd_serve, "[--exit-when-idle]",
      "the long-running host: runs submitted work, resumes after restarts",
      "  --exit-when-idle  stop when nothing is left to do\n"
-     "The first SIGTERM or SIGINT drains; the second exits at once (130).\n"
+     "The first SIGTERM or SIGINT drains (at most shutdown_grace); the\n"
+     "second cancels the attempts in flight, their tasks back to Ready, and\n"
+     "exits 130; the third exits at once.  SIGHUP reloads the configuration.\n"
      "A workflow file with errors is reported and skipped; the others run.\n"},
+    {"migrate", sy_cmd_migrate, "",
+     "create the store's tables, or bring them to this build's schema",
+     "Under a lock, so that hosts starting together never migrate twice.\n"
+     "Exit: 0; 1 the store cannot be opened or migrated.\n"},
+    {"gc", sy_cmd_gc, "--older-than DURATION [--batch N]",
+     "delete runs that ended longer ago than DURATION",
+     "  --older-than DURATION  e.g. 30d; finished runs older than this go\n"
+     "  --batch N              runs deleted per transaction (default 500)\n"
+     "Exit: 0; 1 the store failed; 2 a bad option.\n"},
     {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
      "Also: switchyard COMMAND --help.  The manual: man switchyard.\n"},
 };

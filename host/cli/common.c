@@ -24,8 +24,9 @@ int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv)
     char err[512];
     if (store && sy_service_open_store(sv, err, sizeof err) != SY_OK) {
         const sy_config *c = &sv->setup.cfg;
-        fprintf(stderr, "%s:%d: error: store \"%s\": %s\n", c->path, c->store_line, c->store,
-                err);
+        char where[512];
+        fprintf(stderr, "%s:%d: error: store \"%s\": %s\n", c->path, c->store_line,
+                sy_store_redact(c->store, where, sizeof where), err);
         sy_service_close(sv);
         return SY_EXIT_USAGE;
     }

@@ -26,7 +26,9 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
         fprintf(stderr, "switchyard: serve: %s\n", err);
         rc = SY_EXIT_FAIL;
     } else {
-        sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner, sv.setup.cfg.store);
+        char where[512];
+        sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner,
+               sy_store_redact(sv.setup.cfg.store, where, sizeof where));
         int r = sy_service_run(&sv);
         if (r == 2) /* a third signal: leave now, the store is consistent */
             sy_service_leave(&sv, 130);

@@ -6,8 +6,11 @@
 #include <time.h>
 
 #include <jansson.h>
+#include <switchyard/sdk.h>
 
 #include "cli/common.h"
+#include "base/clock.h"
+#include "store/store.h"
 #include "service/runs.h"
 
 static void fmt_time(int64_t ms, char *buf, size_t len)
@@ -286,6 +289,68 @@ int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
                state == SY_RUN_CANCELLED ? "Cancelled" : "cancel requested; its host will stop it");
     } else {
         fprintf(stderr, "switchyard: cancel: run %lld: %s\n", (long long)id, err);
+        rc = SY_EXIT_FAIL;
+    }
+    sy_service_close(&sv);
+    return rc;
+}
+
+/* Opening a store creates its tables and migrates them to this build's
+ * schema (under a lock on PostgreSQL); `migrate` does only that, so that
+ * an operator can upgrade a shared database before starting new hosts. */
+int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv)
+{
+    if (argc != 0)
+        return sy_cli_usage_error("migrate", "unexpected argument '%s'", argv[0]);
+    sy_service sv;
+    int rc = sy_cli_open(cli, 0, true, &sv);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    printf("the store's schema is this build's\n");
+    sy_service_close(&sv);
+    return rc;
+}
+
+/* Finished runs are deleted a few hundred at a time, each batch its own
+ * short transaction, so that hosts writing meanwhile never wait long. */
+int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
+{
+    int64_t age = -1;
+    long batch = 500;
+    for (int i = 0; i < argc; i++) {
+        char why[256] = "must be a duration such as \"30d\"";
+        if (strcmp(argv[i], "--older-than") == 0 && i + 1 < argc) {
+            if (sy_sdk_duration_parse(argv[++i], &age, why, sizeof why) != SY_OK || age < 0)
+                return sy_cli_usage_error("gc", "--older-than '%s': %s", argv[i], why);
+        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
+            char *end;
+            batch = strtol(argv[++i], &end, 10);
+            if (*end || batch < 1 || batch > 100000)
+                return sy_cli_usage_error("gc", "--batch '%s': must be a number "
+                                          "from 1 to 100000", argv[i]);
+        } else {
+            return sy_cli_usage_error("gc", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (age < 0)
+        return sy_cli_usage_error("gc", "usage: switchyard gc --older-than DURATION "
+                                  "[--batch N]");
+    sy_service sv;
+    int rc = sy_cli_open(cli, 0, true, &sv);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    int64_t before = sy_clock_now_ms() - age;
+    size_t total = 0, n = 0;
+    int status;
+    do {
+        status = sy_store_delete_finished(sv.store, before, (size_t)batch, &n);
+        total += n;
+    } while (status == SY_OK && n == (size_t)batch);
+    if (status == SY_OK) {
+        printf("removed %zu finished run%s\n", total, total == 1 ? "" : "s");
+    } else {
+        fprintf(stderr, "switchyard: gc: %s (%zu runs removed before it)\n",
+                sy_store_errmsg(sv.store), total);
         rc = SY_EXIT_FAIL;
     }
     sy_service_close(&sv);

@@ -78,6 +78,8 @@ struct sy_store_ops {
                      const char *kind, const char *detail, int64_t now);
     int (*list_events)(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                        void *arg);
+    int (*delete_finished)(sy_store *s, int64_t before, size_t max,
+                           size_t *deleted);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's
@@ -106,5 +108,9 @@ struct sy_store_driver {
 
 /* store/sqlite.c: "sqlite:PATH", "sqlite::memory:". */
 extern const struct sy_store_driver sy_store_sqlite_driver;
+
+/* store/postgres.c: "postgresql://...", "postgres://...", or any libpq
+ * connection string after "postgresql:" (built with libpq only). */
+extern const struct sy_store_driver sy_store_postgres_driver;
 
 #endif

@@ -249,6 +249,7 @@ static const struct sy_store_ops sqlite_ops = {
     .update_run = sy_sqlite_update_run,
     .add_event = sy_sqlite_add_event,
     .list_events = sy_sqlite_list_events,
+    .delete_finished = sy_sqlite_delete_finished,
 };
 
 

@@ -38,6 +38,7 @@ enum {
     SY_SQL_FLAG_CANCEL, SY_SQL_CANCEL_REQUESTS,
     SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_TASK_HELD, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
     SY_SQL_LIST_EVENTS, SY_SQL_RUN_HOLDER, SY_SQL_TASK_TOKEN,
+    SY_SQL_DELETE_FINISHED,
     SY_SQL_COUNT
 };
 
@@ -157,6 +158,8 @@ int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
 int sy_sqlite_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
 int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
                         void *arg);
+int sy_sqlite_delete_finished(sy_store *s, int64_t before, size_t max,
+                              size_t *deleted);
 int sy_sqlite_update_run(sy_store *s, int64_t run_id,
                          const sy_store_fence *fence, sy_run_state state,
                          const char *error, int64_t now);

@@ -269,6 +269,24 @@ int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
     return status;
 }
 
+int sy_sqlite_delete_finished(sy_store *s, int64_t before, size_t max,
+                              size_t *deleted)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (in_tx(q))
+        return sy_store_fail(s, SY_ESTATE,
+                             "delete_finished: called inside a batch");
+    sqlite3_stmt *st = q->st[SY_SQL_DELETE_FINISHED];
+    int rc = sqlite3_bind_int64(st, 1, before);
+    keep(&rc, sqlite3_bind_int64(st, 2, (int64_t)max));
+    if (rc != SQLITE_OK)
+        return sy_sqlite_fail_reset(q, st, rc, "delete finished runs");
+    int status = sy_sqlite_step_done(q, st, "delete finished runs");
+    if (status == SY_OK)
+        *deleted = (size_t)sqlite3_changes(q->db);
+    return status;
+}
+
 int sy_sqlite_update_run(sy_store *s, int64_t run_id,
                          const sy_store_fence *fence, sy_run_state state,
                          const char *error, int64_t now)

@@ -127,6 +127,10 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_RUN_HOLDER] = "SELECT owner, lease_epoch FROM runs WHERE id = ?1",
     [SY_SQL_TASK_TOKEN] =
         "SELECT fence, host FROM tasks WHERE run_id = ?1 AND idx = ?2",
+    /* Tasks and events go with their run (ON DELETE CASCADE). */
+    [SY_SQL_DELETE_FINISHED] =
+        "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE state >= 2"
+        " AND finished < ?1 ORDER BY finished, id LIMIT ?2)",
     [SY_SQL_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                            " WHERE run_id = ?1 ORDER BY id",
 };

@@ -15,21 +15,27 @@
 static const char accepted_forms[] =
     "use \"sqlite:PATH\", \"sqlite::memory:\" or \"postgresql://...\"";
 
+#ifndef SY_HAVE_LIBPQ
 static const char *const postgres_prefixes[] = {
     "postgresql://", "postgres://", NULL,
 };
 
-/* Known by name before it is written, so that its URLs are told "not
- * built yet" rather than "unknown kind of store". */
+/* A build without libpq still knows the URLs, so that they are told "not
+ * built" rather than "unknown kind of store". */
 static const struct sy_store_driver postgres_not_built = {
     .name = "PostgreSQL",
     .prefixes = postgres_prefixes,
     .open = NULL,
 };
+#endif
 
 static const struct sy_store_driver *const drivers[] = {
     &sy_store_sqlite_driver,
+#ifdef SY_HAVE_LIBPQ
+    &sy_store_postgres_driver,
+#else
     &postgres_not_built,
+#endif
 };
 
 /* The driver serving `url`, and in *target what follows its prefix; NULL
@@ -80,10 +86,49 @@ int sy_store_open(const char *url, const char *base_dir, sy_store **out,
     if (!driver)
         return unknown_url(url, err, err_len);
     if (!driver->open) {
-        sy_errf(err, err_len, "the %s store is not built yet", driver->name);
+        sy_errf(err, err_len, "the %s store is not in this build (configure found no libpq: apt-get install libpq-dev)", driver->name);
         return SY_ENOTSUP;
     }
     return driver->open(target, base_dir, out, err, err_len);
+}
+
+char *sy_store_redact(const char *url, char *out, size_t len)
+{
+    if (!len)
+        return out;
+    size_t o = 0;
+    const char *p = url ? url : "";
+    const char *scheme = strstr(p, "://");
+    const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+    const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+    while (*p && o + 1 < len) {
+        if (colon && p == colon + 1) { /* "user:PASSWORD@" */
+            for (const char *m = "***"; *m && o + 1 < len; m++)
+                out[o++] = *m;
+            p = at;
+            continue;
+        }
+        if (!scheme && strncmp(p, "password=", 9) == 0 &&
+            (p == url || p[-1] == ' ' || p[-1] == ':')) {
+            for (const char *m = "password=***"; *m && o + 1 < len; m++)
+                out[o++] = *m;
+            p += 9;
+            if (*p == '\'') { /* a quoted value */
+                for (p++; *p && *p != '\''; p++)
+                    if (*p == '\\' && p[1])
+                        p++;
+                if (*p)
+                    p++;
+            } else {
+                while (*p && *p != ' ')
+                    p++;
+            }
+            continue;
+        }
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
+    return out;
 }
 
 void sy_store_close(sy_store *s)
@@ -330,6 +375,18 @@ int sy_store_add_event(sy_store *s, int64_t run_id,
     NEED(s, !fence || fence->owner, "add_event", "a fence names its owner");
     return s->ops->add_event(s, run_id, fence, token, idx, attempt, kind,
                              detail, now);
+}
+
+int sy_store_delete_finished(sy_store *s, int64_t before, size_t max,
+                             size_t *deleted)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, deleted, "delete_finished", "deleted is NULL");
+    NEED(s, max > 0 && max <= INT32_MAX, "delete_finished",
+         "max must be between 1 and 2147483647");
+    *deleted = 0;
+    return s->ops->delete_finished(s, before, max, deleted);
 }
 
 int sy_store_list_events(sy_store *s, int64_t run_id,

@@ -2,8 +2,8 @@
  * store.h -- the durable record of runs and tasks.
  *
  * One interface, two implementations: SQLite (store/sqlite.c, the embedded
- * default: one file, WAL) and PostgreSQL (several hosts on one database,
- * later).  The host owns all state: plugins never see the store.
+ * default: one file, WAL) and PostgreSQL (store/postgres.c: several hosts
+ * on one database; built with libpq).  The host owns all state: plugins never see the store.
  *
  * Threading: a sy_store handle is used by one thread at a time (the host's
  * loop thread); open one handle per thread otherwise.
@@ -125,11 +125,19 @@ void sy_task_record_clear(sy_task_record *t);
  *                            default (WAL, synchronous=NORMAL) survives a
  *                            killed process.
  *   "sqlite::memory:"        a throwaway store.
- *   "postgresql://..."       (not built yet: SY_ENOTSUP with a message)
+ *   "postgresql://...", "postgres://..."
+ *                            any libpq connection URI; "postgresql:" then a
+ *                            libpq keyword string.  A build without libpq
+ *                            refuses them with SY_ENOTSUP.
  * On failure returns a negative status with a one-line reason in err. */
 int sy_store_open(const char *url, const char *base_dir, sy_store **out,
                   char *err, size_t err_len);
 void sy_store_close(sy_store *s);
+
+/* `url` fit for a log or a message: a password in it (a URI's
+ * "user:PASSWORD@", a keyword string's "password=...") written as "***".
+ * Writes at most `len` bytes to `out` and returns it. */
+char *sy_store_redact(const char *url, char *out, size_t len);
 
 /* The reason for the last failure on this handle. */
 const char *sy_store_errmsg(const sy_store *s);
@@ -255,5 +263,15 @@ int sy_store_list_events(sy_store *s, int64_t run_id,
                                    const char *kind, const char *detail,
                                    int64_t at),
                          void *arg);
+
+/* --- retention ------------------------------------------------------------------ */
+
+/* Deletes at most `max` runs that ended (Completed, Failed or Cancelled)
+ * before `before`, oldest first, with their tasks and events, in one short
+ * transaction; *deleted says how many.  Definitions are kept.  Outside a
+ * batch (SY_ESTATE inside one).  Call it again until it deletes fewer
+ * than `max`: small batches keep each transaction's locks short. */
+int sy_store_delete_finished(sy_store *s, int64_t before, size_t max,
+                             size_t *deleted);
 
 #endif

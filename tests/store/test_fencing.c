@@ -2,7 +2,9 @@
  * token to token as attempts start, one writer at a time, and every write
  * of a task and every event about it lands only while the row holds the
  * writer's token and the run the writer's claim, checked in the write's
- * own statement. */
+ * own statement.  Each test but the SQLite migration's runs on both stores:
+ * SQLite, then PostgreSQL on a throwaway server when this build has
+ * libpq (two connections standing for two hosts). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +17,9 @@
 #include <string.h>
 
 #include "../helpers.h"
+#ifdef SY_HAVE_LIBPQ
+#include "../helpers_pg.h"
+#endif
 #include "base/util.h"
 #include "store/store.h"
 
@@ -34,11 +39,14 @@ typedef struct {
             fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
     } while (0)
 
+/* The store the running test's handles open: set by its setup. */
+static const char *store_url = "sqlite:store.db";
+
 static sy_store *open_ok(const char *dir)
 {
     sy_store *s = NULL;
     char err[512] = "";
-    if (sy_store_open("sqlite:store.db", dir, &s, err, sizeof err) != SY_OK)
+    if (sy_store_open(store_url, dir, &s, err, sizeof err) != SY_OK)
         fail_msg("open: %s", err);
     return s;
 }
@@ -60,10 +68,11 @@ static int64_t epoch_of(sy_store *s, int64_t run)
 }
 
 /* A run of two tasks claimed by h1 on handle a. */
-static int setup(void **state)
+static int setup_on(void **state, const char *url)
 {
     fx *f = calloc(1, sizeof *f);
     f->dir = th_mkdtemp();
+    store_url = url;
     f->a = open_ok(f->dir);
     f->b = open_ok(f->dir);
     static const char *const ids[] = {"x", "y"};
@@ -77,6 +86,19 @@ static int setup(void **state)
     *state = f;
     return 0;
 }
+
+static int setup(void **state)
+{
+    return setup_on(state, "sqlite:store.db");
+}
+
+#ifdef SY_HAVE_LIBPQ
+static int setup_pg(void **state)
+{
+    th_pg_reset(th_pg_url());
+    return setup_on(state, th_pg_url());
+}
+#endif
 
 static int teardown(void **state)
 {
@@ -361,7 +383,8 @@ static void test_migrates_schema_2(void **state)
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-    const struct CMUnitTest tests[] = {
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+    const struct CMUnitTest sqlite_tests[] = {
         T(test_start_and_complete),
         T(test_start_is_compare_and_set),
         T(test_token_checked_on_held_claim),
@@ -370,5 +393,27 @@ int main(void)
         T(test_takeover_moves_both_tokens),
         T(test_migrates_schema_2),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+#ifdef SY_HAVE_LIBPQ
+    const struct CMUnitTest pg_tests[] = {
+        P(test_start_and_complete),
+        P(test_start_is_compare_and_set),
+        P(test_token_checked_on_held_claim),
+        P(test_token_bounds),
+        P(test_events_follow_the_token),
+        P(test_takeover_moves_both_tokens),
+    };
+    size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
+#else
+    size_t n_pg = 0;
+#endif
+    /* One plan for the TAP driver: both stores' tests in one group. */
+    size_t n = SY_ARRAY_LEN(sqlite_tests);
+    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
+    memcpy(all, sqlite_tests, sizeof sqlite_tests);
+#ifdef SY_HAVE_LIBPQ
+    memcpy(all + n, pg_tests, n_pg * sizeof *all);
+#endif
+    int failed = _cmocka_run_group_tests("fencing", all, n + n_pg, NULL, NULL);
+    free(all);
+    return failed;
 }

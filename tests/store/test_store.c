@@ -1,5 +1,9 @@
-/* The durable store (SQLite): schema, runs and tasks, batches, claims,
- * cancellation, events, and what survives a close or a killed process. */
+/* The durable store: schema, runs and tasks, batches, claims,
+ * cancellation, events, and what survives a close or a killed process.
+ * Every test that is not about SQLite's file runs against both stores:
+ * SQLite, then PostgreSQL on a throwaway server (tests/helpers_pg.h) when
+ * this build has libpq; each PostgreSQL test starts from an empty
+ * database. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +19,9 @@
 #include <unistd.h>
 
 #include "../helpers.h"
+#ifdef SY_HAVE_LIBPQ
+#include "../helpers_pg.h"
+#endif
 #include "store/store.h"
 #include "base/util.h"
 
@@ -35,11 +42,16 @@ static sy_store *open_ok(const char *url, const char *base)
     return s;
 }
 
+/* The store the running test opens (and reopens, and opens a second
+ * handle on): set by its setup. */
+static const char *store_url = "sqlite:store.db";
+
 static int setup_file(void **state)
 {
     fx *f = calloc(1, sizeof *f);
     f->dir = th_mkdtemp();
-    f->s = open_ok("sqlite:store.db", f->dir);
+    store_url = "sqlite:store.db";
+    f->s = open_ok(store_url, f->dir);
     *state = f;
     return 0;
 }
@@ -62,10 +74,23 @@ static int teardown(void **state)
     return 0;
 }
 
+#ifdef SY_HAVE_LIBPQ
+static int setup_pg(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    f->dir = th_mkdtemp();
+    store_url = th_pg_url();
+    th_pg_reset(store_url);
+    f->s = open_ok(store_url, f->dir);
+    *state = f;
+    return 0;
+}
+#endif
+
 static void reopen(fx *f)
 {
     sy_store_close(f->s);
-    f->s = open_ok("sqlite:store.db", f->dir);
+    f->s = open_ok(store_url, f->dir);
 }
 
 #define OK(call)                                                              \
@@ -252,8 +277,17 @@ static void test_bad_urls(void **state)
         {"sqlite:x.db?journal=off", SY_EINVAL, "unknown option \"journal\""},
         {"sqlite:x.db?sync=full&busy_timeout=-1", SY_EINVAL, "busy_timeout"},
         {"sqlite:x.db?busy_timeout=", SY_EINVAL, "busy_timeout"},
-        {"postgresql://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not built yet"},
-        {"postgres://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not built yet"},
+#ifdef SY_HAVE_LIBPQ
+        /* Nothing listens on port 1; the password is never echoed. */
+        {"postgresql://u:secret@127.0.0.1:1/sy?connect_timeout=2", SY_EIO, "cannot connect"},
+        {"postgres://u:secret@127.0.0.1:1/sy", SY_EIO, "Connection refused"},
+        {"postgresql:host=127.0.0.1 port=1 password=secret", SY_EIO, "cannot connect"},
+        {"postgresql://u:secret@h/db?sslmode=sometimes", SY_EIO, "sslmode"},
+        {"postgresql:bogus_option=secret", SY_EINVAL, "bogus_option"},
+#else
+        {"postgresql://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not in this build"},
+        {"postgres://db.example/sy", SY_ENOTSUP, "the PostgreSQL store is not in this build"},
+#endif
     };
     for (size_t i = 0; i < SY_ARRAY_LEN(cases); i++) {
         sy_store *s = (sy_store *)&s;
@@ -273,6 +307,27 @@ static void test_bad_urls(void **state)
     f->s = open_ok("sqlite:x.db?sync=full&busy_timeout=100", f->dir);
     sy_store_close(f->s);
     f->s = open_ok("sqlite:x.db?sync=normal", f->dir);
+}
+
+/* What logs and messages show of a store URL: never its password. */
+static void test_redact(void **state)
+{
+    (void)state;
+    char out[128];
+    assert_string_equal(sy_store_redact("postgresql://sy:s3cret@db:5432/sy?sslmode=require",
+                                        out, sizeof out),
+                        "postgresql://sy:***@db:5432/sy?sslmode=require");
+    assert_string_equal(sy_store_redact("postgres://sy@db/sy", out, sizeof out),
+                        "postgres://sy@db/sy");
+    assert_string_equal(sy_store_redact("postgresql:host=db password=s3cret dbname=sy",
+                                        out, sizeof out),
+                        "postgresql:host=db password=*** dbname=sy");
+    assert_string_equal(sy_store_redact("postgresql:password='a b\\' c' host=db",
+                                        out, sizeof out),
+                        "postgresql:password=*** host=db");
+    assert_string_equal(sy_store_redact("sqlite:var/sy.db", out, sizeof out),
+                        "sqlite:var/sy.db");
+    assert_string_equal(sy_store_redact("sqlite:var/sy.db", out, 7), "sqlite");
 }
 
 static void test_not_a_database(void **state)
@@ -692,7 +747,7 @@ static void test_fencing_after_takeover(void **state)
 {
     fx *f = *state;
     put_def(f->s);
-    sy_store *s2 = open_ok("sqlite:store.db", f->dir);
+    sy_store *s2 = open_ok(store_url, f->dir);
     int64_t id = make_run(f->s, 2, 1);
     bool got = false;
     OK(sy_store_claim_run(f->s, id, "h1", 1000, 10, NULL, 0, &got));
@@ -990,6 +1045,58 @@ static void test_listing_from_a_callback(void **state)
     assert_int_equal(n.tasks, 5);
 }
 
+/* --- retention ---------------------------------------------------------------- */
+
+static void finish(sy_store *s, int64_t id, sy_run_state state, int64_t at)
+{
+    assert_int_equal(sy_store_begin(s), SY_OK);
+    assert_int_equal(sy_store_update_run(s, id, NULL, state, NULL, at), SY_OK);
+    assert_int_equal(sy_store_commit(s), SY_OK);
+}
+
+/* Runs that ended before the cutoff go, oldest first and at most `max` a
+ * call, with their tasks and events; live runs and later ones stay. */
+static void test_delete_finished(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t a = make_run(f->s, 2, 1), b = make_run(f->s, 1, 1),
+            c = make_run(f->s, 3, 1), live = make_run(f->s, 1, 1);
+    finish(f->s, a, SY_RUN_COMPLETED, 100);
+    finish(f->s, b, SY_RUN_FAILED, 300);
+    finish(f->s, c, SY_RUN_CANCELLED, 200);
+    OK(sy_store_add_event(f->s, a, NULL, 0, 0, 1, "failed", "x", 50));
+    size_t n = 99;
+    OK(sy_store_delete_finished(f->s, 100, 10, &n));
+    assert_int_equal(n, 0); /* "before" is strict */
+    OK(sy_store_delete_finished(f->s, 250, 1, &n));
+    assert_int_equal(n, 1);
+    sy_run_record r;
+    assert_int_equal(sy_store_get_run(f->s, a, &r), SY_ENOENT);
+    tasks t = {0};
+    assert_int_equal(sy_store_list_tasks(f->s, a, collect_task, &t), SY_ENOENT);
+    assert_int_equal(t.n, 0);
+    events e = {0};
+    assert_int_equal(sy_store_list_events(f->s, a, collect_event, &e), SY_ENOENT);
+    OK(sy_store_delete_finished(f->s, 250, 10, &n));
+    assert_int_equal(n, 1); /* c, ended at 200; b ended at 300 */
+    assert_int_equal(run_state(f->s, b), SY_RUN_FAILED);
+    OK(sy_store_delete_finished(f->s, 1000000, 10, &n));
+    assert_int_equal(n, 1);
+    assert_int_equal(run_state(f->s, live), SY_RUN_PENDING);
+    tasks left = list_tasks(f->s, live);
+    assert_int_equal(left.n, 1);
+    tasks_clear(&left);
+    char *def = NULL;
+    OK(sy_store_get_definition(f->s, HASH, &def)); /* definitions stay */
+    free(def);
+    OK(sy_store_begin(f->s));
+    assert_int_equal(sy_store_delete_finished(f->s, 1, 10, &n), SY_ESTATE);
+    sy_store_rollback(f->s);
+    assert_int_equal(sy_store_delete_finished(f->s, 1, 0, &n), SY_EINVAL);
+    assert_contains(sy_store_errmsg(f->s), "max");
+}
+
 /* --- durability and concurrency ------------------------------------------------------ */
 
 static void commit_two_updates(sy_store *s, int64_t id)
@@ -1141,14 +1248,176 @@ static void test_null_handle(void **state)
     sy_task_record_clear(NULL);
 }
 
+#ifdef SY_HAVE_LIBPQ
+/* PostgreSQL's own version of the schema tests: the version is a row, and
+ * a database made by a newer build is refused and left alone. */
+static void test_pg_schema_version(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t id = make_run(f->s, 2, 1000);
+    reopen(f);
+    sy_run_record r = get_run(f->s, id);
+    assert_int_equal(r.n_tasks, 2);
+    sy_run_record_clear(&r);
+    th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 7");
+    sy_store *s = (sy_store *)&s;
+    char err[512] = "";
+    assert_int_equal(sy_store_open(store_url, NULL, &s, err, sizeof err),
+                     SY_ENOTSUP);
+    assert_null(s);
+    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 1)");
+    assert_contains(err, "postgresql://");
+    th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 1");
+}
+
+/* Hosts started together on a new database: each opens it (the first
+ * creates the schema under the advisory lock, the others wait and find it
+ * made), and the schema is made once. */
+static void test_pg_hosts_start_together(void **state)
+{
+    fx *f = *state;
+    sy_store_close(f->s);
+    f->s = NULL;
+    th_pg_reset(store_url);
+    fflush(NULL);
+    pid_t kids[6];
+    for (int i = 0; i < 6; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            char err[512];
+            if (sy_store_open(store_url, NULL, &child_store, err, sizeof err) != SY_OK) {
+                fprintf(stderr, "child %d: %s\n", i, err);
+                _exit(1);
+            }
+            sy_store_close(child_store);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < 6; i++) {
+        int status = 0;
+        assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    f->s = open_ok(store_url, NULL);
+    th_pg_exec(store_url, "DO $$ BEGIN IF (SELECT count(*) FROM switchyard_schema) <> 1"
+                          " THEN RAISE 'schema version recorded more than once'; END IF; END $$");
+    put_def(f->s);
+    make_run(f->s, 1, 1);
+}
+
+/* Several handles (hosts) at once: claims never block each other and
+ * never hand one run to two of them. */
+static void test_pg_concurrent_claims(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t r[6];
+    for (int i = 0; i < 6; i++)
+        r[i] = make_run(f->s, 1, i);
+    sy_store *b = open_ok(store_url, NULL);
+    /* a's claim is uncommitted: SKIP LOCKED lets b take the others
+     * without waiting for it. */
+    int64_t got_a[8], got_b[8];
+    size_t na = 0, nb = 0;
+    OK(sy_store_begin(f->s));
+    OK(sy_store_claim_runs(f->s, "a", 500, 100, NULL, 0, 2, got_a, &na));
+    assert_int_equal(na, 2);
+    assert_int_equal(sy_store_claim_runs(b, "b", 500, 100, NULL, 0, 8, got_b, &nb),
+                     SY_OK);
+    assert_int_equal(nb, 4);
+    OK(sy_store_commit(f->s));
+    for (size_t i = 0; i < nb; i++)
+        for (size_t j = 0; j < na; j++)
+            assert_true(got_b[i] != got_a[j]);
+    nb = 0;
+    assert_int_equal(sy_store_claim_runs(b, "b", 500, 100, NULL, 0, 8, got_b, &nb),
+                     SY_OK);
+    assert_int_equal(nb, 0);
+    (void)r;
+    sy_store_close(b);
+}
+#endif
+
+#ifdef SY_HAVE_LIBPQ
+/* Ends every other session on the test database, as a server restart or
+ * a network cut would end the store's. */
+static void cut_connections(void)
+{
+    th_pg_exec(store_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                          " WHERE pid <> pg_backend_pid() AND datname = current_database()");
+    usleep(100 * 1000); /* the ended sessions' locks go with their processes */
+}
+
+/* A connection lost between statements, or inside a batch: the store
+ * reconnects, replays the batch so far, and nothing is lost. */
+static void test_pg_reconnects(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t id = make_run(f->s, 3, 1);
+    cut_connections();
+    sy_run_record r = get_run(f->s, id);
+    assert_int_equal(r.n_tasks, 3);
+    sy_run_record_clear(&r);
+
+    bool got;
+    OK(sy_store_claim_run(f->s, id, "h1", 9000, 10, NULL, 0, &got));
+    sy_store_fence h1 = {"h1", 1};
+    sy_task_record t = ready_task(0);
+    t.state = SY_TASK_COMPLETED;
+    OK(sy_store_begin(f->s));
+    OK(sy_store_update_task(f->s, id, &h1, 0, &t));
+    cut_connections();
+    t.idx = 1;
+    t.state = SY_TASK_READY;
+    OK(sy_store_update_task(f->s, id, &h1, 0, &t));
+    OK(sy_store_commit(f->s));
+    assert_two_updates(f->s, id);
+}
+
+/* A batch whose replay finds that another host took the run in between
+ * fails whole: none of its writes lands after the takeover. */
+static void test_pg_replay_refused_after_takeover(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    int64_t id = make_run(f->s, 3, 1);
+    bool got;
+    OK(sy_store_claim_run(f->s, id, "h1", 100, 10, NULL, 0, &got));
+    sy_store_fence h1 = {"h1", 1};
+    sy_task_record t = ready_task(0);
+    t.state = SY_TASK_COMPLETED;
+    OK(sy_store_begin(f->s));
+    OK(sy_store_update_task(f->s, id, &h1, 0, &t));
+    cut_connections();
+    sy_store *b = open_ok(store_url, NULL);
+    assert_int_equal(sy_store_claim_run(b, id, "h2", 9000, 200, NULL, 0, &got), SY_OK);
+    assert_true(got);
+    t.idx = 1;
+    assert_int_equal(sy_store_update_task(f->s, id, &h1, 0, &t), SY_EIO);
+    assert_contains(sy_store_errmsg(f->s), "another host wrote in between");
+    assert_int_equal(sy_store_commit(f->s), SY_EIO);
+    tasks c = list_tasks(f->s, id);
+    assert_int_equal(c.t[0].state, SY_TASK_NOT_STARTED);
+    assert_int_equal(c.t[1].state, SY_TASK_NOT_STARTED);
+    tasks_clear(&c);
+    sy_store_close(b);
+}
+#endif
+
 int main(void)
 {
 #define F(fn) cmocka_unit_test_setup_teardown(fn, setup_file, teardown)
 #define M(fn) {#fn " (memory)", fn, setup_memory, teardown, NULL}
-    const struct CMUnitTest tests[] = {
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+    const struct CMUnitTest sqlite_tests[] = {
         F(test_open_migrate_reopen),
         F(test_newer_schema_refused),
         F(test_bad_urls),
+        cmocka_unit_test(test_redact),
         F(test_not_a_database),
         F(test_parent_directories_created),
         F(test_definitions),
@@ -1167,6 +1436,7 @@ int main(void)
         F(test_events),
         F(test_list_runs),
         F(test_listing_from_a_callback),
+        F(test_delete_finished),
         F(test_durable_across_reopen),
         F(test_close_keeps_log_and_copies_it),
         F(test_survives_killed_process),
@@ -1180,5 +1450,44 @@ int main(void)
         M(test_events),
         cmocka_unit_test(test_null_handle),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+#ifdef SY_HAVE_LIBPQ
+    const struct CMUnitTest pg_tests[] = {
+        P(test_pg_schema_version),
+        P(test_pg_concurrent_claims),
+        P(test_pg_hosts_start_together),
+        P(test_pg_reconnects),
+        P(test_pg_replay_refused_after_takeover),
+        P(test_definitions),
+        P(test_create_run_and_tasks),
+        P(test_create_run_edge_cases),
+        P(test_batch_commit_and_rollback),
+        P(test_update_run_stamps),
+        P(test_claim_run),
+        P(test_claim_runs),
+        P(test_renew_release_owners),
+        P(test_fencing_after_takeover),
+        P(test_cancel_pending_unowned),
+        P(test_cancel_owned),
+        P(test_cancel_terminal_and_missing),
+        P(test_cancel_inside_batch),
+        P(test_events),
+        P(test_list_runs),
+        P(test_listing_from_a_callback),
+        P(test_delete_finished),
+        P(test_durable_across_reopen),
+    };
+    size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
+#else
+    size_t n_pg = 0;
+#endif
+    /* One plan for the TAP driver: both stores' tests in one group. */
+    size_t n = SY_ARRAY_LEN(sqlite_tests);
+    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
+    memcpy(all, sqlite_tests, sizeof sqlite_tests);
+#ifdef SY_HAVE_LIBPQ
+    memcpy(all + n, pg_tests, n_pg * sizeof *all);
+#endif
+    int failed = _cmocka_run_group_tests("store", all, n + n_pg, NULL, NULL);
+    free(all);
+    return failed;
 }

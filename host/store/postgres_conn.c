@@ -1,0 +1,482 @@
+/*
+ * store/postgres_conn.c -- the PostgreSQL store's connection: connecting
+ * and reconnecting, the SQL of every statement, running them, errors as
+ * sy_status, transactions and savepoints.
+ *
+ * Each statement is prepared on the connection the first time it runs and
+ * kept; a reconnect forgets them.  A statement that fails because the
+ * connection dropped (a server restart, a network cut) is sent again on a
+ * new connection, tried with a growing pause for up to RECONNECT_MS, when
+ * that is safe: outside any transaction, or inside a batch, whose
+ * statements so far are replayed first (postgres_journal.c).  It is not
+ * safe inside a transaction of the store's own (create_run's: the caller
+ * is told and may submit again) nor for a COMMIT, which may have landed:
+ * those fail with SY_EIO.
+ *
+ * States are stored as their sy_run_state / sy_task_state numbers
+ * (workflow/state.h): a run is live in 0 and 1, a task done from 3 up.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "store/postgres_internal.h"
+
+/* How long a lost connection is tried again before the store gives up;
+ * the host's lease (30 s by default) bounds what waiting longer could
+ * save. */
+#define RECONNECT_MS 30000
+
+#define RUN_COLS                                                              \
+    "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
+    "cancel_requested, created, started, finished, error, n_tasks, "          \
+    "lease_epoch"
+
+/* A fenced write's condition (store.h): the run is still held by the
+ * fence's claim.  FOR SHARE makes it hold until the write's transaction
+ * ends: a claim by another host (an UPDATE of the row) waits for the
+ * batch to commit, and a claim that committed first is seen (the lock
+ * reads the newest row version), so no write lands under a claim that was
+ * already taken over.  SQLite gets the same from its single writer. */
+#define FENCE(run, owner, epoch)                                              \
+    " (" owner "::text IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = "    \
+    run " AND owner = " owner " AND lease_epoch = " epoch " FOR SHARE))"
+
+/* The task-row write: every mutable column; a write that moves the
+ * attempt token on ($15 past the row's) starts an attempt, and the
+ * fence's owner ($13) is recorded as its host. */
+#define UPDATE_TASK_SET                                                       \
+    "UPDATE tasks SET state = $3, attempts = $4, failures = $5,"              \
+    " recoveries = $6, executor = $7, error = $8, output = $9,"              \
+    " ready_at = $10, started = $11, finished = $12,"                        \
+    " host = CASE WHEN $15 <> fence THEN $13::text ELSE host END,"            \
+    " fence = $15 WHERE run_id = $1 AND idx = $2"
+
+#define CLAIM_SET                                                             \
+    "UPDATE runs SET owner = $1, lease_until = $2,"                           \
+    " lease_epoch = lease_epoch + 1,"                                         \
+    " started = CASE WHEN state = 0 THEN $3 ELSE started END,"                \
+    " state = CASE WHEN state = 0 THEN 1 ELSE state END "
+/* A live run nobody holds: no owner, an expired lease, or a dead owner
+ * ($5, a text[]). */
+#define CLAIMABLE                                                             \
+    "state IN (0, 1) AND (owner IS NULL OR lease_until < $3"                  \
+    " OR owner = ANY ($5::text[]))"
+
+static const char *const sql_text[SY_PG_COUNT] = {
+    [SY_PG_PUT_DEF] =
+        "INSERT INTO definitions (hash, tenant, workflow, definition, created)"
+        " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (hash) DO NOTHING",
+    [SY_PG_GET_DEF] = "SELECT definition FROM definitions WHERE hash = $1",
+    /* No row when the definition is missing: a foreign-key error would
+     * abort the transaction it runs in. */
+    [SY_PG_INSERT_RUN] =
+        "INSERT INTO runs (hash, tenant, workflow, state, context, created,"
+        " n_tasks) SELECT $1, $2, $3, 0, $4, $5, $6 WHERE EXISTS"
+        " (SELECT 1 FROM definitions WHERE hash = $1) RETURNING id",
+    /* Every task row of a run in one round trip. */
+    [SY_PG_INSERT_TASKS] =
+        "INSERT INTO tasks (run_id, idx, task_id, ns)"
+        " SELECT $1, u.i - 1, u.t, u.n FROM unnest($2::text[], $3::text[])"
+        " WITH ORDINALITY AS u(t, n, i)",
+    [SY_PG_GET_RUN] = "SELECT " RUN_COLS " FROM runs WHERE id = $1",
+    /* LIMIT NULL is no limit. */
+    [SY_PG_LIST_RUNS] =
+        "SELECT " RUN_COLS " FROM runs ORDER BY id DESC LIMIT $1",
+    [SY_PG_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = $1",
+    [SY_PG_LIST_TASKS] =
+        "SELECT idx, task_id, ns, state, attempts, failures, recoveries,"
+        " executor, error, output, ready_at, started, finished, fence, host"
+        " FROM tasks WHERE run_id = $1 ORDER BY idx",
+    /* An UPDATE re-checks its WHERE on the newest row version after any
+     * wait, so of two hosts claiming one run, one gets it. */
+    [SY_PG_CLAIM_ONE] = CLAIM_SET "WHERE id = $4 AND " CLAIMABLE,
+    /* SKIP LOCKED: hosts claiming at once take different runs instead of
+     * queueing behind each other. */
+    [SY_PG_CLAIM_MANY] =
+        CLAIM_SET "WHERE id IN (SELECT id FROM runs WHERE " CLAIMABLE
+        " ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING id",
+    [SY_PG_LIST_OWNERS] =
+        "SELECT DISTINCT owner FROM runs WHERE state IN (0, 1)"
+        " AND owner IS NOT NULL ORDER BY owner",
+    /* An expired lease is left alone: another host may be claiming it. */
+    [SY_PG_RENEW] = "UPDATE runs SET lease_until = $2"
+                    " WHERE owner = $1 AND state IN (0, 1)"
+                    " AND lease_until >= $3 RETURNING id",
+    [SY_PG_RELEASE_OWNER] = "UPDATE runs SET owner = NULL, lease_until = 0"
+                            " WHERE owner = $1 AND state IN (0, 1)",
+    [SY_PG_RUN_STATE] =
+        "SELECT state, owner IS NULL FROM runs WHERE id = $1 FOR UPDATE",
+    [SY_PG_CANCEL_PENDING] =
+        "UPDATE runs SET state = 4, cancel_requested = 1, finished = $2,"
+        " error = 'cancelled before it started' WHERE id = $1",
+    [SY_PG_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = $2"
+                         " WHERE run_id = $1 AND state < 3",
+    [SY_PG_FLAG_CANCEL] = "UPDATE runs SET cancel_requested = 1 WHERE id = $1",
+    [SY_PG_CANCEL_REQUESTS] =
+        "SELECT id FROM runs WHERE owner = $1 AND cancel_requested = 1"
+        " AND state IN (0, 1) ORDER BY id",
+    /* $16 is the attempt token the writer holds; the row lock the UPDATE
+     * takes serializes two writers of one task, and the second re-checks
+     * the token on the first's row. */
+    [SY_PG_UPDATE_TASK] =
+        UPDATE_TASK_SET " AND ($13::text IS NULL OR fence = $16) AND"
+        FENCE("$1", "$13", "$14"),
+    /* The same for a run whose claim this batch has checked (and share-
+     * locked) already; the token is still checked, per task.  $14 (the
+     * epoch) is named only so that both statements take the same
+     * parameters. */
+    [SY_PG_UPDATE_TASK_HELD] =
+        UPDATE_TASK_SET " AND fence = $16 AND $14::bigint IS NOT NULL",
+    [SY_PG_UPDATE_RUN] =
+        "UPDATE runs SET"
+        " started = CASE WHEN $2 = 1 AND state <> 1 THEN $4 ELSE started END,"
+        " finished = CASE WHEN $2 >= 2 AND state < 2 THEN $4"
+        " ELSE finished END,"
+        " state = $2, error = $3 WHERE id = $1 AND ($5::text IS NULL OR"
+        " (owner = $5 AND lease_epoch = $6))",
+    [SY_PG_ADD_EVENT] =
+        "INSERT INTO events (run_id, idx, attempt, kind, detail, at)"
+        " SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM runs"
+        " WHERE id = $1) AND" FENCE("$1", "$7", "$8") " AND ($7::text IS NULL"
+        " OR EXISTS (SELECT 1 FROM tasks WHERE run_id = $1 AND idx = $2"
+        " AND fence = $9 FOR SHARE))",
+    [SY_PG_RUN_HOLDER] = "SELECT owner, lease_epoch FROM runs WHERE id = $1",
+    [SY_PG_TASK_TOKEN] =
+        "SELECT fence, host FROM tasks WHERE run_id = $1 AND idx = $2",
+    /* Tasks and events go with their run (ON DELETE CASCADE); SKIP LOCKED
+     * leaves a run some host still holds a lock on for the next pass. */
+    [SY_PG_DELETE_FINISHED] =
+        "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE state >= 2"
+        " AND finished < $1 ORDER BY finished, id LIMIT $2"
+        " FOR UPDATE SKIP LOCKED)",
+    [SY_PG_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
+                          " WHERE run_id = $1 ORDER BY id",
+};
+
+/* --- parameters ------------------------------------------------------------ */
+
+void sy_pg_text(sy_pg_params *p, int i, const char *s)
+{
+    p->v[i - 1] = s;
+    if (p->n < i)
+        p->n = i;
+}
+
+void sy_pg_int(sy_pg_params *p, int i, int64_t v)
+{
+    snprintf(p->num[i - 1], sizeof p->num[i - 1], "%lld", (long long)v);
+    sy_pg_text(p, i, p->num[i - 1]);
+}
+
+int64_t sy_pg_col_int(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? 0
+                                    : strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+int64_t sy_pg_changes(const PGresult *res)
+{
+    const char *n = PQcmdTuples((PGresult *)res);
+    return n && *n ? strtoll(n, NULL, 10) : 0;
+}
+
+/* --- errors ---------------------------------------------------------------- */
+
+static int map_state(const char *sqlstate, bool connection_bad)
+{
+    if (connection_bad || !sqlstate)
+        return SY_EIO;
+    if (strcmp(sqlstate, "40001") == 0 || strcmp(sqlstate, "40P01") == 0 ||
+        strcmp(sqlstate, "55P03") == 0)
+        return SY_EBUSY;
+    if (strncmp(sqlstate, "08", 2) == 0 || strncmp(sqlstate, "57", 2) == 0 ||
+        strncmp(sqlstate, "53", 2) == 0)
+        return SY_EIO;
+    if (strncmp(sqlstate, "22", 2) == 0 || strncmp(sqlstate, "23", 2) == 0)
+        return SY_EINVAL;
+    return SY_EINTERNAL;
+}
+
+int sy_pg_fail(sy_store_pg *q, const PGresult *res, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *msg = res ? PQresultErrorMessage(res) : "";
+    if (!msg || !*msg)
+        msg = q->conn ? PQerrorMessage(q->conn) : "no connection";
+    /* libpq's messages end in a newline and may go on with DETAIL lines:
+     * the first line is the reason. */
+    int len = (int)strcspn(msg, "\n");
+    snprintf(q->base.err, sizeof q->base.err, "%s: %s: %.*s", q->where, what,
+             len, msg);
+    bool bad = !q->conn || PQstatus(q->conn) == CONNECTION_BAD;
+    return map_state(res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL,
+                     bad);
+}
+
+/* --- connecting ------------------------------------------------------------ */
+
+static void describe(sy_store_pg *q)
+{
+    free(q->where);
+    const char *host = PQhost(q->conn);
+    q->where = sy_asprintf("postgresql://%s@%s:%s/%s", PQuser(q->conn),
+                           host && *host ? host : "localhost", PQport(q->conn),
+                           PQdb(q->conn));
+}
+
+/* Notices (a CREATE ... IF NOT EXISTS that found the table) are not the
+ * host's business. */
+static void quiet(void *arg, const PGresult *res)
+{
+    (void)arg;
+    (void)res;
+}
+
+int sy_pg_connect(sy_store_pg *q)
+{
+    if (q->conn)
+        PQfinish(q->conn);
+    memset(q->prepared, 0, sizeof q->prepared);
+    q->conn = PQconnectdb(q->conninfo);
+    if (!q->conn)
+        return sy_store_fail(&q->base, SY_ENOMEM, "%s: out of memory",
+                             q->where);
+    if (PQstatus(q->conn) != CONNECTION_OK) {
+        const char *msg = PQerrorMessage(q->conn);
+        int len = (int)strcspn(msg, "\n");
+        return sy_store_fail(&q->base, SY_EIO, "%s: cannot connect: %.*s",
+                             q->where, len, msg);
+    }
+    describe(q);
+    PQsetNoticeReceiver(q->conn, quiet, NULL);
+    return SY_OK;
+}
+
+static void pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A new connection for a dropped one, tried with a pause doubling from
+ * 100 ms to 2 s until RECONNECT_MS have passed.  This blocks the caller
+ * (the host's loop): tasks keep running in their executors, and their
+ * results wait in the queue until the store answers again. */
+static int reconnect(sy_store_pg *q)
+{
+    int64_t start = sy_clock_now_ms();
+    sy_log(SY_LOG_WARN, "store", "%s: connection lost; reconnecting",
+           q->where);
+    for (int tries = 1, wait = 100;; tries++) {
+        PQreset(q->conn);
+        memset(q->prepared, 0, sizeof q->prepared);
+        int64_t took = sy_clock_now_ms() - start;
+        if (PQstatus(q->conn) == CONNECTION_OK) {
+            PQsetNoticeReceiver(q->conn, quiet, NULL);
+            sy_log(SY_LOG_WARN, "store", "%s: reconnected after %d tries in "
+                   "%lld ms", q->where, tries, (long long)took);
+            return SY_OK;
+        }
+        if (took >= RECONNECT_MS)
+            return sy_store_fail(&q->base, SY_EIO,
+                                 "%s: connection lost; gave up reconnecting "
+                                 "after %d tries in %lld ms", q->where,
+                                 tries, (long long)took);
+        pause_ms(wait);
+        wait = wait < 1000 ? wait * 2 : 2000;
+    }
+}
+
+static int prepare(sy_store_pg *q, int id)
+{
+    if (q->prepared[id])
+        return SY_OK;
+    char name[16];
+    snprintf(name, sizeof name, "sy%d", id);
+    PGresult *r = PQprepare(q->conn, name, sql_text[id], 0, NULL);
+    int status = PQresultStatus(r) == PGRES_COMMAND_OK
+                     ? SY_OK
+                     : sy_pg_fail(q, r, "prepare statement %d", id);
+    PQclear(r);
+    q->prepared[id] = status == SY_OK;
+    return status;
+}
+
+/* Sends one statement (prepared `id`, or `sql` when not NULL) once. */
+static PGresult *send_once(sy_store_pg *q, int id, const char *sql, int n,
+                           const char *const *v)
+{
+    if (sql)
+        return PQexec(q->conn, sql);
+    if (prepare(q, id) != SY_OK)
+        return NULL;
+    char name[16];
+    snprintf(name, sizeof name, "sy%d", id);
+    return PQexecPrepared(q->conn, name, n, v, NULL, NULL, 0);
+}
+
+static bool succeeded(const PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    return r && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK);
+}
+
+/* Rows a statement changed or returned: what a replay must find again. */
+static int64_t rows_of(const PGresult *r)
+{
+    return PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r)
+                                                : sy_pg_changes(r);
+}
+
+/* On a new connection: the batch begun again and its statements so far
+ * sent again, each changing what it changed the first time. */
+static int replay(sy_store_pg *q)
+{
+    PGresult *r = PQexec(q->conn, "BEGIN");
+    int status = succeeded(r) ? SY_OK : sy_pg_fail(q, r, "begin again");
+    PQclear(r);
+    for (size_t i = 0; status == SY_OK && i < q->journal.n; i++) {
+        const sy_pg_entry *e = q->journal.e[i];
+        r = send_once(q, e->id, e->sql, e->p.n, e->p.v);
+        if (!succeeded(r))
+            status = sy_pg_fail(q, r, "replay the batch after a reconnect");
+        else if (rows_of(r) != e->changes)
+            status = sy_store_fail(&q->base, SY_EIO,
+                                   "%s: replay the batch after a reconnect: "
+                                   "statement %zu changed %lld rows, not "
+                                   "%lld (another host wrote in between)",
+                                   q->where, i + 1, (long long)rows_of(r),
+                                   (long long)e->changes);
+        PQclear(r);
+    }
+    if (status != SY_OK)
+        q->lost = true;
+    return status;
+}
+
+/* Runs a statement; see the top of this file for when a dropped
+ * connection is re-established and the statement sent again. */
+static int execute(sy_store_pg *q, int id, const char *sql,
+                   const sy_pg_params *p, PGresult **res, const char *what)
+{
+    if (q->lost)
+        return sy_store_fail(&q->base, SY_EIO,
+                             "%s: %s: the connection was lost inside this "
+                             "batch and it could not be replayed", q->where,
+                             what);
+    bool resendable = (!q->in_tx || q->batch) && !(sql && q->in_tx &&
+                      (strncmp(sql, "COMMIT", 6) == 0 ||
+                       strncmp(sql, "ROLLBACK", 8) == 0));
+    int n = p ? p->n : 0;
+    const char *const *v = p ? p->v : NULL;
+    for (int attempt = 0;; attempt++) {
+        int status = SY_OK;
+        /* A new connection inside a batch has lost the batch's
+         * transaction: it is replayed before anything else is sent. */
+        if (PQstatus(q->conn) == CONNECTION_BAD) {
+            status = resendable ? reconnect(q) : SY_EIO;
+            if (status == SY_OK && q->batch)
+                status = replay(q);
+        }
+        if (status != SY_OK) {
+            if (q->batch)
+                q->lost = true;
+            return status == SY_EIO && !resendable
+                       ? sy_pg_fail(q, NULL, "%s", what)
+                       : status;
+        }
+        PGresult *r = send_once(q, id, sql, n, v);
+        if (succeeded(r)) {
+            if (q->batch)
+                status = sy_pg_journal_add(q, id, sql, p, rows_of(r));
+            if (res && status == SY_OK)
+                *res = r;
+            else
+                PQclear(r);
+            return status;
+        }
+        if (PQstatus(q->conn) != CONNECTION_BAD || !resendable ||
+            attempt > 0) {
+            status = r ? sy_pg_fail(q, r, "%s", what) : sy_pg_fail(q, NULL, "%s", what);
+            PQclear(r);
+            if (q->batch && PQstatus(q->conn) == CONNECTION_BAD)
+                q->lost = true;
+            return status;
+        }
+        PQclear(r);
+    }
+}
+
+int sy_pg_run(sy_store_pg *q, int id, const sy_pg_params *p, PGresult **res,
+              const char *what)
+{
+    if (res)
+        *res = NULL;
+    return execute(q, id, NULL, p, res, what);
+}
+
+int sy_pg_exec(sy_store_pg *q, const char *sql, const char *what)
+{
+    return execute(q, -1, sql, NULL, NULL, what);
+}
+
+/* --- transactions ---------------------------------------------------------- */
+
+int sy_pg_transaction_begin(sy_store_pg *q, bool nested)
+{
+    if (nested)
+        return sy_pg_exec(q, "SAVEPOINT sy_op", "savepoint");
+    int status = sy_pg_exec(q, "BEGIN", "begin");
+    q->in_tx = status == SY_OK;
+    return status;
+}
+
+int sy_pg_transaction_end(sy_store_pg *q, bool nested, int status)
+{
+    if (nested) {
+        if (status == SY_OK)
+            return sy_pg_exec(q, "RELEASE SAVEPOINT sy_op", "release savepoint");
+        sy_pg_exec(q, "ROLLBACK TO SAVEPOINT sy_op", "undo savepoint");
+        return status;
+    }
+    q->in_tx = false;
+    sy_pg_journal_clear(q);
+    if (status == SY_OK) {
+        if (PQstatus(q->conn) == CONNECTION_BAD)
+            return sy_pg_fail(q, NULL, "commit");
+        PGresult *r = PQexec(q->conn, "COMMIT");
+        if (PQresultStatus(r) != PGRES_COMMAND_OK)
+            status = sy_pg_fail(q, r, "commit");
+        /* A COMMIT of a transaction that failed earlier answers ROLLBACK
+         * without an error: nothing was kept. */
+        else if (strcmp(PQcmdStatus(r), "COMMIT") != 0)
+            status = sy_store_fail(&q->base, SY_EIO,
+                                   "%s: commit: the transaction had failed; "
+                                   "nothing was written", q->where);
+        PQclear(r);
+        return status;
+    }
+    if (PQstatus(q->conn) == CONNECTION_OK &&
+        PQtransactionStatus(q->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(q->conn, "ROLLBACK"));
+    return status;
+}
+
+int sy_pg_list_enter(sy_store_pg *q, int which, const char *fn)
+{
+    if (q->listing[which])
+        return sy_store_fail(&q->base, SY_ESTATE,
+                             "%s: called from its own callback", fn);
+    q->listing[which] = true;
+    return SY_OK;
+}

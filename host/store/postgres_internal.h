@@ -1,0 +1,230 @@
+/*
+ * store/postgres_internal.h -- what the files of the PostgreSQL store share.
+ *
+ * Internal to store/.  The files, from the bottom up; each calls only
+ * files above it in this list, never one below:
+ *   postgres_journal.c    the open batch's statements, kept to be sent
+ *                         again after a reconnect
+ *   postgres_conn.c       the connection: connecting and reconnecting with
+ *                         backoff, every statement's SQL prepared on first
+ *                         use, PostgreSQL's errors as sy_status,
+ *                         transactions and savepoints
+ *   postgres_schema.c     the tables, their version, migrations under an
+ *                         advisory lock
+ *   postgres_runs.c       definitions and run rows: create, read, list,
+ *                         state changes, why a fenced write was refused
+ *   postgres_ownership.c  which host runs what: claims (FOR UPDATE SKIP
+ *                         LOCKED), leases, cancel requests
+ *   postgres_tasks.c      batches, task rows, the event log
+ *   postgres.c            the URL, opening and closing a handle, the
+ *                         driver table
+ *
+ * The semantics are the SQLite store's (store.h); where PostgreSQL's
+ * concurrency differs (several hosts write at once, not one writer at a
+ * time), the comment at the statement says how the same guarantee holds.
+ */
+#ifndef SY_STORE_POSTGRES_INTERNAL_H
+#define SY_STORE_POSTGRES_INTERNAL_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "store/driver.h"
+
+/* Every statement a handle prepares (on first use, again after a
+ * reconnect), by what it does; their SQL is in postgres_conn.c. */
+enum {
+    SY_PG_PUT_DEF, SY_PG_GET_DEF,
+    SY_PG_INSERT_RUN, SY_PG_INSERT_TASKS, SY_PG_GET_RUN, SY_PG_LIST_RUNS,
+    SY_PG_RUN_EXISTS, SY_PG_LIST_TASKS,
+    SY_PG_CLAIM_ONE, SY_PG_CLAIM_MANY, SY_PG_LIST_OWNERS, SY_PG_RENEW,
+    SY_PG_RELEASE_OWNER,
+    SY_PG_RUN_STATE, SY_PG_CANCEL_PENDING, SY_PG_SKIP_TASKS,
+    SY_PG_FLAG_CANCEL, SY_PG_CANCEL_REQUESTS,
+    SY_PG_UPDATE_TASK, SY_PG_UPDATE_TASK_HELD, SY_PG_UPDATE_RUN,
+    SY_PG_ADD_EVENT, SY_PG_LIST_EVENTS, SY_PG_RUN_HOLDER, SY_PG_TASK_TOKEN,
+    SY_PG_DELETE_FINISHED,
+    SY_PG_COUNT
+};
+
+/* The listings that refuse to be entered again from their own callback,
+ * as the SQLite store's do (store.h). */
+enum { SY_PG_LIST_RUNS_L, SY_PG_LIST_OWNERS_L, SY_PG_CANCEL_L, SY_PG_LISTS };
+
+/* A statement's parameters as libpq takes them: text, NULL for SQL NULL.
+ * Numbers are formatted into the struct's own buffers. */
+#define SY_PG_MAX_PARAMS 16
+typedef struct sy_pg_params {
+    int n;
+    const char *v[SY_PG_MAX_PARAMS];
+    char num[SY_PG_MAX_PARAMS][24];
+} sy_pg_params;
+
+/* One statement of the open batch: a prepared one (id) with its
+ * parameters, or SQL text (sql); the rows it changed or returned. */
+typedef struct sy_pg_entry {
+    int id;
+    const char *sql;
+    struct {
+        int n;
+        const char *v[SY_PG_MAX_PARAMS];
+    } p;
+    int64_t changes;
+} sy_pg_entry;
+
+typedef struct sy_pg_journal {
+    sy_pg_entry **e;
+    size_t n, cap;
+} sy_pg_journal;
+
+/* The handle behind every sy_store this implementation opens. */
+typedef struct sy_store_pg {
+    sy_store base; /* first: the handle is cast both ways */
+    PGconn *conn;
+    char *conninfo; /* what libpq was given; may hold a password, so it is
+                       never printed */
+    char *where;    /* "postgresql://user@host:port/db" for messages */
+    bool prepared[SY_PG_COUNT];
+    bool batch;     /* a batch (sy_store_begin) is open */
+    bool in_tx;     /* a transaction (a batch's or the store's own) is open */
+    bool lost;      /* the connection dropped inside the open batch and its
+                       replay failed: its writes are gone, commit says so */
+    bool listing[SY_PG_LISTS];
+    /* The last fence a write of the open batch was checked under: that
+     * check took a share lock on the run's row, held to the end of the
+     * batch, so no claim can move the run before then, and further task
+     * writes for that run and claim check only their attempt token.
+     * Cleared at every begin, end, and claim or release. */
+    struct {
+        bool valid;
+        int64_t run_id, epoch;
+        char owner[128]; /* a longer owner is never cached */
+    } held;
+    sy_pg_journal journal; /* the open batch's statements */
+} sy_store_pg;
+
+static inline sy_store_pg *sy_pg_handle(sy_store *s)
+{
+    return (sy_store_pg *)s;
+}
+
+void sy_pg_text(sy_pg_params *p, int i, const char *s);
+void sy_pg_int(sy_pg_params *p, int i, int64_t v);
+
+/* --- postgres_journal.c ----------------------------------------------------- */
+
+/* Appends a statement of the open batch (id, or sql when not NULL). */
+int sy_pg_journal_add(sy_store_pg *q, int id, const char *sql,
+                      const sy_pg_params *p, int64_t changes);
+void sy_pg_journal_clear(sy_store_pg *q);
+void sy_pg_journal_free(sy_store_pg *q);
+
+/* --- postgres_conn.c -------------------------------------------------------- */
+
+/* Connects q->conn from q->conninfo; sets q->where. */
+int sy_pg_connect(sy_store_pg *q);
+
+/* Records "<where>: <what>: <PostgreSQL's message>" in q->base.err and
+ * returns the matching sy_status (SY_EIO for a lost connection, SY_EBUSY
+ * for a serialization failure or deadlock). `res` may be NULL. */
+int sy_pg_fail(sy_store_pg *q, const PGresult *res, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Runs statement `id` with `p`; on success *res (when not NULL) holds the
+ * result, to PQclear.  A dropped connection is re-established and the
+ * statement sent again where that is safe (postgres_conn.c says when). */
+int sy_pg_run(sy_store_pg *q, int id, const sy_pg_params *p, PGresult **res,
+              const char *what);
+
+/* Runs SQL text once, unprepared and without parameters. */
+int sy_pg_exec(sy_store_pg *q, const char *sql, const char *what);
+
+/* Rows a write changed. */
+int64_t sy_pg_changes(const PGresult *res);
+
+/* Begins a transaction, or with `nested` a savepoint inside the open
+ * batch; ends it: kept when status is SY_OK, undone otherwise.  Returns
+ * status, or the failure to commit. */
+int sy_pg_transaction_begin(sy_store_pg *q, bool nested);
+int sy_pg_transaction_end(sy_store_pg *q, bool nested, int status);
+
+/* SY_ESTATE while listing `which` is running (a callback calling it
+ * again); otherwise marks it running until sy_pg_list_done. */
+int sy_pg_list_enter(sy_store_pg *q, int which, const char *fn);
+static inline void sy_pg_list_done(sy_store_pg *q, int which)
+{
+    q->listing[which] = false;
+}
+
+/* A column as C values: NULL for SQL NULL (text), 0 (numbers). */
+static inline char *sy_pg_col(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+int64_t sy_pg_col_int(const PGresult *r, int row, int col);
+
+/* --- postgres_schema.c ------------------------------------------------------ */
+
+/* Brings the database's schema up to this build's version under an
+ * advisory lock (or refuses one made by a newer build). */
+int sy_pg_migrate(sy_store_pg *q);
+
+/* --- the operations: each as its sy_store_ops entry in store/driver.h ---- */
+
+/* postgres_runs.c */
+int sy_pg_put_definition(sy_store *s, const char *hash, const char *tenant,
+                         const char *workflow, const char *definition);
+int sy_pg_get_definition(sy_store *s, const char *hash, char **out);
+int sy_pg_create_run(sy_store *s, const char *hash, const char *tenant,
+                     const char *workflow, const char *context,
+                     size_t n_tasks, const char *const *task_ids,
+                     const char *const *ns, int64_t now, int64_t *run_id);
+int sy_pg_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
+int sy_pg_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb, void *arg);
+int sy_pg_delete_finished(sy_store *s, int64_t before, size_t max,
+                          size_t *deleted);
+int sy_pg_update_run(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                     sy_run_state state, const char *error, int64_t now);
+
+/* After a fenced write changed nothing: SY_STORE_EFENCED when the run
+ * exists but `fence` no longer holds it, or task `idx` (SY_PG_NO_TASK for
+ * a run write) holds another attempt token than `token`; SY_ENOENT when
+ * there is no such row. */
+#define SY_PG_NO_TASK UINT32_MAX
+int sy_pg_fenced(sy_store_pg *q, int64_t run_id, const sy_store_fence *fence,
+                 uint32_t idx, int64_t token, const char *what);
+
+/* A text[] literal of `n` strings, malloc'd ("{}" for none); NULL when
+ * out of memory. */
+char *sy_pg_text_array(const char *const *v, size_t n);
+
+/* postgres_ownership.c */
+int sy_pg_claim_run(sy_store *s, int64_t run_id, const char *owner,
+                    int64_t lease_until, int64_t now,
+                    const char *const *stale, size_t n_stale, bool *claimed);
+int sy_pg_claim_runs(sy_store *s, const char *owner, int64_t lease_until,
+                     int64_t now, const char *const *stale, size_t n_stale,
+                     size_t max, int64_t *ids, size_t *n);
+int sy_pg_list_owners(sy_store *s, sy_store_owner_cb cb, void *arg);
+int sy_pg_renew(sy_store *s, const char *owner, int64_t lease_until,
+                int64_t now, sy_store_id_cb cb, void *arg);
+int sy_pg_release(sy_store *s, const char *owner);
+int sy_pg_request_cancel(sy_store *s, int64_t run_id, int64_t now);
+int sy_pg_cancel_requests(sy_store *s, const char *owner, sy_store_id_cb cb,
+                          void *arg);
+
+/* postgres_tasks.c */
+int sy_pg_begin(sy_store *s);
+int sy_pg_commit(sy_store *s);
+void sy_pg_rollback(sy_store *s);
+int sy_pg_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
+                     void *arg);
+int sy_pg_update_task(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                      int64_t token, const sy_task_record *t);
+int sy_pg_add_event(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                    int64_t token, uint32_t idx, uint32_t attempt,
+                    const char *kind, const char *detail, int64_t now);
+int sy_pg_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
+                      void *arg);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * store/postgres_schema.c -- the PostgreSQL store's tables and their
+ * version.
+ *
+ * The version is the one row of switchyard_schema.  Hosts started together
+ * on a new database would race to create the tables, so the whole check
+ * and every migration step run in one transaction under a transaction-
+ * level advisory lock: the second host waits, then finds the schema
+ * current.  DDL is transactional in PostgreSQL, so a step that fails
+ * leaves nothing half made.
+ *
+ * Indexes are partial on live states where they serve claims and
+ * renewals: finished runs pile up and must not grow what each claim scans
+ * (docs/operations.md, on retention and autovacuum).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/util.h"
+#include "store/postgres_internal.h"
+
+/* The advisory lock's key: "sy" and the schema's name, any constant no
+ * other application on the database is likely to use. */
+#define MIGRATION_LOCK "795518620018"
+
+/* Step i takes the schema from version i to i + 1.  Append only: a shipped
+ * step is never edited.  Version 1 here holds what SQLite's versions 1-3
+ * built up (fencing and attempt tokens included). */
+static const char *const migrations[] = {
+    "CREATE TABLE definitions ("
+    "  hash TEXT PRIMARY KEY,"
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  definition TEXT NOT NULL,"
+    "  created BIGINT NOT NULL);"
+    "CREATE TABLE runs ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  hash TEXT NOT NULL REFERENCES definitions(hash),"
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  state SMALLINT NOT NULL,"
+    "  context TEXT,"
+    "  owner TEXT,"
+    "  lease_until BIGINT NOT NULL DEFAULT 0,"
+    "  lease_epoch BIGINT NOT NULL DEFAULT 0,"
+    "  cancel_requested SMALLINT NOT NULL DEFAULT 0,"
+    "  created BIGINT NOT NULL,"
+    "  started BIGINT NOT NULL DEFAULT 0,"
+    "  finished BIGINT NOT NULL DEFAULT 0,"
+    "  error TEXT,"
+    "  n_tasks INTEGER NOT NULL);"
+    "CREATE INDEX runs_live ON runs (id) WHERE state IN (0, 1);"
+    "CREATE INDEX runs_owner ON runs (owner, lease_until)"
+    "  WHERE state IN (0, 1);"
+    "CREATE INDEX runs_finished ON runs (finished) WHERE state >= 2;"
+    "CREATE TABLE tasks ("
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  task_id TEXT NOT NULL,"
+    "  ns TEXT NOT NULL,"
+    "  state SMALLINT NOT NULL DEFAULT 0,"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  failures INTEGER NOT NULL DEFAULT 0,"
+    "  recoveries INTEGER NOT NULL DEFAULT 0,"
+    "  executor TEXT,"
+    "  error TEXT,"
+    "  output TEXT,"
+    "  ready_at BIGINT NOT NULL DEFAULT 0,"
+    "  started BIGINT NOT NULL DEFAULT 0,"
+    "  finished BIGINT NOT NULL DEFAULT 0,"
+    "  fence BIGINT NOT NULL DEFAULT 0,"
+    "  host TEXT,"
+    "  PRIMARY KEY (run_id, idx));"
+    "CREATE TABLE events ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  detail TEXT,"
+    "  at BIGINT NOT NULL);"
+    "CREATE INDEX events_run ON events (run_id, id);",
+};
+#define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
+
+static int read_version(sy_store_pg *q, int *version)
+{
+    PGresult *r = PQexec(q->conn, "SELECT max(version) FROM switchyard_schema");
+    int status = SY_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        status = sy_pg_fail(q, r, "read schema version");
+    else
+        *version = (int)sy_pg_col_int(r, 0, 0);
+    PQclear(r);
+    return status;
+}
+
+static int migrate_locked(sy_store_pg *q)
+{
+    int status = sy_pg_exec(q, "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK
+                               ")", "lock for migration");
+    if (status == SY_OK)
+        status = sy_pg_exec(q, "CREATE TABLE IF NOT EXISTS switchyard_schema"
+                               " (version INTEGER NOT NULL)",
+                            "create schema version table");
+    int version = 0;
+    if (status == SY_OK)
+        status = read_version(q, &version);
+    if (status == SY_OK && version > SCHEMA_VERSION)
+        return sy_store_fail(&q->base, SY_ENOTSUP,
+                             "%s: made by a newer switchyard (schema %d, this "
+                             "build knows %d)", q->where, version,
+                             SCHEMA_VERSION);
+    for (; status == SY_OK && version < SCHEMA_VERSION; version++) {
+        status = sy_pg_exec(q, migrations[version], "migrate schema");
+        char set[96];
+        snprintf(set, sizeof set,
+                 "DELETE FROM switchyard_schema;"
+                 " INSERT INTO switchyard_schema VALUES (%d)", version + 1);
+        if (status == SY_OK)
+            status = sy_pg_exec(q, set, "set schema version");
+    }
+    return status;
+}
+
+int sy_pg_migrate(sy_store_pg *q)
+{
+    int status = sy_pg_transaction_begin(q, false);
+    if (status != SY_OK)
+        return status;
+    return sy_pg_transaction_end(q, false, migrate_locked(q));
+}
