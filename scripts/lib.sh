@@ -5,6 +5,8 @@ SY_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config \
 libconfig-dev libuv1-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev \
 libssl-dev libcmocka-dev libpq-dev libmimalloc-dev"
 SY_TEST_PACKAGES="valgrind python3"
+# Only scripts/fuzz needs these (clang with libFuzzer): make check never does.
+SY_FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 
 sy_say() { printf '==> %s\n' "$*" >&2; }
 

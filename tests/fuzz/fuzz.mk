@@ -100,7 +100,7 @@ CLEANFILES += $(fuzz_programs)
 # Every corpus file, seeds and kept crashes alike, through its target.
 TESTS += tests/fuzz/replay.sh
 dist_check_SCRIPTS += tests/fuzz/replay.sh
-EXTRA_DIST += tests/fuzz/corpus scripts/fuzz \
+EXTRA_DIST += tests/fuzz/corpus tests/fuzz/lsan.supp scripts/fuzz \
 	tests/fuzz/glob.dict tests/fuzz/glob_diff.dict tests/fuzz/config.dict \
 	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict \
 	tests/fuzz/context.dict tests/fuzz/cron.dict tests/fuzz/duration.dict \
