@@ -6,7 +6,8 @@
  *
  * Input: the first line declares the parameters, words NAME:T where T is
  * s string, i int, f float, b bool, a array, g group, d duration, and a
- * trailing `!` makes one required (at most 8); the rest is the group in
+ * trailing `!` makes one required (at most 8, a repeated name ignored);
+ * the rest is the group in
  * libconfig syntax.  Properties: a group that passes the check converts,
  * and each declared parameter present reads as its type with SY_OK.
  */
@@ -60,6 +61,13 @@ static void read_spec(spec_set *s, char *line)
             continue;
         memcpy(s->names[s->n], w, (size_t)(colon - w));
         s->names[s->n][colon - w] = '\0';
+        /* The check goes by the first declaration of a name; a plugin
+         * declaring one twice is the descriptor's problem, not this. */
+        bool again = false;
+        for (size_t k = 0; k < s->n && !again; k++)
+            again = strcmp(s->names[k], s->names[s->n]) == 0;
+        if (again)
+            continue;
         s->v[s->n] = (sy_param_spec){
             .size = sizeof(sy_param_spec),
             .flags = colon[2] == '!' ? SY_PARAM_REQUIRED : 0,
