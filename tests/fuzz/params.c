@@ -7,8 +7,7 @@
  * Input: the first line declares the parameters, words NAME:T where T is
  * s string, i int, f float, b bool, a array, g group, d duration, and a
  * trailing `!` makes one required (at most 8, a repeated name ignored);
- * the rest is the group in
- * libconfig syntax.  Properties: a group that passes the check converts,
+ * the rest is the group in libconfig syntax.  Properties: a group that passes the check converts,
  * and each declared parameter present reads as its type with SY_OK.
  */
 #include "fuzz.h"
