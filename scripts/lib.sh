@@ -7,6 +7,8 @@ libssl-dev libcmocka-dev libpq-dev libmimalloc-dev"
 # The PostgreSQL store's tests start a throwaway server from these.
 SY_PG_TEST_PACKAGES="postgresql-15"
 SY_TEST_PACKAGES="valgrind python3 mandoc"
+# Only scripts/fuzz needs these (clang with libFuzzer): make check never does.
+SY_FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 
 sy_say() { printf '==> %s\n' "$*" >&2; }
 

@@ -163,6 +163,28 @@ static bool type_fits(const config_setting_t *e, const sy_param_spec *sp,
 }
 
 /* Formats one problem and reports it with the file and line of `at`. */
+/* The first string at or under `s` that JSON cannot hold (text that is not
+ * valid UTF-8), or NULL.  jansson is the judge: it refuses exactly the
+ * strings sy_sdk_json_from_setting could not convert. */
+static const config_setting_t *bad_text(const config_setting_t *s)
+{
+    if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+        json_t *t = json_string(config_setting_get_string(s));
+        json_decref(t);
+        return t ? NULL : s;
+    }
+    if (!config_setting_is_aggregate(s))
+        return NULL;
+    int n = config_setting_length(s);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *bad =
+            bad_text(config_setting_get_elem(s, (unsigned)i));
+        if (bad)
+            return bad;
+    }
+    return NULL;
+}
+
 static void problem(sy_sdk_problem_fn report, void *arg,
                     const config_setting_t *at, const char *fmt, ...)
     SY_PRINTF(4, 5);
@@ -203,8 +225,15 @@ int sy_sdk_params_check_setting(const config_setting_t *group,
             continue;
         }
         char why[256];
+        const config_setting_t *bad;
         if (!type_fits(e, sp, why, sizeof why)) {
             problem(report, arg, e, "%s: '%s': %s", what, name, why);
+            errors++;
+        } else if ((bad = bad_text(e))) {
+            /* The host keeps parameters as JSON: say so here, at the line,
+             * rather than fail the conversion later without one. */
+            problem(report, arg, bad, "%s: '%s': text that is not valid "
+                    "UTF-8", what, name);
             errors++;
         }
     }

@@ -58,6 +58,38 @@ static int parse_unit(const char **p, double *scale)
     return -1;
 }
 
+/* Larger durations are refused: a little under INT64_MAX milliseconds, so
+ * that sums and roundings near the limit cannot overflow. */
+#define DURATION_MAX_MS 9200000000000000000ULL
+
+/* One number as written: digits with at most one '.', at least one digit
+ * (strtod alone would take "0x10" or "1e3").  The whole part is read
+ * exactly as an integer (saturating above DURATION_MAX_MS), the fraction
+ * as a double below 1: a double sum of the components lost milliseconds
+ * above 2^53, so formatting a duration and reading it back changed it. */
+static int parse_number(const char **p, uint64_t *whole, double *frac)
+{
+    const char *q = *p;
+    uint64_t w = 0;
+    size_t digits = 0;
+    for (; isdigit((unsigned char)*q); q++, digits++)
+        w = w > DURATION_MAX_MS ? w : w * 10 + (uint64_t)(*q - '0');
+    *frac = 0;
+    if (*q == '.') {
+        const char *f = q++;
+        size_t n = strspn(q, "0123456789");
+        digits += n;
+        if (n)
+            *frac = strtod(f, NULL);
+        q += n;
+    }
+    if (digits == 0 || *q == '.')
+        return -1;
+    *whole = w;
+    *p = q;
+    return 0;
+}
+
 int sy_sdk_duration_parse(const char *s, int64_t *ms, char *err,
                           size_t err_len)
 {
@@ -66,7 +98,8 @@ int sy_sdk_duration_parse(const char *s, int64_t *ms, char *err,
         return SY_EINVAL;
     }
     const char *p = s;
-    double total = 0;
+    uint64_t total = 0; /* whole milliseconds, exact */
+    double part = 0;    /* the fractions' milliseconds, rounded at the end */
     while (*p) {
         if (!isdigit((unsigned char)*p) && *p != '.') {
             sy_sdk_errf(err, err_len, "bad duration \"%s\": expected a "
@@ -74,15 +107,12 @@ int sy_sdk_duration_parse(const char *s, int64_t *ms, char *err,
                         s);
             return SY_EINVAL;
         }
-        /* Plain decimal only: strtod alone would take "0x10" or "1e3". */
-        size_t span = strspn(p, "0123456789.");
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || (size_t)(end - p) != span) {
+        uint64_t whole;
+        double frac;
+        if (parse_number(&p, &whole, &frac) != 0) {
             sy_sdk_errf(err, err_len, "bad duration \"%s\"", s);
             return SY_EINVAL;
         }
-        p = end;
         double scale;
         if (!*p) {
             sy_sdk_errf(err, err_len, "bad duration \"%s\": missing unit "
@@ -94,12 +124,23 @@ int sy_sdk_duration_parse(const char *s, int64_t *ms, char *err,
                         "(use ms, s, m, h or d)", s);
             return SY_EINVAL;
         }
-        total += v * scale;
-        if (total > 9.2e18) {
+        uint64_t unit = (uint64_t)scale;
+        double fms = frac * scale; /* below one unit: exact enough */
+        uint64_t fwhole = (uint64_t)fms;
+        part += fms - (double)fwhole;
+        if (whole > DURATION_MAX_MS / unit ||
+            whole * unit > DURATION_MAX_MS - total ||
+            fwhole > DURATION_MAX_MS - total - whole * unit) {
             sy_sdk_errf(err, err_len, "bad duration \"%s\": too large", s);
             return SY_EINVAL;
         }
+        total += whole * unit + fwhole;
     }
-    *ms = (int64_t)llround(total);
+    uint64_t rounded = (uint64_t)llround(part);
+    if (rounded > DURATION_MAX_MS - total) {
+        sy_sdk_errf(err, err_len, "bad duration \"%s\": too large", s);
+        return SY_EINVAL;
+    }
+    *ms = (int64_t)(total + rounded);
     return SY_OK;
 }

@@ -42,8 +42,13 @@ void sy_diag_vadd(sy_diags *d, sy_diag_level level, const char *file,
         fputs("switchyard: out of memory recording a diagnostic\n", stderr);
         return;
     }
-    /* One diagnostic is one line, whatever a plugin put in its message. */
+    /* One diagnostic is one line, whatever a plugin put in its message
+     * and whatever a path written in a config file holds (`routes =
+     * "a\nb"` names a file that cannot exist, and says so on one line). */
     for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    for (char *p = f; p && *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
     d->v[d->n++] = (sy_diag){level, f, line, msg};

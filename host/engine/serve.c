@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/util.h"
@@ -96,12 +97,25 @@ static void claim_new(sy_engine *e)
     }
 }
 
+/* The next poll in poll_ms, give or take a fifth: hosts started together
+ * would otherwise poll in lockstep, the same one always first after each
+ * submit, taking every run while the others idle. */
+static uint64_t next_poll_ms(const sy_engine *e)
+{
+    double spread = 0.8 + 0.4 * drand48();
+    uint64_t ms = (uint64_t)((double)e->o.poll_ms * spread);
+    return ms ? ms : 1;
+}
+
 static void on_poll(uv_timer_t *t)
 {
     sy_engine *e = t->data;
+    if (e->drain)
+        return;
+    uv_timer_start(&e->poll, on_poll, next_poll_ms(e), 0);
     /* A host whose lease lapsed would claim its own runs again as if
      * nothing had happened: it takes no work until it came back. */
-    if (e->drain || sy_lease_lapsed(e, e->now()))
+    if (sy_lease_lapsed(e, e->now()))
         return;
     claim_new(e);
     sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
@@ -181,8 +195,12 @@ void sy_serve_init(sy_engine *e)
 
 void sy_serve_start(sy_engine *e)
 {
-    if (e->o.serve)
-        uv_timer_start(&e->poll, on_poll, 0, (uint64_t)e->o.poll_ms);
+    if (e->o.serve) {
+        /* Seeded by the process, so that hosts started together drift
+         * apart. */
+        srand48((long)getpid() ^ (long)uv_hrtime());
+        uv_timer_start(&e->poll, on_poll, 0, 0);
+    }
     uv_timer_start(&e->renew, on_renew, (uint64_t)e->o.lease_ms / 3,
                    (uint64_t)e->o.lease_ms / 3);
 }

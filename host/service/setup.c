@@ -147,7 +147,11 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
         e->call_timeout_ms = c->call_timeout_ms;
         e->max_task_ms = c->max_task_ms;
         if (!e->settings) {
-            sy_error(d, NULL, 0, "out of memory");
+            /* A plugin without declarations gets its settings unchecked:
+             * text that JSON cannot hold ends the conversion here. */
+            sy_error(d, c->file, c->line, "executor '%s': its settings "
+                     "cannot be held in JSON (text that is not valid "
+                     "UTF-8?)", c->name);
             return errors + 1;
         }
         int bad = bind_plugin(s, e, d);

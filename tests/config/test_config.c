@@ -357,6 +357,18 @@ static void test_missing_routes_file(void **state)
     EXPECT("absent.cfg", "error:");
 }
 
+/* A path with a newline (libconfig reads "\n") still gives one line. */
+static void test_newline_in_routes_path(void **state)
+{
+    fx *f = *state;
+    assert_true(open_cfg(f, "routes = \"a\\nb.cfg\";\n", 0) > 0);
+    EXPECT("a b.cfg", "error:");
+    char line[1024];
+    for (size_t i = 0; i < f->d.n; i++)
+        assert_null(strchr(sy_diag_format(&f->d.v[i], line, sizeof line),
+                           '\n'));
+}
+
 static void test_implicit_default_needs_thread(void **state)
 {
     fx *f = *state;
@@ -394,6 +406,7 @@ int main(void)
         T(test_limits),
         T(test_missing_routes_file),
         T(test_implicit_default_needs_thread),
+        T(test_newline_in_routes_path),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

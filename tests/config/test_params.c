@@ -33,6 +33,10 @@ static const struct {
     {"s", 0, 0},         {"5x", 0, 0},           {"-5s", 0, 0},
     {"5 s", 0, 0},       {"5sec", 0, 0},         {"1e99d", 0, 0},
     {"ms", 0, 0},        {"5s5", 0, 0},
+    /* Exact past 2^53 ms: a double sum read this one back 128 ms off. */
+    {"6751991170d4h17m23s968ms", 1, 583372037103443968LL},
+    {"0.4ms0.4ms", 1, 1}, {"1.s", 1, 1000},     {".s", 0, 0},
+    {"1.2.3s", 0, 0},    {"106752000000d", 0, 0},
 };
 
 static void test_duration_table(void **state)
@@ -221,6 +225,29 @@ static void test_check(void **state)
     config_destroy(&lc);
 }
 
+/* Text JSON cannot hold is refused by the check, at its line, so the
+ * conversion that follows never fails for it (the fuzz target found a
+ * list that passed and then did not convert). */
+static void test_check_utf8(void **state)
+{
+    (void)state;
+    static const sy_param_spec sp_cmd = {sizeof(sy_param_spec), 0, "cmd", SY_PARAM_ARRAY, NULL};
+    const sy_param_spec *const spec[] = {&sp_name, &sp_cmd, NULL};
+    config_t lc;
+    config_init(&lc);
+    assert_int_equal(config_read_string(&lc, "name = \"ok\";\n"
+                                             "cmd = [\"a\",\n \"b\xba\"];\n"),
+                     CONFIG_TRUE);
+    sy_diags d;
+    sy_diags_init(&d);
+    assert_int_equal(sy_params_check(config_root_setting(&lc), NULL, spec, "x", &d), 1);
+    assert_int_equal(d.v[0].line, 3);
+    assert_non_null(strstr(d.v[0].msg, "'cmd': text that is not valid UTF-8"));
+    assert_null(sy_sdk_json_from_setting(config_root_setting(&lc), NULL));
+    sy_diags_free(&d);
+    config_destroy(&lc);
+}
+
 /* --- complete() ------------------------------------------------------------- */
 
 static int completions;
@@ -308,6 +335,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_getters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arrays_and_groups, setup, teardown),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_check_utf8),
         cmocka_unit_test(test_complete_once),
         cmocka_unit_test(test_complete_bad_result),
         cmocka_unit_test(test_wake),
