@@ -95,6 +95,13 @@ struct sy_store {
 int sy_store_fail(sy_store *s, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Whether the run's row, read as (`owner`, `epoch`), is still held by
+ * `fence`'s claim: SY_OK, or SY_STORE_EFENCED with the reason (who holds
+ * it, under which claim) in s->err, for the write `what`.  Both backends
+ * explain a refused write the same way (store/driver.c). */
+int sy_store_fence_check(sy_store *s, const char *what, int64_t run_id, const char *owner,
+                         int64_t epoch, const sy_store_fence *fence);
+
 /* An implementation as store.c knows it. */
 struct sy_store_driver {
     const char *name;            /* "SQLite", in messages */

@@ -276,15 +276,8 @@ int sy_pg_fenced(sy_store_pg *q, int64_t run_id, const sy_store_fence *fence,
     }
     const char *owner = sy_pg_col(r, 0, 0);
     int64_t epoch = sy_pg_col_int(r, 0, 1);
-    bool holds = owner && strcmp(owner, fence->owner) == 0 &&
-                 epoch == fence->epoch;
-    if (!holds)
-        status = sy_store_fail(&q->base, SY_STORE_EFENCED,
-                               "%s: run %lld is held by %s (claim %lld), "
-                               "not by %s (claim %lld): not written",
-                               what, (long long)run_id,
-                               owner ? owner : "no host", (long long)epoch,
-                               fence->owner, (long long)fence->epoch);
+    status = sy_store_fence_check(&q->base, what, run_id, owner, epoch, fence);
+    bool holds = status == SY_OK;
     PQclear(r);
     if (holds && idx != SY_PG_NO_TASK)
         return task_fenced(q, run_id, idx, token, what);

@@ -251,16 +251,8 @@ int sy_sqlite_fenced(sy_store_sqlite *q, int64_t run_id,
                                     (long long)run_id);
     const char *owner = col_text(st, 0);
     int64_t epoch = sqlite3_column_int64(st, 1);
-    bool holds = owner && strcmp(owner, fence->owner) == 0 &&
-                 epoch == fence->epoch;
-    int status = SY_OK;
-    if (!holds)
-        status = sy_store_fail(&q->base, SY_STORE_EFENCED,
-                               "%s: run %lld is held by %s (claim %lld), "
-                               "not by %s (claim %lld): not written",
-                               what, (long long)run_id,
-                               owner ? owner : "no host", (long long)epoch,
-                               fence->owner, (long long)fence->epoch);
+    int status = sy_store_fence_check(&q->base, what, run_id, owner, epoch, fence);
+    bool holds = status == SY_OK;
     sqlite3_reset(st);
     if (holds && idx != SY_SQLITE_NO_TASK)
         return task_fenced(q, run_id, idx, token, what);
