@@ -93,6 +93,7 @@ check_LTLIBRARIES += tests/plugins/broken_late.la \
 	tests/plugins/broken_defer_negative.la \
 	tests/plugins/broken_spec_size.la \
 	tests/plugins/broken_input.la \
+	tests/plugins/broken_shared_result.la \
 	tests/plugins/deferring.la
 tests_plugins_broken_late_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_late_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_LATE -DPROMISE_NAME='"broken_late"'
@@ -146,6 +147,10 @@ tests_plugins_broken_input_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_input_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_INPUT -DPROMISE_NAME='"broken_input"'
 tests_plugins_broken_input_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
 tests_plugins_broken_input_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_shared_result_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_shared_result_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_SHARED_RESULT -DPROMISE_NAME='"broken_shared_result"'
+tests_plugins_broken_shared_result_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_shared_result_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_deferring_la_SOURCES = tests/plugins/promise.c
 tests_plugins_deferring_la_CPPFLAGS = $(SDK_CPPFLAGS) -DKEEP_DEFERRED -DPROMISE_NAME='"deferring"'
 tests_plugins_deferring_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread

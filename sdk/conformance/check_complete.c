@@ -1,6 +1,7 @@
 /*
  * check_complete.c -- every accepted submit completes exactly once, alone
- * and under 8 submitting threads, and submit() never blocks.
+ * and under 8 submitting threads, submit() never blocks, and a result
+ * stays the plugin's, unchanged, until complete() returns.
  */
 #include "checks.h"
 
@@ -133,4 +134,49 @@ kit_verdict kit_check_concurrency(kit_ctx *x, kit_report *r)
         return KIT_FAIL;
     return kit_pass(r, "%ld submits from %d threads, each completed once",
                     s.accepted, KIT_THREADS);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Results stay put until complete() returns                                */
+/* ------------------------------------------------------------------------ */
+
+/* Fewer submits than `concurrency`: each completion pauses on purpose. */
+#define STABLE_TARGET 1000
+
+kit_verdict kit_check_result_stable(kit_ctx *x, kit_report *r)
+{
+    kit_inst ki;
+    if (!kit_open(x, &ki, STABLE_TARGET * 10, r))
+        return KIT_FAIL;
+    ki.probe_stable = true;
+    kit_stress s = {0};
+    s.params = x->k->in.task;
+    s.target = kit_stress_target(x->k, STABLE_TARGET);
+    s.budget_ms = KIT_BUDGET_MS;
+    s.promised = -1;
+    kit_stress_run(&ki, &s);
+    if (s.refused > 0)
+        return kit_fail_refused(r, s.refused_status, s.refused_err);
+    if (s.accepted == 0)
+        return kit_fail(r, "no submit was accepted under 8 threads");
+    if (!kit_wait_all(&ki, KIT_DEADLINE_MS))
+        return kit_fail_undrained(&ki, r);
+    long unstable = atomic_load(&ki.unstable);
+    if (unstable > 0) {
+        char why[sizeof ki.unstable_why];
+        pthread_mutex_lock(&ki.lock);
+        snprintf(why, sizeof why, "%s", ki.unstable_why);
+        pthread_mutex_unlock(&ki.lock);
+        return kit_fail(r, "%ld of %ld results changed before complete() "
+                        "returned, so a task can get another task's output: "
+                        "%s; the result is yours until complete() returns: "
+                        "give each task its own buffer, or hold your lock "
+                        "from writing it until complete() returns",
+                        unstable, atomic_load(&ki.completed), why);
+    }
+    note_threads(&ki, r);
+    if (!kit_close(&ki, r))
+        return KIT_FAIL;
+    return kit_pass(r, "%ld results from %d threads, each unchanged until "
+                    "complete() returned", s.accepted, KIT_THREADS);
 }

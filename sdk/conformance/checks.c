@@ -32,6 +32,9 @@ const kit_check kit_checks[] = {
      "submit() returns at once (each call under 50 ms)"},
     {"concurrency", "nonblocking", kit_check_concurrency,
      "exactly once under 8 submitting threads, thousands of submits"},
+    {"result-stable", "concurrency", kit_check_result_stable,
+     "a result stays unchanged until complete() returns, with completions "
+     "from 8 threads at once"},
     {"capacity", "nonblocking", kit_check_capacity,
      "never more in flight than capacity() promised, under 8 threads"},
     {"cancel-blocking", "nonblocking", kit_check_cancel_blocking,

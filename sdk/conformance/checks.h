@@ -20,6 +20,7 @@ kit_verdict kit_check_validate(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_complete_once(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_nonblocking(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_concurrency(kit_ctx *x, kit_report *r);
+kit_verdict kit_check_result_stable(kit_ctx *x, kit_report *r);
 /* check_capacity.c */
 kit_verdict kit_check_capacity(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_wake(kit_ctx *x, kit_report *r);

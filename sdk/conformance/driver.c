@@ -170,6 +170,59 @@ static void check_output(kit_inst *ki, const kit_call *call,
     json_decref(v);
 }
 
+/* The result-stable probe.  `result` is plugin-owned until complete()
+ * returns: a plugin that formats results in memory another of its threads
+ * writes at the same time (one scratch buffer for every worker, no lock)
+ * hands the host a result that changes while it is being copied, and a
+ * task gets another task's output.  The bytes are read, the thread pauses
+ * for a moment (the other threads go on), and they are read again. */
+#define PROBE_BYTES 512
+#define PROBE_PAUSE_US 200
+
+static size_t probe_take(char *dst, const char *src, size_t len)
+{
+    if (!src)
+        return 0;
+    if (len > PROBE_BYTES)
+        len = PROBE_BYTES;
+    memcpy(dst, src, len);
+    return len;
+}
+
+static void probe_result(kit_inst *ki, const kit_call *call,
+                         const sy_result *r)
+{
+    char out[PROBE_BYTES], err[PROBE_BYTES];
+    size_t out_len = r->output_len <= ki->host.max_output ?
+                         probe_take(out, r->output, r->output_len) : 0;
+    size_t err_len = r->error ? probe_take(err, r->error,
+                                           strnlen(r->error, PROBE_BYTES)) : 0;
+    int outcome = (int)r->outcome;
+    struct timespec pause = {0, PROBE_PAUSE_US * 1000L};
+    nanosleep(&pause, NULL);
+    const char *what = NULL;
+    if ((int)r->outcome != outcome)
+        what = "its outcome";
+    else if (out_len && memcmp(out, r->output, out_len) != 0)
+        what = "its output";
+    else if (err_len && (!r->error || memcmp(err, r->error, err_len) != 0))
+        what = "its error text";
+    if (!what)
+        return;
+    if (atomic_fetch_add(&ki->unstable, 1) == 0) {
+        for (size_t i = 0; i < out_len; i++) /* one line */
+            if ((unsigned char)out[i] < 0x20)
+                out[i] = '?';
+        pthread_mutex_lock(&ki->lock);
+        snprintf(ki->unstable_why, sizeof ki->unstable_why,
+                 "task %s: %s changed while complete() was reading it%s%.*s"
+                 "%s", call->task_id, what, out_len ? " (it was " : "",
+                 (int)(out_len > 60 ? 60 : out_len), out,
+                 out_len ? ")" : "");
+        pthread_mutex_unlock(&ki->lock);
+    }
+}
+
 /* The first completion of a submit. */
 static void first_completion(kit_call *call, const sy_result *r)
 {
@@ -228,6 +281,8 @@ static void on_complete(sy_completion *c, const sy_result *r, int nth,
         malformed = size_problem(r, why, sizeof why);
     if (malformed)
         note_malformed(ki, call, malformed);
+    if (nth == 1 && ki->probe_stable && !malformed)
+        probe_result(ki, call, r);
     if (nth == 1)
         first_completion(call, r);
 }

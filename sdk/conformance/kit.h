@@ -190,6 +190,12 @@ typedef struct kit_inst {
                                  lock) */
     char first_error[256];    /* the first result's error text, for
                                  --verbose (guarded by lock) */
+    /* The result-stable check: with `probe_stable` set (before any
+     * submit), each first completion's output and error are read twice,
+     * a moment apart, while complete() has not returned yet. */
+    bool probe_stable;
+    atomic_long unstable;     /* results that changed meanwhile */
+    char unstable_why[320];   /* the first one (guarded by lock) */
 
     pthread_mutex_t lock;     /* for the condition below */
     pthread_cond_t changed;   /* a completion or a wake arrived */

@@ -21,6 +21,8 @@
  *   -DBREAK_SPEC_SIZE     declares a setting whose sy_param_spec size is
  *                         garbage
  *   -DBREAK_INPUT         writes into task->input (the byte it was)
+ *   -DBREAK_SHARED_RESULT formats every output in one buffer shared by all
+ *                         the threads that complete, without a lock
  *   -DBREAK_DEFER_NEGATIVE defers every other task with a negative
  *                         retry_after_ms
  *   -DKEEP_DEFERRED       breaks nothing: defers every other task (ABI 1.1)
@@ -332,6 +334,18 @@ static int promise_submit(sy_instance *inst, const sy_task *task,
 #endif
 #ifdef BREAK_MEMORY
     keep_per_task(inst);
+#endif
+#ifdef BREAK_SHARED_RESULT
+    /* The bug: one scratch buffer for every thread that completes.  Only
+     * the digits are rewritten, so each output stays valid JSON: only a
+     * task that gets another's number shows it. */
+    static char shared[] = "{\"n\":\"000000000000\"}";
+    char *digits = shared + 6;
+    long v = n;
+    for (int i = 11; i >= 0; i--, v /= 10)
+        digits[i] = (char)('0' + v % 10);
+    output = shared;
+    len = sizeof shared - 1;
 #endif
 #if defined(KEEP_DEFERRED) || defined(BREAK_DEFER_NEGATIVE)
     if (n % 2 == 1)

@@ -16,8 +16,8 @@ fi
 
 # Every check passes; under valgrind `memory` is skipped (valgrind's own
 # memory follows the program's, and its leak check judges instead).
-all_passed="21 passed, 0 failed"
-if [ -n "$SY_WRAP" ]; then all_passed="20 passed, 0 failed (1 skipped)"; fi
+all_passed="22 passed, 0 failed"
+if [ -n "$SY_WRAP" ]; then all_passed="21 passed, 0 failed (1 skipped)"; fi
 
 # kit ARGS...: runs the kit (under $SY_WRAP), sets $out and $rc.
 kit() {
@@ -47,7 +47,7 @@ dir=$(plugin_dir good noentry broken_twice broken_never broken_blocks \
     broken_after_destroy broken_cancel_blocks broken_fds broken_threads \
     broken_memory broken_oversize broken_result_size \
     broken_result_size_zero broken_defer_negative broken_spec_size \
-    broken_input deferring)
+    broken_input broken_shared_result deferring)
 for so in "$builddir/sdk/template/.libs/template.so" \
     "$builddir/tests/abi/.libs/plugin_1_0.so"; do
     cp "$so" "$dir/" && chmod 0755 "$dir/$(basename "$so")"
@@ -257,6 +257,13 @@ rc_is 1 "writing into the task's input fails the kit"
 has "FAIL input: wrote to the task's input (byte 1 of 2)" \
     "in input, saying where"
 only_fails input "and nothing else fails: other checks hand out writable input"
+
+kit_bare "$dir/broken_shared_result.so"
+rc_is 1 "a result written by another thread during complete() fails the kit"
+has "FAIL result-stable: " "in result-stable"
+has "changed before complete() returned, so a task can get another task's output: task " \
+    "saying what it costs and naming a task"
+only_fails result-stable "and nothing else fails"
 
 kit_bare "$dir/noentry.so"
 rc_is 1 "a plugin the host refuses fails the kit"
