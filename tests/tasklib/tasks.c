@@ -11,15 +11,19 @@
  *   sleep_ms          sleeps param `ms` milliseconds, output {"slept":ms}
  *   count_concurrency counts how many calls run at once (max kept)
  *   info_params       output: its info and params `x` (int), `name` (string)
+ *   record_run        appends "ROUND TASK ATTEMPT" to $CRASHLOOP_WITNESS
+ *                     (ROUND: $CRASHLOOP_ROUND, else 0), then sleeps 0-19 ms
  *
  * tasklib_running() / tasklib_max_running() / tasklib_reset() let a test
  * that dlopens this library read the counters.
  */
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <switchyard/task.h>
 
@@ -177,5 +181,39 @@ TASK(info_params)
                      name, rx, rn, missing ? "true" : "false", api->abi_major,
                      SY_HAS_FIELD(api, sy_task_api, log) ? "true" : "false");
     api->set_output(ctx, out, (size_t)n);
+    return 0;
+}
+
+/* The crash loop's witness (tests/integration/crashloop.sh): one line per
+ * execution, written with one O_APPEND write so lines from concurrent
+ * attempts never interleave, before the work, so an execution that a kill
+ * cuts short still shows.  The file and the round come from the host's
+ * environment (a function task has no settings of its own to carry them). */
+TASK(record_run)
+{
+    const sy_task_info *i = api->info(ctx);
+    const char *file = getenv("CRASHLOOP_WITNESS");
+    const char *round = getenv("CRASHLOOP_ROUND");
+    if (!file) {
+        api->set_error(ctx, "record_run needs CRASHLOOP_WITNESS");
+        return 1;
+    }
+    char line[256];
+    int n = snprintf(line, sizeof line, "%s %s %u\n", round ? round : "0",
+                     i->task_id, i->attempt);
+    int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || n <= 0 || write(fd, line, (size_t)n) != n) {
+        if (fd >= 0)
+            close(fd);
+        api->set_error(ctx, "record_run cannot append to its file");
+        return 1;
+    }
+    close(fd);
+    /* 0 to 19 ms, by task: the loop's kills land in work of every length. */
+    unsigned h = 0;
+    for (const char *c = i->task_id; *c; c++)
+        h = h * 31u + (unsigned char)*c;
+    for (unsigned k = 0; k < h % 20 && !api->cancelled(ctx); k++)
+        nap_ms(1);
     return 0;
 }
