@@ -448,6 +448,18 @@ static int canonical_headers(sbuf *b, sbuf *sig, const sy_sigv4_request *rq,
 
 /* ---- signing ------------------------------------------------------------------ */
 
+/* RFC 9110's token: what a header name may be.  A name with a blank or a
+ * colon would be signed as given and then sent as something else. */
+static bool http_token(const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+            return false;
+    return true;
+}
+
 static bool valid_date(const char *d)
 {
     if (!d || strlen(d) != 16 || d[8] != 'T' || d[15] != 'Z')
@@ -472,6 +484,13 @@ int sy_sigv4_sign(const sy_sigv4_request *rq, const sy_sigv4_key *key,
         sy_sdk_errf(err, err_len, "signing: the request has no Host header");
         return -1;
     }
+    for (size_t i = 0; i < rq->n_headers; i++)
+        if (!http_token(rq->headers[i].name)) {
+            sy_sdk_errf(err, err_len, "signing: header name \"%.64s\" is "
+                        "not an HTTP token (letters, digits and "
+                        "!#$%%&'*+-.^_`|~)", rq->headers[i].name);
+            return -1;
+        }
     sbuf c = {0}, sig = {0}, sts = {0}, auth = {0};
     unsigned char d[32];
     char hex[65];

@@ -255,6 +255,20 @@ static void test_lambda_paths(void **state)
     assert_int_equal(sy_sigv4_sign(&rq, &key, "2015-08-30", false, &out, err,
                                    sizeof err), -1);
     assert_non_null(strstr(err, "X-Amz-Date"));
+
+    /* A header name that is not an HTTP token would be signed as given
+     * and sent as something else: refused, naming it (found by the
+     * sigv4 fuzz target). */
+    sy_sigv4_header bad[2] = {rq.headers[0], {"My-Head er", "v"}};
+    rq.headers = bad;
+    rq.n_headers = 2;
+    assert_int_equal(sy_sigv4_sign(&rq, &key, SUITE_DATE, false, &out, err,
+                                   sizeof err), -1);
+    assert_non_null(strstr(err, "header name \"My-Head er\" is not an HTTP "
+                                "token"));
+    bad[1].name = "";
+    assert_int_equal(sy_sigv4_sign(&rq, &key, SUITE_DATE, false, &out, err,
+                                   sizeof err), -1);
 }
 
 int main(void)
