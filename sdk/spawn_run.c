@@ -208,9 +208,11 @@ static int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
         if (i == 1 && o->discard_stdout)
             continue;
         if (sy_spawn__pipe(pipes[i]) != 0) {
+            int e = errno;
             sy_spawn__err(err, err_len, "cannot make a pipe: %s",
-                          strerror(errno));
+                          strerror(e));
             sy_spawn__close_pipes(pipes);
+            errno = e;
             return -1;
         }
     }
@@ -231,6 +233,7 @@ static int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
                           strerror(rc));
         sy_spawn__close_pipes(pipes);
         s->in_fd = -1;
+        errno = rc;
         return -1;
     }
     s->in_fd = pipes[0][1];
@@ -316,16 +319,22 @@ static int sy_spawn__init(sy_spawn__run *s, const sy_spawn_opts *o,
  * sy_spawn_result_free().  Returns -1 with one line in err when it could
  * not start (no such program, a bad cwd, no memory for a pipe) or ran out
  * of memory capturing output (the child was still terminated and reaped);
- * r then holds nothing to free. */
+ * r then holds nothing to free.  errno then says why it could not start
+ * (0 when the child had run). */
 int sy_spawn_run(const sy_spawn_opts *o, sy_spawn_result *r, char *err,
                  size_t err_len)
 {
     memset(r, 0, sizeof *r);
     r->status = -1;
     sy_spawn__run s;
-    if (sy_spawn__check_opts(o, err, err_len) != 0 ||
-        sy_spawn__init(&s, o, r, err, err_len) != 0)
+    if (sy_spawn__check_opts(o, err, err_len) != 0) {
+        errno = EINVAL;
         return -1;
+    }
+    if (sy_spawn__init(&s, o, r, err, err_len) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
     int rc = sy_spawn__launch(&s, err, err_len);
     if (rc == 0) {
         r->pid = s.pid;
@@ -341,16 +350,19 @@ int sy_spawn_run(const sy_spawn_opts *o, sy_spawn_result *r, char *err,
         if (guard)
             sy_spawn__unguard_pipe(&g);
     }
+    int why = rc != 0 ? errno : 0;
     if (rc == 0 && (s.oom || !sy_spawn__collect_err(&s))) {
         sy_spawn__err(err, err_len,
                       "out of memory capturing the output of "
                       "%s",
                       o->argv[0]);
         rc = -1;
+        why = 0; /* it ran: the caller must not start it again unasked */
     }
     free(s.ring);
     if (rc != 0) {
         sy_spawn_result_free(r);
+        errno = why;
         return -1;
     }
     r->out[r->out_len] = '\0';

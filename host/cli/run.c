@@ -139,7 +139,13 @@ static void on_task(void *arg, const sy_engine_view *v, const char *task_id, sy_
         draw(p, v, false);
         return;
     }
-    const char *what = st == SY_TASK_READY ? "will retry" : sy_task_state_name(st);
+    /* Ready again: after a failure (it has an error) a retry; without one,
+     * deferred by its executor (not charged: the attempt number stays). */
+    const char *what = st != SY_TASK_READY ? sy_task_state_name(st)
+                       : error             ? "will retry"
+                                           : "deferred";
+    if (st == SY_TASK_READY && !error)
+        attempt++;
     char short_error[400];
     sy_cli_error_summary(error, short_error, sizeof short_error);
     if (p->tty)
@@ -200,6 +206,13 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
                     "host to take over\n", (long long)id,
                     logged ? "this host lost its lease (see above)"
                            : sy_engine_lapse_reason(sv.engine));
+        } else if (r == -1) {
+            /* The store refused a write (full disk, I/O error): the turn
+             * was rolled back, so the store holds every transition up to
+             * the one before, and a host resumes from there. */
+            fprintf(stderr, "switchyard: run: run %lld: stopped because the store refused a "
+                    "write (see above); what it recorded is kept: `switchyard serve` resumes "
+                    "the run once the store is writable\n", (long long)id);
         } else if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
             const char *status = json_string_value(json_object_get(run, "status"));
             const char *error = json_string_value(json_object_get(run, "error"));

@@ -190,6 +190,20 @@ void sy_dispatch_submit(sy_engine *e)
     e->n_submit = 0;
 }
 
+void sy_dispatch_discard(sy_engine *e)
+{
+    for (size_t i = 0; i < e->n_submit; i++) {
+        sy_attempt *a = e->submit[i];
+        sy_live_run *r = a->run;
+        if (r->t[a->idx].current == a) {
+            r->t[a->idx].current = NULL;
+            r->n_running--;
+        }
+        sy_attempt_release(a);
+    }
+    e->n_submit = 0;
+}
+
 void sy_dispatch_take_wakes(sy_engine *e)
 {
     for (size_t i = 0; i < e->n_instances; i++) {

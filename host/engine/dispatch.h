@@ -22,6 +22,11 @@ void sy_dispatch_decide(sy_engine *e, int64_t now);
 /* Submits what was decided (after the commit). */
 void sy_dispatch_submit(sy_engine *e);
 
+/* The turn's commit failed: what was decided was never recorded, so it is
+ * never sent, and released at once (a host stopping on a store error must
+ * not wait its shutdown grace for attempts no plugin holds). */
+void sy_dispatch_discard(sy_engine *e);
+
 /* Offers again the tasks of instances whose plugin called wake(). */
 void sy_dispatch_take_wakes(sy_engine *e);
 

@@ -164,6 +164,7 @@ static void on_flush(uv_prepare_t *h)
     if (e->fatal || sy_store_commit(e->o.store) != SY_OK) {
         fatal_store(e, "commit");
         sy_store_rollback(e->o.store);
+        sy_dispatch_discard(e);
         return;
     }
     sy_dispatch_submit(e);

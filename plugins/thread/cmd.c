@@ -1,6 +1,7 @@
 /* Command tasks: `command = [...]` run with posix_spawn (switchyard/spawn.h),
  * the input context on stdin, stdout as the output object. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,9 @@
 #include <switchyard/spawn.h>
 
 #include "thread.h"
+
+/* How long a command that could not start for want of processes waits. */
+#define DEFER_MS 500
 
 /* argv borrowed from the task's parameters (valid until complete()). */
 static const char **build_argv(const sy_job *job)
@@ -138,6 +142,18 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
     sy_spawn_result r;
     char err[1024];
     if (sy_spawn_run(&o, &r, err, sizeof err) != 0) {
+        int why = errno;
+        if (why == EAGAIN || why == EMFILE || why == ENFILE || why == ENOMEM) {
+            /* The machine is out of processes, descriptors or memory: the
+             * command never started, which is not the task's doing.  It
+             * goes back Ready uncharged, and is tried again when the
+             * shortage has passed (ABI 1.1). */
+            sy_job_fail(job, SY_OUTCOME_DEFERRED, "command: %s (the host is "
+                        "short of processes, descriptors or memory; tried "
+                        "again, not charged)", err);
+            job->retry_after_ms = DEFER_MS;
+            return;
+        }
         sy_job_fail(job, SY_OUTCOME_FAILED, "command: %s", err);
         return;
     }

@@ -115,7 +115,7 @@ static void report(sy_job *job)
     sy_instance *inst = job->inst;
     static const char *const oom = "out of memory while describing how the "
                                    "attempt ended";
-    sy_result res = {.size = sizeof res, .outcome = job->outcome, .output = job->output, .output_len = job->output_len, .error = job->error};
+    sy_result res = {.size = sizeof res, .outcome = job->outcome, .output = job->output, .output_len = job->output_len, .error = job->error, .retry_after_ms = job->retry_after_ms};
     if (job->outcome != SY_OUTCOME_SUCCEEDED && !res.error)
         res.error = oom;
     inst->api->complete(job->c, &res);

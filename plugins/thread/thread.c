@@ -257,6 +257,20 @@ static int thread_submit(sy_instance *inst, const sy_task *task,
     if (sy_pool_capacity(pool) == 0)
         return SY_EBUSY;
     sy_job *job = sy_job_new(inst, task, c, &spec);
+    if (!job && (errno == EMFILE || errno == ENFILE || errno == ENOMEM)) {
+        /* Out of descriptors or memory for the attempt's cancel event: the
+         * machine's shortage, not the task's.  Accepted and deferred at
+         * once (ABI 1.1), so it is offered again, uncharged, without
+         * waiting for a wake() that nothing in flight may ever send. */
+        char why[160];
+        snprintf(why, sizeof why, "cannot set up the attempt: %s (the host "
+                 "is short of descriptors or memory; tried again, not "
+                 "charged)", strerror(errno));
+        sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_DEFERRED,
+                         .error = why, .retry_after_ms = 500};
+        inst->api->complete(c, &res);
+        return SY_OK;
+    }
     if (!job) {
         snprintf(err, err_len, "cannot set up the attempt: %s",
                  strerror(errno));

@@ -120,6 +120,7 @@ typedef struct sy_job {
     char *output;            /* owned */
     size_t output_len;
     char *error;             /* owned */
+    int64_t retry_after_ms;  /* DEFERRED: not before this (ABI 1.1) */
 } sy_job;
 
 sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,

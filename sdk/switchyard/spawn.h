@@ -155,7 +155,11 @@ void sy_spawn_describe(const sy_spawn_result *r, char *buf, size_t len);
  * one line in err (the caller's buffer; may be NULL) when it could not
  * start (no such program, a bad cwd, no memory for a pipe) or ran out of
  * memory capturing output (the child was still terminated and reaped); r
- * then holds nothing to free. */
+ * then holds nothing to free.  After -1, errno is the system's reason the
+ * child could not start (ENOENT, EACCES, EAGAIN when the process table is
+ * full, EMFILE or ENFILE when descriptors ran out, ENOMEM, ...), or 0 when
+ * it had started and run: a caller may try again later after EAGAIN,
+ * EMFILE, ENFILE or ENOMEM without the task having run. */
 int sy_spawn_run(const sy_spawn_opts *o, sy_spawn_result *r, char *err,
                  size_t err_len);
 
