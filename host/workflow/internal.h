@@ -40,8 +40,18 @@
 /* --- names.c ------------------------------------------------------------ */
 
 /* Whether `name` is one segment of [A-Za-z0-9_.-]+, or with `multi`,
- * several joined by "::". */
+ * several joined by "::"; each segment at most SY_WF_SEGMENT_MAX
+ * characters (the router's SY_NS_SEGMENT_MAX), at most
+ * SY_WF_NAME_SEGMENTS_MAX segments.  sy_wf_name_problem() says why not
+ * (static text), or NULL. */
+#define SY_WF_SEGMENT_MAX 255
+#define SY_WF_NAME_SEGMENTS_MAX 16
 bool sy_wf_name_valid(const char *name, bool multi);
+const char *sy_wf_name_problem(const char *name, bool multi);
+
+/* `s` quoted for a one-line message: bytes outside printable ASCII as
+ * \xNN, cut after 60 characters with "...".  Returns buf. */
+const char *sy_wf_quote(const char *s, char *buf, size_t len);
 
 /* Whether jansson will hold `s` as a JSON string (valid UTF-8). */
 bool sy_wf_utf8_valid(const char *s);

@@ -22,10 +22,11 @@ static void read_id(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g, 
         return;
     }
     const char *v = config_setting_get_string(s);
-    if (!sy_wf_name_valid(v, false)) {
-        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
-                 "invalid task id%s%s%s: use letters, digits, '_', '.' and '-'",
-                 v ? " \"" : "", v ? v : "", v ? "\"" : "");
+    const char *why = sy_wf_name_problem(v, false);
+    if (why) {
+        char q[300];
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s), "invalid task id%s%s: %s",
+                 v ? " " : "", v ? sy_wf_quote(v, q, sizeof q) : "", why);
         return;
     }
     t->id = sy_xstrdup(v);

@@ -30,11 +30,11 @@ static void read_name(sy_wf_loader *L, const config_setting_t *g)
     }
     L->name_line = SY_SRC_LINE(s);
     const char *v = config_setting_get_string(s);
-    if (!sy_wf_name_valid(v, true)) {
-        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
-                 "invalid workflow name%s%s%s: use letters, digits, '_', '.' and "
-                 "'-', in segments joined by \"::\"",
-                 v ? " \"" : "", v ? v : "", v ? "\"" : "");
+    const char *why = sy_wf_name_problem(v, true);
+    if (why) {
+        char q[300];
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s), "invalid workflow name%s%s: %s",
+                 v ? " " : "", v ? sy_wf_quote(v, q, sizeof q) : "", why);
         return;
     }
     L->wf->name = sy_xstrdup(v);
@@ -48,11 +48,12 @@ static void read_tenant(sy_wf_loader *L, const config_setting_t *g)
         return;
     }
     const char *v = config_setting_get_string(s);
-    if (!sy_wf_name_valid(v, false)) {
-        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
-                 "invalid tenant%s%s%s: use letters, digits, '_', '.' and '-' "
-                 "(one segment, no \"::\")",
-                 v ? " \"" : "", v ? v : "", v ? "\"" : "");
+    const char *why = sy_wf_name_problem(v, false);
+    if (why) {
+        char q[300];
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s), "invalid tenant%s%s: %s%s",
+                 v ? " " : "", v ? sy_wf_quote(v, q, sizeof q) : "", why,
+                 v && strstr(v, "::") ? " (one segment, no \"::\")" : "");
         return;
     }
     L->wf->tenant = sy_xstrdup(v);

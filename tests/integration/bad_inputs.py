@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""The bad-input table: one row per bad input an operator can hand the host.
+
+Each row writes files into a fresh scratch host (a copy of one prepared
+with a store that already holds a run), runs one command, and asserts:
+  - the command fails with exit status 1 or 2 (never a signal, never 0);
+  - the output holds the row's exact one-line error (after {host} is
+    replaced by the scratch directory), naming the file and line or the
+    field;
+  - nothing else went wrong: no sanitizer report, no "internal error";
+  - the store file is byte for byte what it was.
+
+    bad_inputs.py            TAP, for make check (tests/integration/bad_inputs.sh)
+    bad_inputs.py --markdown the troubleshooting table README carries
+
+README's "Troubleshooting" section is this table's --markdown output,
+between the markers <!-- bad-inputs:begin --> and <!-- bad-inputs:end -->;
+the test fails when they differ (regenerate with
+`python3 tests/integration/bad_inputs.py --markdown`).
+"""
+import hashlib
+import re
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+GOOD_WF = """workflow = {
+  name = "good";
+  tasks = ( { id = "a"; command = ["true"]; } );
+};
+"""
+
+BASE_CFG = """store = "sqlite:var/sy.db";
+plugin_dirs = ["plugins"];
+workflow_dirs = ["workflows"];
+executors = { default = { plugin = "thread"; workers = 2; }; };
+"""
+STRICT_CFG = BASE_CFG + "strict_plugins = true;\n"
+
+
+def wf(tasks, extra=""):
+    return 'workflow = {\n  name = "w";\n%s  tasks = (\n%s\n  );\n};\n' % (extra, tasks)
+
+
+# Each row: what (the symptom, for the table), files ({path: text | bytes |
+# ("copy", plugin name) | ("mode", octal)}), cmd (argv after `switchyard`),
+# error (the exact line, {host} for the directory), fix (for the table).
+ROWS = [
+    # --- configuration ---------------------------------------------------
+    dict(what="a syntax error in switchyard.cfg",
+         files={"switchyard.cfg": BASE_CFG + "lease = ;\n"},
+         cmd=["check"], error='{host}/switchyard.cfg:5: error: syntax error',
+         fix="fix the line named; libconfig's syntax: `key = value;`, groups in `{ }`, lists in `( )`"),
+    dict(what="an unknown top-level key",
+         files={"switchyard.cfg": BASE_CFG + "workers = 4;\n"},
+         cmd=["check"], error="{host}/switchyard.cfg:5: error: unknown key 'workers' (known: ...)",
+         fix='remove it, or spell one of the keys listed'),
+    dict(what="an executor instance of a plugin that is not loaded",
+         files={"switchyard.cfg": BASE_CFG.replace('"thread"', '"nosuch"')},
+         cmd=["check"], error="{host}/switchyard.cfg:4: error: executor 'default': plugin 'nosuch' is not loaded (see `switchyard plugins`)",
+         fix='`switchyard plugins` lists what is loaded and why a file was refused'),
+    dict(what="an instance setting the plugin does not declare",
+         files={"switchyard.cfg": BASE_CFG.replace("workers = 2;", "workers = 2; colour = 1;")},
+         cmd=["check"], error="{host}/switchyard.cfg:4: error: executor 'default': unknown key 'colour' (known: ...)",
+         fix='use one of the settings listed (`switchyard plugins -v` shows them)'),
+    dict(what="an instance setting of the wrong type",
+         files={"switchyard.cfg": BASE_CFG.replace("workers = 2;", 'workers = "two";')},
+         cmd=["check"], error="{host}/switchyard.cfg:4: error: executor 'default': 'workers': must be an integer, not a string",
+         fix='write the type named'),
+    dict(what="a negative count",
+         files={"switchyard.cfg": BASE_CFG + "max_recoveries = -1;\n"},
+         cmd=["check"], error="{host}/switchyard.cfg:5: error: 'max_recoveries' must be an integer between 0 and 1000",
+         fix='a number in the range named'),
+    dict(what="a huge count",
+         files={"switchyard.cfg": BASE_CFG + "max_recoveries = 99999999999;\n"},
+         cmd=["check"], error='{host}/switchyard.cfg:5: error: integer 99999999999 does not fit in 32 bits: libconfig would read another number; write 99999999999L for a 64-bit integer',
+         fix='a number in the range named (and `L` for a 64-bit one where a key takes it)'),
+    dict(what="a negative duration",
+         files={"switchyard.cfg": BASE_CFG + 'shutdown_grace = "-5s";\n'},
+         cmd=["check"], error='{host}/switchyard.cfg:5: error: \'shutdown_grace\' bad duration "-5s": expected a number such as "250ms", "5s", "1m", "2h" (at least 1ms)',
+         fix='a positive number with a unit'),
+    dict(what="a duration without a unit it knows",
+         files={"switchyard.cfg": BASE_CFG + 'shutdown_grace = "5 fortnights";\n'},
+         cmd=["check"], error='{host}/switchyard.cfg:5: error: \'shutdown_grace\' bad duration "5 fortnights": unknown unit (use ms, s, m, h or d) (at least 1ms)',
+         fix='ms, s, m, h or d'),
+    dict(what="a malformed store URL",
+         files={"switchyard.cfg": BASE_CFG.replace('"sqlite:var/sy.db"', '"mysql://db/sy"')},
+         cmd=["check"], error='{host}/switchyard.cfg:1: error: store "mysql:...": unknown kind of store: use "sqlite:PATH", "sqlite::memory:" or "postgresql://..."',
+         fix='`sqlite:PATH` or `postgresql://...`'),
+    dict(what="a store file that is read-only",
+         files={"var/sy.db": ("mode", 0o444), "var": ("mode", 0o555)},
+         cmd=["submit", "good"],
+         error="switchyard: submit: sqlite:{host}/var/sy.db: store definition: attempt to write a readonly database",
+         fix="make the file and its directory writable by the host's user", as_user=True),
+    # --- routing ---------------------------------------------------------
+    dict(what="a glob with an unclosed bracket",
+         files={"switchyard.cfg": BASE_CFG + 'routes = ["routes.cfg"];\n',
+                "routes.cfg": 'routes = {\n  default = "default";\n  rules = (\n    { match = "public::[ab"; executor = "default"; }\n  );\n};\n'},
+         cmd=["check"], error='{host}/routes.cfg:4: error: invalid pattern "public::[ab": unclosed \'[\' (segment "[ab")',
+         fix='close the `[`, or escape it as `\\[`'),
+    dict(what="a route to an instance that does not exist",
+         files={"switchyard.cfg": BASE_CFG + 'routes = ["routes.cfg"];\n',
+                "routes.cfg": 'routes = {\n  default = "default";\n  rules = (\n    { match = "public::etl::**"; executor = "gpu0"; }\n  );\n};\n'},
+         cmd=["check"], error='{host}/routes.cfg:4: error: rule "public::etl::**" sends to executor \'gpu0\', which is not defined (defined: default)',
+         fix='define the instance under `executors`, or route to one of those listed'),
+    # --- workflows -------------------------------------------------------
+    dict(what="two tasks with one id",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["true"]; },\n    { id = "a"; command = ["true"]; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:5: error: duplicate task id 'a' (first defined at line 4)",
+         fix='rename one'),
+    dict(what="a cycle",
+         files={"workflows/w.cfg": wf('    { id = "a"; after = ["b"]; command = ["true"]; },\n'
+                                      '    { id = "b"; after = ["a"]; command = ["true"]; }')},
+         cmd=["check"], error='{host}/workflows/w.cfg:4: error: cycle: a -> b -> a',
+         fix='remove one of the dependencies named'),
+    dict(what="a dependency on a task that does not exist",
+         files={"workflows/w.cfg": wf('    { id = "a"; after = ["zz"]; command = ["true"]; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a': 'after' names unknown task 'zz'",
+         fix='fix the id in `after`'),
+    dict(what="an unknown task parameter",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["true"]; colour = "red"; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a' (executor 'default', plugin 'thread'): unknown key 'colour' (known: ...)",
+         fix='use one of the parameters listed'),
+    dict(what="a task parameter of the wrong type",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = "true"; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a' (executor 'default', plugin 'thread'): 'command': must be a list, not a string",
+         fix='write the type named'),
+    dict(what="a command that is not on PATH",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["no-such-program-x"]; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a': command no-such-program-x: not found on PATH (/usr/bin:/bin)",
+         fix="install it, give its path, or extend the host's PATH"),
+    dict(what="a command that is not executable",
+         files={"bin/plain.sh": "echo {}\n", "workflows/w.cfg": wf('    { id = "a"; command = ["../bin/plain.sh"]; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a': command ../bin/plain.sh: {host}/workflows/../bin/plain.sh is not an executable file",
+         fix='`chmod +x` it'),
+    dict(what="a task library that does not exist",
+         files={"workflows/w.cfg": wf('    { id = "a"; function = "../lib/nope.so:f"; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a' (executor 'default', plugin 'thread'): cannot open task library {host}/workflows/../lib/nope.so: No such file or directory",
+         fix='build it, or fix the path (relative to the workflow file)'),
+    dict(what="a symbol the task library lacks",
+         files={"lib/tasks.so": ("copy", "tasklib"), "workflows/w.cfg": wf('    { id = "a"; function = "../lib/tasks.so:no_such_fn"; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a' (executor 'default', plugin 'thread'): task library {host}/workflows/../lib/tasks.so has no symbol no_such_fn (is it exported with SY_TASK_EXPORT?)",
+         fix='export the function with `SY_TASK_EXPORT`'),
+    dict(what="a task id with a character namespaces do not allow",
+         files={"workflows/w.cfg": wf('    { id = "a b"; command = ["true"]; }')},
+         cmd=["check"], error='{host}/workflows/w.cfg:4: error: invalid task id "a b": use letters, digits, \'_\', \'.\' and \'-\'',
+         fix='letters, digits, `_`, `.`, `-`'),
+    dict(what="a task id that is not UTF-8",
+         files={"workflows/w.cfg": wf('    { id = "a\xe9"; command = ["true"]; }').encode("latin-1")},
+         cmd=["check"], error='{host}/workflows/w.cfg:4: error: invalid task id "a\\xe9": use letters, digits, \'_\', \'.\' and \'-\'',
+         fix='letters, digits, `_`, `.`, `-`'),
+    dict(what="a namespace too long",
+         files={"workflows/w.cfg": wf('    { id = "%s"; command = ["true"]; }' % ("x" * 300))},
+         cmd=["check"], error='{host}/workflows/w.cfg:4: error: invalid task id "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...": a name (or each part between "::") is at most 255 characters',
+         fix='a shorter id: the router matches segments of up to 255 characters'),
+    dict(what="a namespace too deep",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["true"]; }').replace('name = "w"', 'name = "%s"' % "::".join("s%d" % i for i in range(40)))},
+         cmd=["check"], error='{host}/workflows/w.cfg:2: error: invalid workflow name "s0::s1::s2::s3::s4::s5::s6::s7::s8::s9::s10::s11::s12::s13::...": a workflow name has at most 16 parts joined by "::"',
+         fix='fewer `::` parts in the name'),
+    dict(what="a retry count out of range",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["true"]; retry = { attempts = 0; }; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: retry 'attempts' must be an integer from 1 to 1000 (the total number of tries, the first included)",
+         fix='1 to 1000'),
+    dict(what="a negative timeout",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["true"]; timeout = "-1s"; }')},
+         cmd=["check"], error='{host}/workflows/w.cfg:4: error: \'timeout\': bad duration "-1s": expected a number such as "250ms", "5s", "1m", "2h"',
+         fix='a positive duration'),
+    dict(what="an unknown trigger rule",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["true"]; trigger = "sometimes"; }')},
+         cmd=["check"], error="{host}/workflows/w.cfg:4: error: task 'a': unknown trigger 'sometimes' (valid: all_success, all_done, all_failed, one_success, one_failed, none_failed, always)",
+         fix='one of those listed'),
+    dict(what="a cron schedule with a field out of range",
+         files={"workflows/w.cfg": wf('    { id = "a"; command = ["true"]; }', '  schedule = "61 * * * *";\n')},
+         cmd=["check"], error='{host}/workflows/w.cfg:3: error: schedule "61 * * * *": minute field: "61" is out of range 0-59',
+         fix='a value in the range named'),
+    # --- submitting --------------------------------------------------------
+    dict(what="an initial context that is not JSON",
+         files={}, cmd=["submit", "good", "--context", "{nope"], error="switchyard: submit: --context {nope: string or '}' expected near 'nope' (line 1, column 5)",
+         fix='valid JSON (`@FILE` reads it from a file)'),
+    dict(what="an initial context that is not an object",
+         files={}, cmd=["submit", "good", "--context", "[1,2]"], error='switchyard: submit: --context must be a JSON object',
+         fix='an object: `{"key": value}`'),
+    dict(what="an initial context over max_context_bytes",
+         files={"switchyard.cfg": BASE_CFG + "max_context_bytes = 1024;\n",
+                "big.json": '{"k": "%s"}' % ("x" * 2000)},
+         cmd=["submit", "good", "--context", "@big.json"], error='switchyard: submit: the context is 2008 bytes, more than max_context_bytes 1024 ({host}/switchyard.cfg:5)',
+         fix='pass less, or raise `max_context_bytes`'),
+    dict(what="a workflow that does not exist",
+         files={}, cmd=["submit", "nosuch"], error="switchyard: submit: no workflow 'nosuch' in the workflow directories (1 known)",
+         fix='`switchyard workflows` lists them; a file with errors is skipped (see `check`)'),
+    dict(what="a number on the command line that is not one",
+         files={}, cmd=["runs", "--limit", "abc"], error="switchyard: runs: --limit 'abc': expected a whole number from 1 to 1000000000",
+         fix='a whole number in the range named'),
+    # --- plugins (strict_plugins = true: a refused plugin is an error) -----
+    dict(what="a plugin file that is not an ELF object",
+         files={"switchyard.cfg": STRICT_CFG, "plugins/text.so": "not a shared object\n", "plugins/text.so#": ("mode", 0o755)},
+         cmd=["check"], error='{host}/plugins/text.so: error: plugin refused: not an ELF object (strict_plugins = true)',
+         fix='remove it from the plugin directory'),
+    dict(what="a plugin without the entry symbol",
+         files={"switchyard.cfg": STRICT_CFG, "plugins/noentry.so": ("copy", "noentry")},
+         cmd=["check"], error='{host}/plugins/noentry.so: error: plugin refused: no sy_executor_entry symbol (not a Switchyard executor, or built without SY_EXPORT) (strict_plugins = true)',
+         fix='build it with the SDK (`SY_EXECUTOR_ENTRY`)'),
+    dict(what="a plugin built for another ABI major",
+         files={"switchyard.cfg": STRICT_CFG, "plugins/abi2.so": ("copy", "abi2")},
+         cmd=["check"], error="{host}/plugins/abi2.so: error: plugin refused: built for executor ABI 2.0, this host speaks 1.1; rebuild it against this host's SDK (strict_plugins = true)",
+         fix="rebuild it against this host's SDK"),
+    dict(what="a plugin that needs a newer minor than the host's",
+         files={"switchyard.cfg": STRICT_CFG, "plugins/newminor.so": ("copy", "newminor")},
+         cmd=["check"], error="{host}/plugins/newminor.so: error: plugin refused: needs executor ABI 1.2, newer than this host's 1.1; upgrade the host or rebuild the plugin (strict_plugins = true)",
+         fix='upgrade the host, or rebuild the plugin for this minor'),
+    dict(what="a plugin whose descriptor is too small",
+         files={"switchyard.cfg": STRICT_CFG, "plugins/small.so": ("copy", "small")},
+         cmd=["check"], error='{host}/plugins/small.so: error: plugin refused: descriptor too small: 56 bytes, ABI 1.0 needs at least 112 (strict_plugins = true)',
+         fix="rebuild it against this host's SDK"),
+    dict(what="a plugin file others may write",
+         files={"switchyard.cfg": STRICT_CFG, "plugins/ww.so": ("copy", "good"), "plugins/ww.so#": ("mode", 0o757)},
+         cmd=["check"], error='{host}/plugins/ww.so: error: plugin refused: {host}/plugins/ww.so is writable by others (run: chmod go-w {host}/plugins/ww.so) (strict_plugins = true)',
+         fix='`chmod go-w` it, as the line says'),
+    dict(what="a plugin directory others may write",
+         files={"switchyard.cfg": STRICT_CFG, "plugins/good.so": ("copy", "good"), "plugins#": ("mode", 0o777)},
+         cmd=["check"], error='{host}/plugins/good.so: error: plugin refused: {host}/plugins is writable by group and others (run: chmod go-w {host}/plugins) (strict_plugins = true)',
+         fix='`chmod go-w` the directory, as the line says'),
+]
+
+
+def env_paths():
+    return {
+        "switchyard": os.environ["SWITCHYARD"],
+        "thread": os.environ["SY_THREAD_PLUGIN"],
+        "plugins": os.environ["SY_TEST_PLUGIN_DIR"],
+        "tasklib": os.environ["SY_TASKLIB"],
+    }
+
+
+def sha(path):
+    try:
+        return hashlib.sha256(open(path, "rb").read()).hexdigest()
+    except OSError:
+        return None
+
+
+def prepare(p):
+    """A host whose store holds one run of `good`: the template rows copy."""
+    tmpl = tempfile.mkdtemp(prefix="sy-bad-")
+    os.chmod(tmpl, 0o700)
+    for d in ("plugins", "workflows", "var"):
+        os.mkdir(os.path.join(tmpl, d))
+    shutil.copy(p["thread"], os.path.join(tmpl, "plugins", "thread.so"))
+    os.chmod(os.path.join(tmpl, "plugins", "thread.so"), 0o755)
+    open(os.path.join(tmpl, "switchyard.cfg"), "w").write(BASE_CFG)
+    open(os.path.join(tmpl, "workflows", "good.cfg"), "w").write(GOOD_WF)
+    r = subprocess.run([p["switchyard"], "--config", os.path.join(tmpl, "switchyard.cfg"),
+                        "submit", "good"], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("cannot prepare the template host: " + r.stdout + r.stderr)
+    return tmpl
+
+
+def plant(host, files, p):
+    for rel, v in files.items():
+        path = os.path.join(host, rel.rstrip("#"))
+        if isinstance(v, tuple) and v[0] == "mode":
+            os.chmod(path, v[1])
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if isinstance(v, tuple) and v[0] == "copy":
+            src = p["tasklib"] if v[1] == "tasklib" else os.path.join(p["plugins"], v[1] + ".so")
+            shutil.copy(src, path)
+            os.chmod(path, 0o755)
+        elif isinstance(v, bytes):
+            open(path, "wb").write(v)
+        else:
+            open(path, "w").write(v)
+
+
+def run_row(row, tmpl, p, wrap):
+    host = tempfile.mkdtemp(prefix="sy-bad-row-")
+    shutil.rmtree(host)
+    shutil.copytree(tmpl, host, symlinks=True)
+    os.chmod(host, 0o700)
+    plant(host, row["files"], p)
+    db = os.path.join(host, "var", "sy.db")
+    before = sha(db)
+    argv = wrap + [p["switchyard"], "--config", os.path.join(host, "switchyard.cfg")] + row["cmd"]
+    env = dict(os.environ, PATH="/usr/bin:/bin")
+    r = subprocess.run(argv, capture_output=True, cwd=host, env=env)
+    out = (r.stdout + r.stderr).decode("utf-8", "replace")
+    after = sha(db)
+    for d, _, fs in os.walk(host):
+        os.chmod(d, 0o700)
+    shutil.rmtree(host, ignore_errors=True)
+    return r.returncode, out.replace(host, "{host}"), before == after
+
+
+def markdown():
+    lines = ["| what went wrong | what the host says | what to do |", "|---|---|---|"]
+    for row in ROWS:
+        err = row["error"].replace("{host}", "/srv/sy").replace("|", "\\|")
+        tick = "``" if "`" in err else "`"
+        pad = " " if tick == "``" else ""
+        lines.append("| %s | %s%s%s%s%s | %s |" % (row["what"], tick, pad, err, pad, tick,
+                                                  row["fix"]))
+    return "\n".join(lines) + "\n"
+
+
+def matches(want, lines):
+    """`want` is one whole line of the output; "..." in it stands for any
+    text (the lists of known keys grow with the host)."""
+    pattern = "^" + ".*".join(re.escape(p) for p in want.split("...")) + "$"
+    return any(re.match(pattern, line) for line in lines)
+
+
+def main():
+    if "--markdown" in sys.argv:
+        sys.stdout.write(markdown())
+        return 0
+    p = env_paths()
+    wrap = os.environ.get("SY_WRAP", "").split()
+    tmpl = prepare(p)
+    n = failed = 0
+    try:
+        for row in ROWS:
+            if row.get("as_user") and os.geteuid() == 0:
+                n += 1
+                print("ok %d - %s # SKIP root may write a read-only file" % (n, row["what"]))
+                continue
+            rc, out, same = run_row(row, tmpl, p, wrap)
+            n += 1
+            want = row["error"]
+            problems = []
+            if rc not in (1, 2):
+                problems.append("exit status %d, expected 1 or 2" % rc)
+            if want is None:
+                problems.append("no expected line yet")
+            elif not matches(want, out.splitlines()):
+                problems.append("expected the line: " + want)
+            if "Sanitizer" in out or "internal error" in out:
+                problems.append("a sanitizer or internal error")
+            if not same:
+                problems.append("the store changed")
+            if problems:
+                failed += 1
+                print("not ok %d - %s" % (n, row["what"]))
+                for pr in problems:
+                    print("#   " + pr)
+                for line in out.splitlines()[:6]:
+                    print("#   | " + line)
+            else:
+                print("ok %d - %s" % (n, row["what"]))
+        readme = os.path.join(os.environ["SY_SRCDIR"], "README.md")
+        text = open(readme).read()
+        begin, end = "<!-- bad-inputs:begin -->\n", "<!-- bad-inputs:end -->"
+        n += 1
+        if begin in text and end in text and \
+                text.split(begin, 1)[1].split(end, 1)[0].strip() == markdown().strip():
+            print("ok %d - README's troubleshooting table is this table" % n)
+        else:
+            failed += 1
+            print("not ok %d - README's troubleshooting table is this table" % n)
+            print("#   regenerate it: python3 tests/integration/bad_inputs.py --markdown")
+    finally:
+        shutil.rmtree(tmpl, ignore_errors=True)
+    print("1..%d" % n)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
