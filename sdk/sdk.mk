@@ -5,7 +5,8 @@
 # --- headers: installed next to executor.h ----------------------------------------
 switchyardinclude_HEADERS += sdk/switchyard/sdk.h sdk/switchyard/spawn.h \
 	sdk/switchyard/json_params.h sdk/switchyard/config_json.h \
-	sdk/switchyard/testhost.h sdk/switchyard/loader.h
+	sdk/switchyard/testhost.h sdk/switchyard/loader.h \
+	sdk/switchyard/process.h
 
 # --- the library: libswitchyard-sdk.a --------------------------------------------
 # Static and position-independent, every symbol hidden: linked into a plugin
@@ -17,7 +18,7 @@ SDK_LIB = libswitchyard-sdk.a
 lib_LIBRARIES = libswitchyard-sdk.a
 # The spawn code alone, for tests/sdk/test_spawn_posix to build once more.
 sdk_spawn_sources = sdk/spawn_internal.h sdk/spawn_start.c sdk/spawn_io.c \
-	sdk/spawn_run.c
+	sdk/spawn_run.c sdk/process.c
 libswitchyard_sdk_a_SOURCES = \
 	sdk/message.c sdk/duration.c sdk/param_read.c sdk/result.c \
 	sdk/inflight.c sdk/counters.c $(sdk_spawn_sources) \

@@ -1,5 +1,5 @@
 /*
- * switchyard/executor.h -- the executor ABI, version 1.1.
+ * switchyard/executor.h -- the executor ABI, version 1.2.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -80,7 +80,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 1
+#define SY_EXECUTOR_ABI_MINOR 2
 
 /* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
  * descriptor.  Define it before including this header when the plugin sets
@@ -431,6 +431,36 @@ typedef struct sy_host_api {
 
     /* Frees a string the host allocated for the plugin (param_json). */
     void (*free_string)(char *s);
+
+    /* since 1.2 (call only under SY_HOST_HAS(api, attempt_process)) */
+
+    /* Records that the attempt of `c` runs the operating-system process
+     * group `pgid` on this machine, whose leader started at `start_time`
+     * (clock ticks after boot: field 22 of /proc/PID/stat, as
+     * sy_process_start_time() in switchyard/process.h reads it; 0 when
+     * unknown).  Call it once per process group the attempt starts, right
+     * after starting it and before waiting for it, from the thread that
+     * started it (not the host's loop: not from inside submit() or
+     * cancel()), and before complete() for `c`.
+     *
+     * It blocks until the record is durable in the host's store, so that a
+     * host that dies from here on leaves a record the next host reads: on
+     * restart, or when another host on the same machine adopts the run,
+     * the recorded group is sent SIGKILL (when its processes still carry
+     * a start time at or after `start_time` and the machine and boot are
+     * the same) before the task's retry starts.  It costs one write in the
+     * host's next batch: a few milliseconds, more when the store is
+     * remote.
+     *
+     * SY_OK: recorded.  SY_ENOTSUP: the host cannot record it (no store of
+     * its own, a test host): go on.  SY_ESTATE: the attempt is no longer
+     * current (timed out, cancelled, its run taken over): stop the group
+     * and complete() as cancelled.  Any other negative status (SY_EIO: the
+     * store refused the write; SY_EINVAL: a bad argument or token): stop
+     * the group and complete() with a failure, since a host that died now
+     * could not find the processes. */
+    int (*attempt_process)(sy_completion *c, int64_t pgid,
+                           uint64_t start_time);
 } sy_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -108,6 +108,16 @@ typedef struct sy_spawn_opts {
      * rather than beside it. */
     void (*on_start)(void *arg);
     void *on_start_arg;
+    /* Called once, on the calling thread, right after the start (the child
+     * has exec'd) and before on_start, with the child's pid (which is also
+     * its process group's id) and its start time (switchyard/process.h; 0
+     * when unknown).  For a plugin to record the group with its host
+     * (sy_host_api.attempt_process) before the run goes on.  A non-zero
+     * return kills the whole group at once (SIGKILL, no grace, no more
+     * input); the run then ends as usual, killed, with the value in
+     * r->process_refused.  NULL for none. */
+    int (*on_process)(void *arg, pid_t pgid, uint64_t start_time);
+    void *on_process_arg;
 } sy_spawn_opts;
 
 /* How the run ended.  Filled by sy_spawn_run(); free with
@@ -129,6 +139,8 @@ typedef struct sy_spawn_result {
                                 (never NULL after success) */
     size_t err_len;
     size_t err_dropped;      /* stderr bytes before `err`, not kept */
+    int process_refused;     /* what on_process returned when non-zero: the
+                                group was killed right after its start */
 } sy_spawn_result;
 
 /* Fills `o` with the defaults for running `argv` (kept, not copied): no
