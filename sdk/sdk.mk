@@ -190,6 +190,14 @@ tests_sdk_test_sdk_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
 tests_sdk_test_sdk_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
 	$(CMOCKA_LIBS) -lpthread
 
+# --- switchyard/process.h: /proc/PID/stat, boot and machine ---------------------
+check_PROGRAMS += tests/sdk/test_process
+TESTS += tests/sdk/test_process
+tests_sdk_test_process_SOURCES = tests/sdk/test_process.c
+tests_sdk_test_process_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_sdk_test_process_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_sdk_test_process_LDADD = $(SDK_LIB) $(CMOCKA_LIBS)
+
 # --- switchyard/spawn.h, on both of its paths -------------------------------------
 # test_spawn links the library as plugins do (the clone() path on Linux);
 # test_spawn_posix compiles the spawn code once more with

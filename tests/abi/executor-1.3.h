@@ -440,35 +440,20 @@ typedef struct sy_host_api {
     /* Frees a string the host allocated for the plugin (param_json). */
     void (*free_string)(char *s);
 
-    /* since 1.2 (call only under SY_HOST_HAS(api, attempt_process)) */
+    /* since 1.2 */
 
-    /* Records that the attempt of `c` runs the operating-system process
-     * group `pgid` on this machine, whose leader started at `start_time`
-     * (clock ticks after boot: field 22 of /proc/PID/stat, as
-     * sy_process_start_time() in switchyard/process.h reads it; 0 when
-     * unknown).  Call it once per process group the attempt starts, right
-     * after starting it and before waiting for it, from the thread that
-     * started it (not the host's loop: not from inside submit() or
-     * cancel()), and before complete() for `c`.
-     *
-     * It blocks until the record is durable in the host's store, so that a
-     * host that dies from here on leaves a record the next host reads: on
-     * restart, or when another host on the same machine adopts the run,
-     * the recorded group is sent SIGKILL (when its processes still carry
-     * a start time at or after `start_time` and the machine and boot are
-     * the same) before the task's retry starts.  It costs one write in the
-     * host's next batch: a few milliseconds, more when the store is
-     * remote.
-     *
-     * SY_OK: recorded.  SY_ENOTSUP: the host cannot record it (no store of
-     * its own, a test host): go on.  SY_ESTATE: the attempt is no longer
-     * current (timed out, cancelled, its run taken over): stop the group
-     * and complete() as cancelled.  Any other negative status (SY_EIO: the
-     * store refused the write; SY_EINVAL: a bad argument or token): stop
-     * the group and complete() with a failure, since a host that died now
-     * could not find the processes. */
-    int (*attempt_process)(sy_completion *c, int64_t pgid,
-                           uint64_t start_time);
+    /* Records that the attempt of `c` runs process group `pgid`, whose
+     * leader started at `start_time` (clock ticks after boot, field 22 of
+     * /proc/PID/stat; switchyard/process.h reads it; 0 unknown).  Call it
+     * once per group, right after its start, from the thread that started
+     * it (never inside submit() or cancel()), before complete(c).  Blocks
+     * until the record is durable, a few ms: a host that dies from then on
+     * leaves it to the next host on this machine, which kills the group
+     * before the retry.  SY_OK: recorded.  SY_ENOTSUP: not recorded, go
+     * on.  SY_ESTATE: the attempt is over (timed out, cancelled, taken
+     * over): kill the group and complete() as cancelled.  Other errors
+     * (SY_EIO, SY_EINVAL): kill it and fail the attempt. */
+    int (*attempt_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
 
     /* since 1.3 */
 
