@@ -21,6 +21,10 @@
  *     that, descriptors without FD_CLOEXEC leak), the working directory `cwd`
  *     and the caller's environment plus `env`, and inherits the calling
  *     thread's CPU affinity.
+ *   - On the clone() path the program gets SIGKILL when the thread that
+ *     started it ends, as when the host is killed (PR_SET_PDEATHSIG; see
+ *     sy_spawn_opts.on_process for what covers the processes it forks,
+ *     which do not inherit it).
  *   - What fits of `input` is written to the stdin pipe before the start
  *     (most inputs fit: no poll round, no SIGPIPE possible).
  *   - One poll() loop feeds the rest of `input` to stdin (then closes it),

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -447,6 +448,56 @@ static void test_on_process(void **state)
     sy_spawn_result_free(&r);
 }
 
+#if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
+static int send_pid(void *arg, pid_t pgid, uint64_t start_time)
+{
+    (void)start_time;
+    int fd = *(int *)arg;
+    return write(fd, &pgid, sizeof pgid) == (ssize_t)sizeof pgid ? 0 : -1;
+}
+
+/* On the clone() path the program dies with its host: a host killed with
+ * SIGKILL (a forked stand-in here) takes its command with it. */
+static void test_dies_with_host(void **state)
+{
+    (void)state;
+    /* Valgrind refuses clone(): the posix_spawn path sets no death signal. */
+    if (!sy_spawn_uses_clone() || emulated())
+        return;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t host = fork();
+    assert_true(host >= 0);
+    if (host == 0) {
+        close(p[0]);
+        const char *argv[] = {"sleep", "30", NULL};
+        sy_spawn_opts o;
+        sy_spawn_opts_init(&o, argv);
+        o.on_process = send_pid;
+        o.on_process_arg = &p[1];
+        sy_spawn_result r;
+        sy_spawn_run(&o, &r, NULL, 0);
+        _exit(0);
+    }
+    close(p[1]);
+    pid_t child = 0;
+    assert_int_equal(read(p[0], &child, sizeof child), (ssize_t)sizeof child);
+    close(p[0]);
+    assert_int_equal(kill(child, 0), 0);
+    kill(host, SIGKILL);
+    waitpid(host, NULL, 0);
+    /* Reparented and reaped elsewhere, or a zombie for a moment. */
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; i++) {
+        sy_process_stat st;
+        gone = sy_process_stat_read(child, &st) != 0 || st.state == 'Z';
+        if (!gone)
+            usleep(10000);
+    }
+    assert_true(gone);
+}
+#endif
+
 /* Many runs from several threads at once: each gets its own output. */
 #define RUNNERS 4
 #define RUNS 50
@@ -512,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_on_process),
         cmocka_unit_test(test_concurrent),
 #if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
+        cmocka_unit_test(test_dies_with_host),
         cmocka_unit_test(test_path_taken),
 #endif
     };
