@@ -185,4 +185,24 @@ running() { case "$(ps -o stat= -p "$1" 2>/dev/null)" in ''|Z*) return 1 ;; esac
 running "$reused"; ok $? "the process whose start time does not match is left alone"
 ! running "$same"; ok $? "the one whose start time matches is killed"
 
+# --- an isolated instance (the plugin in a worker process) ----------------
+# The worker forwards attempt_process to the host, which records the group.
+sed 's/executors = .*/executors = { default = { plugin = "thread"; workers = 1; isolate_plugin = true; }; };/' \
+    "$host/switchyard.cfg" >"$host/iso.cfg"
+cat >"$host/workflows/quick.cfg" <<'WF'
+workflow = { name = "quick"; tasks = ( { id = "q"; command = ["sh", "-c", "echo '{}'"]; } ); };
+WF
+out=$(SWITCHYARD_CONFIG="$host/iso.cfg" "$SWITCHYARD" run quick 2>&1)
+rc=$?
+rc_is 0 "a command through an isolated thread instance completes"
+quick=$(run_id)
+python3 - "$db" "$quick" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n = c.execute("SELECT count(*) FROM processes WHERE run_id = ? AND pgid > 1 AND start_time > 0",
+              (sys.argv[2],)).fetchone()[0]
+sys.exit(0 if n == 1 else 1)
+PY
+ok $? "and its process group is recorded through the worker"
+
 done_testing
