@@ -181,9 +181,9 @@ static void recover(sy_live_run *r, char *const *hosts, bool cancel)
  * so that a retry never runs beside the attempt it replaces. */
 static void kill_leftovers(sy_engine *e, sy_live_run *r)
 {
-    bool *running = calloc(r->wf->n_tasks ? r->wf->n_tasks : 1, sizeof *running);
+    bool *running = sy_xmalloc((r->wf->n_tasks ? r->wf->n_tasks : 1) * sizeof *running);
     bool any = false;
-    for (size_t i = 0; running && i < r->wf->n_tasks; i++)
+    for (size_t i = 0; i < r->wf->n_tasks; i++)
         any |= running[i] = r->t[i].state == SY_TASK_RUNNING;
     if (any)
         sy_orphans_kill(e, r, running, SY_ORPHAN_WAIT_MS);
@@ -271,9 +271,9 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
             r->t[i].deps_left += !sy_task_state_terminal(r->t[d->deps[k]].state);
     }
     sy_live_route(e, r);
+    kill_leftovers(e, r);
     /* A run cancelled while no host held it is cancelled before what its
      * last host left running is recovered: that ends Cancelled too. */
-    kill_leftovers(e, r);
     if (cancel)
         sy_live_cancel(r, "cancelled on request");
     recover(r, load.hosts, cancel);
