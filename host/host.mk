@@ -77,6 +77,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_step.c host/store/sqlite_statements.c \
 	host/store/sqlite_schema.c host/store/sqlite_runs.c \
 	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
+	host/store/sqlite_processes.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres_internal.h),
@@ -87,7 +88,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_journal.c host/store/postgres_conn.c \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
-	host/store/postgres_tasks.c
+	host/store/postgres_tasks.c host/store/postgres_processes.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -98,6 +99,8 @@ libsyhost_la_SOURCES += \
 	host/engine/engine.c host/engine/engine.h host/engine/internal.h \
 	host/engine/batch.c host/engine/batch.h \
 	host/engine/attempt.c host/engine/attempt.h \
+	host/engine/process.c host/engine/process.h \
+	host/engine/orphans.c host/engine/orphans.h \
 	host/engine/dispatch.c host/engine/dispatch.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \

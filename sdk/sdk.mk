@@ -5,7 +5,8 @@
 # --- headers: installed next to executor.h ----------------------------------------
 switchyardinclude_HEADERS += sdk/switchyard/sdk.h sdk/switchyard/spawn.h \
 	sdk/switchyard/json_params.h sdk/switchyard/config_json.h \
-	sdk/switchyard/testhost.h sdk/switchyard/loader.h
+	sdk/switchyard/testhost.h sdk/switchyard/loader.h \
+	sdk/switchyard/process.h
 
 # --- the library: libswitchyard-sdk.a --------------------------------------------
 # Static and position-independent, every symbol hidden: linked into a plugin
@@ -17,7 +18,7 @@ SDK_LIB = libswitchyard-sdk.a
 lib_LIBRARIES = libswitchyard-sdk.a
 # The spawn code alone, for tests/sdk/test_spawn_posix to build once more.
 sdk_spawn_sources = sdk/spawn_internal.h sdk/spawn_start.c sdk/spawn_io.c \
-	sdk/spawn_run.c
+	sdk/spawn_run.c sdk/process.c
 libswitchyard_sdk_a_SOURCES = \
 	sdk/message.c sdk/duration.c sdk/param_read.c sdk/result.c \
 	sdk/inflight.c sdk/counters.c $(sdk_spawn_sources) \
@@ -193,6 +194,14 @@ tests_sdk_test_sdk_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
 	$(LIBCONFIG_CFLAGS) -pthread
 tests_sdk_test_sdk_LDADD = $(SDK_LIB) $(LIBCONFIG_LIBS) $(JANSSON_LIBS) \
 	$(CMOCKA_LIBS) -lpthread
+
+# --- switchyard/process.h: /proc/PID/stat, boot and machine ---------------------
+check_PROGRAMS += tests/sdk/test_process
+TESTS += tests/sdk/test_process
+tests_sdk_test_process_SOURCES = tests/sdk/test_process.c
+tests_sdk_test_process_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_sdk_test_process_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_sdk_test_process_LDADD = $(SDK_LIB) $(CMOCKA_LIBS)
 
 # --- switchyard/spawn.h, on both of its paths -------------------------------------
 # test_spawn links the library as plugins do (the clone() path on Linux);

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <switchyard/process.h>
+
 #include "spawn_internal.h"
 
 /* Defaults: no env, no cwd, no input, 16 MiB of stdout, no timeout, 5 s of
@@ -242,6 +244,20 @@ static int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
     sy_spawn__nonblock(s->out_fd);
     sy_spawn__nonblock(s->err_fd);
     s->pidfd = sy_spawn__pidfd(s->pid);
+    if (o->on_process) {
+        /* Read after the exec (the start returns only then), so it is the
+         * program's own start time; 0 where /proc cannot say. */
+        uint64_t start = 0;
+        if (sy_process_start_time(s->pid, &start) != 0)
+            start = 0;
+        s->r->process_refused = o->on_process(o->on_process_arg, s->pid, start);
+        if (s->r->process_refused) {
+            /* Nobody could find it after a crash: it must not run. */
+            sy_spawn__signal_group(s, SIGKILL);
+            s->terminating = s->killed = true;
+            sy_spawn__close(&s->in_fd);
+        }
+    }
     if (o->on_start)
         o->on_start(o->on_start_arg);
     return 0;

@@ -237,6 +237,7 @@ static int sy_spawn__posix(const sy_spawn_opts *o, const char *file,
  * are only ever sent to threads of this process, never to the child).
  */
 #include <sched.h>
+#include <sys/prctl.h>
 
 typedef struct sy_spawn__child {
     const char *file;
@@ -245,6 +246,7 @@ typedef struct sy_spawn__child {
     const char *cwd;
     int in_rd, out_wr, err_wr; /* out_wr < 0: stdout is /dev/null */
     int max_fd;                /* close_range fallback: close up to here */
+    pid_t parent;              /* the host process, for the death signal */
     volatile int err;          /* set by the child when a step failed */
 } sy_spawn__child;
 
@@ -263,6 +265,12 @@ sy_spawn__child_main(void *arg)
             sigaction(sig, &dfl, NULL);
     int fd = c->out_wr;
     if (setpgid(0, 0) != 0 || dup2(c->in_rd, 0) < 0)
+        goto fail;
+    /* The program dies with the host (a SIGKILL of the host included),
+     * so that no leader outlives a host that could not record it; what it
+     * forks does not inherit this, and the group record covers those.
+     * A host already gone by now would never deliver it: stop here. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != c->parent)
         goto fail;
     if (fd < 0 && (fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
         goto fail;
@@ -309,6 +317,7 @@ static int sy_spawn__clone(const sy_spawn_opts *o, const char *file,
         .out_wr = o->discard_stdout ? -1 : pipes[1][1],
         .err_wr = pipes[2][1],
         .max_fd = 1024,
+        .parent = getpid(),
         .err = 0,
     };
     /* 32 KiB: the child calls a few libc wrappers and execve. */

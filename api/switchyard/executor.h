@@ -1,5 +1,5 @@
 /*
- * switchyard/executor.h -- the executor ABI, version 1.1.
+ * switchyard/executor.h -- the executor ABI, version 1.2.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -80,7 +80,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 1
+#define SY_EXECUTOR_ABI_MINOR 2
 
 /* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
  * descriptor.  Define it before including this header when the plugin sets
@@ -431,6 +431,21 @@ typedef struct sy_host_api {
 
     /* Frees a string the host allocated for the plugin (param_json). */
     void (*free_string)(char *s);
+
+    /* since 1.2 */
+
+    /* Records that the attempt of `c` runs process group `pgid`, whose
+     * leader started at `start_time` (clock ticks after boot, field 22 of
+     * /proc/PID/stat; switchyard/process.h reads it; 0 unknown).  Call it
+     * once per group, right after its start, from the thread that started
+     * it (never inside submit() or cancel()), before complete(c).  Blocks
+     * until the record is durable, a few ms: a host that dies from then on
+     * leaves it to the next host on this machine, which kills the group
+     * before the retry.  SY_OK: recorded.  SY_ENOTSUP: not recorded, go
+     * on.  SY_ESTATE: the attempt is over (timed out, cancelled, taken
+     * over): kill the group and complete() as cancelled.  Other errors
+     * (SY_EIO, SY_EINVAL): kill it and fail the attempt. */
+    int (*attempt_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
 } sy_host_api;
 
 /* ------------------------------------------------------------------------ */

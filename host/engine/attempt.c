@@ -8,6 +8,7 @@
 
 #include "base/util.h"
 #include "engine/input.h"
+#include "engine/process.h"
 #include "executor/call_record.h"
 
 /* The most of sy_result.note the host keeps (the ABI says 1 KiB). */
@@ -90,6 +91,7 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
     a->input = input;
     a->input_borrowed = borrowed;
     sy_completion_init_for(&a->c, &t->queue->entry->host, d->ns, on_complete, a);
+    a->c.on_process = sy_process_on_attempt;
     a->task = (sy_task){
         .size = sizeof(sy_task),
         .attempt = a->number,

@@ -13,6 +13,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/dispatch.h"
+#include "engine/process.h"
 #include "engine/shutdown.h"
 #include "engine/internal.h"
 #include "engine/lease.h"
@@ -105,6 +106,8 @@ static bool lapsed_turn(sy_engine *e)
         sy_lease_lapsed(e, e->now());
     if (!e->lapsed)
         return false;
+    /* Its attempts are being cancelled: none of their groups is recorded. */
+    sy_process_refuse_all(e, SY_ESTATE, false);
     sy_lease_forget_writes(e);
     reap_runs(e);
     if (e->runs || e->live)
@@ -126,7 +129,8 @@ static void on_flush(uv_prepare_t *h)
     if (e->fatal) {
         /* Nothing is written any more; what is left is to get back the
          * attempts plugins hold, so that nothing they still reference
-         * is freed under them. */
+         * is freed under them.  A group nobody can record must stop. */
+        sy_process_refuse_all(e, SY_EIO, false);
         if (e->winding_down && !e->live)
             stop_loop(e);
         return;
@@ -137,7 +141,8 @@ static void on_flush(uv_prepare_t *h)
         if (sy_timers_due(&e->timers, now))
             sy_timers_expire(&e->timers, now);
     }
-    if (e->ready.n == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e)) {
+    if (e->ready.n == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e) &&
+        !sy_process_pending(e)) {
         drop_fenced(e); /* an event refused since the last turn */
         reap_runs(e);
         if (e->retired)
@@ -161,12 +166,15 @@ static void on_flush(uv_prepare_t *h)
     }
     sy_dispatch_decide(e, now);
     sy_batch_write(e, now);
+    sy_process_write(e, now);
     if (e->fatal || sy_store_commit(e->o.store) != SY_OK) {
         fatal_store(e, "commit");
         sy_store_rollback(e->o.store);
         sy_dispatch_discard(e);
+        sy_process_answer(e, SY_EIO);
         return;
     }
+    sy_process_answer(e, SY_OK);
     sy_dispatch_submit(e);
     drop_fenced(e);
     /* A submit refused or busy changed its task after this turn's write:
@@ -243,6 +251,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
                SY_EIO;
     }
     pthread_mutex_init(&e->done_lock, NULL);
+    sy_process_init(e);
     sy_dispatch_init(e);
     sy_timers_init(&e->timers, loop, e->now, !o->clock);
     uv_prepare_init(loop, &e->flush);
@@ -280,7 +289,7 @@ int sy_engine_adopt(sy_engine *e, int64_t run_id, bool stop_when_done, char *err
     return SY_OK;
 }
 
-int sy_engine_run(sy_engine *e)
+static int run_loop(sy_engine *e)
 {
     sy_serve_start(e);
     /* The first loop turn flushes whatever adopting the runs changed, then
@@ -314,6 +323,15 @@ int sy_engine_run(sy_engine *e)
            : e->lapsed      ? SY_ENGINE_LAPSED
            : e->interrupted ? SY_ENGINE_INTERRUPTED
                             : 0;
+}
+
+int sy_engine_run(sy_engine *e)
+{
+    e->loop_thread = pthread_self();
+    int rc = run_loop(e);
+    /* No turn writes a group from now on: a plugin reporting one stops it. */
+    sy_process_refuse_all(e, SY_ESTATE, true);
+    return rc;
 }
 
 void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out)
@@ -351,6 +369,7 @@ void sy_engine_free(sy_engine *e)
     free(e->ready.v);
     free(e->dirty);
     free(e->submit);
+    sy_process_free(e);
     pthread_mutex_destroy(&e->done_lock);
     free(e->lapse_why);
     free(e->owner_base);

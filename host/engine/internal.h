@@ -22,6 +22,7 @@
 typedef struct sy_live_run sy_live_run;
 typedef struct sy_attempt sy_attempt;
 typedef struct sy_instance_queue sy_instance_queue;
+typedef struct sy_process_request sy_process_request;
 
 /* The instance queues of a configuration a reload replaced, kept until
  * no attempt uses them (engine/reload.c). */
@@ -163,6 +164,14 @@ struct sy_engine {
     sy_timers timers;               /* backoff and deadlines */
     pthread_mutex_t done_lock;      /* guards done_head/done_tail */
     sy_attempt *done_head, *done_tail; /* completed attempts, any thread */
+    /* Process groups plugins report (engine/process.c): under done_lock,
+     * waited for on proc_cond by the plugin threads that asked. */
+    sy_process_request *proc_head, *proc_tail; /* waiting for a batch */
+    sy_process_request *proc_written;          /* in this turn's batch */
+    bool proc_closed;                          /* the loop has stopped */
+    pthread_cond_t proc_cond;
+    pthread_t loop_thread;
+    char machine_id[128], boot_id[64];         /* this host's, for records */
     sy_attempt *live;               /* attempts a plugin may still hold */
     sy_task_queue ready;            /* Ready tasks to offer */
     sy_task_ref *dirty;             /* tasks changed this turn */

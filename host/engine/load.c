@@ -11,6 +11,7 @@
 #include "engine/dispatch.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
+#include "engine/orphans.h"
 #include "engine/run.h"
 
 struct load_ctx {
@@ -171,6 +172,24 @@ static void recover(sy_live_run *r, char *const *hosts, bool cancel)
     }
 }
 
+/* How long recovery waits for a dead host's processes to be gone after
+ * SIGKILL: only a process stuck in the kernel takes longer. */
+#define SY_ORPHAN_WAIT_MS 5000
+
+/* Before anything of the run is retried: what the attempts found Running
+ * left of their processes on this machine is killed (engine/orphans.h),
+ * so that a retry never runs beside the attempt it replaces. */
+static void kill_leftovers(sy_engine *e, sy_live_run *r)
+{
+    bool *running = sy_xmalloc((r->wf->n_tasks ? r->wf->n_tasks : 1) * sizeof *running);
+    bool any = false;
+    for (size_t i = 0; i < r->wf->n_tasks; i++)
+        any |= running[i] = r->t[i].state == SY_TASK_RUNNING;
+    if (any)
+        sy_orphans_kill(e, r, running, SY_ORPHAN_WAIT_MS);
+    free(running);
+}
+
 static void link_run(sy_engine *e, sy_live_run *r)
 {
     r->next = e->runs;
@@ -252,6 +271,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
             r->t[i].deps_left += !sy_task_state_terminal(r->t[d->deps[k]].state);
     }
     sy_live_route(e, r);
+    kill_leftovers(e, r);
     /* A run cancelled while no host held it is cancelled before what its
      * last host left running is recovered: that ends Cancelled too. */
     if (cancel)

@@ -210,6 +210,29 @@ static void api_complete(sy_completion *token, const sy_result *r)
     pthread_mutex_unlock(&table_lock);
 }
 
+/* The record stays alive while the plugin has not completed it, and the
+ * contract has the plugin call this before complete(): the lookup is
+ * checked under the lock, the (possibly long) recording runs outside. */
+static int api_attempt_process(sy_completion *token, int64_t pgid, uint64_t start_time)
+{
+    uintptr_t v = (uintptr_t)token;
+    uintptr_t gen = v >> SY_TOKEN_HALF;
+    size_t i = (size_t)(v & SY_TOKEN_MASK);
+    if (!token || pgid <= 1)
+        return SY_EINVAL;
+    pthread_mutex_lock(&table_lock);
+    slot *s = i && i <= n_slots ? &slots[i - 1] : NULL;
+    sy_completion *c = s && s->gen == gen && s->state == SLOT_LIVE ? s->rec : NULL;
+    /* Completed already, or its submit is over: nothing to record for. */
+    bool over = !c && s && (s->gen == gen || s->prev_gen == gen);
+    pthread_mutex_unlock(&table_lock);
+    if (!c)
+        return over ? SY_ESTATE : SY_EINVAL;
+    if (!c->on_process)
+        return SY_ENOTSUP;
+    return c->on_process(c, pgid, start_time);
+}
+
 static void api_log(sy_host *h, sy_log_level level, const char *fmt, ...)
 {
     va_list ap;
@@ -235,4 +258,5 @@ const sy_host_api sy_host_api_table = {
      * switchyard/json_params.h): the getters are the SDK's, the same the
      * conformance kit and the test host lend. */
     SY_SDK_JSON_PARAMS_INIT,
+    .attempt_process = api_attempt_process,
 };

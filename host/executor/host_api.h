@@ -32,6 +32,10 @@ struct sy_completion {
     const char *who;     /* instance name for messages; not owned */
     const char *ns;      /* the task's namespace for messages; may be NULL */
     sy_completion *token; /* what the plugin is given; NULL once retired */
+    /* sy_host_api.attempt_process (1.2) for this submit: runs on the
+     * plugin's thread and may block until the record is durable.  NULL:
+     * the caller gets SY_ENOTSUP.  Set after init by the submitter. */
+    int (*on_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
 };
 
 struct sy_host {

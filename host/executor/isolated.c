@@ -159,6 +159,22 @@ static void on_refused(sy_instance *in, json_t *m)
     in->api->complete(c, &r);
 }
 
+/* The worker's plugin reports a process group (ABI 1.2): recorded through
+ * the host's own call, which waits for the store, and answered.  The
+ * reader waits with it: the worker's later messages wait a batch. */
+static void on_process(sy_instance *in, json_t *m)
+{
+    sy_completion *c = sy_isolated_peek(in, (uint64_t)json_integer_value(json_object_get(m, "id")));
+    int rc = !c ? SY_ESTATE
+             : !SY_HOST_HAS(in->api, attempt_process)
+                 ? SY_ENOTSUP
+                 : in->api->attempt_process(c, json_integer_value(json_object_get(m, "pgid")),
+                                            (uint64_t)json_integer_value(
+                                                json_object_get(m, "start")));
+    sy_isolated_send(in, json_pack("{s:s, s:O, s:i}", "t", "process_ack", "seq",
+                                   json_object_get(m, "seq"), "rc", rc));
+}
+
 static void handle(sy_instance *in, json_t *m)
 {
     const char *t = json_string_value(json_object_get(m, "t"));
@@ -168,6 +184,8 @@ static void handle(sy_instance *in, json_t *m)
         on_done(in, m);
     } else if (strcmp(t, "refused") == 0) {
         on_refused(in, m);
+    } else if (strcmp(t, "process") == 0) {
+        on_process(in, m);
     } else if (strcmp(t, "log") == 0) {
         const char *text = json_string_value(json_object_get(m, "text"));
         in->api->log(in->host, (sy_log_level)json_integer_value(json_object_get(m, "level")),

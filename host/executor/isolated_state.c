@@ -211,6 +211,27 @@ sy_completion *sy_isolated_take(sy_instance *in, uint64_t id)
     return c;
 }
 
+sy_completion *sy_isolated_peek(sy_instance *in, uint64_t id)
+{
+    sy_completion *c = NULL;
+    pthread_mutex_lock(&in->lock);
+    for (sy_isolated_pending *p = *bucket(in, id); p && !c; p = p->next)
+        if (p->id == id)
+            c = p->c;
+    pthread_mutex_unlock(&in->lock);
+    return c;
+}
+
+int sy_isolated_send(sy_instance *in, json_t *m)
+{
+    if (!m)
+        return SY_ENOMEM;
+    pthread_mutex_lock(&in->lock);
+    int rc = enqueue(in, m) == 0 ? SY_OK : SY_ENOMEM;
+    pthread_mutex_unlock(&in->lock);
+    return rc;
+}
+
 size_t sy_isolated_fail_all(sy_instance *in, const char *why)
 {
     size_t n = 0;

@@ -71,6 +71,13 @@ sy_completion *sy_isolated_take(sy_instance *in, uint64_t id);
 /* Fails every attempt the worker held with `why`; their number. */
 size_t sy_isolated_fail_all(sy_instance *in, const char *why);
 
+/* The completion of submit `id` while it is still pending (not taken), or
+ * NULL.  For the reader thread, which alone takes completions. */
+sy_completion *sy_isolated_peek(sy_instance *in, uint64_t id);
+
+/* Queues `m` (stolen) for the worker; SY_ENOMEM. */
+int sy_isolated_send(sy_instance *in, json_t *m);
+
 /* Drops unsent messages (the worker they were for is gone).  Lock held. */
 void sy_isolated_queue_clear(sy_instance *in);
 

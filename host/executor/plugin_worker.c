@@ -183,6 +183,72 @@ static void w_wake(sy_host *h)
     send_capacity();
 }
 
+/* attempt_process (1.2): the host records the group and answers; the
+ * plugin's thread waits for that answer, which the main thread reads. */
+typedef struct ack_wait {
+    uint64_t seq;
+    int rc;
+    bool done;
+    struct ack_wait *next;
+} ack_wait;
+
+static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ack_cond = PTHREAD_COND_INITIALIZER;
+static ack_wait *acks;
+static uint64_t ack_seq;
+static bool host_gone;
+static pthread_t main_thread;
+
+static int w_attempt_process(sy_completion *c, int64_t pgid, uint64_t start_time)
+{
+    uint64_t id = (uint64_t)(uintptr_t)c;
+    if (pgid <= 1)
+        return SY_EINVAL;
+    if (!jobs_has(id))
+        return SY_ESTATE;
+    /* From inside submit() or cancel() the answer could never be read. */
+    if (pthread_equal(pthread_self(), main_thread))
+        return SY_ENOTSUP;
+    ack_wait w = {.rc = SY_ESTATE};
+    pthread_mutex_lock(&ack_lock);
+    if (host_gone) {
+        pthread_mutex_unlock(&ack_lock);
+        return SY_ESTATE;
+    }
+    w.seq = ++ack_seq;
+    w.next = acks;
+    acks = &w;
+    pthread_mutex_unlock(&ack_lock);
+    send_msg(json_pack("{s:s, s:I, s:I, s:I, s:I}", "t", "process", "id", (json_int_t)id,
+                       "pgid", (json_int_t)pgid, "start", (json_int_t)start_time, "seq",
+                       (json_int_t)w.seq));
+    pthread_mutex_lock(&ack_lock);
+    while (!w.done)
+        pthread_cond_wait(&ack_cond, &ack_lock);
+    for (ack_wait **p = &acks; *p; p = &(*p)->next)
+        if (*p == &w) {
+            *p = w.next;
+            break;
+        }
+    pthread_mutex_unlock(&ack_lock);
+    return w.rc;
+}
+
+/* Main thread: an answer, or (host_gone) the end of all of them. */
+static void on_ack(uint64_t seq, int rc, bool gone)
+{
+    pthread_mutex_lock(&ack_lock);
+    host_gone |= gone;
+    for (ack_wait *w = acks; w; w = w->next)
+        if (gone || w->seq == seq) {
+            if (!gone)
+                w->rc = rc;
+            w->done = true;
+        }
+    pthread_cond_broadcast(&ack_cond);
+    pthread_mutex_unlock(&ack_lock);
+}
+
 static const sy_host_api api = {
     .size = sizeof(sy_host_api),
     .abi_major = SY_EXECUTOR_ABI_MAJOR,
@@ -191,6 +257,7 @@ static const sy_host_api api = {
     .log = w_log,
     .wake = w_wake,
     SY_SDK_JSON_PARAMS_INIT,
+    .attempt_process = w_attempt_process,
 };
 
 /* --- the calls the host asks for ----------------------------------------- */
@@ -292,6 +359,7 @@ int main(void)
      * the socket or sends destroy. */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, SIG_IGN);
+    main_thread = pthread_self();
     char err[512];
     json_t *m = sy_wire_recv(SOCKET_FD, err, sizeof err);
     if (!m || strcmp(str(m, "t"), "create") != 0) {
@@ -311,12 +379,17 @@ int main(void)
             on_cancel(m);
         else if (strcmp(t, "validate") == 0)
             on_validate(m);
+        else if (strcmp(t, "process_ack") == 0)
+            on_ack((uint64_t)json_integer_value(json_object_get(m, "seq")),
+                   (int)json_integer_value(json_object_get(m, "rc")), false);
         else if (strcmp(t, "destroy") == 0) {
             json_decref(m);
             break;
         }
         json_decref(m);
     }
+    /* Nobody answers from now on: a plugin waiting stops its group. */
+    on_ack(0, SY_ESTATE, true);
     /* The host asked (or went away): every accepted submit is completed
      * first, as destroy() requires, by cancelling what is left and waiting
      * for it (at most 5 s; a plugin that never completes is left to the

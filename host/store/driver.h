@@ -80,6 +80,12 @@ struct sy_store_ops {
                        void *arg);
     int (*delete_finished)(sy_store *s, int64_t before, size_t max,
                            size_t *deleted);
+    int (*record_process)(sy_store *s, int64_t run_id,
+                          const sy_store_fence *fence, int64_t token,
+                          const sy_process_record *p);
+    int (*list_processes)(sy_store *s, int64_t run_id,
+                          int (*cb)(void *arg, const sy_process_record *p),
+                          void *arg);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

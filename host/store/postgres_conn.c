@@ -157,6 +157,21 @@ static const char *const sql_text[SY_PG_COUNT] = {
         " FOR UPDATE SKIP LOCKED)",
     [SY_PG_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                           " WHERE run_id = $1 ORDER BY id",
+    /* Fenced like an event: only for the attempt the task still holds. */
+    [SY_PG_RECORD_PROCESS] =
+        "INSERT INTO processes (run_id, idx, attempt, pgid, host, machine,"
+        " boot_id, start_time, recorded)"
+        " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1"
+        " FROM runs WHERE id = $1) AND" FENCE("$1", "$10", "$11")
+        " AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE"
+        " run_id = $1 AND idx = $2 AND fence = $12 FOR SHARE))"
+        " ON CONFLICT (run_id, idx, attempt, pgid) DO UPDATE SET"
+        " host = excluded.host, machine = excluded.machine,"
+        " boot_id = excluded.boot_id, start_time = excluded.start_time,"
+        " recorded = excluded.recorded",
+    [SY_PG_LIST_PROCESSES] =
+        "SELECT idx, attempt, host, machine, boot_id, pgid, start_time,"
+        " recorded FROM processes WHERE run_id = $1 ORDER BY idx, attempt, pgid",
 };
 
 /* --- parameters ------------------------------------------------------------ */

@@ -44,6 +44,7 @@ enum {
     SY_PG_UPDATE_TASK, SY_PG_UPDATE_TASK_HELD, SY_PG_UPDATE_RUN,
     SY_PG_ADD_EVENT, SY_PG_LIST_EVENTS, SY_PG_RUN_HOLDER, SY_PG_TASK_TOKEN,
     SY_PG_DELETE_FINISHED,
+    SY_PG_RECORD_PROCESS, SY_PG_LIST_PROCESSES,
     SY_PG_COUNT
 };
 
@@ -226,5 +227,13 @@ int sy_pg_add_event(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                     const char *kind, const char *detail, int64_t now);
 int sy_pg_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                       void *arg);
+
+/* --- postgres_processes.c ---------------------------------------------- */
+
+int sy_pg_record_process(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                         int64_t token, const sy_process_record *p);
+int sy_pg_list_processes(sy_store *s, int64_t run_id,
+                         int (*cb)(void *arg, const sy_process_record *p),
+                         void *arg);
 
 #endif

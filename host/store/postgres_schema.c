@@ -80,6 +80,20 @@ static const char *const migrations[] = {
     "  detail TEXT,"
     "  at BIGINT NOT NULL);"
     "CREATE INDEX events_run ON events (run_id, id);",
+    /* 1 -> 2: the process groups attempts run (sy_store_record_process),
+     * so that the host recovering a task kills what a dead host left of
+     * it before the retry starts. */
+    "CREATE TABLE processes ("
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL,"
+    "  pgid BIGINT NOT NULL,"
+    "  host TEXT,"
+    "  machine TEXT,"
+    "  boot_id TEXT,"
+    "  start_time BIGINT NOT NULL,"
+    "  recorded BIGINT NOT NULL,"
+    "  PRIMARY KEY (run_id, idx, attempt, pgid));",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -250,6 +250,8 @@ static const struct sy_store_ops sqlite_ops = {
     .add_event = sy_sqlite_add_event,
     .list_events = sy_sqlite_list_events,
     .delete_finished = sy_sqlite_delete_finished,
+    .record_process = sy_sqlite_record_process,
+    .list_processes = sy_sqlite_list_processes,
 };
 
 

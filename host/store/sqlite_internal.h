@@ -39,6 +39,7 @@ enum {
     SY_SQL_UPDATE_TASK, SY_SQL_UPDATE_TASK_HELD, SY_SQL_UPDATE_RUN, SY_SQL_ADD_EVENT,
     SY_SQL_LIST_EVENTS, SY_SQL_RUN_HOLDER, SY_SQL_TASK_TOKEN,
     SY_SQL_DELETE_FINISHED,
+    SY_SQL_RECORD_PROCESS, SY_SQL_LIST_PROCESSES,
     SY_SQL_COUNT
 };
 
@@ -214,5 +215,14 @@ int sy_sqlite_add_event(sy_store *s, int64_t run_id,
                         const char *detail, int64_t now);
 int sy_sqlite_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                           void *arg);
+
+/* --- sqlite_processes.c -------------------------------------------------- */
+
+int sy_sqlite_record_process(sy_store *s, int64_t run_id,
+                             const sy_store_fence *fence, int64_t token,
+                             const sy_process_record *p);
+int sy_sqlite_list_processes(sy_store *s, int64_t run_id,
+                             int (*cb)(void *arg, const sy_process_record *p),
+                             void *arg);
 
 #endif

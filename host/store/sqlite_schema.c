@@ -72,6 +72,20 @@ static const char *const migrations[] = {
      * takes a run over can say whose attempts it found abandoned. */
     "ALTER TABLE tasks ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE tasks ADD COLUMN host TEXT;",
+    /* 3 -> 4: the process groups attempts run (sy_store_record_process),
+     * so that the host recovering a task kills what a dead host left of
+     * it before the retry starts. */
+    "CREATE TABLE processes ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL,"
+    "  pgid INTEGER NOT NULL,"
+    "  host TEXT,"
+    "  machine TEXT,"
+    "  boot_id TEXT,"
+    "  start_time INTEGER NOT NULL,"
+    "  recorded INTEGER NOT NULL,"
+    "  PRIMARY KEY (run_id, idx, attempt, pgid)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

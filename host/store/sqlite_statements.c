@@ -133,6 +133,20 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         " AND finished < ?1 ORDER BY finished, id LIMIT ?2)",
     [SY_SQL_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                            " WHERE run_id = ?1 ORDER BY id",
+    /* Fenced like an event: only for the attempt the task still holds. */
+    [SY_SQL_RECORD_PROCESS] =
+        "INSERT INTO processes (run_id, idx, attempt, pgid, host, machine,"
+        " boot_id, start_time, recorded)"
+        " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE" FENCE("?1", "?10", "?11")
+        " AND" TOKEN("?1", "?2", "?10", "?12")
+        " AND EXISTS (SELECT 1 FROM runs WHERE id = ?1)"
+        " ON CONFLICT (run_id, idx, attempt, pgid) DO UPDATE SET"
+        " host = excluded.host, machine = excluded.machine,"
+        " boot_id = excluded.boot_id, start_time = excluded.start_time,"
+        " recorded = excluded.recorded",
+    [SY_SQL_LIST_PROCESSES] =
+        "SELECT idx, attempt, host, machine, boot_id, pgid, start_time,"
+        " recorded FROM processes WHERE run_id = ?1 ORDER BY idx, attempt, pgid",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)

@@ -400,3 +400,26 @@ int sy_store_list_events(sy_store *s, int64_t run_id,
     NEED(s, cb, "list_events", "the callback is required");
     return s->ops->list_events(s, run_id, cb, arg);
 }
+
+int sy_store_record_process(sy_store *s, int64_t run_id,
+                            const sy_store_fence *fence, int64_t token,
+                            const sy_process_record *p)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, p, "record_process", "the record is required");
+    NEED(s, !fence || fence->owner, "record_process", "a fence names its owner");
+    NEED(s, p->pgid > 1, "record_process", "pgid must be above 1");
+    NEED(s, p->start_time <= INT64_MAX, "record_process", "start_time out of range");
+    return s->ops->record_process(s, run_id, fence, token, p);
+}
+
+int sy_store_list_processes(sy_store *s, int64_t run_id,
+                            int (*cb)(void *arg, const sy_process_record *p),
+                            void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, cb, "list_processes", "the callback is required");
+    return s->ops->list_processes(s, run_id, cb, arg);
+}

@@ -264,6 +264,42 @@ int sy_store_list_events(sy_store *s, int64_t run_id,
                                    int64_t at),
                          void *arg);
 
+/* --- processes: what an attempt runs on its machine -------------------------
+ *
+ * A plugin reports each operating-system process group an attempt starts
+ * (sy_host_api.attempt_process); the host records it before the plugin
+ * lets the command go on, so that the host which recovers the task after
+ * a crash can kill what is left of it before the retry starts.  A group
+ * is named by its id, the start time of its leader (clock ticks after
+ * boot), the boot and the machine: a pid reused since, another boot, or
+ * another machine is never taken for it. */
+typedef struct sy_process_record {
+    uint32_t idx;        /* the task */
+    uint32_t attempt;    /* its attempt number */
+    char *host;          /* the host (fence owner) that recorded it; NULL */
+    char *machine;       /* sy_process_machine_id() of the host's machine */
+    char *boot_id;       /* sy_process_boot_id() of the boot */
+    int64_t pgid;        /* the process group (its leader's pid) */
+    uint64_t start_time; /* the leader's start: clock ticks after boot; 0
+                            unknown (then nothing is killed for it) */
+    int64_t recorded;    /* when, ms since the epoch */
+} sy_process_record;
+
+/* Records process group `p` of task p->idx's attempt p->attempt, in a
+ * batch or alone (its own transaction).  With a fence, the task must
+ * still hold attempt token `token` (as sy_store_add_event).  Recording the
+ * same (task, attempt, pgid) again replaces the row.  SY_STORE_EFENCED
+ * when the run or the task moved on (nothing written). */
+int sy_store_record_process(sy_store *s, int64_t run_id,
+                            const sy_store_fence *fence, int64_t token,
+                            const sy_process_record *p);
+
+/* The process groups recorded for a run's tasks, by task and attempt.
+ * Strings are borrowed (valid during the callback).  No rows is SY_OK. */
+int sy_store_list_processes(sy_store *s, int64_t run_id,
+                            int (*cb)(void *arg, const sy_process_record *p),
+                            void *arg);
+
 /* --- retention ------------------------------------------------------------------ */
 
 /* Deletes at most `max` runs that ended (Completed, Failed or Cancelled)

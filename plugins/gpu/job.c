@@ -216,6 +216,19 @@ static void trim(sy_spawn_result *r)
         r->err[--r->err_len] = '\0';
 }
 
+/* Records the command's process group with the host (ABI 1.2), so that a
+ * host killed from now on leaves a record from which the next one kills
+ * the group before the retry starts. */
+static int record_process(void *arg, pid_t pgid, uint64_t start_time)
+{
+    sy_gpu_job *job = arg;
+    const sy_host_api *api = job->inst->api;
+    if (!SY_HOST_HAS(api, attempt_process))
+        return 0;
+    int rc = api->attempt_process(job->c, (int64_t)pgid, start_time);
+    return rc == SY_ENOTSUP ? 0 : rc;
+}
+
 /* How the run ended, as a result (the strings live in r, msg, job). */
 static void settle(sy_gpu_job *job, const char *prog, sy_spawn_result *r,
                    sy_result *res, char *msg, size_t len)
@@ -225,7 +238,13 @@ static void settle(sy_gpu_job *job, const char *prog, sy_spawn_result *r,
     trim(r);
     const char *tail = r->err[0] ? r->err : "(no stderr)";
     res->note = job->uuids;
-    if (job->deferring) {
+    if (r->process_refused) {
+        res->outcome = r->process_refused == SY_ESTATE ? SY_OUTCOME_CANCELLED
+                                                      : SY_OUTCOME_FAILED;
+        snprintf(msg, len, "command %s was killed at its start: the host "
+                 "could not record its process group (status %d)", prog,
+                 r->process_refused);
+    } else if (job->deferring) {
         /* Stopped for a broken device: not the task's fault. */
         bool v11 = job->inst->api->abi_minor >= 1;
         res->outcome = v11 ? SY_OUTCOME_DEFERRED : SY_OUTCOME_FAILED;
@@ -298,6 +317,8 @@ static void run_command(sy_gpu_job *job)
         o.timeout_ms = job->deadline_ms ? left : 0;
         o.kill_grace_ms = job->spec.kill_grace_ms;
         o.cancel_fd = job->cancel_fd;
+        o.on_process = record_process;
+        o.on_process_arg = job;
         if (sy_spawn_run(&o, &r, err, sizeof err) != 0) {
             snprintf(msg, sizeof msg, "command: %s", err);
             res.error = msg;

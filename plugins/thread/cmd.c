@@ -77,11 +77,32 @@ static void fail_with_stderr(sy_job *job, sy_outcome outcome,
         sy_job_fail(job, outcome, "%s; stderr:\n%s", what, tail);
 }
 
+/* Records the command's process group with the host (ABI 1.2) before it
+ * goes on, so that a host killed from now on leaves a record from which
+ * the next one kills the group before the retry starts. */
+static int record_process(void *arg, pid_t pgid, uint64_t start_time)
+{
+    sy_job *job = arg;
+    const sy_host_api *api = job->inst->api;
+    if (!SY_HOST_HAS(api, attempt_process))
+        return 0;
+    int rc = api->attempt_process(job->c, (int64_t)pgid, start_time);
+    return rc == SY_ENOTSUP ? 0 : rc;
+}
+
 static void settle(sy_job *job, const char *prog, sy_spawn_result *r)
 {
     char what[512], how[128];
     sy_spawn_describe(r, how, sizeof how);
-    if (atomic_load(&job->cancelled) || r->cancelled) {
+    if (r->process_refused) {
+        sy_job_fail(job, r->process_refused == SY_ESTATE ? SY_OUTCOME_CANCELLED
+                                                         : SY_OUTCOME_FAILED,
+                    "command %s was killed at its start: the host %s its "
+                    "process group (status %d)", prog,
+                    r->process_refused == SY_ESTATE ? "no longer runs this "
+                    "attempt and did not record" : "could not record",
+                    r->process_refused);
+    } else if (atomic_load(&job->cancelled) || r->cancelled) {
         sy_job_fail(job, SY_OUTCOME_CANCELLED, "cancelled: the process group "
                     "of %s was terminated", prog);
     } else if (r->timed_out) {
@@ -139,6 +160,8 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
     o.kill_grace_ms = job->spec.kill_grace_ms;
     o.cancel_fd = job->cancel_fd;
     o.on_start = sy_job_report_held;
+    o.on_process = record_process;
+    o.on_process_arg = job;
     sy_spawn_result r;
     char err[1024];
     if (sy_spawn_run(&o, &r, err, sizeof err) != 0) {

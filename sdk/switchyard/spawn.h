@@ -21,6 +21,10 @@
  *     that, descriptors without FD_CLOEXEC leak), the working directory `cwd`
  *     and the caller's environment plus `env`, and inherits the calling
  *     thread's CPU affinity.
+ *   - On the clone() path the program gets SIGKILL when the thread that
+ *     started it ends, as when the host is killed (PR_SET_PDEATHSIG; see
+ *     sy_spawn_opts.on_process for what covers the processes it forks,
+ *     which do not inherit it).
  *   - What fits of `input` is written to the stdin pipe before the start
  *     (most inputs fit: no poll round, no SIGPIPE possible).
  *   - One poll() loop feeds the rest of `input` to stdin (then closes it),
@@ -108,6 +112,16 @@ typedef struct sy_spawn_opts {
      * rather than beside it. */
     void (*on_start)(void *arg);
     void *on_start_arg;
+    /* Called once, on the calling thread, right after the start (the child
+     * has exec'd) and before on_start, with the child's pid (which is also
+     * its process group's id) and its start time (switchyard/process.h; 0
+     * when unknown).  For a plugin to record the group with its host
+     * (sy_host_api.attempt_process) before the run goes on.  A non-zero
+     * return kills the whole group at once (SIGKILL, no grace, no more
+     * input); the run then ends as usual, killed, with the value in
+     * r->process_refused.  NULL for none. */
+    int (*on_process)(void *arg, pid_t pgid, uint64_t start_time);
+    void *on_process_arg;
 } sy_spawn_opts;
 
 /* How the run ended.  Filled by sy_spawn_run(); free with
@@ -129,6 +143,8 @@ typedef struct sy_spawn_result {
                                 (never NULL after success) */
     size_t err_len;
     size_t err_dropped;      /* stderr bytes before `err`, not kept */
+    int process_refused;     /* what on_process returned when non-zero: the
+                                group was killed right after its start */
 } sy_spawn_result;
 
 /* Fills `o` with the defaults for running `argv` (kept, not copied): no

@@ -24,6 +24,14 @@ is true "$id" 't["one"]["output"]["cuda"].startswith("GPU-")' "CUDA_VISIBLE_DEVI
 is true "$id" 't["one"]["output"]["cuda"] == t["one"]["output"]["nv"] == t["one"]["output"]["sy"]' "NVIDIA_VISIBLE_DEVICES and SWITCHYARD_GPU_UUIDS hold the same"
 is "$(uuid 0),$(uuid 1)" "$id" 't["two"]["output"]["cuda"]' "a 2-GPU task gets both H100s, comma-separated"
 is true "$id" 't["a100"]["output"]["cuda"] in ("'"$(uuid 2)"'", "'"$(uuid 3)"'")' "gpu_model picks an A100"
+python3 - "$host/var/switchyard.db" "$id" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n = c.execute("SELECT count(DISTINCT idx) FROM processes WHERE run_id = ? AND pgid > 1"
+              " AND start_time > 0", (sys.argv[2],)).fetchone()[0]
+sys.exit(0 if n == 3 else 1)
+PY
+ok $? "each GPU command's process group was recorded with its attempt (ABI 1.2)"
 
 workflow too_big <<'WF'
 workflow = {

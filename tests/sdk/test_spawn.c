@@ -17,10 +17,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include <switchyard/process.h>
 #include <switchyard/spawn.h>
 
 /* Under valgrind (SY_WRAP set by make check-valgrind) a clone(CLONE_VM) is
@@ -376,6 +379,125 @@ static void test_on_start(void **state)
     assert_int_equal(s.calls, 1);
 }
 
+/* What on_process saw, and what it answers. */
+typedef struct reported {
+    int calls, answer;
+    pid_t pgid, group_of_leader;
+    uint64_t start, start_read;
+} reported;
+
+static int on_reported(void *arg, pid_t pgid, uint64_t start_time)
+{
+    reported *p = arg;
+    p->calls++;
+    p->pgid = pgid;
+    p->start = start_time;
+    p->group_of_leader = getpgid(pgid);
+    if (sy_process_start_time(pgid, &p->start_read) != 0)
+        p->start_read = 0;
+    return p->answer;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* on_process gets the child's group (its own pid) and its start time, once;
+ * a non-zero answer kills the whole group at once (a member the leader
+ * forked too), and comes back in process_refused. */
+static void test_on_process(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sleep", "0.1", NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    reported p = {0};
+    o.on_process = on_reported;
+    o.on_process_arg = &p;
+    sy_spawn_result r;
+    char err[512];
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_true(r.exited);
+    assert_int_equal(r.process_refused, 0);
+    assert_int_equal(p.calls, 1);
+    assert_int_equal(p.pgid, r.pid);
+    assert_int_equal(p.group_of_leader, r.pid);
+    if (access("/proc/self/stat", F_OK) == 0) {
+        assert_true(p.start > 0);
+        assert_true(p.start == p.start_read);
+    }
+    sy_spawn_result_free(&r);
+
+    const char *tree[] = {"/bin/sh", "-c", "sleep 5 & wait; echo survived", NULL};
+    sy_spawn_opts_init(&o, tree);
+    p = (reported){.answer = -9};
+    o.on_process = on_reported;
+    o.on_process_arg = &p;
+    o.kill_grace_ms = 5000;
+    int64_t t0 = now_ms();
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_true(now_ms() - t0 < 3000);
+    assert_int_equal(r.process_refused, -9);
+    assert_true(r.signaled);
+    assert_int_equal(r.signal_no, SIGKILL);
+    assert_null(strstr(r.out, "survived"));
+    assert_int_equal(p.calls, 1);
+    sy_spawn_result_free(&r);
+}
+
+#if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
+static int send_pid(void *arg, pid_t pgid, uint64_t start_time)
+{
+    (void)start_time;
+    int fd = *(int *)arg;
+    return write(fd, &pgid, sizeof pgid) == (ssize_t)sizeof pgid ? 0 : -1;
+}
+
+/* On the clone() path the program dies with its host: a host killed with
+ * SIGKILL (a forked stand-in here) takes its command with it. */
+static void test_dies_with_host(void **state)
+{
+    (void)state;
+    /* Valgrind refuses clone(): the posix_spawn path sets no death signal. */
+    if (!sy_spawn_uses_clone() || emulated())
+        return;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t host = fork();
+    assert_true(host >= 0);
+    if (host == 0) {
+        close(p[0]);
+        const char *argv[] = {"sleep", "30", NULL};
+        sy_spawn_opts o;
+        sy_spawn_opts_init(&o, argv);
+        o.on_process = send_pid;
+        o.on_process_arg = &p[1];
+        sy_spawn_result r;
+        sy_spawn_run(&o, &r, NULL, 0);
+        _exit(0);
+    }
+    close(p[1]);
+    pid_t child = 0;
+    assert_int_equal(read(p[0], &child, sizeof child), (ssize_t)sizeof child);
+    close(p[0]);
+    assert_int_equal(kill(child, 0), 0);
+    kill(host, SIGKILL);
+    waitpid(host, NULL, 0);
+    /* Reparented and reaped elsewhere, or a zombie for a moment. */
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; i++) {
+        sy_process_stat st;
+        gone = sy_process_stat_read(child, &st) != 0 || st.state == 'Z';
+        if (!gone)
+            usleep(10000);
+    }
+    assert_true(gone);
+}
+#endif
+
 /* Many runs from several threads at once: each gets its own output. */
 #define RUNNERS 4
 #define RUNS 50
@@ -438,8 +560,10 @@ int main(void)
         cmocka_unit_test(test_errors_before_start),
         cmocka_unit_test(test_exec_failure),
         cmocka_unit_test(test_on_start),
+        cmocka_unit_test(test_on_process),
         cmocka_unit_test(test_concurrent),
 #if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
+        cmocka_unit_test(test_dies_with_host),
         cmocka_unit_test(test_path_taken),
 #endif
     };

@@ -1,13 +1,13 @@
 /*
- * executor-1.2.h -- TEST ONLY: a simulated executor ABI 1.2, to prove that
- * a plugin rebuilt against a newer 1.x header loads on a 1.1 host when it
+ * executor-1.3.h -- TEST ONLY: a simulated executor ABI 1.3, to prove that
+ * a plugin rebuilt against a newer 1.x header loads on a 1.2 host when it
  * uses nothing newer, and is refused clearly when it does.  It is
- * api/switchyard/executor.h as of 1.1 with exactly what a real 1.2 would
+ * api/switchyard/executor.h as of 1.2 with exactly what a real 1.3 would
  * add: the minor, one descriptor field (drain) and one host function
- * (progress), each appended under a "since 1.2" mark.  No release has
+ * (progress), each appended under a "since 1.3" mark.  No release has
  * these; never install this file.
  *
- * switchyard/executor.h -- the executor ABI, version 1.2.
+ * switchyard/executor.h -- the executor ABI, version 1.3.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -88,7 +88,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 2
+#define SY_EXECUTOR_ABI_MINOR 3
 
 /* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
  * descriptor.  Define it before including this header when the plugin sets
@@ -442,6 +442,21 @@ typedef struct sy_host_api {
 
     /* since 1.2 */
 
+    /* Records that the attempt of `c` runs process group `pgid`, whose
+     * leader started at `start_time` (clock ticks after boot, field 22 of
+     * /proc/PID/stat; switchyard/process.h reads it; 0 unknown).  Call it
+     * once per group, right after its start, from the thread that started
+     * it (never inside submit() or cancel()), before complete(c).  Blocks
+     * until the record is durable, a few ms: a host that dies from then on
+     * leaves it to the next host on this machine, which kills the group
+     * before the retry.  SY_OK: recorded.  SY_ENOTSUP: not recorded, go
+     * on.  SY_ESTATE: the attempt is over (timed out, cancelled, taken
+     * over): kill the group and complete() as cancelled.  Other errors
+     * (SY_EIO, SY_EINVAL): kill it and fail the attempt. */
+    int (*attempt_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
+
+    /* since 1.3 */
+
     /* Reports how far an accepted submit has come, for `switchyard
      * status`.  Any thread, between submit() and complete() of `c`. */
     void (*progress)(sy_completion *c, int64_t done, int64_t total);
@@ -583,7 +598,7 @@ typedef struct sy_executor {
      * Thread: any host thread, concurrently; must not block. */
     void (*metrics)(sy_instance *inst, sy_metric_fn emit, void *sink);
 
-    /* since 1.2 */
+    /* since 1.3 */
 
     /* Optional.  Asks the instance to stop taking new work and finish what
      * it has (a host about to restart).  Thread: any host thread; must not

@@ -1,0 +1,256 @@
+/* The process groups attempts run (store.h, sy_store_record_process):
+ * recorded for the attempt the task holds, listed back with every field,
+ * replaced when recorded again, refused for an attempt no longer current
+ * and for a claim taken over, and deleted with their run.  Each test runs
+ * on both stores: SQLite, then PostgreSQL on a throwaway server when this
+ * build has libpq. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../helpers.h"
+#ifdef SY_HAVE_LIBPQ
+#include "../helpers_pg.h"
+#endif
+#include "base/util.h"
+#include "store/store.h"
+
+#define HASH "d1"
+
+typedef struct {
+    char *dir;
+    sy_store *a, *b; /* two handles on one file: two hosts */
+    int64_t run;
+    sy_store_fence h1;
+} fx;
+
+#define OK(s, call)                                                           \
+    do {                                                                      \
+        int rc_ = (call);                                                     \
+        if (rc_ != SY_OK)                                                     \
+            fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
+    } while (0)
+
+/* The store the running test's handles open: set by its setup. */
+static const char *store_url = "sqlite:store.db";
+
+static sy_store *open_ok(const char *dir)
+{
+    sy_store *s = NULL;
+    char err[512] = "";
+    if (sy_store_open(store_url, dir, &s, err, sizeof err) != SY_OK)
+        fail_msg("open: %s", err);
+    return s;
+}
+
+static __attribute__((unused)) void assert_contains(const char *haystack, const char *needle)
+{
+    if (!haystack || !strstr(haystack, needle))
+        fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)",
+                 needle);
+}
+
+static int64_t epoch_of(sy_store *s, int64_t run)
+{
+    sy_run_record r;
+    OK(s, sy_store_get_run(s, run, &r));
+    int64_t epoch = r.lease_epoch;
+    sy_run_record_clear(&r);
+    return epoch;
+}
+
+/* A run of two tasks claimed by h1 on handle a. */
+static int setup_on(void **state, const char *url)
+{
+    fx *f = calloc(1, sizeof *f);
+    f->dir = th_mkdtemp();
+    store_url = url;
+    f->a = open_ok(f->dir);
+    f->b = open_ok(f->dir);
+    static const char *const ids[] = {"x", "y"};
+    static const char *const ns[] = {"public::w::x", "public::w::y"};
+    OK(f->a, sy_store_put_definition(f->a, HASH, "public", "w", "{}"));
+    OK(f->a, sy_store_create_run(f->a, HASH, "public", "w", "{}", 2, ids, ns, 1, &f->run));
+    bool got = false;
+    OK(f->a, sy_store_claim_run(f->a, f->run, "h1", 1000, 10, NULL, 0, &got));
+    assert_true(got);
+    f->h1 = (sy_store_fence){"h1", epoch_of(f->a, f->run)};
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_on(state, "sqlite:store.db");
+}
+
+#ifdef SY_HAVE_LIBPQ
+static int setup_pg(void **state)
+{
+    th_pg_reset(th_pg_url());
+    return setup_on(state, th_pg_url());
+}
+#endif
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    sy_store_close(f->a);
+    sy_store_close(f->b);
+    th_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
+/* The write that marks task idx Running for attempt `attempt` and moves
+ * its token from `from` to `to`. */
+static int start(sy_store *s, int64_t run, const sy_store_fence *fence, uint32_t idx,
+                 uint32_t attempt, int64_t from, int64_t to)
+{
+    sy_task_record t = {.idx = idx, .state = SY_TASK_RUNNING, .attempts = attempt,
+                        .started = 100, .fence = to};
+    return sy_store_update_task(s, run, fence, from, &t);
+}
+
+
+typedef struct {
+    size_t n;
+    sy_process_record v[8];
+    char text[8][3][64];
+} listing;
+
+static int collect(void *arg, const sy_process_record *p)
+{
+    listing *l = arg;
+    if (l->n == 8)
+        return 1;
+    l->v[l->n] = *p;
+    const char *s[3] = {p->host, p->machine, p->boot_id};
+    for (int i = 0; i < 3; i++)
+        snprintf(l->text[l->n][i], 64, "%s", s[i] ? s[i] : "-");
+    l->n++;
+    return 0;
+}
+
+static listing list(sy_store *s, int64_t run)
+{
+    listing l = {0};
+    OK(s, sy_store_list_processes(s, run, collect, &l));
+    return l;
+}
+
+static sy_process_record group(uint32_t idx, uint32_t attempt, int64_t pgid, uint64_t start)
+{
+    return (sy_process_record){.idx = idx, .attempt = attempt, .machine = "m-1",
+                               .boot_id = "b-1", .pgid = pgid, .start_time = start,
+                               .recorded = 500};
+}
+
+/* In a batch, after the write that started the attempt: listed back with
+ * the fence's owner as its host; recorded again, the row is replaced. */
+static void test_record_and_list(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(list(f->a, f->run).n, 0);
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, start(f->a, f->run, &f->h1, 1, 1, 0, 1));
+    sy_process_record p = group(1, 1, 4242, 123456789012ull);
+    OK(f->a, sy_store_record_process(f->a, f->run, &f->h1, 1, &p));
+    OK(f->a, sy_store_commit(f->a));
+    listing l = list(f->b, f->run);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.v[0].idx, 1);
+    assert_int_equal(l.v[0].attempt, 1);
+    assert_int_equal(l.v[0].pgid, 4242);
+    assert_true(l.v[0].start_time == 123456789012ull);
+    assert_int_equal(l.v[0].recorded, 500);
+    assert_string_equal(l.text[0][0], "h1");
+    assert_string_equal(l.text[0][1], "m-1");
+    assert_string_equal(l.text[0][2], "b-1");
+    /* Alone (its own transaction), the same group with a new start. */
+    p.start_time = 77;
+    OK(f->a, sy_store_record_process(f->a, f->run, &f->h1, 1, &p));
+    p.pgid = 4343;
+    OK(f->a, sy_store_record_process(f->a, f->run, &f->h1, 1, &p));
+    l = list(f->a, f->run);
+    assert_int_equal(l.n, 2);
+    assert_true(l.v[0].start_time == 77);
+    assert_int_equal(l.v[1].pgid, 4343);
+}
+
+/* An attempt whose token the task no longer holds, or a claim another
+ * host took over, records nothing. */
+static void test_record_is_fenced(void **state)
+{
+    fx *f = *state;
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, start(f->a, f->run, &f->h1, 0, 1, 0, 1));
+    OK(f->a, start(f->a, f->run, &f->h1, 0, 2, 1, 2));
+    OK(f->a, sy_store_commit(f->a));
+    sy_process_record p = group(0, 1, 5000, 10);
+    assert_int_equal(sy_store_record_process(f->a, f->run, &f->h1, 1, &p),
+                     SY_STORE_EFENCED);
+    bool got = false;
+    OK(f->b, sy_store_claim_run(f->b, f->run, "h2", 9000, 2000, NULL, 0, &got));
+    assert_true(got);
+    p.attempt = 2;
+    assert_int_equal(sy_store_record_process(f->a, f->run, &f->h1, 2, &p),
+                     SY_STORE_EFENCED);
+    assert_int_equal(list(f->a, f->run).n, 0);
+    /* Bad arguments are refused before the store sees them. */
+    p.pgid = 1;
+    assert_int_equal(sy_store_record_process(f->a, f->run, NULL, 0, &p), SY_EINVAL);
+}
+
+/* Retention deletes a finished run's groups with it. */
+static void test_deleted_with_run(void **state)
+{
+    fx *f = *state;
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, start(f->a, f->run, &f->h1, 0, 1, 0, 1));
+    sy_process_record p = group(0, 1, 6000, 10);
+    OK(f->a, sy_store_record_process(f->a, f->run, &f->h1, 1, &p));
+    OK(f->a, sy_store_update_run(f->a, f->run, &f->h1, SY_RUN_COMPLETED, NULL, 300));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(list(f->a, f->run).n, 1);
+    size_t deleted = 0;
+    OK(f->a, sy_store_delete_finished(f->a, 1000000, 10, &deleted));
+    assert_int_equal(deleted, 1);
+    assert_int_equal(list(f->a, f->run).n, 0);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+    const struct CMUnitTest sqlite_tests[] = {
+        T(test_record_and_list),
+        T(test_record_is_fenced),
+        T(test_deleted_with_run),
+    };
+#ifdef SY_HAVE_LIBPQ
+    const struct CMUnitTest pg_tests[] = {
+        P(test_record_and_list),
+        P(test_record_is_fenced),
+        P(test_deleted_with_run),
+    };
+    size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
+#else
+    size_t n_pg = 0;
+#endif
+    size_t n = SY_ARRAY_LEN(sqlite_tests);
+    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
+    memcpy(all, sqlite_tests, sizeof sqlite_tests);
+#ifdef SY_HAVE_LIBPQ
+    memcpy(all + n, pg_tests, n_pg * sizeof *all);
+#endif
+    int failed = _cmocka_run_group_tests("processes", all, n + n_pg, NULL, NULL);
+    free(all);
+    return failed;
+}
