@@ -27,6 +27,7 @@ HOST_LDADD = libsyhost.la $(SDK_LIB) $(DEP_LIBS)
 libsyhost_la_SOURCES = \
 	host/base/util.c host/base/util.h \
 	host/base/clock.c host/base/clock.h \
+	host/base/tz.c host/base/tz.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
 	host/base/log.c host/base/log.h
 
@@ -45,7 +46,8 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/workflow/workflow.c host/workflow/workflow.h host/workflow/internal.h \
 	host/workflow/parse_task.c host/workflow/model.c \
-	host/workflow/names.c host/workflow/cron.c host/workflow/settings.c \
+	host/workflow/names.c host/workflow/cron.c host/workflow/cron_next.c \
+	host/workflow/cron.h host/workflow/settings.c \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
 	host/workflow/condition.c host/workflow/retry.c \
