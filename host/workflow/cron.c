@@ -171,3 +171,18 @@ const char *sy_cron_problem(const char *expr, char *buf, size_t len)
 {
     return sy_cron_parse(expr, NULL, buf, len);
 }
+
+static const char *const catchup_names[] = {"none", "latest", "all"};
+
+const char *sy_catchup_name(sy_catchup c)
+{
+    return (unsigned)c < SY_ARRAY_LEN(catchup_names) ? catchup_names[c] : "none";
+}
+
+int sy_catchup_parse(const char *name)
+{
+    for (size_t i = 0; name && i < SY_ARRAY_LEN(catchup_names); i++)
+        if (strcmp(name, catchup_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
