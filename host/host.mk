@@ -79,6 +79,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_step.c host/store/sqlite_statements.c \
 	host/store/sqlite_schema.c host/store/sqlite_runs.c \
 	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
+	host/store/sqlite_schedule.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres_internal.h),
@@ -89,7 +90,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_journal.c host/store/postgres_conn.c \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
-	host/store/postgres_tasks.c
+	host/store/postgres_tasks.c host/store/postgres_schedule.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,

@@ -54,6 +54,8 @@ static const struct sy_store_ops pg_ops = {
     .add_event = sy_pg_add_event,
     .list_events = sy_pg_list_events,
     .delete_finished = sy_pg_delete_finished,
+    .fire_tick = sy_pg_fire_tick,
+    .last_tick = sy_pg_last_tick,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -80,6 +80,15 @@ static const char *const migrations[] = {
     "  detail TEXT,"
     "  at BIGINT NOT NULL);"
     "CREATE INDEX events_run ON events (run_id, id);",
+    /* 1 -> 2: the ticks schedules fired (SQLite's 3 -> 4).  The key is
+     * the claim; run_id is not a reference: retention deletes runs. */
+    "CREATE TABLE schedule_ticks ("
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  tick BIGINT NOT NULL,"
+    "  run_id BIGINT,"
+    "  fired BIGINT NOT NULL,"
+    "  PRIMARY KEY (tenant, workflow, tick));",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -250,6 +250,8 @@ static const struct sy_store_ops sqlite_ops = {
     .add_event = sy_sqlite_add_event,
     .list_events = sy_sqlite_list_events,
     .delete_finished = sy_sqlite_delete_finished,
+    .fire_tick = sy_sqlite_fire_tick,
+    .last_tick = sy_sqlite_last_tick,
 };
 
 
