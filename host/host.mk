@@ -106,6 +106,7 @@ libsyhost_la_SOURCES += \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h \
 	host/engine/serve.c host/engine/serve.h \
+	host/engine/schedule.c host/engine/schedule.h \
 	host/engine/fenced.c host/engine/fenced.h \
 	host/engine/lease.c host/engine/lease.h \
 	host/engine/input.c host/engine/input.h \
@@ -119,6 +120,7 @@ libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
 	host/service/runs.c host/service/runs.h \
+	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
 	host/service/inspect.c host/service/inspect.h
@@ -126,7 +128,7 @@ libsyhost_la_SOURCES += \
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,

@@ -386,3 +386,19 @@ sy_tz *sy_tz_load(const char *name, char *err, size_t err_len)
     free(path);
     return make(name, off0, &t);
 }
+
+void sy_time_format(int64_t sec, int32_t off, char *buf, size_t len)
+{
+    int64_t local = sec + off, days = local / 86400 - (local % 86400 < 0), y;
+    unsigned m, d;
+    sy_civil_from_days(days, &y, &m, &d);
+    int s = (int)(local - days * 86400);
+    if (off == 0) {
+        snprintf(buf, len, "%04d-%02u-%02uT%02d:%02d:%02dZ", (int)y, m, d, s / 3600,
+                 s / 60 % 60, s % 60);
+        return;
+    }
+    int a = off < 0 ? -off : off;
+    snprintf(buf, len, "%04d-%02u-%02uT%02d:%02d:%02d%c%02d:%02d", (int)y, m, d, s / 3600,
+             s / 60 % 60, s % 60, off < 0 ? '-' : '+', a / 3600, a / 60 % 60);
+}

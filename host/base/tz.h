@@ -45,6 +45,10 @@ int32_t sy_tz_offset(const sy_tz *tz, int64_t t);
 /* The first transition strictly after `t`; INT64_MAX when none. */
 int64_t sy_tz_next_transition(const sy_tz *tz, int64_t t);
 
+/* `sec` (since the epoch) as ISO 8601 at UTC offset `off`:
+ * "2026-03-29T01:00:00Z" for 0, else "2026-03-29T03:00:00+02:00". */
+void sy_time_format(int64_t sec, int32_t off, char *buf, size_t len);
+
 /* Days since 1970-01-01 of a proleptic Gregorian date, and back. */
 int64_t sy_days_from_civil(int64_t y, unsigned m, unsigned d);
 void sy_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
