@@ -252,7 +252,7 @@ static void test_newer_schema_refused(void **state)
     assert_int_equal(sy_store_open("sqlite:new.db", f->dir, &s, err, sizeof err),
                      SY_ENOTSUP);
     assert_null(s);
-    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 3)");
+    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 4)");
     assert_contains(err, "new.db");
     assert_int_equal(raw_user_version(path), 7);
     free(path);
