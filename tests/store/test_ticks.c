@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../helpers.h"
 #ifdef SY_HAVE_LIBPQ
@@ -173,6 +175,46 @@ static void test_not_in_batch(void **state)
     assert_true(fire(f->a, "w", MIN, NULL));
 }
 
+/* Hosts firing the same ticks at once, each on its own connection: every
+ * tick is recorded exactly once. */
+static void test_hosts_race(void **state)
+{
+    fx *f = *state;
+    enum { HOSTS = 4, TICKS = 15 };
+    fflush(NULL);
+    pid_t kids[HOSTS];
+    for (int h = 0; h < HOSTS; h++) {
+        kids[h] = fork();
+        assert_true(kids[h] >= 0);
+        if (kids[h] == 0) {
+            sy_store *s = NULL;
+            char err[512];
+            if (sy_store_open(store_url, f->dir, &s, err, sizeof err) != SY_OK)
+                _exit(1);
+            for (int i = 1; i <= TICKS; i++) {
+                bool fired;
+                if (sy_store_fire_tick(s, HASH, "public", "w", (int64_t)i * MIN, "{}", 2, ids,
+                                       ns, i, &fired, NULL) != SY_OK) {
+                    fprintf(stderr, "host %d tick %d: %s\n", h, i, sy_store_errmsg(s));
+                    _exit(2);
+                }
+            }
+            sy_store_close(s);
+            _exit(0);
+        }
+    }
+    for (int h = 0; h < HOSTS; h++) {
+        int status = 0;
+        assert_int_equal(waitpid(kids[h], &status, 0), kids[h]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    assert_int_equal(runs(f->a), TICKS);
+    int64_t tick = 0;
+    OK(f->a, sy_store_last_tick(f->a, "public", "w", &tick, NULL));
+    assert_true(tick == TICKS * MIN);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -181,12 +223,14 @@ int main(void)
         T(test_fire_once),
         T(test_older_tick_refused),
         T(test_not_in_batch),
+        T(test_hosts_race),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg_tests[] = {
         P(test_fire_once),
         P(test_older_tick_refused),
         P(test_not_in_batch),
+        P(test_hosts_race),
     };
     size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
 #else
