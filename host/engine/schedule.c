@@ -163,16 +163,26 @@ static void arm(sy_engine *e, int64_t now)
     uv_timer_start(&e->sched_timer, on_sched, wait < 1 ? 1 : (uint64_t)wait + 1, 0);
 }
 
+static void fire_due(sy_engine *e, int64_t now)
+{
+    /* A host whose lease lapsed stands aside until it is back. */
+    if (!sy_lease_lapsed(e, e->now()))
+        for (size_t i = 0; i < e->n_sched; i++)
+            run_one(e, &e->sched[i], now);
+}
+
+void sy_schedule_fire_due(sy_engine *e)
+{
+    fire_due(e, e->sched_now());
+}
+
 static void on_sched(uv_timer_t *t)
 {
     sy_engine *e = t->data;
     if (e->drain)
         return;
     int64_t now = e->sched_now();
-    /* A host whose lease lapsed stands aside until it is back. */
-    if (!sy_lease_lapsed(e, e->now()))
-        for (size_t i = 0; i < e->n_sched; i++)
-            run_one(e, &e->sched[i], now);
+    fire_due(e, now);
     arm(e, now);
 }
 

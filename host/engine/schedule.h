@@ -30,6 +30,9 @@ void sy_schedule_start(sy_engine *e);
  * that did not change keeps its place. */
 void sy_schedule_reload(sy_engine *e);
 void sy_schedule_stop(sy_engine *e);
+/* Fires what is due now on the schedules' clock (what the timer does when
+ * it wakes; tests on an injected clock call it after moving it). */
+void sy_schedule_fire_due(sy_engine *e);
 /* Closes the timer (after the next loop turn) and frees the schedules. */
 void sy_schedule_close(sy_engine *e);
 
