@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "base/clock.h"
 #include "base/tz.h"
 #include "workflow/cron.h"
 
@@ -222,6 +223,26 @@ static void test_bad_expressions(void **state)
     }
 }
 
+/* SWITCHYARD_FAKE_CLOCK values: START[xRATE][@ANCHOR]. */
+static void test_fake_clock_values(void **state)
+{
+    (void)state;
+    int64_t start, anchor;
+    double rate;
+    assert_true(sy_clock_fake_parse("2026-03-29T00:58:00Z", &start, &rate, &anchor));
+    assert_true(start == at("2026-03-29T00:58Z") * 1000 && rate == 1 && anchor == 0);
+    assert_true(sy_clock_fake_parse("2026-03-29T00:58:30Zx60@1000", &start, &rate, &anchor));
+    assert_true(start == at("2026-03-29T00:58Z") * 1000 + 30000 && rate == 60 &&
+                anchor == 1000);
+    assert_true(sy_clock_fake_parse("1774745910000x0.5", &start, &rate, &anchor));
+    assert_true(start == 1774745910000 && rate == 0.5);
+    const char *bad[] = {"", "soon", "2026-13-01T00:00Z", "2026-03-29T00:58Zx", "5x0", "5x-1",
+                         "5@", "5@0", "5 ", "2026-03-29T00:58"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (sy_clock_fake_parse(bad[i], &start, &rate, &anchor))
+            fail_msg("\"%s\" was accepted", bad[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_berlin_spring), cmocka_unit_test(test_berlin_fall),
         cmocka_unit_test(test_new_york),    cmocka_unit_test(test_table_zone),
         cmocka_unit_test(test_bad_zones),   cmocka_unit_test(test_bad_expressions),
+        cmocka_unit_test(test_fake_clock_values),
     };
     return cmocka_run_group_tests_name("cron", tests, NULL, NULL);
 }
