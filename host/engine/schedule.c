@@ -16,17 +16,23 @@
 
 /* The longest the timer sleeps: a clock stepped forward, or a fake one,
  * is noticed within it. */
-#define SCHED_MAX_SLEEP_MS 30000
-/* Missed ticks walked at most, whatever the catch-up: an every-minute
- * schedule after two years down. */
-#define SCHED_MAX_WALK 1000000
+#define SY_SCHED_MAX_SLEEP_MS 30000
+/* Catch-up ticks fired per wake. */
+#define SY_SCHED_BATCH 20
+/* The window last_ticks() looks back through first, and the longest it
+ * grows to before it takes everything back to the cursor. */
+#define SY_SCHED_FIRST_WINDOW_MS ((int64_t)3600 * 1000)
+#define SY_SCHED_LONGEST_WINDOW_MS ((int64_t)100 * 366 * 86400 * 1000)
 
 struct sy_sched {
     const sy_workflow *wf; /* borrowed: e->o.workflows */
     sy_cron cron;
     sy_tz *tz;             /* owned */
     int64_t cursor;        /* ms: every tick at or before it is done with */
-    bool caught_up;        /* the catch-up on start was applied */
+    int64_t backlog;       /* ms: missed ticks up to this one are fired in
+                              order (the catch-up), not just the latest */
+    bool caught_up;        /* the catch-up on start was planned */
+    bool failed;           /* the store failed its last firing */
 };
 
 static void free_scheds(struct sy_sched *v, size_t n)
@@ -99,45 +105,85 @@ static bool fire(sy_engine *e, const struct sy_sched *s, int64_t tick)
     return true;
 }
 
-/* The ticks after s->cursor up to `now`, the last `keep` of them in
- * order; *missed counts those left out. */
-static size_t due_ticks(const struct sy_sched *s, int64_t now, size_t keep, int64_t *out,
-                        uint64_t *missed)
+/* The last `keep` ticks after s->cursor up to `now`, oldest first, into
+ * out; *older says how many earlier ones were left out (-1: some, not
+ * counted).  The window grows back from `now` until it holds `keep` ticks
+ * or reaches the cursor, so a host down for years walks about `keep`
+ * ticks, not every one it missed. */
+static size_t last_ticks(const struct sy_sched *s, int64_t now, size_t keep, int64_t *out,
+                         int64_t *older)
 {
-    size_t n = 0, walked = 0;
-    *missed = 0;
-    for (int64_t t = next_tick(s, s->cursor); t <= now && walked < SCHED_MAX_WALK;
-         t = next_tick(s, t), walked++) {
-        if (n == keep) {
-            memmove(out, out + 1, (keep - 1) * sizeof *out);
-            n--;
-            (*missed)++;
+    size_t n = 0;
+    for (int64_t w = SY_SCHED_FIRST_WINDOW_MS;; w *= 4) {
+        int64_t from = now - w <= s->cursor || w > SY_SCHED_LONGEST_WINDOW_MS ? s->cursor : now - w;
+        size_t head = 0, total = 0;
+        for (int64_t t = next_tick(s, from); t <= now; t = next_tick(s, t), total++) {
+            out[(head + (total < keep ? total : 0)) % keep] = t;
+            if (total >= keep)
+                head = (head + 1) % keep;
         }
-        out[n++] = t;
+        n = total < keep ? total : keep;
+        if (n == keep || from == s->cursor) {
+            /* The ring, oldest first. */
+            int64_t *tmp = sy_xmalloc((n ? n : 1) * sizeof *tmp);
+            for (size_t i = 0; i < n; i++)
+                tmp[i] = out[(head + i) % keep];
+            memcpy(out, tmp, n * sizeof *out);
+            free(tmp);
+            *older = from == s->cursor ? (int64_t)(total - n) : -1;
+            return n;
+        }
     }
-    return n;
 }
 
+/* On start, the catch-up: the missed ticks to fire become the backlog. */
+static void plan_catchup(const sy_engine *e, struct sy_sched *s, int64_t now)
+{
+    (void)e;
+    size_t keep = s->wf->catchup == SY_CATCHUP_ALL ? s->wf->catchup_max : 1;
+    int64_t *ticks = sy_xmalloc(keep * sizeof *ticks), older = 0;
+    size_t n = s->wf->catchup == SY_CATCHUP_NONE ? 0 : last_ticks(s, now, keep, ticks, &older);
+    if (older > 0)
+        sy_log(SY_LOG_WARN, "schedule", "%s: %lld missed tick%s not fired (catchup \"%s\")",
+               s->wf->name, (long long)older, older == 1 ? "" : "s",
+               sy_catchup_name(s->wf->catchup));
+    else if (older < 0)
+        sy_log(SY_LOG_WARN, "schedule", "%s: missed ticks before %d fired ones not fired "
+               "(catchup \"%s\")", s->wf->name, (int)n, sy_catchup_name(s->wf->catchup));
+    if (n > 0) {
+        s->cursor = ticks[0] - 1;
+        s->backlog = ticks[n - 1];
+    }
+    free(ticks);
+}
+
+/* Fires the due ticks of one schedule: the backlog first, a batch per
+ * wake so that the loop (leases, completions) is never held up long;
+ * then the latest tick due, when the loop was held up past several. */
 static void run_one(sy_engine *e, struct sy_sched *s, int64_t now)
 {
-    size_t keep = 1;
-    if (!s->caught_up && s->wf->catchup == SY_CATCHUP_ALL)
-        keep = s->wf->catchup_max;
-    int64_t *ticks = sy_xmalloc(keep * sizeof *ticks);
-    uint64_t missed = 0;
-    size_t n = due_ticks(s, now, keep, ticks, &missed);
-    if (missed)
-        sy_log(SY_LOG_WARN, "schedule", "%s: %" PRIu64 " missed tick%s not fired (catchup "
-               "\"%s\"%s)", s->wf->name, missed, missed == 1 ? "" : "s",
-               sy_catchup_name(s->caught_up ? SY_CATCHUP_LATEST : s->wf->catchup),
-               s->caught_up ? ", the loop was held up" : "");
-    size_t i = 0;
-    while (i < n && fire(e, s, ticks[i]))
-        s->cursor = ticks[i++];
-    if (i == n && n > 0)
-        s->cursor = ticks[n - 1];
-    s->caught_up = true;
-    free(ticks);
+    if (!s->caught_up) {
+        plan_catchup(e, s, now);
+        s->caught_up = true;
+    }
+    int64_t ticks[SY_SCHED_BATCH], older = 0;
+    size_t n = 0;
+    if (s->cursor < s->backlog) {
+        for (int64_t t = next_tick(s, s->cursor); t <= s->backlog && n < SY_SCHED_BATCH;
+             t = next_tick(s, t))
+            ticks[n++] = t;
+    } else {
+        n = last_ticks(s, now, 1, ticks, &older);
+        if (older != 0)
+            sy_log(SY_LOG_WARN, "schedule", "%s: the loop was held up past several ticks: "
+                   "the latest fired, the others not", s->wf->name);
+    }
+    s->failed = false;
+    for (size_t i = 0; i < n && !s->failed; i++) {
+        s->failed = !fire(e, s, ticks[i]);
+        if (!s->failed)
+            s->cursor = ticks[i];
+    }
 }
 
 static void on_sched(uv_timer_t *t);
@@ -149,17 +195,22 @@ static void arm(sy_engine *e, int64_t now)
         int64_t n = next_tick(&e->sched[i], e->sched[i].cursor);
         if (n < next)
             next = n;
+        /* More of the catch-up: at the next turn, after what waits. */
+        if (e->sched[i].cursor < e->sched[i].backlog && n <= now && !e->sched[i].failed) {
+            uv_timer_start(&e->sched_timer, on_sched, 0, 0);
+            return;
+        }
     }
     /* The fake clock's rate turns its milliseconds into real ones; an
      * injected clock is the test's to move. */
     double rate = e->o.schedule_clock ? 1 : sy_clock_schedule_rate();
-    double wait = next == INT64_MAX ? SCHED_MAX_SLEEP_MS : (double)(next - now) / rate;
+    double wait = next == INT64_MAX ? SY_SCHED_MAX_SLEEP_MS : (double)(next - now) / rate;
     /* A tick still due after this wake failed to fire: the store is
      * asked again in a second, not in a loop. */
     if (next <= now)
         wait = 1000;
-    if (wait > SCHED_MAX_SLEEP_MS)
-        wait = SCHED_MAX_SLEEP_MS;
+    if (wait > SY_SCHED_MAX_SLEEP_MS)
+        wait = SY_SCHED_MAX_SLEEP_MS;
     uv_timer_start(&e->sched_timer, on_sched, wait < 1 ? 1 : (uint64_t)wait + 1, 0);
 }
 
@@ -229,6 +280,7 @@ static void build(sy_engine *e, int64_t now)
         for (size_t j = 0; j < n_old && !kept; j++)
             if (same_schedule(old[j].wf, wf)) {
                 s.cursor = old[j].cursor;
+                s.backlog = old[j].backlog;
                 s.caught_up = old[j].caught_up;
                 kept = true;
             }

@@ -49,7 +49,8 @@ static sy_workflow *load(const char *dir, const char *name, const char *text)
     return wf;
 }
 
-static void open_hosts(hosts *h, const char *start_iso)
+static void open_hosts_with(hosts *h, const char *start_iso, const char *first,
+                            const char *second)
 {
     memset(h, 0, sizeof *h);
     int y, mo, d, hh, mi;
@@ -57,16 +58,20 @@ static void open_hosts(hosts *h, const char *start_iso)
     now_ms = (sy_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + hh * 3600 + mi * 60) *
              1000;
     h->dir = th_mkdtemp();
-    h->wfs[0] = load(h->dir, "wild.cfg",
-                     "workflow = { name = \"wild\"; schedule = \"*/30 * * * *\";\n"
-                     "  timezone = \"Europe/Berlin\"; tasks = ( { id = \"a\"; } ); };\n");
-    h->wfs[1] = load(h->dir, "fixed.cfg",
-                     "workflow = { name = \"fixed\"; schedule = \"30 2 * * *\";\n"
-                     "  timezone = \"Europe/Berlin\"; tasks = ( { id = \"a\"; } ); };\n");
+    h->wfs[0] = load(h->dir, "first.cfg", first);
+    h->wfs[1] = load(h->dir, "second.cfg", second);
     char url[4200], err[512];
     snprintf(url, sizeof url, "sqlite:%s/store.db", h->dir);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++)
         assert_int_equal(sy_store_open(url, h->dir, &h->store[i], err, sizeof err), SY_OK);
+}
+
+/* Starts an engine per store: each reads its schedules (and the store's
+ * last ticks) now. */
+static void start_engines(hosts *h)
+{
+    char err[512];
+    for (int i = 0; i < 2; i++) {
         assert_int_equal(uv_loop_init(&h->loop[i]), 0);
         sy_engine_opts o = {
             .store = h->store[i],
@@ -81,6 +86,16 @@ static void open_hosts(hosts *h, const char *start_iso)
         assert_int_equal(sy_engine_new(&h->e[i], &h->loop[i], &o, err, sizeof err), SY_OK);
         sy_schedule_start(h->e[i]);
     }
+}
+
+static void open_hosts(hosts *h, const char *start_iso)
+{
+    open_hosts_with(h, start_iso,
+                    "workflow = { name = \"wild\"; schedule = \"*/30 * * * *\";\n"
+                    "  timezone = \"Europe/Berlin\"; tasks = ( { id = \"a\"; } ); };\n",
+                    "workflow = { name = \"fixed\"; schedule = \"30 2 * * *\";\n"
+                    "  timezone = \"Europe/Berlin\"; tasks = ( { id = \"a\"; } ); };\n");
+    start_engines(h);
 }
 
 static void close_hosts(hosts *h)
@@ -190,12 +205,72 @@ static void test_steady(void **state)
     close_hosts(&h);
 }
 
+static int count_runs(void *arg, const sy_run_record *r)
+{
+    (void)r;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int runs_of(hosts *h)
+{
+    int n = 0;
+    assert_int_equal(sy_store_list_runs(h->store[0], 0, count_runs, &n), SY_OK);
+    return n;
+}
+
+/* Hosts started three hours after the last tick of an every-minute
+ * schedule: "all" fires the latest catchup_max missed ticks, oldest first,
+ * a batch per wake; "latest" the latest alone. */
+static void test_catchup(void **state)
+{
+    (void)state;
+    hosts h;
+    open_hosts_with(&h, "2026-06-01T13:00Z",
+                    "workflow = { name = \"all\"; schedule = \"* * * * *\";\n"
+                    "  catchup = \"all\"; catchup_max = 50; tasks = ( { id = \"a\"; } ); };\n",
+                    "workflow = { name = \"latest\"; schedule = \"@hourly\";\n"
+                    "  catchup = \"latest\"; tasks = ( { id = \"a\"; } ); };\n");
+    /* What the store says was fired last: three hours ago. */
+    int64_t last = now_ms - 180 * MINUTE;
+    static const char *const ids[] = {"a"};
+    for (int i = 0; i < 2; i++) {
+        const sy_workflow *wf = h.wfs[i];
+        const char *ns[] = {wf->tasks[0].ns};
+        bool fired = false;
+        assert_int_equal(sy_store_put_definition(h.store[0], wf->hash, wf->tenant, wf->name,
+                                                 wf->definition),
+                         SY_OK);
+        assert_int_equal(sy_store_fire_tick(h.store[0], wf->hash, wf->tenant, wf->name, last,
+                                            "{}", 1, ids, ns, last, &fired, NULL),
+                         SY_OK);
+        assert_true(fired);
+    }
+    start_engines(&h);
+    int before = runs_of(&h);
+    assert_int_equal(before, 2);
+    now_ms += 30 * 1000;
+    sy_schedule_fire_due(h.e[0]);
+    /* One batch of "all", and "latest"'s one tick. */
+    assert_int_equal(runs_of(&h), before + 20 + 1);
+    for (int i = 0; i < 5; i++)
+        sy_schedule_fire_due(h.e[i % 2]);
+    assert_int_equal(runs_of(&h), before + 50 + 1);
+    int64_t tick = 0;
+    assert_int_equal(sy_store_last_tick(h.store[0], "public", "all", &tick, NULL), SY_OK);
+    assert_true(tick == now_ms - 30 * 1000);
+    assert_int_equal(sy_store_last_tick(h.store[0], "public", "latest", &tick, NULL), SY_OK);
+    assert_true(tick == now_ms - 30 * 1000);
+    close_hosts(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fall_back),
         cmocka_unit_test(test_spring_forward),
         cmocka_unit_test(test_steady),
+        cmocka_unit_test(test_catchup),
     };
     return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
 }
