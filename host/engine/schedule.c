@@ -2,7 +2,6 @@
  * that was down missed, and firing them through the store. */
 #include "engine/schedule.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +114,8 @@ static size_t last_ticks(const struct sy_sched *s, int64_t now, size_t keep, int
 {
     size_t n = 0;
     for (int64_t w = SY_SCHED_FIRST_WINDOW_MS;; w *= 4) {
-        int64_t from = now - w <= s->cursor || w > SY_SCHED_LONGEST_WINDOW_MS ? s->cursor : now - w;
+        int64_t from =
+            now - w <= s->cursor || w > SY_SCHED_LONGEST_WINDOW_MS ? s->cursor : now - w;
         size_t head = 0, total = 0;
         for (int64_t t = next_tick(s, from); t <= now; t = next_tick(s, t), total++) {
             out[(head + (total < keep ? total : 0)) % keep] = t;
@@ -137,9 +137,8 @@ static size_t last_ticks(const struct sy_sched *s, int64_t now, size_t keep, int
 }
 
 /* On start, the catch-up: the missed ticks to fire become the backlog. */
-static void plan_catchup(const sy_engine *e, struct sy_sched *s, int64_t now)
+static void plan_catchup(struct sy_sched *s, int64_t now)
 {
-    (void)e;
     size_t keep = s->wf->catchup == SY_CATCHUP_ALL ? s->wf->catchup_max : 1;
     int64_t *ticks = sy_xmalloc(keep * sizeof *ticks), older = 0;
     size_t n = s->wf->catchup == SY_CATCHUP_NONE ? 0 : last_ticks(s, now, keep, ticks, &older);
@@ -163,7 +162,7 @@ static void plan_catchup(const sy_engine *e, struct sy_sched *s, int64_t now)
 static void run_one(sy_engine *e, struct sy_sched *s, int64_t now)
 {
     if (!s->caught_up) {
-        plan_catchup(e, s, now);
+        plan_catchup(s, now);
         s->caught_up = true;
     }
     int64_t ticks[SY_SCHED_BATCH], older = 0;
