@@ -27,6 +27,7 @@ HOST_LDADD = libsyhost.la $(SDK_LIB) $(DEP_LIBS)
 libsyhost_la_SOURCES = \
 	host/base/util.c host/base/util.h \
 	host/base/clock.c host/base/clock.h \
+	host/base/tz.c host/base/tz.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
 	host/base/log.c host/base/log.h
 
@@ -45,7 +46,8 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/workflow/workflow.c host/workflow/workflow.h host/workflow/internal.h \
 	host/workflow/parse_task.c host/workflow/model.c \
-	host/workflow/names.c host/workflow/cron.c host/workflow/settings.c \
+	host/workflow/names.c host/workflow/cron.c host/workflow/cron_next.c \
+	host/workflow/cron.h host/workflow/settings.c \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
 	host/workflow/condition.c host/workflow/retry.c \
@@ -78,6 +80,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_schema.c host/store/sqlite_runs.c \
 	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
 	host/store/sqlite_processes.c \
+	host/store/sqlite_schedule.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres_internal.h),
@@ -88,7 +91,8 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_journal.c host/store/postgres_conn.c \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
-	host/store/postgres_tasks.c host/store/postgres_processes.c
+	host/store/postgres_tasks.c host/store/postgres_processes.c \
+	host/store/postgres_schedule.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -106,6 +110,7 @@ libsyhost_la_SOURCES += \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h \
 	host/engine/serve.c host/engine/serve.h \
+	host/engine/schedule.c host/engine/schedule.h \
 	host/engine/fenced.c host/engine/fenced.h \
 	host/engine/lease.c host/engine/lease.h \
 	host/engine/input.c host/engine/input.h \
@@ -119,6 +124,7 @@ libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
 	host/service/runs.c host/service/runs.h \
+	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
 	host/service/inspect.c host/service/inspect.h
@@ -126,7 +132,7 @@ libsyhost_la_SOURCES += \
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,

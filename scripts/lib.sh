@@ -6,7 +6,8 @@ libconfig-dev libuv1-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev \
 libssl-dev libcmocka-dev libpq-dev libmimalloc-dev"
 # The PostgreSQL store's tests start a throwaway server from these.
 SY_PG_TEST_PACKAGES="postgresql-15"
-SY_TEST_PACKAGES="valgrind python3 mandoc"
+# tzdata: the schedule tests read Europe/Berlin and America/New_York.
+SY_TEST_PACKAGES="valgrind python3 mandoc tzdata"
 # Only scripts/fuzz needs these (clang with libFuzzer): make check never does.
 SY_FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 

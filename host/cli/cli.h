@@ -30,6 +30,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_schedules(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_help(const sy_cli *cli, int argc, char **argv);
 
 /* A command: its name, what runs it, its arguments, one line on what it

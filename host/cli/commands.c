@@ -34,6 +34,15 @@ static const sy_cli_command commands[] = {
      "           \"file\", \"hash\"}\n"
      "A workflow file with errors is reported and left out.\n"
      "Exit: 0; 1 when a workflow file has errors; 2 for a bad config.\n"},
+    {"schedules", sy_cmd_schedules, "[--count N] [--json]",
+     "each scheduled workflow: its zone, catch-up, last tick and next ones",
+     "  --count N, -n N  the next N fire times (default 3; 0 to 1000)\n"
+     "  --json           print an array of {\"tenant\", \"name\", \"schedule\",\n"
+     "                   \"timezone\", \"catchup\", \"catchup_max\", \"last_tick\",\n"
+     "                   \"last_run\", \"next\", \"error\"}\n"
+     "Times are ISO 8601 in the workflow's zone.  The last tick is the latest\n"
+     "one a host fired, from the store; `serve` fires the schedules.\n"
+     "Exit: 0; 1 the store failed; 2 for a bad config.\n"},
     {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS]",
      "run one workflow to its end here, with progress",
      "  --context JSON|@FILE     the run's initial context, a JSON object\n"

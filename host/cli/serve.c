@@ -17,7 +17,10 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
             return sy_cli_usage_error("serve", "unexpected argument '%s'", argv[i]);
     }
     sy_service sv;
-    int rc = sy_cli_open(cli, SY_SETUP_CREATE | SY_SETUP_SKIP_BAD_WORKFLOWS, true, &sv);
+    /* The workflows are read for their schedules: runs carry their own
+     * definitions. */
+    int rc = sy_cli_open(cli, SY_SETUP_CREATE | SY_SETUP_WORKFLOWS | SY_SETUP_SKIP_BAD_WORKFLOWS,
+                         true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
     sy_engine_opts mode = {.serve = true, .exit_when_idle = idle_exit};

@@ -78,6 +78,9 @@ typedef struct sy_engine_opts {
      * (NULL: sy_clock_now_ms).  A test passes a fake one and moves it:
      * turning the loop then fires the backoff and deadlines it made due. */
     int64_t (*clock)(void);
+    /* The clock schedules are evaluated on (NULL: sy_clock_schedule_ms,
+     * which SWITCHYARD_FAKE_CLOCK may move; engine/schedule.h). */
+    int64_t (*schedule_clock)(void);
     /* Called after each task reaches a terminal state or retries, and
      * when a run ends.  May be NULL. */
     void (*on_task)(void *arg, const sy_engine_view *v, const char *task_id,

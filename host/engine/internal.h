@@ -161,6 +161,11 @@ struct sy_engine {
     sy_wake done;                   /* completions and wakes */
     uv_prepare_t flush;
     uv_timer_t poll, renew;
+    uv_timer_t sched_timer;         /* engine/schedule.c */
+    struct sy_sched *sched;         /* owned: the workflows' schedules */
+    size_t n_sched;
+    int64_t (*sched_now)(void);     /* o.schedule_clock or the default */
+    uint64_t ticks_fired, ticks_refused;
     sy_timers timers;               /* backoff and deadlines */
     pthread_mutex_t done_lock;      /* guards done_head/done_tail */
     sy_attempt *done_head, *done_tail; /* completed attempts, any thread */

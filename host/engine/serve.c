@@ -121,6 +121,12 @@ static void on_poll(uv_timer_t *t)
     sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
 }
 
+void sy_serve_poll_soon(sy_engine *e)
+{
+    if (e->o.serve && !e->drain)
+        uv_timer_start(&e->poll, on_poll, 0, 0);
+}
+
 typedef struct {
     sy_engine *e;
     int64_t lease_until;

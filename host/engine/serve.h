@@ -12,6 +12,9 @@ void sy_serve_init(sy_engine *e);
 /* Starts renewing leases and, in serve mode, polling. */
 void sy_serve_start(sy_engine *e);
 void sy_serve_stop(sy_engine *e);
+/* Polls for new runs at the next loop turn (a schedule just recorded
+ * one). */
+void sy_serve_poll_soon(sy_engine *e);
 /* Closes the timers (closed after the next loop turn). */
 void sy_serve_close(sy_engine *e);
 

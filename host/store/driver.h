@@ -86,6 +86,14 @@ struct sy_store_ops {
     int (*list_processes)(sy_store *s, int64_t run_id,
                           int (*cb)(void *arg, const sy_process_record *p),
                           void *arg);
+
+    int (*fire_tick)(sy_store *s, const char *hash, const char *tenant,
+                     const char *workflow, int64_t tick, const char *context,
+                     size_t n_tasks, const char *const *task_ids,
+                     const char *const *ns, int64_t now, bool *fired,
+                     int64_t *run_id);
+    int (*last_tick)(sy_store *s, const char *tenant, const char *workflow,
+                     int64_t *tick, int64_t *run_id);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

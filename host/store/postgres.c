@@ -56,6 +56,8 @@ static const struct sy_store_ops pg_ops = {
     .delete_finished = sy_pg_delete_finished,
     .record_process = sy_pg_record_process,
     .list_processes = sy_pg_list_processes,
+    .fire_tick = sy_pg_fire_tick,
+    .last_tick = sy_pg_last_tick,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -172,6 +172,24 @@ static const char *const sql_text[SY_PG_COUNT] = {
     [SY_PG_LIST_PROCESSES] =
         "SELECT idx, attempt, host, machine, boot_id, pgid, start_time,"
         " recorded FROM processes WHERE run_id = $1 ORDER BY idx, attempt, pgid",
+    /* One schedule's ticks are fired one transaction at a time: without
+     * the lock, two hosts firing two different ticks would both find no
+     * later one (postgres_schedule.c).  21337 is "SY"; hashtext spreads
+     * the workflows. */
+    [SY_PG_TICK_LOCK] = "SELECT pg_advisory_xact_lock(21337,"
+                        " hashtext($1::text || '::' || $2::text))",
+    [SY_PG_TICK_CLAIM] =
+        "INSERT INTO schedule_ticks (tenant, workflow, tick, fired)"
+        " SELECT $1::text, $2::text, $3::bigint, $4::bigint"
+        " WHERE NOT EXISTS (SELECT 1 FROM schedule_ticks"
+        " WHERE tenant = $1 AND workflow = $2 AND tick >= $3)"
+        " ON CONFLICT DO NOTHING",
+    [SY_PG_TICK_RUN] = "UPDATE schedule_ticks SET run_id = $4"
+                       " WHERE tenant = $1 AND workflow = $2 AND tick = $3",
+    [SY_PG_TICK_FORGET] = "DELETE FROM schedule_ticks"
+                          " WHERE tenant = $1 AND workflow = $2 AND tick < $3",
+    [SY_PG_LAST_TICK] = "SELECT tick, coalesce(run_id, 0) FROM schedule_ticks"
+                        " WHERE tenant = $1 AND workflow = $2 ORDER BY tick DESC LIMIT 1",
 };
 
 /* --- parameters ------------------------------------------------------------ */

@@ -16,6 +16,7 @@
  *   postgres_ownership.c  which host runs what: claims (FOR UPDATE SKIP
  *                         LOCKED), leases, cancel requests
  *   postgres_tasks.c      batches, task rows, the event log
+ *   postgres_schedule.c   the ticks schedules fired
  *   postgres.c            the URL, opening and closing a handle, the
  *                         driver table
  *
@@ -45,6 +46,8 @@ enum {
     SY_PG_ADD_EVENT, SY_PG_LIST_EVENTS, SY_PG_RUN_HOLDER, SY_PG_TASK_TOKEN,
     SY_PG_DELETE_FINISHED,
     SY_PG_RECORD_PROCESS, SY_PG_LIST_PROCESSES,
+
+    SY_PG_TICK_LOCK, SY_PG_TICK_CLAIM, SY_PG_TICK_RUN, SY_PG_TICK_FORGET, SY_PG_LAST_TICK,
     SY_PG_COUNT
 };
 
@@ -181,6 +184,11 @@ int sy_pg_create_run(sy_store *s, const char *hash, const char *tenant,
                      size_t n_tasks, const char *const *task_ids,
                      const char *const *ns, int64_t now, int64_t *run_id);
 int sy_pg_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
+/* A run's row and its task rows, inside the caller's transaction. */
+int sy_pg_insert_run(sy_store_pg *q, const char *hash, const char *tenant,
+                     const char *workflow, const char *context, size_t n_tasks,
+                     const char *const *task_ids, const char *const *ns, int64_t now,
+                     int64_t *run_id);
 int sy_pg_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb, void *arg);
 int sy_pg_delete_finished(sy_store *s, int64_t before, size_t max,
                           size_t *deleted);
@@ -235,5 +243,13 @@ int sy_pg_record_process(sy_store *s, int64_t run_id, const sy_store_fence *fenc
 int sy_pg_list_processes(sy_store *s, int64_t run_id,
                          int (*cb)(void *arg, const sy_process_record *p),
                          void *arg);
+
+/* postgres_schedule.c */
+int sy_pg_fire_tick(sy_store *s, const char *hash, const char *tenant, const char *workflow,
+                    int64_t tick, const char *context, size_t n_tasks,
+                    const char *const *task_ids, const char *const *ns, int64_t now,
+                    bool *fired, int64_t *run_id);
+int sy_pg_last_tick(sy_store *s, const char *tenant, const char *workflow, int64_t *tick,
+                    int64_t *run_id);
 
 #endif

@@ -94,6 +94,15 @@ static const char *const migrations[] = {
     "  start_time BIGINT NOT NULL,"
     "  recorded BIGINT NOT NULL,"
     "  PRIMARY KEY (run_id, idx, attempt, pgid));",
+    /* 2 -> 3: the ticks schedules fired (SQLite's 4 -> 5).  The key is
+     * the claim; run_id is not a reference: retention deletes runs. */
+    "CREATE TABLE schedule_ticks ("
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  tick BIGINT NOT NULL,"
+    "  run_id BIGINT,"
+    "  fired BIGINT NOT NULL,"
+    "  PRIMARY KEY (tenant, workflow, tick));",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -252,6 +252,8 @@ static const struct sy_store_ops sqlite_ops = {
     .delete_finished = sy_sqlite_delete_finished,
     .record_process = sy_sqlite_record_process,
     .list_processes = sy_sqlite_list_processes,
+    .fire_tick = sy_sqlite_fire_tick,
+    .last_tick = sy_sqlite_last_tick,
 };
 
 

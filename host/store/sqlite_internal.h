@@ -12,6 +12,7 @@
  *   sqlite_ownership.c   which host runs what: claims, leases, cancel
  *                        requests
  *   sqlite_tasks.c       batches, task rows, the event log
+ *   sqlite_schedule.c    the ticks schedules fired
  *   sqlite.c             opening and closing a handle, the driver table
  */
 #ifndef SY_STORE_SQLITE_INTERNAL_H
@@ -157,6 +158,11 @@ int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
                          size_t n_tasks, const char *const *task_ids,
                          const char *const *ns, int64_t now, int64_t *run_id);
 int sy_sqlite_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
+/* A run's row and its task rows, inside the caller's transaction. */
+int sy_sqlite_insert_run(sy_store_sqlite *q, const char *hash, const char *tenant,
+                         const char *workflow, const char *context, size_t n_tasks,
+                         const char *const *task_ids, const char *const *ns, int64_t now,
+                         int64_t *run_id);
 int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
                         void *arg);
 int sy_sqlite_delete_finished(sy_store *s, int64_t before, size_t max,
@@ -224,5 +230,13 @@ int sy_sqlite_record_process(sy_store *s, int64_t run_id,
 int sy_sqlite_list_processes(sy_store *s, int64_t run_id,
                              int (*cb)(void *arg, const sy_process_record *p),
                              void *arg);
+
+/* sqlite_schedule.c */
+int sy_sqlite_fire_tick(sy_store *s, const char *hash, const char *tenant,
+                        const char *workflow, int64_t tick, const char *context,
+                        size_t n_tasks, const char *const *task_ids,
+                        const char *const *ns, int64_t now, bool *fired, int64_t *run_id);
+int sy_sqlite_last_tick(sy_store *s, const char *tenant, const char *workflow,
+                        int64_t *tick, int64_t *run_id);
 
 #endif

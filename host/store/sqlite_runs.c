@@ -94,6 +94,15 @@ static int insert_tasks(sy_store_sqlite *q, int64_t run_id, size_t n,
     return SY_OK;
 }
 
+int sy_sqlite_insert_run(sy_store_sqlite *q, const char *hash, const char *tenant,
+                         const char *workflow, const char *context, size_t n_tasks,
+                         const char *const *task_ids, const char *const *ns, int64_t now,
+                         int64_t *run_id)
+{
+    int status = insert_run(q, hash, tenant, workflow, context, n_tasks, now, run_id);
+    return status == SY_OK ? insert_tasks(q, *run_id, n_tasks, task_ids, ns) : status;
+}
+
 int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
                          const char *workflow, const char *context,
                          size_t n_tasks, const char *const *task_ids,
@@ -107,9 +116,8 @@ int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
     int status = sy_sqlite_transaction_begin(q, false);
     if (status != SY_OK)
         return status;
-    status = insert_run(q, hash, tenant, workflow, context, n_tasks, now, &id);
-    if (status == SY_OK)
-        status = insert_tasks(q, id, n_tasks, task_ids, ns);
+    status = sy_sqlite_insert_run(q, hash, tenant, workflow, context, n_tasks, task_ids, ns,
+                                  now, &id);
     status = sy_sqlite_transaction_end(q, false, status);
     if (status == SY_OK && run_id)
         *run_id = id;

@@ -86,6 +86,16 @@ static const char *const migrations[] = {
     "  start_time INTEGER NOT NULL,"
     "  recorded INTEGER NOT NULL,"
     "  PRIMARY KEY (run_id, idx, attempt, pgid)) WITHOUT ROWID;",
+    /* 4 -> 5: the ticks schedules fired.  The key is the claim: of the
+     * hosts that fire one tick, one inserts its row, with its run, in one
+     * transaction.  run_id is not a reference: retention deletes runs. */
+    "CREATE TABLE schedule_ticks ("
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  tick INTEGER NOT NULL,"
+    "  run_id INTEGER,"
+    "  fired INTEGER NOT NULL,"
+    "  PRIMARY KEY (tenant, workflow, tick)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -423,3 +423,44 @@ int sy_store_list_processes(sy_store *s, int64_t run_id,
     NEED(s, cb, "list_processes", "the callback is required");
     return s->ops->list_processes(s, run_id, cb, arg);
 }
+
+/* --- schedules ------------------------------------------------------------------ */
+
+int sy_store_fire_tick(sy_store *s, const char *hash, const char *tenant,
+                       const char *workflow, int64_t tick, const char *context,
+                       size_t n_tasks, const char *const *task_ids,
+                       const char *const *ns, int64_t now, bool *fired,
+                       int64_t *run_id)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, hash && tenant && workflow && fired, "fire_tick",
+         "hash, tenant, workflow and fired are required");
+    NEED(s, n_tasks <= UINT32_MAX, "fire_tick", "too many tasks");
+    int rc = check_names(s, "fire_tick", "task_ids", task_ids, n_tasks);
+    if (rc == SY_OK)
+        rc = check_names(s, "fire_tick", "ns", ns, n_tasks);
+    if (rc != SY_OK)
+        return rc;
+    *fired = false;
+    int64_t id = 0;
+    rc = s->ops->fire_tick(s, hash, tenant, workflow, tick, context, n_tasks, task_ids, ns,
+                           now, fired, &id);
+    if (run_id)
+        *run_id = rc == SY_OK && *fired ? id : 0;
+    return rc;
+}
+
+int sy_store_last_tick(sy_store *s, const char *tenant, const char *workflow,
+                       int64_t *tick, int64_t *run_id)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, tenant && workflow && tick, "last_tick", "tenant, workflow and tick are required");
+    int64_t id = 0;
+    *tick = 0;
+    int rc = s->ops->last_tick(s, tenant, workflow, tick, &id);
+    if (run_id)
+        *run_id = id;
+    return rc;
+}

@@ -310,4 +310,25 @@ int sy_store_list_processes(sy_store *s, int64_t run_id,
 int sy_store_delete_finished(sy_store *s, int64_t before, size_t max,
                              size_t *deleted);
 
+/* --- schedules ---------------------------------------------------------------- */
+
+/* Fires tick `tick` (ms since the epoch) of the schedule of workflow
+ * (`tenant`, `workflow`): claims the tick and records a new Pending run
+ * as sy_store_create_run does, in one transaction, so that of several
+ * hosts firing the same tick exactly one records a run.  A tick is
+ * claimed once, and only while no later tick of the workflow is: when
+ * another host has fired it or a later one, nothing is written and
+ * *fired is false.  Ticks more than 90 days older than `tick` are
+ * forgotten.  Outside a batch; the definition must be stored first. */
+int sy_store_fire_tick(sy_store *s, const char *hash, const char *tenant,
+                       const char *workflow, int64_t tick, const char *context,
+                       size_t n_tasks, const char *const *task_ids,
+                       const char *const *ns, int64_t now, bool *fired,
+                       int64_t *run_id);
+
+/* The latest tick fired of the workflow's schedule and the run it
+ * recorded; both 0 when none was. */
+int sy_store_last_tick(sy_store *s, const char *tenant, const char *workflow,
+                       int64_t *tick, int64_t *run_id);
+
 #endif

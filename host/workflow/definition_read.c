@@ -198,10 +198,30 @@ static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
         t->ns = sy_asprintf("%s::%s::%s", wf->tenant, wf->name, t->id);
 }
 
+/* The zone is checked by name only: the host that fires the schedule
+ * loads it from its own files, and says so when it has none. */
+static void read_schedule_policy(reader *r, sy_workflow *wf, const json_t *o)
+{
+    const char *tz = get_str(r, o, "timezone", "definition");
+    const char *catchup = get_str(r, o, "catchup", "definition");
+    wf->catchup_max = SY_CATCHUP_MAX_DEFAULT;
+    if (json_object_get(o, "catchup_max"))
+        wf->catchup_max = (uint32_t)get_int(r, o, "catchup_max", 1, SY_CATCHUP_MAX_LIMIT,
+                                            "definition");
+    if (catchup && sy_catchup_parse(catchup) < 0)
+        fail(r, "definition: unknown catchup \"%s\"", catchup);
+    else if (catchup)
+        wf->catchup = (sy_catchup)sy_catchup_parse(catchup);
+    if (tz && (!*tz || tz[0] == '/' || strstr(tz, "..")))
+        fail(r, "definition: invalid timezone \"%s\"", tz);
+    wf->timezone = dup_or_null(tz);
+}
+
 static void read_header(reader *r, sy_workflow *wf, const json_t *o)
 {
     static const char *const keys[] = {"version", "name", "tenant", "base_dir", "tasks",
-                                       "description", "schedule", NULL};
+                                       "description", "schedule", "timezone",
+                                       "catchup", "catchup_max", NULL};
     if (!json_is_object(o)) {
         fail(r, "the definition is not a JSON object");
         return;
@@ -224,6 +244,7 @@ static void read_header(reader *r, sy_workflow *wf, const json_t *o)
     wf->base_dir = dup_or_null(get_str(r, o, "base_dir", "definition"));
     wf->description = dup_or_null(get_str(r, o, "description", "definition"));
     wf->schedule = dup_or_null(schedule);
+    read_schedule_policy(r, wf, o);
 }
 
 static void read_tasks(reader *r, sy_workflow *wf, const json_t *a)

@@ -324,6 +324,14 @@ static char *workflow_text(const sy_workflow *wf)
     b.p[0] = '\0';
     put_str(&b, "{\"base_dir\":");
     put_json(&b, json_string(wf->base_dir ? wf->base_dir : ""));
+    /* Only with a schedule, so that the hash of every other workflow stays
+     * what it was before schedules fired. */
+    if (wf->schedule) {
+        put_str(&b, ",\"catchup\":");
+        put_json(&b, json_string(sy_catchup_name(wf->catchup)));
+        put_str(&b, ",\"catchup_max\":");
+        put_json(&b, json_integer(wf->catchup_max));
+    }
     if (wf->description) {
         put_str(&b, ",\"description\":");
         put_json(&b, json_string(wf->description));
@@ -342,6 +350,10 @@ static char *workflow_text(const sy_workflow *wf)
     }
     put_str(&b, "],\"tenant\":");
     put_json(&b, json_string(wf->tenant));
+    if (wf->timezone) {
+        put_str(&b, ",\"timezone\":");
+        put_json(&b, json_string(wf->timezone));
+    }
     put_str(&b, ",\"version\":");
     put_int(&b, SY_DEFINITION_VERSION);
     put_str(&b, "}");

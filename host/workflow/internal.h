@@ -5,7 +5,8 @@
  * The files, from the bottom up; each calls only files above it in this
  * list (and trigger.c, state.c), never one below:
  *   names.c             names, tenants, task ids; text jansson will hold
- *   cron.c              `schedule` expressions
+ *   cron.c              `schedule` expressions, catch-up names
+ *   cron_next.c         when a schedule fires next (workflow/cron.h)
  *   settings.c          libconfig durations, unknown keys, strings
  *   graph.c             dependencies, order, cycles
  *   retry.c             `retry` groups, delays before a retry

@@ -22,6 +22,7 @@ void sy_workflow_free(sy_workflow *wf)
     free(wf->tenant);
     free(wf->description);
     free(wf->schedule);
+    free(wf->timezone);
     free(wf->file);
     free(wf->base_dir);
     free(wf->topo);

@@ -10,12 +10,14 @@
 #include <sys/stat.h>
 
 #include "config/integers.h"
+#include "base/tz.h"
 #include "base/util.h"
 #include "workflow/internal.h"
 
 static const char *const top_keys[] = {"workflow", NULL};
 static const char *const wf_keys[] = {
-    "name", "tenant", "description", "schedule", "retry", "timeout", "tasks", NULL,
+    "name", "tenant", "description", "schedule", "timezone", "catchup", "catchup_max",
+    "retry", "timeout", "tasks", NULL,
 };
 
 /* --- loading one file ---------------------------------------------------------- */
@@ -72,6 +74,55 @@ static void read_schedule(sy_wf_loader *L, const config_setting_t *g)
         L->wf->schedule = sy_xstrdup(v);
 }
 
+/* A key that only means something with a schedule. */
+static const config_setting_t *schedule_key(sy_wf_loader *L, const config_setting_t *g,
+                                            const char *key)
+{
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (s && !config_setting_get_member(g, "schedule"))
+        sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                 "'%s' needs a 'schedule' (e.g. schedule = \"0 3 * * *\";)", key);
+    return s;
+}
+
+/* `timezone`, `catchup`, `catchup_max`: how the schedule is read and what
+ * a host that missed ticks fires. */
+static void read_schedule_policy(sy_wf_loader *L, const config_setting_t *g)
+{
+    L->wf->catchup_max = SY_CATCHUP_MAX_DEFAULT;
+    const config_setting_t *s;
+    const char *v = sy_setting_string(g, "timezone", "'timezone'", L->d);
+    if ((s = schedule_key(L, g, "timezone")) && v) {
+        char why[512];
+        sy_tz *tz = sy_tz_load(v, why, sizeof why);
+        if (!tz)
+            sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s), "%s", why);
+        else
+            L->wf->timezone = sy_xstrdup(v);
+        sy_tz_free(tz);
+    }
+    v = sy_setting_string(g, "catchup", "'catchup'", L->d);
+    if ((s = schedule_key(L, g, "catchup")) && v) {
+        int c = sy_catchup_parse(v);
+        if (c < 0)
+            sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                     "unknown catchup \"%s\": use \"none\", \"latest\" or \"all\"", v);
+        else
+            L->wf->catchup = (sy_catchup)c;
+    }
+    if ((s = schedule_key(L, g, "catchup_max"))) {
+        long long n = config_setting_type(s) == CONFIG_TYPE_INT ||
+                              config_setting_type(s) == CONFIG_TYPE_INT64
+                          ? config_setting_get_int64(s)
+                          : -1;
+        if (n < 1 || n > SY_CATCHUP_MAX_LIMIT)
+            sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                     "'catchup_max' must be an integer from 1 to %u", SY_CATCHUP_MAX_LIMIT);
+        else
+            L->wf->catchup_max = (uint32_t)n;
+    }
+}
+
 static void read_workflow_keys(sy_wf_loader *L, const config_setting_t *g)
 {
     sy_setting_check_keys(g, wf_keys, "workflow", L->d);
@@ -83,6 +134,7 @@ static void read_workflow_keys(sy_wf_loader *L, const config_setting_t *g)
     if (desc)
         L->wf->description = sy_xstrdup(desc);
     read_schedule(L, g);
+    read_schedule_policy(L, g);
     const config_setting_t *s;
     if ((s = config_setting_get_member(g, "retry")))
         sy_retry_read(s, &L->retry, L->d);

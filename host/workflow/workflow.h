@@ -91,11 +91,29 @@ typedef struct sy_task_def {
     int line;           /* where it was written; 0 when read from JSON */
 } sy_task_def;
 
+/* What a host that starts after missing ticks of a schedule fires. */
+typedef enum sy_catchup {
+    SY_CATCHUP_NONE = 0, /* nothing: the next tick to come (the default) */
+    SY_CATCHUP_LATEST,   /* the latest tick missed, once */
+    SY_CATCHUP_ALL       /* every tick missed, up to catchup_max (the latest) */
+} sy_catchup;
+
+/* "none", "latest", "all"; -1 when unknown. */
+const char *sy_catchup_name(sy_catchup c);
+int sy_catchup_parse(const char *name);
+
+#define SY_CATCHUP_MAX_DEFAULT 100u
+#define SY_CATCHUP_MAX_LIMIT 100000u
+
 typedef struct sy_workflow {
     char *name;          /* owned: may hold "::" */
     char *tenant;        /* owned: default "public" */
     char *description;   /* owned; may be NULL */
     char *schedule;      /* owned cron text; may be NULL */
+    char *timezone;      /* owned: the zone `schedule` is read in ("Europe/
+                            Berlin"); NULL: UTC */
+    sy_catchup catchup;  /* with a schedule: missed ticks on start */
+    uint32_t catchup_max; /* bound on SY_CATCHUP_ALL's ticks */
     char *file;          /* owned: the file it came from; NULL from JSON */
     char *base_dir;      /* owned: the file's directory (kept in JSON) */
     sy_task_def *tasks;  /* owned, in file order */

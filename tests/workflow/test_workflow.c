@@ -264,7 +264,8 @@ static void test_errors_header(void **state)
     EXPECT("errors.cfg:4: error:", "invalid tenant \"a::b\"");
     EXPECT("errors.cfg:5: error:", "schedule \"61 * * * *\"", "minute", "out of range 0-59");
     EXPECT("errors.cfg:6: error:", "unknown key 'colour' in workflow",
-           "known: name, tenant, description, schedule, retry, timeout, tasks");
+           "known: name, tenant, description, schedule, timezone, catchup, catchup_max, retry, "
+           "timeout, tasks");
     EXPECT("errors.cfg:8: error:", "'attempts'", "from 1 to 1000");
     EXPECT("errors.cfg:9: error:", "'delay'", "bad duration \"fast\"");
     EXPECT("errors.cfg:10: error:", "'backoff'", ">= 1.0");
@@ -397,7 +398,7 @@ static void test_cron(void **state)
     static const char *const good[] = {
         "* * * * *", "0 0 * * *", "*/15 9-17 * * 1-5", "0,30 * 1,15 */2 7",
         "  5 4 * * *  ", "59 23 31 12 0", "0-59/5 0-23/2 1-31/10 1-12/3 0-7/7",
-        "1,2,3-5,*/20 * * * *",
+        "1,2,3-5,*/20 * * * *", "@daily", "@hourly", "0 9 * jan-MAR Mon-FRI",
     };
     static const struct {
         const char *expr, *needle;
@@ -405,7 +406,8 @@ static void test_cron(void **state)
         {"* * * *", "must have 5 fields"},
         {"* * * * * *", "must have 5 fields"},
         {"", "must have 5 fields"},
-        {"@daily", "minute field"},
+        {"@dayly", "unknown macro"},
+        {"@daily 5", "unknown macro"},
         {"60 * * * *", "minute field: \"60\" is out of range 0-59"},
         {"* 24 * * *", "hour field: \"24\" is out of range 0-23"},
         {"* * 0 * *", "day-of-month field"},
@@ -433,6 +435,51 @@ static void test_cron(void **state)
             fail_msg("\"%s\": got \"%s\", want \"%s\"", bad[i].expr, why ? why : "(accepted)",
                      bad[i].needle);
     }
+}
+
+/* `timezone`, `catchup`, `catchup_max`: read, kept through the stored
+ * definition, and refused with FILE:LINE when wrong. */
+static void test_schedule_policy(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(load_text(f, "s.cfg",
+                               "workflow = { name = \"s\"; schedule = \"@daily\";\n"
+                               "  timezone = \"Europe/Berlin\"; catchup = \"all\";\n"
+                               "  catchup_max = 7; tasks = ( { id = \"a\"; } ); };\n"),
+                     0);
+    assert_string_equal(f->wf->timezone, "Europe/Berlin");
+    assert_int_equal(f->wf->catchup, SY_CATCHUP_ALL);
+    assert_int_equal(f->wf->catchup_max, 7);
+    char err[256] = "";
+    sy_workflow *back = sy_workflow_from_json(f->wf->definition, err, sizeof err);
+    if (!back)
+        fail_msg("from_json: %s", err);
+    assert_string_equal(back->timezone, "Europe/Berlin");
+    assert_int_equal(back->catchup, SY_CATCHUP_ALL);
+    assert_int_equal(back->catchup_max, 7);
+    assert_string_equal(back->definition, f->wf->definition);
+    sy_workflow_free(back);
+    assert_int_equal(load_text(f, "d.cfg",
+                               "workflow = { name = \"d\"; schedule = \"0 3 * * *\";\n"
+                               "  tasks = ( { id = \"a\"; } ); };\n"),
+                     0);
+    assert_null(f->wf->timezone);
+    assert_int_equal(f->wf->catchup, SY_CATCHUP_NONE);
+    assert_int_equal(f->wf->catchup_max, SY_CATCHUP_MAX_DEFAULT);
+    assert_int_equal(load_text(f, "bad.cfg",
+                               "workflow = { name = \"b\"; schedule = \"0 3 * * *\";\n"
+                               "  timezone = \"Europe/Atlantis\";\n"
+                               "  catchup = \"some\";\n"
+                               "  catchup_max = 0; tasks = ( { id = \"a\"; } ); };\n"),
+                     3);
+    EXPECT("bad.cfg:2: error:", "unknown time zone \"Europe/Atlantis\"");
+    EXPECT("bad.cfg:3: error:", "unknown catchup \"some\"");
+    EXPECT("bad.cfg:4: error:", "'catchup_max' must be an integer from 1 to");
+    assert_int_equal(load_text(f, "alone.cfg",
+                               "workflow = { name = \"b\";\n"
+                               "  timezone = \"UTC\"; tasks = ( { id = \"a\"; } ); };\n"),
+                     1);
+    EXPECT("alone.cfg:2: error:", "'timezone' needs a 'schedule'");
 }
 
 /* --- check callback ----------------------------------------------------------------- */
@@ -1056,6 +1103,7 @@ int main(void)
         T(test_topo_random),
         T(test_long_chain),
         T(test_roundtrip),
+        T(test_schedule_policy),
         T(test_definition_is_canonical_json),
         T(test_hash_known),
         T(test_hash_changes),

@@ -1,0 +1,248 @@
+/* The ticks schedules fire (store.h, "schedules"): a tick is claimed with
+ * its run in one transaction, once, by one of the hosts that fire it; a
+ * tick older than the newest fired is refused; the last tick is read
+ * back.  Each test runs on SQLite, then on PostgreSQL on a throwaway
+ * server when this build has libpq (two handles standing for two hosts). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../helpers.h"
+#ifdef SY_HAVE_LIBPQ
+#include "../helpers_pg.h"
+#endif
+#include "base/util.h"
+#include "store/store.h"
+
+#define HASH "d1"
+#define MIN 60000
+
+typedef struct {
+    char *dir;
+    sy_store *a, *b;
+} fx;
+
+#define OK(s, call)                                                           \
+    do {                                                                      \
+        int rc_ = (call);                                                     \
+        if (rc_ != SY_OK)                                                     \
+            fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
+    } while (0)
+
+static const char *store_url = "sqlite:store.db";
+
+static sy_store *open_ok(const char *dir)
+{
+    sy_store *s = NULL;
+    char err[512] = "";
+    if (sy_store_open(store_url, dir, &s, err, sizeof err) != SY_OK)
+        fail_msg("open: %s", err);
+    return s;
+}
+
+static int setup_on(void **state, const char *url)
+{
+    fx *f = calloc(1, sizeof *f);
+    f->dir = th_mkdtemp();
+    store_url = url;
+    f->a = open_ok(f->dir);
+    f->b = open_ok(f->dir);
+    OK(f->a, sy_store_put_definition(f->a, HASH, "public", "w", "{}"));
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_on(state, "sqlite:store.db");
+}
+
+#ifdef SY_HAVE_LIBPQ
+static int setup_pg(void **state)
+{
+    th_pg_reset(th_pg_url());
+    return setup_on(state, th_pg_url());
+}
+#endif
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    sy_store_close(f->a);
+    sy_store_close(f->b);
+    th_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
+static const char *const ids[] = {"x", "y"};
+static const char *const ns[] = {"public::w::x", "public::w::y"};
+
+static bool fire(sy_store *s, const char *workflow, int64_t tick, int64_t *run)
+{
+    bool fired = true;
+    int64_t id = -1;
+    char ctx[64];
+    snprintf(ctx, sizeof ctx, "{\"tick\":%lld}", (long long)tick);
+    OK(s, sy_store_fire_tick(s, HASH, "public", workflow, tick, ctx, 2, ids, ns, tick + 5,
+                             &fired, &id));
+    if (!fired)
+        assert_true(id == 0);
+    if (run)
+        *run = id;
+    return fired;
+}
+
+static int count_run(void *arg, const sy_run_record *r)
+{
+    (void)r;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int runs(sy_store *s)
+{
+    int n = 0;
+    OK(s, sy_store_list_runs(s, 0, count_run, &n));
+    return n;
+}
+
+static void test_fire_once(void **state)
+{
+    fx *f = *state;
+    int64_t tick = 0, run = 0, last = -1, last_run = -1;
+    OK(f->a, sy_store_last_tick(f->a, "public", "w", &last, &last_run));
+    assert_true(last == 0 && last_run == 0);
+    assert_true(fire(f->a, "w", 10 * MIN, &run));
+    assert_true(run > 0);
+    /* The other host, and the same one again: refused, nothing recorded. */
+    assert_false(fire(f->b, "w", 10 * MIN, NULL));
+    assert_false(fire(f->a, "w", 10 * MIN, NULL));
+    assert_int_equal(runs(f->a), 1);
+    OK(f->b, sy_store_last_tick(f->b, "public", "w", &tick, &last_run));
+    assert_true(tick == 10 * MIN);
+    assert_true(last_run == run);
+    /* The run is an ordinary Pending run with its tasks and context. */
+    sy_run_record r;
+    OK(f->b, sy_store_get_run(f->b, run, &r));
+    assert_int_equal(r.state, SY_RUN_PENDING);
+    assert_string_equal(r.context, "{\"tick\":600000}");
+    assert_int_equal(r.n_tasks, 2);
+    sy_run_record_clear(&r);
+}
+
+static void test_older_tick_refused(void **state)
+{
+    fx *f = *state;
+    assert_true(fire(f->a, "w", 20 * MIN, NULL));
+    assert_false(fire(f->b, "w", 19 * MIN, NULL));
+    assert_true(fire(f->b, "w", 21 * MIN, NULL));
+    /* Another workflow's ticks are its own. */
+    assert_true(fire(f->b, "v", 19 * MIN, NULL));
+    int64_t tick = 0;
+    OK(f->a, sy_store_last_tick(f->a, "public", "w", &tick, NULL));
+    assert_true(tick == 21 * MIN);
+    OK(f->a, sy_store_last_tick(f->a, "public", "v", &tick, NULL));
+    assert_true(tick == 19 * MIN);
+    assert_int_equal(runs(f->a), 3);
+}
+
+static void test_not_in_batch(void **state)
+{
+    fx *f = *state;
+    bool fired = true;
+    OK(f->a, sy_store_begin(f->a));
+    assert_int_equal(sy_store_fire_tick(f->a, HASH, "public", "w", MIN, "{}", 2, ids, ns, 1,
+                                        &fired, NULL),
+                     SY_ESTATE);
+    sy_store_rollback(f->a);
+    /* No definition: nothing claimed either (one transaction). */
+    int64_t run = 0;
+    int rc = sy_store_fire_tick(f->a, "nope", "public", "w", MIN, "{}", 2, ids, ns, 1, &fired,
+                                &run);
+    assert_int_not_equal(rc, SY_OK);
+    int64_t tick = -1;
+    OK(f->a, sy_store_last_tick(f->a, "public", "w", &tick, NULL));
+    assert_true(tick == 0);
+    assert_true(fire(f->a, "w", MIN, NULL));
+}
+
+/* Hosts firing the same ticks at once, each on its own connection: every
+ * tick is recorded exactly once. */
+static void test_hosts_race(void **state)
+{
+    fx *f = *state;
+    enum { HOSTS = 4, TICKS = 15 };
+    fflush(NULL);
+    pid_t kids[HOSTS];
+    for (int h = 0; h < HOSTS; h++) {
+        kids[h] = fork();
+        assert_true(kids[h] >= 0);
+        if (kids[h] == 0) {
+            sy_store *s = NULL;
+            char err[512];
+            if (sy_store_open(store_url, f->dir, &s, err, sizeof err) != SY_OK)
+                _exit(1);
+            for (int i = 1; i <= TICKS; i++) {
+                bool fired;
+                if (sy_store_fire_tick(s, HASH, "public", "w", (int64_t)i * MIN, "{}", 2, ids,
+                                       ns, i, &fired, NULL) != SY_OK) {
+                    fprintf(stderr, "host %d tick %d: %s\n", h, i, sy_store_errmsg(s));
+                    _exit(2);
+                }
+            }
+            sy_store_close(s);
+            _exit(0);
+        }
+    }
+    for (int h = 0; h < HOSTS; h++) {
+        int status = 0;
+        assert_int_equal(waitpid(kids[h], &status, 0), kids[h]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    assert_int_equal(runs(f->a), TICKS);
+    int64_t tick = 0;
+    OK(f->a, sy_store_last_tick(f->a, "public", "w", &tick, NULL));
+    assert_true(tick == TICKS * MIN);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+    const struct CMUnitTest sqlite_tests[] = {
+        T(test_fire_once),
+        T(test_older_tick_refused),
+        T(test_not_in_batch),
+        T(test_hosts_race),
+    };
+#ifdef SY_HAVE_LIBPQ
+    const struct CMUnitTest pg_tests[] = {
+        P(test_fire_once),
+        P(test_older_tick_refused),
+        P(test_not_in_batch),
+        P(test_hosts_race),
+    };
+    size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
+#else
+    size_t n_pg = 0;
+#endif
+    size_t n = SY_ARRAY_LEN(sqlite_tests);
+    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
+    memcpy(all, sqlite_tests, sizeof sqlite_tests);
+#ifdef SY_HAVE_LIBPQ
+    memcpy(all + n, pg_tests, n_pg * sizeof *all);
+#endif
+    int failed = _cmocka_run_group_tests("ticks", all, n + n_pg, NULL, NULL);
+    free(all);
+    return failed;
+}
