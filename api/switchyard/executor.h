@@ -317,6 +317,24 @@ typedef struct sy_result {
                                `switchyard status`; NUL-terminated, or
                                NULL for none.  The host keeps at most its
                                first 1 KiB */
+
+    /* appended in 1.1 (a host that predates them reads sy_result only as
+     * far as its own struct goes, so a plugin may always set them; zero
+     * means "none").  What the attempt wrote, kept by the host with the
+     * attempt (`switchyard logs`), bounded by its log_limit: the head and
+     * the tail, the middle counted as dropped. */
+    const char *log_stdout;    /* [public] what the attempt wrote on stdout
+                                  when that is not its output (a command
+                                  that failed, or whose output is "none"),
+                                  or NULL */
+    size_t log_stdout_len;     /* [public] its length in bytes */
+    size_t log_stdout_dropped; /* [public] bytes of that stream the plugin
+                                  did not keep, before log_stdout */
+    const char *log_stderr;    /* [public] what the attempt wrote on
+                                  stderr, or NULL */
+    size_t log_stderr_len;     /* [public] its length in bytes */
+    size_t log_stderr_dropped; /* [public] bytes the plugin did not keep,
+                                  before log_stderr */
 } sy_result;
 
 /* ------------------------------------------------------------------------ */

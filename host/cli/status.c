@@ -79,8 +79,9 @@ static void print_status(const json_t *run)
         }
     }
     if (cut)
-        printf("  (errors shortened: switchyard status %lld --task TASK shows one in full)\n",
-               number(run, "run_id"));
+        printf("  (errors shortened: switchyard status %lld --task TASK shows one in full, "
+               "switchyard logs %lld TASK what its attempts wrote)\n",
+               number(run, "run_id"), number(run, "run_id"));
 }
 
 /* One task in full: the whole error and the output. */

@@ -23,6 +23,13 @@ typedef struct sy_live_run sy_live_run;
 typedef struct sy_attempt sy_attempt;
 typedef struct sy_instance_queue sy_instance_queue;
 
+/* One stream of an attempt as the host keeps it (engine/attempt_log.c). */
+typedef struct sy_attempt_log {
+    char *text;        /* owned, NUL-terminated UTF-8; NULL: nothing */
+    int64_t size;      /* bytes the attempt wrote */
+    int64_t dropped;   /* bytes of it not kept */
+} sy_attempt_log;
+
 /* The instance queues of a configuration a reload replaced, kept until
  * no attempt uses them (engine/reload.c). */
 typedef struct sy_retired_table {
@@ -139,6 +146,7 @@ struct sy_attempt {
     char *result_error;
     char *result_note;     /* sy_result.note (1.1), at most 1 KiB; NULL */
     int64_t retry_after_ms; /* sy_result.retry_after_ms (1.1), DEFERRED */
+    sy_attempt_log log[2];  /* stdout, stderr as kept (attempt_log.h) */
     sy_attempt *done_next;         /* in the engine's completed list */
     sy_attempt *live_prev, *live_next; /* the engine's list of live attempts */
 };

@@ -137,6 +137,24 @@ static void w_log(sy_host *h, sy_log_level level, const char *fmt, ...)
     send_msg(json_pack("{s:s, s:i, s:s}", "t", "log", "level", (int)level, "text", text));
 }
 
+static void put_log(json_t *m, const char *key, const char *text, size_t len, size_t dropped)
+{
+    if (!text || !len)
+        return;
+    json_t *v = json_stringn(text, len);
+    if (!v) {
+        char *copy = malloc(len);
+        if (!copy)
+            return;
+        for (size_t i = 0; i < len; i++)
+            copy[i] = (unsigned char)text[i] < 0x80 && text[i] ? text[i] : '?';
+        v = json_stringn(copy, len);
+        free(copy);
+    }
+    json_object_set_new(m, key, json_pack("{s:o, s:I}", "text", v, "dropped",
+                                          (json_int_t)dropped));
+}
+
 static void w_complete(sy_completion *c, const sy_result *r)
 {
     uint64_t id = (uint64_t)(uintptr_t)c;
@@ -170,6 +188,12 @@ static void w_complete(sy_completion *c, const sy_result *r)
             json_t *n = json_string(r->note);
             if (n)
                 json_object_set_new(m, "note", n);
+        }
+        /* Logs that are not UTF-8 travel as "?" for each byte that is
+         * not: the host would clean them the same way. */
+        if (SY_HAS_FIELD(r, sy_result, log_stderr_dropped)) {
+            put_log(m, "log_stdout", r->log_stdout, r->log_stdout_len, r->log_stdout_dropped);
+            put_log(m, "log_stderr", r->log_stderr, r->log_stderr_len, r->log_stderr_dropped);
         }
     }
     send_msg(m);

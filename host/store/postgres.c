@@ -54,6 +54,9 @@ static const struct sy_store_ops pg_ops = {
     .add_event = sy_pg_add_event,
     .list_events = sy_pg_list_events,
     .delete_finished = sy_pg_delete_finished,
+    .add_log = sy_pg_add_log,
+    .list_logs = sy_pg_list_logs,
+    .reopen_run = sy_pg_reopen_run,
 };
 
 /* The libpq connection string for `target`, what followed the matched

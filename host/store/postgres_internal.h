@@ -16,6 +16,8 @@
  *   postgres_ownership.c  which host runs what: claims (FOR UPDATE SKIP
  *                         LOCKED), leases, cancel requests
  *   postgres_tasks.c      batches, task rows, the event log
+ *   postgres_logs.c       attempt logs, reopening a finished run to retry
+ *                         it
  *   postgres.c            the URL, opening and closing a handle, the
  *                         driver table
  *
@@ -44,6 +46,8 @@ enum {
     SY_PG_UPDATE_TASK, SY_PG_UPDATE_TASK_HELD, SY_PG_UPDATE_RUN,
     SY_PG_ADD_EVENT, SY_PG_LIST_EVENTS, SY_PG_RUN_HOLDER, SY_PG_TASK_TOKEN,
     SY_PG_DELETE_FINISHED,
+    SY_PG_ADD_LOG, SY_PG_LIST_LOGS, SY_PG_REOPEN_RUN, SY_PG_REOPEN_TASK,
+    SY_PG_RUN_STATE_OF,
     SY_PG_COUNT
 };
 
@@ -226,5 +230,13 @@ int sy_pg_add_event(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                     const char *kind, const char *detail, int64_t now);
 int sy_pg_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                       void *arg);
+
+/* postgres_logs.c */
+int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                  int64_t token, const sy_log_record *log);
+int sy_pg_list_logs(sy_store *s, int64_t run_id, sy_store_log_cb cb,
+                    void *arg);
+int sy_pg_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
+                     size_t n, int64_t now);
 
 #endif

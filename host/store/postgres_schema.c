@@ -80,6 +80,19 @@ static const char *const migrations[] = {
     "  detail TEXT,"
     "  at BIGINT NOT NULL);"
     "CREATE INDEX events_run ON events (run_id, id);",
+    /* 1 -> 2: what each attempt wrote on stdout and stderr, bounded by the
+     * host's log_limit; a table of its own, so that listing tasks never
+     * reads them, and gone with its run. */
+    "CREATE TABLE attempt_logs ("
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL,"
+    "  stream TEXT NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  size BIGINT NOT NULL,"
+    "  dropped BIGINT NOT NULL,"
+    "  at BIGINT NOT NULL,"
+    "  PRIMARY KEY (run_id, idx, attempt, stream));",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

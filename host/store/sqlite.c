@@ -250,6 +250,9 @@ static const struct sy_store_ops sqlite_ops = {
     .add_event = sy_sqlite_add_event,
     .list_events = sy_sqlite_list_events,
     .delete_finished = sy_sqlite_delete_finished,
+    .add_log = sy_sqlite_add_log,
+    .list_logs = sy_sqlite_list_logs,
+    .reopen_run = sy_sqlite_reopen_run,
 };
 
 

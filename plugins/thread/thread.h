@@ -120,6 +120,10 @@ typedef struct sy_job {
     char *output;            /* owned */
     size_t output_len;
     char *error;             /* owned */
+    /* What a command wrote, handed to the host as the attempt's logs
+     * (sy_result.log_*): owned, NULL for none. */
+    char *log_out, *log_err;
+    size_t log_out_len, log_err_len, log_err_dropped;
 } sy_job;
 
 sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,
