@@ -318,23 +318,17 @@ typedef struct sy_result {
                                NULL for none.  The host keeps at most its
                                first 1 KiB */
 
-    /* appended in 1.1 (a host that predates them reads sy_result only as
-     * far as its own struct goes, so a plugin may always set them; zero
-     * means "none").  What the attempt wrote, kept by the host with the
-     * attempt (`switchyard logs`), bounded by its log_limit: the head and
-     * the tail, the middle counted as dropped. */
-    const char *log_stdout;    /* [public] what the attempt wrote on stdout
-                                  when that is not its output (a command
-                                  that failed, or whose output is "none"),
-                                  or NULL */
+    /* appended in 1.1: a host that predates them reads only as far as its
+     * own struct goes, so a plugin may always set them (0/NULL: none).
+     * What the attempt wrote, kept with it (`switchyard logs`) up to the
+     * host's log_limit: head and tail, the middle counted as dropped. */
+    const char *log_stdout;    /* [public] stdout when it is not the output
+                                  (a failed command), or NULL */
     size_t log_stdout_len;     /* [public] its length in bytes */
-    size_t log_stdout_dropped; /* [public] bytes of that stream the plugin
-                                  did not keep, before log_stdout */
-    const char *log_stderr;    /* [public] what the attempt wrote on
-                                  stderr, or NULL */
+    size_t log_stdout_dropped; /* [public] bytes not kept, before it */
+    const char *log_stderr;    /* [public] stderr, or NULL */
     size_t log_stderr_len;     /* [public] its length in bytes */
-    size_t log_stderr_dropped; /* [public] bytes the plugin did not keep,
-                                  before log_stderr */
+    size_t log_stderr_dropped; /* [public] bytes not kept, before it */
 } sy_result;
 
 /* ------------------------------------------------------------------------ */
