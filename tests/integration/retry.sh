@@ -99,13 +99,23 @@ run retry "$id"
 rc_is 1 "nothing left to retry"
 has "every task completed" "says why"
 
+# --- a cancelled run: its tasks run again ---------------------------------------
+run cancel "$pending"
+has "run $pending: Cancelled" "a Pending run is cancelled at once"
+run retry "$pending" --dry-run
+has "would run again 5 tasks, keeping 0" "a retry of it would run every task"
+run retry "$pending"
+rc_is 0 "and completes it"
+is '["Completed", [1, 1, 1, 1, 1]]' "$pending" '[r["status"], [t[k]["attempts"] for k in "abcde"]]' \
+   "each task once"
+
 # --- --task: a task and what is downstream of it ------------------------------
 run retry "$id" --task b
 rc_is 0 "retry --task b"
 is '[1, 3, 2, 1, 1]' "$id" '[t[k]["attempts"] for k in "abcde"]' \
    "b and c ran again though they had completed; a, d, e did not"
-[ "$(runs_of a)$(runs_of d)" = "11" ]
-ok $? "a and d did not run again"
+[ "$(runs_of a)$(runs_of d)" = "22" ]
+ok $? "a and d did not run again (once more each for the cancelled run)"
 
 # --- --detach: the run waits for a host ------------------------------------------
 run retry "$id" --task d --detach
