@@ -1,9 +1,10 @@
 /*
  * engine/internal.h -- the engine's structures, shared by its files:
  * engine.c (lifecycle, the loop turn), batch.c (the turn's changes),
- * attempt.c, dispatch.c, completion.c, run.c (transitions, triggers),
- * load.c (loading, recovery), serve.c, fenced.c (refused writes, events),
- * lease.c (a lapsed lease), input.c.  What each file offers the
+ * attempt.c, attempt_log.c (what attempts wrote), dispatch.c,
+ * completion.c, run.c (transitions, triggers), load.c (loading,
+ * recovery), serve.c, fenced.c (refused writes, events), lease.c (a
+ * lapsed lease), input.c.  What each file offers the
  * others is in its own header.  Loop thread only, except where a field says
  * otherwise.
  */
