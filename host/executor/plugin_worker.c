@@ -137,10 +137,19 @@ static void w_log(sy_host *h, sy_log_level level, const char *fmt, ...)
     send_msg(json_pack("{s:s, s:i, s:s}", "t", "log", "level", (int)level, "text", text));
 }
 
+/* The most of one log a frame carries: its end, the rest counted as
+ * dropped before it (the host keeps far less: log_limit). */
+#define LOG_FRAME_MAX ((size_t)16 << 20)
+
 static void put_log(json_t *m, const char *key, const char *text, size_t len, size_t dropped)
 {
     if (!text || !len)
         return;
+    if (len > LOG_FRAME_MAX) {
+        text += len - LOG_FRAME_MAX;
+        dropped += len - LOG_FRAME_MAX;
+        len = LOG_FRAME_MAX;
+    }
     json_t *v = json_stringn(text, len);
     if (!v) {
         char *copy = malloc(len);
