@@ -109,8 +109,10 @@ int sy_retry_plan(sy_store *st, int64_t run_id, const char *task_id, json_t **pl
     if (rc == SY_OK) {
         rows.state = calloc(rows.n + 1, sizeof *rows.state);
         rows.attempts = calloc(rows.n + 1, sizeof *rows.attempts);
-        rc = sy_store_list_tasks(st, run_id, take_row, &rows);
-        if (rc != SY_OK)
+        if (!rows.state || !rows.attempts) {
+            sy_errf(err, err_len, "out of memory");
+            rc = SY_ENOMEM;
+        } else if ((rc = sy_store_list_tasks(st, run_id, take_row, &rows)) != SY_OK)
             sy_errf(err, err_len, "run %lld: %s", (long long)run_id, sy_store_errmsg(st));
     }
     if (rc == SY_OK)
@@ -132,11 +134,11 @@ int sy_retry_apply(sy_store *st, const json_t *plan, int64_t now, char *err, siz
         return sy_errf(err, err_len, "out of memory"), SY_ENOMEM;
     for (size_t i = 0; i < n; i++)
         idx[i] = (uint32_t)json_integer_value(json_object_get(json_array_get(rerun, i), "index"));
-    size_t o = n;
-    int rc = sy_store_reopen_run(st, run_id, idx, o, now);
+    int rc = sy_store_reopen_run(st, run_id, idx, n, now);
     if (rc != SY_OK)
         sy_errf(err, err_len, "run %lld: %s", (long long)run_id, sy_store_errmsg(st));
-    for (size_t i = 0; rc == SY_OK && i < o; i++) {
+    /* The new attempts' start is marked in the run's events. */
+    for (size_t i = 0; rc == SY_OK && i < n; i++) {
         const json_t *t = json_array_get(rerun, i);
         sy_store_add_event(st, run_id, NULL, 0, idx[i],
                            (uint32_t)json_integer_value(json_object_get(t, "attempts")),
