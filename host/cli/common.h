@@ -33,7 +33,10 @@ void sy_cli_error_summary(const char *error, char *buf, size_t len);
 /* Claims run `id` and runs it to its end in this process, with progress
  * (cli/run.c; `run` and `retry`): the service opened with the instances
  * created.  The exit status: 0 completed, 1 failed or lost, 130 when a
- * second signal cancelled it.  `cmd` names the command in messages. */
-int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64_t every_s);
+ * second signal cancelled it.  `cmd` names the command in messages.
+ * With `taken`, a run another host claimed first is not an error to
+ * print: *taken says so. */
+int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64_t every_s,
+                 bool *taken);
 
 #endif

@@ -117,7 +117,15 @@ int sy_cmd_retry(const sy_cli *cli, int argc, char **argv)
         printf("run %lld: Pending, for a host (switchyard serve) to take\n", (long long)a.id);
         rc = SY_EXIT_OK;
     } else {
-        rc = sy_cli_drive(&sv, "retry", a.id, a.quiet, 10);
+        bool taken = false;
+        rc = sy_cli_drive(&sv, "retry", a.id, a.quiet, 10, &taken);
+        /* A serving host on the same store may claim the reopened run
+         * first: it runs it, which is what was asked. */
+        if (taken) {
+            printf("run %lld: taken by a serving host, which runs it (switchyard logs %lld "
+                   "--follow shows its attempts)\n", (long long)a.id, (long long)a.id);
+            rc = SY_EXIT_OK;
+        }
     }
     sy_service_close(&sv);
     return rc;

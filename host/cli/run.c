@@ -161,8 +161,11 @@ static void on_run(void *arg, const sy_engine_view *v)
     }
 }
 
-int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64_t every_s)
+int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64_t every_s,
+                 bool *taken)
 {
+    if (taken)
+        *taken = false;
     int64_t t0 = sy_clock_now_ms();
     progress p = {isatty(STDERR_FILENO) != 0, quiet, t0, 0, (int64_t)every_s * 1000, t0};
     sy_engine_opts mode = {.on_task = on_task, .on_run = on_run, .arg = &p};
@@ -198,6 +201,8 @@ int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64
             sy_service_leave(sv, completed ? SY_EXIT_OK : SY_EXIT_FAIL);
         if (r == SY_ENGINE_INTERRUPTED) /* the run is recorded Cancelled */
             return 130;
+    } else if (taken && erc == SY_EBUSY) {
+        *taken = true;
     } else {
         fprintf(stderr, "switchyard: %s: %s\n", cmd, err);
     }
@@ -219,7 +224,7 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
         printf("run %lld: %s::%s, %zu task%s\n", (long long)id, wf->tenant, wf->name,
                wf->n_tasks, wf->n_tasks == 1 ? "" : "s");
     fflush(stdout);
-    rc = sy_cli_drive(&sv, "run", id, a.quiet, a.every_s);
+    rc = sy_cli_drive(&sv, "run", id, a.quiet, a.every_s, NULL);
     sy_service_close(&sv);
     return rc;
 }
