@@ -83,14 +83,21 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+#define FOLLOW_WINDOW_MS 60000
+
 static int follow(sy_service *sv, const logs_args *a)
 {
     json_t *printed = json_object();
     char err[512];
     int rc = SY_EXIT_OK;
+    int64_t newest = 0;
     for (;;) {
         json_t *got = NULL;
-        if (sy_logs_read(sv->store, a->id, a->task, (uint32_t)a->attempt, &got, err,
+        /* Each poll reads what was recorded lately, a minute before the
+         * newest log seen: hosts' clocks differ by less, and a log is
+         * committed as it is stamped. */
+        int64_t since = newest > FOLLOW_WINDOW_MS ? newest - FOLLOW_WINDOW_MS : 0;
+        if (sy_logs_read(sv->store, a->id, since, a->task, (uint32_t)a->attempt, &got, err,
                          sizeof err) != SY_OK) {
             fprintf(stderr, "switchyard: logs: %s\n", err);
             rc = SY_EXIT_FAIL;
@@ -99,6 +106,9 @@ static int follow(sy_service *sv, const logs_args *a)
         size_t i;
         const json_t *l;
         json_array_foreach(json_object_get(got, "logs"), i, l) {
+            int64_t at = json_integer_value(json_object_get(l, "at"));
+            if (at > newest)
+                newest = at;
             if (seen(printed, l))
                 continue;
             if (a->json) {
@@ -139,7 +149,7 @@ int sy_cmd_logs(const sy_cli *cli, int argc, char **argv)
     }
     char err[512];
     json_t *got = NULL;
-    if (sy_logs_read(sv.store, a.id, a.task, (uint32_t)a.attempt, &got, err, sizeof err) !=
+    if (sy_logs_read(sv.store, a.id, 0, a.task, (uint32_t)a.attempt, &got, err, sizeof err) !=
         SY_OK) {
         fprintf(stderr, "switchyard: logs: %s\n", err);
         sy_service_close(&sv);

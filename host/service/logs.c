@@ -50,8 +50,8 @@ static int take_log(void *arg, const sy_log_record *l)
     return 0;
 }
 
-int sy_logs_read(sy_store *st, int64_t run_id, const char *task_id, uint32_t attempt,
-                 json_t **out, char *err, size_t err_len)
+int sy_logs_read(sy_store *st, int64_t run_id, int64_t since, const char *task_id,
+                 uint32_t attempt, json_t **out, char *err, size_t err_len)
 {
     *out = NULL;
     sy_run_record run;
@@ -72,7 +72,7 @@ int sy_logs_read(sy_store *st, int64_t run_id, const char *task_id, uint32_t att
     } else if (task_id && only < 0) {
         sy_errf(err, err_len, "run %lld has no task '%s'", (long long)run_id, task_id);
         rc = SY_ENOENT;
-    } else if ((rc = sy_store_list_logs(st, run_id, take_log, &c)) != SY_OK) {
+    } else if ((rc = sy_store_list_logs(st, run_id, since, take_log, &c)) != SY_OK) {
         sy_errf(err, err_len, "run %lld: %s", (long long)run_id, sy_store_errmsg(st));
     }
     if (rc == SY_OK)

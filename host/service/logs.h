@@ -11,12 +11,13 @@
 
 #include "store/store.h"
 
-/* The logs of run `run_id` (of task `task_id` alone when not NULL, of
- * attempt `attempt` alone when not 0), in task, attempt, stream order:
+/* The logs of run `run_id` recorded at `since` or later (0: all; of task
+ * `task_id` alone when not NULL, of attempt `attempt` alone when not 0),
+ * in task, attempt, stream order:
  * {"run_id", "status", "logs": [{"task", "attempt", "stream", "text",
  * "size", "dropped", "at"}]}.  SY_ENOENT: no such run or task (err says
  * which). */
-int sy_logs_read(sy_store *st, int64_t run_id, const char *task_id, uint32_t attempt,
-                 json_t **out, char *err, size_t err_len);
+int sy_logs_read(sy_store *st, int64_t run_id, int64_t since, const char *task_id,
+                 uint32_t attempt, json_t **out, char *err, size_t err_len);
 
 #endif

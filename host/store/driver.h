@@ -83,8 +83,8 @@ struct sy_store_ops {
                            size_t *deleted);
     int (*add_log)(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                    int64_t token, const sy_log_record *log);
-    int (*list_logs)(sy_store *s, int64_t run_id, sy_store_log_cb cb,
-                     void *arg);
+    int (*list_logs)(sy_store *s, int64_t run_id, int64_t since,
+                     sy_store_log_cb cb, void *arg);
     int (*reopen_run)(sy_store *s, int64_t run_id, const uint32_t *idx,
                       size_t n, int64_t now);
 };

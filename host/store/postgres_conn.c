@@ -170,7 +170,7 @@ static const char *const sql_text[SY_PG_COUNT] = {
         " dropped = EXCLUDED.dropped, at = EXCLUDED.at",
     [SY_PG_LIST_LOGS] =
         "SELECT idx, attempt, stream, text, size, dropped, at FROM attempt_logs"
-        " WHERE run_id = $1 ORDER BY idx, attempt, stream DESC",
+        " WHERE run_id = $1 AND at >= $2 ORDER BY idx, attempt, stream DESC",
     /* Only a finished run is reopened; the row lock it takes makes a
      * concurrent claim or a second retry wait, then find it Pending. */
     [SY_PG_REOPEN_RUN] =

@@ -234,8 +234,8 @@ int sy_pg_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
 /* postgres_logs.c */
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                   int64_t token, const sy_log_record *log);
-int sy_pg_list_logs(sy_store *s, int64_t run_id, sy_store_log_cb cb,
-                    void *arg);
+int sy_pg_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                        sy_store_log_cb cb, void *arg);
 int sy_pg_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
                      size_t n, int64_t now);
 

@@ -53,8 +53,8 @@ static int run_state(sy_store_pg *q, int64_t run_id, int *state)
     return status;
 }
 
-int sy_pg_list_logs(sy_store *s, int64_t run_id, sy_store_log_cb cb,
-                    void *arg)
+int sy_pg_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                    sy_store_log_cb cb, void *arg)
 {
     sy_store_pg *q = sy_pg_handle(s);
     int state = 0;
@@ -63,6 +63,7 @@ int sy_pg_list_logs(sy_store *s, int64_t run_id, sy_store_log_cb cb,
         return status;
     sy_pg_params p = {0};
     sy_pg_int(&p, 1, run_id);
+    sy_pg_int(&p, 2, since);
     PGresult *r;
     status = sy_pg_run(q, SY_PG_LIST_LOGS, &p, &r, "list logs");
     if (status != SY_OK)

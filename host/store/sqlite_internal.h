@@ -204,8 +204,8 @@ int sy_sqlite_cancel_requests(sy_store *s, const char *owner,
 /* sqlite_logs.c */
 int sy_sqlite_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                       int64_t token, const sy_log_record *log);
-int sy_sqlite_list_logs(sy_store *s, int64_t run_id, sy_store_log_cb cb,
-                        void *arg);
+int sy_sqlite_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                        sy_store_log_cb cb, void *arg);
 int sy_sqlite_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
                          size_t n, int64_t now);
 

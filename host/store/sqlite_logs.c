@@ -51,8 +51,8 @@ static int run_state(sy_store_sqlite *q, int64_t run_id, int *state)
     return status;
 }
 
-int sy_sqlite_list_logs(sy_store *s, int64_t run_id, sy_store_log_cb cb,
-                        void *arg)
+int sy_sqlite_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                        sy_store_log_cb cb, void *arg)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
     int state = 0;
@@ -63,6 +63,7 @@ int sy_sqlite_list_logs(sy_store *s, int64_t run_id, sy_store_log_cb cb,
     if (status != SY_OK)
         return status;
     int rc = sqlite3_bind_int64(st, 1, run_id);
+    keep(&rc, sqlite3_bind_int64(st, 2, since));
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         sy_log_record log = {
             .idx = (uint32_t)sqlite3_column_int64(st, 0),

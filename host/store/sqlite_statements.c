@@ -142,7 +142,7 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     /* "stdout" sorts after "stderr": DESC puts it first. */
     [SY_SQL_LIST_LOGS] =
         "SELECT idx, attempt, stream, text, size, dropped, at FROM attempt_logs"
-        " WHERE run_id = ?1 ORDER BY idx, attempt, stream DESC",
+        " WHERE run_id = ?1 AND at >= ?2 ORDER BY idx, attempt, stream DESC",
     [SY_SQL_REOPEN_RUN] =
         "UPDATE runs SET state = 0, owner = NULL, lease_until = 0,"
         " lease_epoch = lease_epoch + 1, cancel_requested = 0, finished = 0,"

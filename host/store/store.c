@@ -412,14 +412,14 @@ int sy_store_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
     return s->ops->add_log(s, run_id, fence, token, log);
 }
 
-int sy_store_list_logs(sy_store *s, int64_t run_id,
+int sy_store_list_logs(sy_store *s, int64_t run_id, int64_t since,
                        int (*cb)(void *arg, const sy_log_record *log),
                        void *arg)
 {
     if (!s)
         return SY_EINVAL;
     NEED(s, cb, "list_logs", "the callback is required");
-    return s->ops->list_logs(s, run_id, cb, arg);
+    return s->ops->list_logs(s, run_id, since, cb, arg);
 }
 
 int sy_store_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,

@@ -287,9 +287,11 @@ typedef struct sy_log_record {
 int sy_store_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                      int64_t token, const sy_log_record *log);
 
-/* A run's logs by task, attempt and stream; SY_ENOENT when the run does
- * not exist. */
-int sy_store_list_logs(sy_store *s, int64_t run_id,
+/* A run's logs recorded at `since` or later (0: all), by task, attempt
+ * and stream; SY_ENOENT when the run does not exist.  A reader that
+ * follows a run asks again from a little before the newest `at` it saw
+ * (hosts' clocks differ), so it reads each log about once. */
+int sy_store_list_logs(sy_store *s, int64_t run_id, int64_t since,
                        int (*cb)(void *arg, const sy_log_record *log),
                        void *arg);
 

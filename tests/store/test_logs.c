@@ -116,7 +116,7 @@ static int take(void *arg, const sy_log_record *l)
 static const char *logs_of(sy_store *s, int64_t run, char *buf)
 {
     buf[0] = '\0';
-    OK(s, sy_store_list_logs(s, run, take, buf));
+    OK(s, sy_store_list_logs(s, run, 0, take, buf));
     return buf;
 }
 
@@ -150,7 +150,14 @@ static void test_logs_round_trip(void **state)
     o = rec(1, 1, "stdout", "y's");
     OK(f->a, sy_store_add_log(f->a, f->run, NULL, 0, &o));
     assert_non_null(strstr(logs_of(f->a, f->run, buf), "1/1/stdout=y's(3,0);"));
-    assert_int_equal(sy_store_list_logs(f->a, f->run + 100, take, buf), SY_ENOENT);
+    /* Only those recorded at `since` or later. */
+    o = rec(1, 2, "stderr", "later");
+    o.at = 900;
+    OK(f->a, sy_store_add_log(f->a, f->run, NULL, 0, &o));
+    buf[0] = '\0';
+    OK(f->a, sy_store_list_logs(f->a, f->run, 600, take, buf));
+    assert_string_equal(buf, "1/2/stderr=later(5,0);");
+    assert_int_equal(sy_store_list_logs(f->a, f->run + 100, 0, take, buf), SY_ENOENT);
     assert_int_equal(sy_store_add_log(f->a, f->run, &f->h1, 1, NULL), SY_EINVAL);
 }
 
@@ -260,7 +267,7 @@ static void test_logs_go_with_their_run(void **state)
     OK(f->a, sy_store_delete_finished(f->a, 10000, 10, &deleted));
     assert_int_equal(deleted, 1);
     char buf[1024] = "";
-    assert_int_equal(sy_store_list_logs(f->a, f->run, take, buf), SY_ENOENT);
+    assert_int_equal(sy_store_list_logs(f->a, f->run, 0, take, buf), SY_ENOENT);
 }
 
 int main(void)
