@@ -325,10 +325,12 @@ typedef struct sy_result {
     const char *log_stdout;    /* [public] stdout when it is not the output
                                   (a failed command), or NULL */
     size_t log_stdout_len;     /* [public] its length in bytes */
-    size_t log_stdout_dropped; /* [public] bytes not kept, before it */
-    const char *log_stderr;    /* [public] stderr, or NULL */
-    size_t log_stderr_len;     /* [public] its length in bytes */
-    size_t log_stderr_dropped; /* [public] bytes not kept, before it */
+    size_t log_stdout_dropped; /* [public] bytes the plugin left out... */
+    size_t log_stdout_cut;     /* [public] ...at this offset (0: before) */
+    const char *log_stderr;    /* [public] stderr, or NULL; the same: */
+    size_t log_stderr_len;
+    size_t log_stderr_dropped;
+    size_t log_stderr_cut;
 } sy_result;
 
 /* ------------------------------------------------------------------------ */

@@ -43,12 +43,12 @@ static void on_complete(sy_completion *c, const sy_result *res)
         a->result_note = strndup(res->note, SY_RESULT_NOTE_MAX);
     /* Logs are bounded here, so that a plugin's megabytes of stderr cost
      * the host no more than log_limit per stream. */
-    if (SY_HAS_FIELD(res, sy_result, log_stderr_dropped) && e->o.log_limit >= 0) {
+    if (SY_HAS_FIELD(res, sy_result, log_stderr_cut) && e->o.log_limit >= 0) {
         size_t limit = e->o.log_limit ? (size_t)e->o.log_limit : SY_LOG_LIMIT_DEFAULT;
         sy_attempt_log_keep(&a->log[0], res->log_stdout, res->log_stdout_len,
-                            res->log_stdout_dropped, limit);
+                            res->log_stdout_dropped, res->log_stdout_cut, limit);
         sy_attempt_log_keep(&a->log[1], res->log_stderr, res->log_stderr_len,
-                            res->log_stderr_dropped, limit);
+                            res->log_stderr_dropped, res->log_stderr_cut, limit);
     }
     pthread_mutex_lock(&e->done_lock);
     a->done_next = NULL;

@@ -45,34 +45,43 @@ static void append_clean(char *out, size_t *o, const char *s, size_t len)
 }
 
 void sy_attempt_log_keep(sy_attempt_log *out, const char *text, size_t len,
-                         size_t dropped_before, size_t limit)
+                         size_t dropped, size_t cut, size_t limit)
 {
     memset(out, 0, sizeof *out);
-    if (!text || (!len && !dropped_before))
+    if (!text || (!len && !dropped))
         return;
-    /* Within the limit: all of it; beyond: its head and its tail. */
-    size_t head = len > limit ? limit / 2 : 0;
-    size_t tail = len > limit ? limit - head : len;
-    size_t dropped = dropped_before + (len - head - tail);
+    if (cut > len)
+        cut = len;
+    /* h bytes of the start and t of the end are kept; the plugin's own
+     * cut stays a cut, never inside what is kept on either side. */
+    size_t h, t;
+    if (!dropped) {
+        h = len > limit ? limit / 2 : len;
+        t = len > limit ? limit - h : 0;
+    } else {
+        size_t hmax = cut < limit / 2 ? cut : limit / 2;
+        t = len - cut < limit - hmax ? len - cut : limit - hmax;
+        h = cut < limit - t ? cut : limit - t;
+    }
+    size_t total = dropped + (len - h - t);
     char marker[64] = "";
-    if (dropped)
-        snprintf(marker, sizeof marker, SY_LOG_MARKER_FORMAT, (long long)dropped);
-    size_t mlen = strlen(marker);
-    char *buf = malloc(head + tail + mlen + 1);
+    if (total)
+        snprintf(marker, sizeof marker, SY_LOG_MARKER_FORMAT, (long long)total);
+    /* At the very start the marker needs no line before it. */
+    const char *m = h || !total ? marker : marker + 1;
+    size_t mlen = strlen(m);
+    char *buf = malloc(h + mlen + t + 1);
     if (!buf)
         return;
     size_t o = 0;
-    append_clean(buf, &o, text, head);
-    /* Only bytes the plugin dropped before what it handed over: the
-     * marker opens the text. */
-    const char *m = head ? marker : marker + (mlen ? 1 : 0);
-    memcpy(buf + o, m, strlen(m));
-    o += strlen(m);
-    append_clean(buf, &o, text + len - tail, tail);
+    append_clean(buf, &o, text, h);
+    memcpy(buf + o, m, mlen);
+    o += mlen;
+    append_clean(buf, &o, text + len - t, t);
     buf[o] = '\0';
     out->text = buf;
-    out->size = (int64_t)(len + dropped_before);
-    out->dropped = (int64_t)dropped;
+    out->size = (int64_t)(len + dropped);
+    out->dropped = (int64_t)total;
 }
 
 void sy_attempt_log_clear(sy_attempt_log *log)

@@ -13,13 +13,13 @@
 /* The marker line kept in place of what was dropped. */
 #define SY_LOG_MARKER_FORMAT "\n[... %lld bytes dropped ...]\n"
 
-/* Keeps at most `limit` bytes of `text` (`len` bytes, of which the
- * plugin already dropped `dropped_before` bytes at the start): all of it,
- * or its head and tail with a marker line between them saying how many
- * bytes were dropped.  Bytes that are not UTF-8 and NUL bytes become '?'.
+/* Keeps at most `limit` bytes of `text` (`len` bytes, where the plugin
+ * left out `dropped` bytes at offset `cut`): all of it, or its head and
+ * tail, with one marker line saying how many bytes were dropped in all
+ * where they were.  Bytes that are not UTF-8 and NUL bytes become '?'.
  * Any thread: the plugin's, in the completion callback. */
 void sy_attempt_log_keep(sy_attempt_log *out, const char *text, size_t len,
-                         size_t dropped_before, size_t limit);
+                         size_t dropped, size_t cut, size_t limit);
 
 void sy_attempt_log_clear(sy_attempt_log *log);
 

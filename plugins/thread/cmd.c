@@ -124,10 +124,20 @@ static void log_stderr(const sy_job *job, const sy_spawn_result *r)
  * the host keeps them with the attempt. */
 static void keep_logs(sy_job *job, sy_spawn_result *r)
 {
-    if (r->err_len || r->err_dropped) {
+    if (r->err_head_len) {
+        /* Its start and its end, the bytes between them left out. */
+        char *both = malloc(r->err_head_len + r->err_len + 1);
+        if (both) {
+            memcpy(both, r->err_head, r->err_head_len);
+            memcpy(both + r->err_head_len, r->err, r->err_len + 1);
+            job->log_err = both;
+            job->log_err_len = r->err_head_len + r->err_len;
+            job->log_err_dropped = r->err_dropped - r->err_head_len;
+            job->log_err_cut = r->err_head_len;
+        }
+    } else if (r->err_len) {
         job->log_err = r->err;
         job->log_err_len = r->err_len;
-        job->log_err_dropped = r->err_dropped;
         r->err = NULL;
         r->err_len = 0;
     }

@@ -125,6 +125,7 @@ static void report(sy_job *job)
     res.log_stderr = job->log_err;
     res.log_stderr_len = job->log_err_len;
     res.log_stderr_dropped = job->log_err_dropped;
+    res.log_stderr_cut = job->log_err_cut;
     inst->api->complete(job->c, &res);
     /* The instance outlives this: destroy() joins this worker first. */
     inst->api->wake(inst->host);

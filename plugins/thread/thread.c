@@ -14,8 +14,9 @@
  *
  * Command tasks run with switchyard/spawn.h: no shell, the input context on
  * stdin, stdout (a JSON object) as the output unless output = "none", the
- * last line of stderr in the error and the last 64 KiB of it (and the
- * stdout of a failed command) in the attempt's logs (sy_result.log_*),
+ * last line of stderr in the error and its first 32 KiB and last 64 KiB
+ * (and the stdout of a failed command) in the attempt's logs
+ * (sy_result.log_*),
  * cwd relative to the workflow file's
  * directory (which is also the default), and the environment of the host
  * plus SWITCHYARD_TASK_NS, SWITCHYARD_RUN_ID, SWITCHYARD_TASK_ID,

@@ -109,8 +109,10 @@ has "exited with status 3: disk quota exceeded" "with its error"
 has "state      Failed" "and its state"
 run logs "$noisy_id" loud
 rc_is 0 "logs shows what the task wrote"
-has "noise line 2999 of a chatty tool" "its stderr"
+has "noise line 0 of a chatty tool" "its stderr's first line"
+has "noise line 2999 of a chatty tool" "and its end"
 has "disk quota exceeded" "to its last line"
+has "bytes dropped ...]" "the middle of 93 KB marked as dropped"
 run status "$fine_id" --task b
 has '"b": 2' "status --task shows a task's output"
 run status "$noisy_id" --task nosuch

@@ -189,7 +189,7 @@ typedef struct rec {
     size_t output_len;
     char *error;
     char *log_out, *log_err; /* sy_result.log_* copied; NULL for none */
-    size_t log_err_dropped;
+    size_t log_err_dropped, log_err_cut;
 } rec;
 
 static int64_t now_ms(void)
@@ -231,6 +231,7 @@ static void on_complete(sy_completion *c, const sy_result *r)
     x->log_out = lo;
     x->log_err = le;
     x->log_err_dropped = r->log_stderr_dropped;
+    x->log_err_cut = r->log_stderr_cut;
     x->outcome = r->outcome;
     x->output = out;
     x->output_len = r->output ? r->output_len : 0;
@@ -812,9 +813,11 @@ static void test_command_failure(void **state)
     assert_contains(u->error, "exited with status 1: END-MARK");
     assert_null(strchr(u->error, '\n'));
     assert_true(strlen(u->error) < 600);
-    /* The logs get the last 64 KiB of it, and the count of the rest. */
-    assert_int_equal(strlen(u->log_err), 65536);
-    assert_int_equal(u->log_err_dropped, 100000 + 10 - 65536);
+    /* The logs get its first 32 KiB and its last 64 KiB, and the count
+     * of the bytes between them. */
+    assert_int_equal(strlen(u->log_err), 32768 + 65536);
+    assert_int_equal(u->log_err_dropped, 100000 + 10 - 65536 - 32768);
+    assert_int_equal(u->log_err_cut, 32768);
     free_rec(u);
     free_rec(r);
     free_rec(s);
