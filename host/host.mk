@@ -81,6 +81,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
 	host/store/sqlite_processes.c \
 	host/store/sqlite_schedule.c \
+	host/store/sqlite_logs.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres_internal.h),
@@ -92,7 +93,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
 	host/store/postgres_tasks.c host/store/postgres_processes.c \
-	host/store/postgres_schedule.c
+	host/store/postgres_schedule.c host/store/postgres_logs.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -105,6 +106,7 @@ libsyhost_la_SOURCES += \
 	host/engine/attempt.c host/engine/attempt.h \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \
+	host/engine/attempt_log.c host/engine/attempt_log.h \
 	host/engine/dispatch.c host/engine/dispatch.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
@@ -127,13 +129,16 @@ libsyhost_la_SOURCES += \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
+	host/service/retry.c host/service/retry.h \
+	host/service/logs.c host/service/logs.h \
 	host/service/inspect.c host/service/inspect.h
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
 	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
-	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c
+	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
+	host/cli/retry.c host/cli/logs.c
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,
 # SQLite, the plugins) ahead of the C library's.

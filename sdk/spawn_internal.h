@@ -28,6 +28,9 @@ typedef struct sy_spawn__run {
     size_t in_off, out_cap, max_out;
     char *ring;              /* owned; SY_SPAWN_STDERR_TAIL bytes */
     size_t ring_start, ring_len;
+    char *head;              /* owned: the first SY_SPAWN_STDERR_HEAD bytes
+                                of stderr, made once the ring is full */
+    size_t head_len;
     int64_t deadline;        /* 0: no timeout */
     int64_t kill_at;         /* when SIGKILL follows SIGTERM */
     int tick_ms;             /* without a pidfd: 1, 2, 4, 8, 10, 10, ... */
@@ -69,7 +72,8 @@ bool sy_spawn__grow_out(sy_spawn__run *s);
 /* Reads what stdout and stderr hold without blocking. */
 void sy_spawn__read_out(sy_spawn__run *s);
 void sy_spawn__read_err(sy_spawn__run *s);
-/* The stderr tail into r->err; false when out of memory. */
+/* The stderr tail into r->err and, when some was dropped, its head into
+ * r->err_head; false when out of memory. */
 bool sy_spawn__collect_err(sy_spawn__run *s);
 
 #endif

@@ -123,6 +123,22 @@ static void sy_spawn__ring_put(sy_spawn__run *s, const char *p, size_t n)
         s->oom = true;
         return;
     }
+    /* The ring is about to drop its first bytes: the start of stderr is
+     * kept aside first, once: what the ring holds, then what comes. */
+    if (!s->head && s->ring_len + n > cap) {
+        if (!(s->head = malloc(SY_SPAWN_STDERR_HEAD))) {
+            s->oom = true;
+            return;
+        }
+        size_t from_ring = s->ring_len < SY_SPAWN_STDERR_HEAD ? s->ring_len
+                                                              : SY_SPAWN_STDERR_HEAD;
+        for (size_t i = 0; i < from_ring; i++)
+            s->head[i] = s->ring[(s->ring_start + i) % cap];
+        size_t more = SY_SPAWN_STDERR_HEAD - from_ring < n ? SY_SPAWN_STDERR_HEAD - from_ring
+                                                           : n;
+        memcpy(s->head + from_ring, p, more);
+        s->head_len = from_ring + more;
+    }
     while (n > 0) {
         size_t end = (s->ring_start + s->ring_len) % cap;
         size_t chunk = cap - end < n ? cap - end : n;
@@ -166,5 +182,14 @@ bool sy_spawn__collect_err(sy_spawn__run *s)
         r->err[i] = s->ring[(s->ring_start + i) % SY_SPAWN_STDERR_TAIL];
     r->err[s->ring_len] = '\0';
     r->err_len = s->ring_len;
+    if (s->head && r->err_dropped) {
+        /* Only what is not in the tail: a short overflow shares bytes. */
+        size_t n = s->head_len < r->err_dropped ? s->head_len : r->err_dropped;
+        if (!(r->err_head = malloc(n + 1)))
+            return false;
+        memcpy(r->err_head, s->head, n);
+        r->err_head[n] = '\0';
+        r->err_head_len = n;
+    }
     return true;
 }

@@ -34,8 +34,9 @@ void sy_spawn_result_free(sy_spawn_result *r)
 {
     free(r->out);
     free(r->err);
-    r->out = r->err = NULL;
-    r->out_len = r->err_len = 0;
+    free(r->err_head);
+    r->out = r->err = r->err_head = NULL;
+    r->out_len = r->err_len = r->err_head_len = 0;
 }
 
 /* A thread-safe name for a signal ("Segmentation fault"). */
@@ -376,6 +377,7 @@ int sy_spawn_run(const sy_spawn_opts *o, sy_spawn_result *r, char *err,
         why = 0; /* it ran: the caller must not start it again unasked */
     }
     free(s.ring);
+    free(s.head);
     if (rc != 0) {
         sy_spawn_result_free(r);
         errno = why;

@@ -32,6 +32,8 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_schedules(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_help(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_retry(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_logs(const sy_cli *cli, int argc, char **argv);
 
 /* A command: its name, what runs it, its arguments, one line on what it
  * does and its help (options, one a line, and the exit statuses). */

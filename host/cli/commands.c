@@ -65,7 +65,8 @@ static const sy_cli_command commands[] = {
      "  --json       print the run as JSON, errors and outputs in full\n"
      "  --task TASK  one task in full: its state, attempts, executor, host,\n"
      "               whole error (stderr included) and output\n"
-     "The table shows the first and last line of each error only.\n"
+     "The table shows the last line of each error only; `switchyard logs`\n"
+     "shows what the attempts wrote.\n"
      "Exit: 0; 1 unknown run or task.\n"},
     {"runs", sy_cmd_runs, "[--limit N | --all] [--json]", "the latest runs",
      "  --limit N  the newest N runs (default 50; 1 to 1000000000)\n"
@@ -79,6 +80,37 @@ static const sy_cli_command commands[] = {
      "ended at once: running tasks Cancelled, the run Cancelled.  Otherwise\n"
      "the request is recorded and the host holding the run stops it.\n"
      "Exit: 0; 1 unknown or already ended.\n"},
+    {"retry", sy_cmd_retry, "RUN_ID [--task TASK] [--dry-run [--json]] [--detach] [--quiet]",
+     "run again what failed in a finished run, keeping what completed",
+     "  --task TASK  run TASK again and every task downstream of it, even\n"
+     "               those that completed\n"
+     "  --dry-run    print what would run again and what is kept; change\n"
+     "               nothing\n"
+     "  --json       with --dry-run: print {\"run_id\", \"workflow\", \"status\",\n"
+     "               \"task\", \"rerun\", \"kept\"}, each task as {\"id\",\n"
+     "               \"index\", \"status\", \"attempts\"}\n"
+     "  --detach     leave the run Pending for a host (serve) to take\n"
+     "  --quiet, -q  print neither the plan nor task lines\n"
+     "Without --task: the tasks that Failed, were Cancelled or Skipped, or\n"
+     "never ran.  The same run goes on: completed tasks keep their outputs\n"
+     "(the tasks run again get them in their input), attempts are numbered\n"
+     "after the earlier ones, and the run is run here to its end, as `run`\n"
+     "does.  A run not finished is refused.\n"
+     "Exit: 0 completed (or planned); 1 failed, unknown run or task, or not\n"
+     "finished; 2 usage or config.\n"},
+    {"logs", sy_cmd_logs, "RUN_ID [TASK] [--attempt N] [--follow] [--json]",
+     "what each attempt wrote on stdout and stderr",
+     "  TASK         one task's attempts only\n"
+     "  --attempt N  attempt N only\n"
+     "  --follow, -f print new attempts' logs as they are written, until\n"
+     "               the run ends\n"
+     "  --json       print {\"run_id\", \"status\", \"logs\": [{\"task\",\n"
+     "               \"attempt\", \"stream\", \"text\", \"size\", \"dropped\",\n"
+     "               \"at\"}]} (with --follow: one log object a line)\n"
+     "Each stream is kept up to log_limit bytes (default 64KiB): its head\n"
+     "and tail, with a line \"[... N bytes dropped ...]\" between them.\n"
+     "Stdout is kept when it is not the task's output (a failed command).\n"
+     "Exit: 0; 1 unknown run or task.\n"},
     {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT",
      "Each task is labelled with the executor instance it routes to.\n"
      "Example: switchyard graph etl | dot -Tpng > etl.png\n"},

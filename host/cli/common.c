@@ -97,26 +97,18 @@ int64_t sy_cli_run_id(const char *cmd, const char *arg)
 
 void sy_cli_error_summary(const char *error, char *buf, size_t len)
 {
-    enum { PIECE = 160 };
+    enum { PIECE = 200 };
     if (!error || !*error) {
         snprintf(buf, len, "%s", "");
         return;
     }
-    size_t first = strcspn(error, "\n");
     const char *end = error + strlen(error);
-    while (end > error && (end[-1] == '\n' || end[-1] == ' '))
+    while (end > error && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
         end--;
     const char *last = end;
     while (last > error && last[-1] != '\n')
         last--;
-    int fl = (int)(first < PIECE ? first : PIECE);
-    const char *fcut = first > PIECE ? "..." : "";
-    if (last <= error + first) { /* one line */
-        snprintf(buf, len, "%.*s%s", fl, error, fcut);
-        return;
-    }
     size_t ll = (size_t)(end - last);
-    const char *lcut = ll > PIECE ? "..." : "";
-    snprintf(buf, len, "%.*s%s ... %s%.*s", fl, error, fcut, lcut,
-             (int)(ll < PIECE ? ll : PIECE), ll > PIECE ? end - PIECE : last);
+    snprintf(buf, len, "%s%.*s", ll > PIECE ? "..." : "", (int)(ll < PIECE ? ll : PIECE),
+             ll > PIECE ? end - PIECE : last);
 }

@@ -24,10 +24,19 @@ int sy_cli_number(const char *cmd, const char *opt, const char *arg, uint64_t mi
 /* A run id argument; -1 (after printing a usage error) when malformed. */
 int64_t sy_cli_run_id(const char *cmd, const char *arg);
 
-/* An error for a table or a progress line: its first line (what ended the
- * attempt) and its last (often the one line of stderr that says why),
- * each cut to 160 bytes, joined by " ... ", so 64 KiB of a command's
- * stderr never floods a screen.  `status RUN --task T` shows it whole. */
+/* An error for a table or a progress line: its last line (what ended the
+ * attempt, and for a command the last line of its stderr), cut to its
+ * last 200 bytes, so an error never floods a screen.  `status RUN --task
+ * T` shows it whole, `logs RUN T` what the attempts wrote. */
 void sy_cli_error_summary(const char *error, char *buf, size_t len);
+
+/* Claims run `id` and runs it to its end in this process, with progress
+ * (cli/run.c; `run` and `retry`): the service opened with the instances
+ * created.  The exit status: 0 completed, 1 failed or lost, 130 when a
+ * second signal cancelled it.  `cmd` names the command in messages.
+ * With `taken`, a run another host claimed first is not an error to
+ * print: *taken says so. */
+int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64_t every_s,
+                 bool *taken);
 
 #endif

@@ -167,6 +167,61 @@ static void on_run(void *arg, const sy_engine_view *v)
     }
 }
 
+int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64_t every_s,
+                 bool *taken)
+{
+    if (taken)
+        *taken = false;
+    int64_t t0 = sy_clock_now_ms();
+    progress p = {isatty(STDERR_FILENO) != 0, quiet, t0, 0, (int64_t)every_s * 1000, t0};
+    sy_engine_opts mode = {.on_task = on_task, .on_run = on_run, .arg = &p};
+    char err[512];
+    int erc = sy_service_start(sv, &mode, err, sizeof err);
+    if (erc == SY_OK)
+        erc = sy_engine_adopt(sv->engine, id, true, err, sizeof err);
+    bool completed = false;
+    if (erc == SY_OK) {
+        int r = sy_service_run(sv);
+        if (r == 2) /* a third signal: leave now, the store is consistent */
+            sy_service_leave(sv, 130);
+        json_t *run = NULL;
+        if (r == SY_ENGINE_LAPSED) {
+            /* Whatever the store says of the run now is another host's
+             * (or nobody's yet): this process no longer knows how it ends.
+             * Why is in the line the engine logged; it is repeated only
+             * when the log level hid it. */
+            bool logged = sy_log_get_level() >= SY_LOG_WARN;
+            fprintf(stderr, "switchyard: %s: run %lld: %s; the run is left for another "
+                    "host to take over\n", cmd, (long long)id,
+                    logged ? "this host lost its lease (see above)"
+                           : sy_engine_lapse_reason(sv->engine));
+        } else if (r == -1) {
+            /* The store refused a write (full disk, I/O error): the turn
+             * was rolled back, so the store holds every transition up to
+             * the one before, and a host resumes from there. */
+            fprintf(stderr, "switchyard: %s: run %lld: stopped because the store refused a "
+                    "write (see above); what it recorded is kept: `switchyard serve` resumes "
+                    "the run once the store is writable\n", cmd, (long long)id);
+        } else if (sy_runs_status(sv->store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
+            const char *status = json_string_value(json_object_get(run, "status"));
+            const char *error = json_string_value(json_object_get(run, "error"));
+            completed = strcmp(status, sy_run_state_name(SY_RUN_COMPLETED)) == 0;
+            printf("run %lld %s in %.3fs%s%s\n", (long long)id, status, secs(&p),
+                   error ? ": " : "", error ? error : "");
+            json_decref(run);
+        }
+        if (r == SY_ENGINE_ABANDONED)
+            sy_service_leave(sv, completed ? SY_EXIT_OK : SY_EXIT_FAIL);
+        if (r == SY_ENGINE_INTERRUPTED) /* the run is recorded Cancelled */
+            return 130;
+    } else if (taken && erc == SY_EBUSY) {
+        *taken = true;
+    } else {
+        fprintf(stderr, "switchyard: %s: %s\n", cmd, err);
+    }
+    return completed ? SY_EXIT_OK : SY_EXIT_FAIL;
+}
+
 int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
 {
     run_args a;
@@ -178,58 +233,11 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
     const sy_workflow *wf;
     if ((rc = start(cli, "run", &a, SY_SETUP_CREATE, &sv, &id, &wf)) != SY_EXIT_OK)
         return rc;
-    int64_t t0 = sy_clock_now_ms();
-    progress p = {isatty(STDERR_FILENO) != 0, a.quiet, t0, 0, (int64_t)a.every_s * 1000, t0};
     if (!a.quiet)
         printf("run %lld: %s::%s, %zu task%s\n", (long long)id, wf->tenant, wf->name,
                wf->n_tasks, wf->n_tasks == 1 ? "" : "s");
     fflush(stdout);
-
-    sy_engine_opts mode = {.on_task = on_task, .on_run = on_run, .arg = &p};
-    char err[512];
-    int erc = sy_service_start(&sv, &mode, err, sizeof err);
-    if (erc == SY_OK)
-        erc = sy_engine_adopt(sv.engine, id, true, err, sizeof err);
-    bool completed = false;
-    if (erc == SY_OK) {
-        int r = sy_service_run(&sv);
-        if (r == 2) /* a third signal: leave now, the store is consistent */
-            sy_service_leave(&sv, 130);
-        json_t *run = NULL;
-        if (r == SY_ENGINE_LAPSED) {
-            /* Whatever the store says of the run now is another host's
-             * (or nobody's yet): this process no longer knows how it ends.
-             * Why is in the line the engine logged; it is repeated only
-             * when the log level hid it. */
-            bool logged = sy_log_get_level() >= SY_LOG_WARN;
-            fprintf(stderr, "switchyard: run: run %lld: %s; the run is left for another "
-                    "host to take over\n", (long long)id,
-                    logged ? "this host lost its lease (see above)"
-                           : sy_engine_lapse_reason(sv.engine));
-        } else if (r == -1) {
-            /* The store refused a write (full disk, I/O error): the turn
-             * was rolled back, so the store holds every transition up to
-             * the one before, and a host resumes from there. */
-            fprintf(stderr, "switchyard: run: run %lld: stopped because the store refused a "
-                    "write (see above); what it recorded is kept: `switchyard serve` resumes "
-                    "the run once the store is writable\n", (long long)id);
-        } else if (sy_runs_status(sv.store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
-            const char *status = json_string_value(json_object_get(run, "status"));
-            const char *error = json_string_value(json_object_get(run, "error"));
-            completed = strcmp(status, sy_run_state_name(SY_RUN_COMPLETED)) == 0;
-            printf("run %lld %s in %.3fs%s%s\n", (long long)id, status, secs(&p),
-                   error ? ": " : "", error ? error : "");
-            json_decref(run);
-        }
-        if (r == SY_ENGINE_ABANDONED)
-            sy_service_leave(&sv, completed ? SY_EXIT_OK : SY_EXIT_FAIL);
-        if (r == SY_ENGINE_INTERRUPTED) { /* the run is recorded Cancelled */
-            sy_service_close(&sv);
-            return 130;
-        }
-    } else {
-        fprintf(stderr, "switchyard: run: %s\n", err);
-    }
+    rc = sy_cli_drive(&sv, "run", id, a.quiet, a.every_s, NULL);
     sy_service_close(&sv);
-    return completed ? SY_EXIT_OK : SY_EXIT_FAIL;
+    return rc;
 }

@@ -57,12 +57,13 @@ static void print_status(const json_t *run)
     printf("  %-24s %-10s %8s  %-12s %s\n", "TASK", "STATE", "ATTEMPTS", "EXECUTOR", "ERROR");
     size_t i;
     const json_t *t;
-    bool cut = false;
+    bool cut = false, failed = false;
     json_array_foreach(json_object_get(run, "tasks"), i, t) {
         char err[400];
         const char *full = text(t, "error", "");
         sy_cli_error_summary(full, err, sizeof err);
         cut = cut || strcmp(err, full) != 0;
+        failed = failed || strcmp(text(t, "status", ""), "Failed") == 0;
         printf("  %-24s %-10s %8u  %-12s %s\n", text(t, "id", ""), text(t, "status", ""),
                (unsigned)number(t, "attempts"), text(t, "executor", "-"), err);
     }
@@ -79,7 +80,11 @@ static void print_status(const json_t *run)
         }
     }
     if (cut)
-        printf("  (errors shortened: switchyard status %lld --task TASK shows one in full)\n",
+        printf("  (errors shortened: switchyard status %lld --task TASK shows one in full, "
+               "switchyard logs %lld TASK what its attempts wrote)\n",
+               number(run, "run_id"), number(run, "run_id"));
+    else if (failed)
+        printf("  (switchyard logs %lld TASK shows what a task's attempts wrote)\n",
                number(run, "run_id"));
 }
 

@@ -14,7 +14,8 @@
 
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
-    "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace", NULL,
+    "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
+    "log_limit", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -249,6 +250,35 @@ static int read_int_range(const config_setting_t *s, long long lo, long long hi,
     return 0;
 }
 
+/* A size: integer bytes, or a string "N", "NB", "NKiB" or "NMiB". */
+static int read_size(const config_setting_t *s, long long hi, int64_t *out, sy_diags *d)
+{
+    int t = config_setting_type(s);
+    long long v = -1;
+    if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+        v = config_setting_get_int64(s);
+    } else if (t == CONFIG_TYPE_STRING) {
+        const char *str = config_setting_get_string(s);
+        char *end = NULL;
+        errno = 0;
+        long long n = strtoll(str, &end, 10);
+        long long unit = !end || end == str || errno ? 0
+                         : !*end || strcmp(end, "B") == 0 ? 1
+                         : strcmp(end, "KiB") == 0 ? 1024
+                         : strcmp(end, "MiB") == 0 ? 1024 * 1024 : 0;
+        if (unit && n >= 0 && n <= hi / unit)
+            v = n * unit;
+    }
+    if (v < 0 || v > hi) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'%s' must be a size between 0 and %lld "
+                 "bytes: an integer, or a string such as \"64KiB\" or \"1MiB\"",
+                 config_setting_name(s), hi);
+        return 1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
 {
     const char *name = config_setting_name(s);
@@ -275,6 +305,8 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_routes(cfg, s, d);
     if (strcmp(name, "max_context_bytes") == 0)
         return read_int_range(s, 1024, 1LL << 31, &cfg->max_context_bytes, d);
+    if (strcmp(name, "log_limit") == 0)
+        return read_size(s, 16LL << 20, &cfg->log_limit, d);
     if (strcmp(name, "max_recoveries") == 0)
         return read_int_range(s, 0, 1000, &cfg->max_recoveries, d);
     if (strcmp(name, "lease") == 0)
@@ -338,6 +370,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     cfg->max_context_bytes = 16 << 20;
     cfg->lease_ms = 30000;
     cfg->max_recoveries = 5;
+    cfg->log_limit = 64 << 10;
     cfg->shutdown_grace_ms = 30000;
     config_set_include_dir(&cfg->lc, cfg->dir);
     errno = 0;

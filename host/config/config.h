@@ -59,6 +59,8 @@ typedef struct sy_config {
                                task fails (default 5) */
     int64_t shutdown_grace_ms; /* how long a stopping host waits for
                                   attempts plugins hold (default 30 s) */
+    int64_t log_limit;     /* bytes of each attempt's stdout and stderr
+                              kept (default 64 KiB; 0: none) */
     sy_instance_config *executors; /* owned, in file order; the implicit default
                                (if any) last */
     size_t n_executors;

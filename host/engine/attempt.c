@@ -7,6 +7,7 @@
 #include <switchyard/json_params.h>
 
 #include "base/util.h"
+#include "engine/attempt_log.h"
 #include "engine/input.h"
 #include "engine/process.h"
 #include "executor/call_record.h"
@@ -41,6 +42,15 @@ static void on_complete(sy_completion *c, const sy_result *res)
         a->retry_after_ms = res->retry_after_ms;
     if (SY_HAS_FIELD(res, sy_result, note) && res->note && res->note[0])
         a->result_note = strndup(res->note, SY_RESULT_NOTE_MAX);
+    /* Logs are bounded here, so that a plugin's megabytes of stderr cost
+     * the host no more than log_limit per stream. */
+    if (SY_HAS_FIELD(res, sy_result, log_stderr_cut) && e->o.log_limit >= 0) {
+        size_t limit = e->o.log_limit ? (size_t)e->o.log_limit : SY_LOG_LIMIT_DEFAULT;
+        sy_attempt_log_keep(&a->log[0], res->log_stdout, res->log_stdout_len,
+                            res->log_stdout_dropped, res->log_stdout_cut, limit);
+        sy_attempt_log_keep(&a->log[1], res->log_stderr, res->log_stderr_len,
+                            res->log_stderr_dropped, res->log_stderr_cut, limit);
+    }
     pthread_mutex_lock(&e->done_lock);
     a->done_next = NULL;
     if (e->done_tail)
@@ -129,6 +139,8 @@ void sy_attempt_release(sy_attempt *a)
     free(a->output);
     free(a->result_error);
     free(a->result_note);
+    sy_attempt_log_clear(&a->log[0]);
+    sy_attempt_log_clear(&a->log[1]);
     free(a);
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/util.h"
 #include "engine/attempt.h"
+#include "engine/attempt_log.h"
 #include "engine/fenced.h"
 #include "engine/run.h"
 #include "engine/shutdown.h"
@@ -70,6 +71,10 @@ static void apply_result(sy_engine *e, sy_attempt *a)
 {
     sy_live_run *r = a->run;
     sy_live_task *t = &r->t[a->idx];
+    /* A late attempt's logs are kept too while the row still holds its
+     * token (no attempt started since). */
+    if (a->token == t->token_stored)
+        sy_attempt_log_write(a);
     if (t->current != a) {
         static const char *const outcomes[] = {"succeeded", "failed", "timed out",
                                                "cancelled", "deferred"};

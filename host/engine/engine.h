@@ -58,6 +58,9 @@ typedef struct sy_engine_opts {
     size_t n_workflows;
     const char *owner;        /* "host:pid": who holds the runs */
     size_t max_context_bytes; /* bound on inputs and outputs */
+    int64_t log_limit;        /* bytes of each attempt's stdout and stderr
+                                 kept in the store (0: 64 KiB; negative:
+                                 none kept) */
     int64_t lease_ms;         /* run lease; renewed every third of it */
     uint32_t max_recoveries;  /* attempts lost with a dead host before the
                                  task fails (0: the first loss fails it) */

@@ -1,9 +1,10 @@
 /*
  * engine/internal.h -- the engine's structures, shared by its files:
  * engine.c (lifecycle, the loop turn), batch.c (the turn's changes),
- * attempt.c, dispatch.c, completion.c, run.c (transitions, triggers),
- * load.c (loading, recovery), serve.c, fenced.c (refused writes, events),
- * lease.c (a lapsed lease), input.c.  What each file offers the
+ * attempt.c, attempt_log.c (what attempts wrote), dispatch.c,
+ * completion.c, run.c (transitions, triggers), load.c (loading,
+ * recovery), serve.c, fenced.c (refused writes, events), lease.c (a
+ * lapsed lease), input.c.  What each file offers the
  * others is in its own header.  Loop thread only, except where a field says
  * otherwise.
  */
@@ -23,6 +24,13 @@ typedef struct sy_live_run sy_live_run;
 typedef struct sy_attempt sy_attempt;
 typedef struct sy_instance_queue sy_instance_queue;
 typedef struct sy_process_request sy_process_request;
+
+/* One stream of an attempt as the host keeps it (engine/attempt_log.c). */
+typedef struct sy_attempt_log {
+    char *text;        /* owned, NUL-terminated UTF-8; NULL: nothing */
+    int64_t size;      /* bytes the attempt wrote */
+    int64_t dropped;   /* bytes of it not kept */
+} sy_attempt_log;
 
 /* The instance queues of a configuration a reload replaced, kept until
  * no attempt uses them (engine/reload.c). */
@@ -140,6 +148,7 @@ struct sy_attempt {
     char *result_error;
     char *result_note;     /* sy_result.note (1.1), at most 1 KiB; NULL */
     int64_t retry_after_ms; /* sy_result.retry_after_ms (1.1), DEFERRED */
+    sy_attempt_log log[2];  /* stdout, stderr as kept (attempt_log.h) */
     sy_attempt *done_next;         /* in the engine's completed list */
     sy_attempt *live_prev, *live_next; /* the engine's list of live attempts */
 };

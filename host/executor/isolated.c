@@ -127,6 +127,15 @@ static void on_done(sy_instance *in, json_t *m)
         .retry_after_ms = json_integer_value(json_object_get(m, "retry_after_ms")),
         .note = json_string_value(json_object_get(m, "note")),
     };
+    const json_t *lo = json_object_get(m, "log_stdout"), *le = json_object_get(m, "log_stderr");
+    r.log_stdout = json_string_value(json_object_get(lo, "text"));
+    r.log_stdout_len = r.log_stdout ? json_string_length(json_object_get(lo, "text")) : 0;
+    r.log_stdout_dropped = (size_t)json_integer_value(json_object_get(lo, "dropped"));
+    r.log_stdout_cut = (size_t)json_integer_value(json_object_get(lo, "cut"));
+    r.log_stderr = json_string_value(json_object_get(le, "text"));
+    r.log_stderr_len = r.log_stderr ? json_string_length(json_object_get(le, "text")) : 0;
+    r.log_stderr_dropped = (size_t)json_integer_value(json_object_get(le, "dropped"));
+    r.log_stderr_cut = (size_t)json_integer_value(json_object_get(le, "cut"));
     if (json_is_true(json_object_get(m, "output_not_utf8"))) {
         r.outcome = SY_OUTCOME_FAILED;
         r.error = "the plugin's output is not UTF-8 text";

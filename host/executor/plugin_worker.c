@@ -137,6 +137,35 @@ static void w_log(sy_host *h, sy_log_level level, const char *fmt, ...)
     send_msg(json_pack("{s:s, s:i, s:s}", "t", "log", "level", (int)level, "text", text));
 }
 
+/* The most of one log a frame carries: its end, the rest counted as
+ * dropped before it (the host keeps far less: log_limit). */
+#define LOG_FRAME_MAX ((size_t)16 << 20)
+
+static void put_log(json_t *m, const char *key, const char *text, size_t len, size_t dropped,
+                    size_t cut)
+{
+    if (!text || !len)
+        return;
+    if (len > LOG_FRAME_MAX) {
+        text += len - LOG_FRAME_MAX;
+        dropped += len - LOG_FRAME_MAX;
+        len = LOG_FRAME_MAX;
+        cut = 0;
+    }
+    json_t *v = json_stringn(text, len);
+    if (!v) {
+        char *copy = malloc(len);
+        if (!copy)
+            return;
+        for (size_t i = 0; i < len; i++)
+            copy[i] = (unsigned char)text[i] < 0x80 && text[i] ? text[i] : '?';
+        v = json_stringn(copy, len);
+        free(copy);
+    }
+    json_object_set_new(m, key, json_pack("{s:o, s:I, s:I}", "text", v, "dropped",
+                                          (json_int_t)dropped, "cut", (json_int_t)cut));
+}
+
 static void w_complete(sy_completion *c, const sy_result *r)
 {
     uint64_t id = (uint64_t)(uintptr_t)c;
@@ -170,6 +199,14 @@ static void w_complete(sy_completion *c, const sy_result *r)
             json_t *n = json_string(r->note);
             if (n)
                 json_object_set_new(m, "note", n);
+        }
+        /* Logs that are not UTF-8 travel as "?" for each byte that is
+         * not: the host would clean them the same way. */
+        if (SY_HAS_FIELD(r, sy_result, log_stderr_cut)) {
+            put_log(m, "log_stdout", r->log_stdout, r->log_stdout_len, r->log_stdout_dropped,
+                    r->log_stdout_cut);
+            put_log(m, "log_stderr", r->log_stderr, r->log_stderr_len, r->log_stderr_dropped,
+                    r->log_stderr_cut);
         }
     }
     send_msg(m);

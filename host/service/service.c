@@ -123,6 +123,7 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     o.max_context_bytes = (size_t)cfg->max_context_bytes;
     o.lease_ms = cfg->lease_ms;
     o.max_recoveries = (uint32_t)cfg->max_recoveries;
+    o.log_limit = cfg->log_limit > 0 ? cfg->log_limit : -1;
     o.shutdown_grace_ms = cfg->shutdown_grace_ms;
     sv->owner = sy_engine_owner_id();
     o.owner = sv->owner;

@@ -26,6 +26,7 @@ typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
 typedef int (*sy_store_task_cb)(void *arg, const sy_task_record *t);
 typedef int (*sy_store_owner_cb)(void *arg, const char *owner);
 typedef int (*sy_store_id_cb)(void *arg, int64_t run_id);
+typedef int (*sy_store_log_cb)(void *arg, const sy_log_record *log);
 typedef int (*sy_store_event_cb)(void *arg, uint32_t idx, uint32_t attempt,
                                  const char *kind, const char *detail,
                                  int64_t at);
@@ -94,6 +95,12 @@ struct sy_store_ops {
                      int64_t *run_id);
     int (*last_tick)(sy_store *s, const char *tenant, const char *workflow,
                      int64_t *tick, int64_t *run_id);
+    int (*add_log)(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                   int64_t token, const sy_log_record *log);
+    int (*list_logs)(sy_store *s, int64_t run_id, int64_t since,
+                     sy_store_log_cb cb, void *arg);
+    int (*reopen_run)(sy_store *s, int64_t run_id, const uint32_t *idx,
+                      size_t n, int64_t now);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

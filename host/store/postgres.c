@@ -58,6 +58,9 @@ static const struct sy_store_ops pg_ops = {
     .list_processes = sy_pg_list_processes,
     .fire_tick = sy_pg_fire_tick,
     .last_tick = sy_pg_last_tick,
+    .add_log = sy_pg_add_log,
+    .list_logs = sy_pg_list_logs,
+    .reopen_run = sy_pg_reopen_run,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -190,6 +190,31 @@ static const char *const sql_text[SY_PG_COUNT] = {
                           " WHERE tenant = $1 AND workflow = $2 AND tick < $3",
     [SY_PG_LAST_TICK] = "SELECT tick, coalesce(run_id, 0) FROM schedule_ticks"
                         " WHERE tenant = $1 AND workflow = $2 ORDER BY tick DESC LIMIT 1",
+    /* Fenced as an event is; a second write for the same attempt and
+     * stream replaces the first. */
+    [SY_PG_ADD_LOG] =
+        "INSERT INTO attempt_logs (run_id, idx, attempt, stream, text, size,"
+        " dropped, at) SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS"
+        " (SELECT 1 FROM runs WHERE id = $1) AND" FENCE("$1", "$9", "$10")
+        " AND ($9::text IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE"
+        " run_id = $1 AND idx = $2 AND fence = $11 FOR SHARE))"
+        " ON CONFLICT (run_id, idx, attempt, stream) DO UPDATE SET"
+        " text = EXCLUDED.text, size = EXCLUDED.size,"
+        " dropped = EXCLUDED.dropped, at = EXCLUDED.at",
+    [SY_PG_LIST_LOGS] =
+        "SELECT idx, attempt, stream, text, size, dropped, at FROM attempt_logs"
+        " WHERE run_id = $1 AND at >= $2 ORDER BY idx, attempt, stream DESC",
+    /* Only a finished run is reopened; the row lock it takes makes a
+     * concurrent claim or a second retry wait, then find it Pending. */
+    [SY_PG_REOPEN_RUN] =
+        "UPDATE runs SET state = 0, owner = NULL, lease_until = 0,"
+        " lease_epoch = lease_epoch + 1, cancel_requested = 0, finished = 0,"
+        " error = NULL WHERE id = $1 AND state >= 2",
+    [SY_PG_REOPEN_TASK] =
+        "UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
+        " error = NULL, output = NULL, ready_at = 0, finished = 0"
+        " WHERE run_id = $1 AND idx = $2",
+    [SY_PG_RUN_STATE_OF] = "SELECT state FROM runs WHERE id = $1",
 };
 
 /* --- parameters ------------------------------------------------------------ */

@@ -17,6 +17,8 @@
  *                         LOCKED), leases, cancel requests
  *   postgres_tasks.c      batches, task rows, the event log
  *   postgres_schedule.c   the ticks schedules fired
+ *   postgres_logs.c       attempt logs, reopening a finished run to retry
+ *                         it
  *   postgres.c            the URL, opening and closing a handle, the
  *                         driver table
  *
@@ -48,6 +50,9 @@ enum {
     SY_PG_RECORD_PROCESS, SY_PG_LIST_PROCESSES,
 
     SY_PG_TICK_LOCK, SY_PG_TICK_CLAIM, SY_PG_TICK_RUN, SY_PG_TICK_FORGET, SY_PG_LAST_TICK,
+
+    SY_PG_ADD_LOG, SY_PG_LIST_LOGS, SY_PG_REOPEN_RUN, SY_PG_REOPEN_TASK,
+    SY_PG_RUN_STATE_OF,
     SY_PG_COUNT
 };
 
@@ -251,5 +256,13 @@ int sy_pg_fire_tick(sy_store *s, const char *hash, const char *tenant, const cha
                     bool *fired, int64_t *run_id);
 int sy_pg_last_tick(sy_store *s, const char *tenant, const char *workflow, int64_t *tick,
                     int64_t *run_id);
+
+/* postgres_logs.c */
+int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                  int64_t token, const sy_log_record *log);
+int sy_pg_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                        sy_store_log_cb cb, void *arg);
+int sy_pg_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
+                     size_t n, int64_t now);
 
 #endif

@@ -103,6 +103,19 @@ static const char *const migrations[] = {
     "  run_id BIGINT,"
     "  fired BIGINT NOT NULL,"
     "  PRIMARY KEY (tenant, workflow, tick));",
+    /* 3 -> 4: what each attempt wrote on stdout and stderr, bounded by the
+     * host's log_limit; a table of its own, so that listing tasks never
+     * reads them, and gone with its run. */
+    "CREATE TABLE attempt_logs ("
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL,"
+    "  stream TEXT NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  size BIGINT NOT NULL,"
+    "  dropped BIGINT NOT NULL,"
+    "  at BIGINT NOT NULL,"
+    "  PRIMARY KEY (run_id, idx, attempt, stream));",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

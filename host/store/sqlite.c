@@ -254,6 +254,9 @@ static const struct sy_store_ops sqlite_ops = {
     .list_processes = sy_sqlite_list_processes,
     .fire_tick = sy_sqlite_fire_tick,
     .last_tick = sy_sqlite_last_tick,
+    .add_log = sy_sqlite_add_log,
+    .list_logs = sy_sqlite_list_logs,
+    .reopen_run = sy_sqlite_reopen_run,
 };
 
 

@@ -13,6 +13,7 @@
  *                        requests
  *   sqlite_tasks.c       batches, task rows, the event log
  *   sqlite_schedule.c    the ticks schedules fired
+ *   sqlite_logs.c        attempt logs, reopening a finished run to retry it
  *   sqlite.c             opening and closing a handle, the driver table
  */
 #ifndef SY_STORE_SQLITE_INTERNAL_H
@@ -41,6 +42,8 @@ enum {
     SY_SQL_LIST_EVENTS, SY_SQL_RUN_HOLDER, SY_SQL_TASK_TOKEN,
     SY_SQL_DELETE_FINISHED,
     SY_SQL_RECORD_PROCESS, SY_SQL_LIST_PROCESSES,
+
+    SY_SQL_ADD_LOG, SY_SQL_LIST_LOGS, SY_SQL_REOPEN_RUN, SY_SQL_REOPEN_TASK,
     SY_SQL_COUNT
 };
 
@@ -205,6 +208,14 @@ int sy_sqlite_release(sy_store *s, const char *owner);
 int sy_sqlite_request_cancel(sy_store *s, int64_t run_id, int64_t now);
 int sy_sqlite_cancel_requests(sy_store *s, const char *owner,
                               sy_store_id_cb cb, void *arg);
+
+/* sqlite_logs.c */
+int sy_sqlite_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                      int64_t token, const sy_log_record *log);
+int sy_sqlite_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                        sy_store_log_cb cb, void *arg);
+int sy_sqlite_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
+                         size_t n, int64_t now);
 
 /* sqlite_tasks.c */
 int sy_sqlite_begin(sy_store *s);

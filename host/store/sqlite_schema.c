@@ -96,6 +96,19 @@ static const char *const migrations[] = {
     "  run_id INTEGER,"
     "  fired INTEGER NOT NULL,"
     "  PRIMARY KEY (tenant, workflow, tick)) WITHOUT ROWID;",
+    /* 5 -> 6: what each attempt wrote on stdout and stderr, bounded by the
+     * host's log_limit; a table of its own, so that listing tasks never
+     * reads them, and gone with its run. */
+    "CREATE TABLE attempt_logs ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL,"
+    "  stream TEXT NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  dropped INTEGER NOT NULL,"
+    "  at INTEGER NOT NULL,"
+    "  PRIMARY KEY (run_id, idx, attempt, stream)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

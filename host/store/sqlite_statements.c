@@ -147,6 +147,24 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_LIST_PROCESSES] =
         "SELECT idx, attempt, host, machine, boot_id, pgid, start_time,"
         " recorded FROM processes WHERE run_id = ?1 ORDER BY idx, attempt, pgid",
+    /* Fenced as an event is. */
+    [SY_SQL_ADD_LOG] =
+        "INSERT OR REPLACE INTO attempt_logs (run_id, idx, attempt, stream,"
+        " text, size, dropped, at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8"
+        " WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1) AND"
+        FENCE("?1", "?9", "?10") " AND" TOKEN("?1", "?2", "?9", "?11"),
+    /* "stdout" sorts after "stderr": DESC puts it first. */
+    [SY_SQL_LIST_LOGS] =
+        "SELECT idx, attempt, stream, text, size, dropped, at FROM attempt_logs"
+        " WHERE run_id = ?1 AND at >= ?2 ORDER BY idx, attempt, stream DESC",
+    [SY_SQL_REOPEN_RUN] =
+        "UPDATE runs SET state = 0, owner = NULL, lease_until = 0,"
+        " lease_epoch = lease_epoch + 1, cancel_requested = 0, finished = 0,"
+        " error = NULL WHERE id = ?1 AND state >= 2",
+    [SY_SQL_REOPEN_TASK] =
+        "UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
+        " error = NULL, output = NULL, ready_at = 0, finished = 0"
+        " WHERE run_id = ?1 AND idx = ?2",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)

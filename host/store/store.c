@@ -464,3 +464,33 @@ int sy_store_last_tick(sy_store *s, const char *tenant, const char *workflow,
         *run_id = id;
     return rc;
 }
+
+int sy_store_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                     int64_t token, const sy_log_record *log)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, log && log->stream && log->text, "add_log",
+         "the log, its stream and its text are required");
+    NEED(s, !fence || fence->owner, "add_log", "a fence names its owner");
+    return s->ops->add_log(s, run_id, fence, token, log);
+}
+
+int sy_store_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                       int (*cb)(void *arg, const sy_log_record *log),
+                       void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, cb, "list_logs", "the callback is required");
+    return s->ops->list_logs(s, run_id, since, cb, arg);
+}
+
+int sy_store_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
+                        size_t n, int64_t now)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, idx || !n, "reopen_run", "idx is NULL with entries");
+    return s->ops->reopen_run(s, run_id, idx, n, now);
+}

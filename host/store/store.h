@@ -300,6 +300,49 @@ int sy_store_list_processes(sy_store *s, int64_t run_id,
                             int (*cb)(void *arg, const sy_process_record *p),
                             void *arg);
 
+/* --- attempt logs and retries ------------------------------------------------- */
+
+/* What an attempt wrote on one stream ("stdout" when it is not the task's
+ * output, "stderr"), as kept: `text` is at most the host's log_limit, its
+ * head and tail with a marker line between them when `dropped` bytes of
+ * the middle were left out.  Borrowed during the callback. */
+typedef struct sy_log_record {
+    uint32_t idx;
+    uint32_t attempt;
+    const char *stream;
+    const char *text;    /* NUL-terminated UTF-8 */
+    int64_t size;        /* bytes the attempt wrote on the stream */
+    int64_t dropped;     /* bytes of it not kept */
+    int64_t at;
+} sy_log_record;
+
+/* Records the log of one stream of attempt `attempt` of task `idx`
+ * (replacing one recorded before for the same attempt and stream).
+ * Fenced like sy_store_add_event.  `text` must be valid UTF-8 without NUL
+ * bytes (the host cleans it). */
+int sy_store_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                     int64_t token, const sy_log_record *log);
+
+/* A run's logs recorded at `since` or later (0: all), by task, attempt
+ * and stream; SY_ENOENT when the run does not exist.  A reader that
+ * follows a run asks again from a little before the newest `at` it saw
+ * (hosts' clocks differ), so it reads each log about once. */
+int sy_store_list_logs(sy_store *s, int64_t run_id, int64_t since,
+                       int (*cb)(void *arg, const sy_log_record *log),
+                       void *arg);
+
+/* Makes a finished run (Completed, Failed or Cancelled) live again for a
+ * retry: it becomes Pending with no owner, its claim epoch moves on (a
+ * late write of the host that ran it before is refused), its error and
+ * cancel request are cleared; each task listed in `idx` becomes NotStarted
+ * with its error, output, failures and recoveries cleared, keeping its
+ * attempt count (new attempts are numbered after the old ones) and its
+ * attempt token.  One transaction, outside a batch.  SY_ENOENT: no such
+ * run; SY_ESTATE: the run is not finished; SY_EINVAL: an index beyond
+ * the run's tasks. */
+int sy_store_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
+                        size_t n, int64_t now);
+
 /* --- retention ------------------------------------------------------------------ */
 
 /* Deletes at most `max` runs that ended (Completed, Failed or Cancelled)

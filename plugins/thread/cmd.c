@@ -55,26 +55,33 @@ static bool blank(const char *s, size_t n)
     return true;
 }
 
-/* The stderr tail without its trailing newlines, for an error message. */
-static const char *tail_of(sy_spawn_result *r)
+/* The last line of stderr, for the error: the whole of it goes to the
+ * attempt's logs (`switchyard logs`), so that the error stays one line
+ * that `switchyard status` can show. */
+static const char *last_line(const sy_spawn_result *r, int *len)
 {
-    while (r->err_len && (r->err[r->err_len - 1] == '\n' ||
-                          r->err[r->err_len - 1] == '\r'))
-        r->err[--r->err_len] = '\0';
-    return r->err;
+    size_t end = r->err_len;
+    while (end && (r->err[end - 1] == '\n' || r->err[end - 1] == '\r'))
+        end--;
+    size_t start = end;
+    while (start && r->err[start - 1] != '\n')
+        start--;
+    /* A very long line is cut to its end. */
+    if (end - start > 400)
+        start = end - 400;
+    *len = (int)(end - start);
+    return r->err + start;
 }
 
 static void fail_with_stderr(sy_job *job, sy_outcome outcome,
                              sy_spawn_result *r, const char *what)
 {
-    const char *tail = tail_of(r);
-    if (!tail[0])
+    int len = 0;
+    const char *tail = last_line(r, &len);
+    if (!len)
         sy_job_fail(job, outcome, "%s (no stderr)", what);
-    else if (r->err_dropped)
-        sy_job_fail(job, outcome, "%s; stderr (its last %d KiB):\n%s", what,
-                    SY_SPAWN_STDERR_TAIL / 1024, tail);
     else
-        sy_job_fail(job, outcome, "%s; stderr:\n%s", what, tail);
+        sy_job_fail(job, outcome, "%s: %.*s", what, len, tail);
 }
 
 /* Records the command's process group with the host (ABI 1.2) before it
@@ -138,6 +145,34 @@ static void log_stderr(const sy_job *job, const sy_spawn_result *r)
     free(copy);
 }
 
+/* Stderr always, stdout when it is not the output (the attempt failed):
+ * the host keeps them with the attempt. */
+static void keep_logs(sy_job *job, sy_spawn_result *r)
+{
+    if (r->err_head_len) {
+        /* Its start and its end, the bytes between them left out. */
+        char *both = malloc(r->err_head_len + r->err_len + 1);
+        if (both) {
+            memcpy(both, r->err_head, r->err_head_len);
+            memcpy(both + r->err_head_len, r->err, r->err_len + 1);
+            job->log_err = both;
+            job->log_err_len = r->err_head_len + r->err_len;
+            job->log_err_dropped = r->err_dropped - r->err_head_len;
+            job->log_err_cut = r->err_head_len;
+        }
+    } else if (r->err_len) {
+        job->log_err = r->err;
+        job->log_err_len = r->err_len;
+        r->err = NULL;
+        r->err_len = 0;
+    }
+    if (job->outcome != SY_OUTCOME_SUCCEEDED && r->out && r->out_len) {
+        job->log_out = r->out;
+        job->log_out_len = r->out_len;
+        r->out = NULL;
+    }
+}
+
 static char *command_cwd(const sy_job *job)
 {
     const char *base = job->task->base_dir;
@@ -182,6 +217,7 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
     }
     settle(job, argv[0], &r);
     log_stderr(job, &r);
+    keep_logs(job, &r);
     sy_spawn_result_free(&r);
 }
 

@@ -50,6 +50,8 @@ void sy_job_free(sy_job *job)
         close(job->cancel_fd);
     free(job->output);
     free(job->error);
+    free(job->log_out);
+    free(job->log_err);
     free(job);
 }
 
@@ -118,6 +120,12 @@ static void report(sy_job *job)
     sy_result res = {.size = sizeof res, .outcome = job->outcome, .output = job->output, .output_len = job->output_len, .error = job->error, .retry_after_ms = job->retry_after_ms};
     if (job->outcome != SY_OUTCOME_SUCCEEDED && !res.error)
         res.error = oom;
+    res.log_stdout = job->log_out;
+    res.log_stdout_len = job->log_out_len;
+    res.log_stderr = job->log_err;
+    res.log_stderr_len = job->log_err_len;
+    res.log_stderr_dropped = job->log_err_dropped;
+    res.log_stderr_cut = job->log_err_cut;
     inst->api->complete(job->c, &res);
     /* The instance outlives this: destroy() joins this worker first. */
     inst->api->wake(inst->host);

@@ -14,7 +14,10 @@
  *
  * Command tasks run with switchyard/spawn.h: no shell, the input context on
  * stdin, stdout (a JSON object) as the output unless output = "none", the
- * last 64 KiB of stderr in the error, cwd relative to the workflow file's
+ * last line of stderr in the error and its first 32 KiB and last 64 KiB
+ * (and the stdout of a failed command) in the attempt's logs
+ * (sy_result.log_*),
+ * cwd relative to the workflow file's
  * directory (which is also the default), and the environment of the host
  * plus SWITCHYARD_TASK_NS, SWITCHYARD_RUN_ID, SWITCHYARD_TASK_ID,
  * SWITCHYARD_WORKFLOW, SWITCHYARD_BASE_DIR, SWITCHYARD_ATTEMPT and

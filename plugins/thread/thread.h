@@ -121,6 +121,11 @@ typedef struct sy_job {
     size_t output_len;
     char *error;             /* owned */
     int64_t retry_after_ms;  /* DEFERRED: not before this (ABI 1.1) */
+    /* What a command wrote, handed to the host as the attempt's logs
+     * (sy_result.log_*): owned, NULL for none. */
+    char *log_out, *log_err;
+    size_t log_out_len, log_err_len;
+    size_t log_err_dropped, log_err_cut; /* left out at that offset */
 } sy_job;
 
 sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,

@@ -68,6 +68,9 @@
 
 /* How much of the end of stderr is kept. */
 #define SY_SPAWN_STDERR_TAIL (64 * 1024)
+/* How much of the start of stderr is kept besides, when the tail does not
+ * hold it all. */
+#define SY_SPAWN_STDERR_HEAD (32 * 1024)
 /* The stdout limit when max_output_bytes is 0. */
 #define SY_SPAWN_DEFAULT_MAX_OUTPUT ((size_t)16 * 1024 * 1024)
 /* The grace between SIGTERM and SIGKILL that sy_spawn_opts_init sets. */
@@ -142,7 +145,13 @@ typedef struct sy_spawn_result {
     char *err;               /* malloc'd last bytes of stderr, NUL-terminated
                                 (never NULL after success) */
     size_t err_len;
-    size_t err_dropped;      /* stderr bytes before `err`, not kept */
+    size_t err_dropped;      /* stderr bytes before `err`, not in it */
+    char *err_head;          /* malloc'd first bytes of those err_dropped,
+                                NUL-terminated: at most
+                                SY_SPAWN_STDERR_HEAD; NULL when none were
+                                dropped.  Bytes between it and `err`:
+                                err_dropped - err_head_len */
+    size_t err_head_len;
     int process_refused;     /* what on_process returned when non-zero: the
                                 group was killed right after its start */
 } sy_spawn_result;

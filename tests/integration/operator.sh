@@ -102,12 +102,17 @@ has "exited with status 3" "and the first"
 hasnt "noise line 1500" "but not the stderr between"
 [ "${#out}" -lt 2000 ]
 ok $? "status stays short (${#out} bytes)"
-has "switchyard status $noisy_id --task TASK" "and says how to see it all"
+has "switchyard logs $noisy_id TASK" "and says how to see it all"
 run status "$noisy_id" --task loud
 rc_is 0 "status --task shows one task"
-has "noise line 2999 of a chatty tool" "with the whole error"
-has "disk quota exceeded" "to its last line"
+has "exited with status 3: disk quota exceeded" "with its error"
 has "state      Failed" "and its state"
+run logs "$noisy_id" loud
+rc_is 0 "logs shows what the task wrote"
+has "noise line 0 of a chatty tool" "its stderr's first line"
+has "noise line 2999 of a chatty tool" "and its end"
+has "disk quota exceeded" "to its last line"
+has "bytes dropped ...]" "the middle of 93 KB marked as dropped"
 run status "$fine_id" --task b
 has '"b": 2' "status --task shows a task's output"
 run status "$noisy_id" --task nosuch

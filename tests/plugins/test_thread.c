@@ -188,6 +188,8 @@ typedef struct rec {
     char *output;         /* copies of the result */
     size_t output_len;
     char *error;
+    char *log_out, *log_err; /* sy_result.log_* copied; NULL for none */
+    size_t log_err_dropped, log_err_cut;
 } rec;
 
 static int64_t now_ms(void)
@@ -223,7 +225,13 @@ static void on_complete(sy_completion *c, const sy_result *r)
     fixture *f = x->f;
     char *out = r->output ? strndup(r->output, r->output_len) : NULL;
     char *err = r->error ? strdup(r->error) : NULL;
+    char *lo = r->log_stdout ? strndup(r->log_stdout, r->log_stdout_len) : NULL;
+    char *le = r->log_stderr ? strndup(r->log_stderr, r->log_stderr_len) : NULL;
     pthread_mutex_lock(&f->mu);
+    x->log_out = lo;
+    x->log_err = le;
+    x->log_err_dropped = r->log_stderr_dropped;
+    x->log_err_cut = r->log_stderr_cut;
     x->outcome = r->outcome;
     x->output = out;
     x->output_len = r->output ? r->output_len : 0;
@@ -311,6 +319,8 @@ static void free_rec(rec *r)
     json_decref(r->params);
     free(r->output);
     free(r->error);
+    free(r->log_out);
+    free(r->log_err);
     free(r);
 }
 
@@ -786,19 +796,28 @@ static void test_command_failure(void **state)
     assert_contains(r->error, "exited with status 3");
     assert_contains(r->error, "oops-detail");
     assert_null(r->output);
+    /* What it wrote goes to the attempt's logs: stdout, not the output of
+     * a failed command, and stderr. */
+    assert_string_equal(r->log_out, "partial output\n");
+    assert_string_equal(r->log_err, "oops-detail\n");
     rec *s = run(f, json_pack("{s:[s]}", "command", "/nonexistent/prog"));
     assert_outcome(s, SY_OUTCOME_FAILED);
     assert_contains(s->error, "cannot run /nonexistent/prog");
     rec *t = run(f, sh("kill -9 $$"));
     assert_outcome(t, SY_OUTCOME_FAILED);
     assert_contains(t->error, "killed by signal 9");
-    /* Only the last 64 KiB of stderr is kept. */
+    /* The error is one line: the last of stderr, cut to its end. */
     rec *u = run(f, sh("head -c 100000 /dev/zero | tr '\\0' a >&2; "
-                       "echo END-MARK >&2; exit 1"));
+                       "echo >&2; echo END-MARK >&2; exit 1"));
     assert_outcome(u, SY_OUTCOME_FAILED);
-    assert_contains(u->error, "stderr (its last 64 KiB)");
-    assert_contains(u->error, "aaaaEND-MARK");
-    assert_true(strlen(u->error) < 65536 + 200);
+    assert_contains(u->error, "exited with status 1: END-MARK");
+    assert_null(strchr(u->error, '\n'));
+    assert_true(strlen(u->error) < 600);
+    /* The logs get its first 32 KiB and its last 64 KiB, and the count
+     * of the bytes between them. */
+    assert_int_equal(strlen(u->log_err), 32768 + 65536);
+    assert_int_equal(u->log_err_dropped, 100000 + 10 - 65536 - 32768);
+    assert_int_equal(u->log_err_cut, 32768);
     free_rec(u);
     free_rec(r);
     free_rec(s);

@@ -120,6 +120,21 @@ static void test_stderr_tail(void **state)
     assert_true(r.err_dropped > 0);
     const char *last = "line 99999\n";
     assert_string_equal(r.err + r.err_len - strlen(last), last);
+    /* The start of what was dropped is kept besides. */
+    assert_int_equal(r.err_head_len, SY_SPAWN_STDERR_HEAD);
+    assert_memory_equal(r.err_head, "line 0\nline 1\nline 2\n", 21);
+    assert_int_equal(strlen(r.err_head), SY_SPAWN_STDERR_HEAD);
+    sy_spawn_result_free(&r);
+    /* A tail that holds it all: no head. */
+    sh_run("echo short >&2", NULL, 0, &r);
+    assert_null(r.err_head);
+    assert_int_equal(r.err_head_len, 0);
+    sy_spawn_result_free(&r);
+    /* Just over the tail: the head is only what the tail lost. */
+    sh_run("head -c 65546 /dev/zero | tr '\\0' x >&2", NULL, 0, &r);
+    assert_int_equal(r.err_dropped, 10);
+    assert_int_equal(r.err_head_len, 10);
+    assert_string_equal(r.err_head, "xxxxxxxxxx");
     sy_spawn_result_free(&r);
 }
 

@@ -1,0 +1,174 @@
+/* `switchyard logs`: what each attempt wrote on stdout and stderr. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "cli/common.h"
+#include "service/logs.h"
+
+typedef struct {
+    int64_t id;
+    const char *task;
+    uint64_t attempt;
+    bool follow, json;
+} logs_args;
+
+static int parse(int argc, char **argv, logs_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->id = -2;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--attempt") == 0) {
+            if (sy_cli_number("logs", argv[i], i + 1 < argc ? argv[i + 1] : NULL, 1,
+                              UINT32_MAX, &a->attempt) != SY_EXIT_OK)
+                return SY_EXIT_USAGE;
+            i++;
+        } else if (strcmp(argv[i], "--follow") == 0 || strcmp(argv[i], "-f") == 0) {
+            a->follow = true;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            a->json = true;
+        } else if (argv[i][0] != '-' && a->id == -2) {
+            if ((a->id = sy_cli_run_id("logs", argv[i])) < 0)
+                return SY_EXIT_USAGE;
+        } else if (argv[i][0] != '-' && !a->task) {
+            a->task = argv[i];
+        } else {
+            return sy_cli_usage_error("logs", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (a->id == -2)
+        return sy_cli_usage_error("logs", "usage: switchyard logs RUN_ID [TASK] [--attempt N] "
+                                  "[--follow] [--json]");
+    return SY_EXIT_OK;
+}
+
+static void print_log(const json_t *l)
+{
+    long long dropped = (long long)json_integer_value(json_object_get(l, "dropped"));
+    printf("==> %s attempt %lld %s (%lld bytes%s", json_string_value(json_object_get(l, "task")),
+           (long long)json_integer_value(json_object_get(l, "attempt")),
+           json_string_value(json_object_get(l, "stream")),
+           (long long)json_integer_value(json_object_get(l, "size")),
+           dropped ? ", " : ")");
+    if (dropped)
+        printf("%lld dropped)", dropped);
+    printf(" <==\n");
+    const char *text = json_string_value(json_object_get(l, "text"));
+    size_t n = strlen(text);
+    fputs(text, stdout);
+    if (n && text[n - 1] != '\n')
+        putchar('\n');
+}
+
+/* Whether `l` was printed before: a log is written once per attempt and
+ * stream, so those name it. */
+static bool seen(json_t *printed, const json_t *l)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%s/%lld/%s", json_string_value(json_object_get(l, "task")),
+             (long long)json_integer_value(json_object_get(l, "attempt")),
+             json_string_value(json_object_get(l, "stream")));
+    if (json_object_get(printed, key))
+        return true;
+    json_object_set_new(printed, key, json_true());
+    return false;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+#define FOLLOW_WINDOW_MS 60000
+
+static int follow(sy_service *sv, const logs_args *a)
+{
+    json_t *printed = json_object();
+    char err[512];
+    int rc = SY_EXIT_OK;
+    int64_t newest = 0;
+    for (;;) {
+        json_t *got = NULL;
+        /* Each poll reads what was recorded lately, a minute before the
+         * newest log seen: hosts' clocks differ by less, and a log is
+         * committed as it is stamped. */
+        int64_t since = newest > FOLLOW_WINDOW_MS ? newest - FOLLOW_WINDOW_MS : 0;
+        if (sy_logs_read(sv->store, a->id, since, a->task, (uint32_t)a->attempt, &got, err,
+                         sizeof err) != SY_OK) {
+            fprintf(stderr, "switchyard: logs: %s\n", err);
+            rc = SY_EXIT_FAIL;
+            break;
+        }
+        size_t i;
+        const json_t *l;
+        json_array_foreach(json_object_get(got, "logs"), i, l) {
+            int64_t at = json_integer_value(json_object_get(l, "at"));
+            if (at > newest)
+                newest = at;
+            if (seen(printed, l))
+                continue;
+            if (a->json) {
+                char *dump = json_dumps(l, JSON_COMPACT);
+                puts(dump ? dump : "null");
+                free(dump);
+            } else {
+                print_log(l);
+            }
+        }
+        fflush(stdout);
+        const char *status = json_string_value(json_object_get(got, "status"));
+        /* Read after the logs: a run seen finished has written them all. */
+        bool over = sy_run_state_parse(status) >= 0 &&
+                    sy_run_state_terminal((sy_run_state)sy_run_state_parse(status));
+        json_decref(got);
+        if (over)
+            break;
+        sleep_ms(200);
+    }
+    json_decref(printed);
+    return rc;
+}
+
+int sy_cmd_logs(const sy_cli *cli, int argc, char **argv)
+{
+    logs_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    sy_service sv;
+    if ((rc = sy_cli_open(cli, 0, true, &sv)) != SY_EXIT_OK)
+        return rc;
+    if (a.follow) {
+        rc = follow(&sv, &a);
+        sy_service_close(&sv);
+        return rc;
+    }
+    char err[512];
+    json_t *got = NULL;
+    if (sy_logs_read(sv.store, a.id, 0, a.task, (uint32_t)a.attempt, &got, err, sizeof err) !=
+        SY_OK) {
+        fprintf(stderr, "switchyard: logs: %s\n", err);
+        sy_service_close(&sv);
+        return SY_EXIT_FAIL;
+    }
+    if (a.json) {
+        char *dump = json_dumps(got, JSON_INDENT(2));
+        puts(dump ? dump : "null");
+        free(dump);
+    } else {
+        size_t i;
+        const json_t *l;
+        json_array_foreach(json_object_get(got, "logs"), i, l)
+            print_log(l);
+        if (json_array_size(json_object_get(got, "logs")) == 0)
+            printf("run %lld: no logs%s%s\n", (long long)a.id, a.task ? " for " : "",
+                   a.task ? a.task : "");
+    }
+    json_decref(got);
+    sy_service_close(&sv);
+    return SY_EXIT_OK;
+}
