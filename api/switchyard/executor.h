@@ -46,14 +46,11 @@
  *     function, each with a one-line reason naming the file.
  *   - Handles (sy_instance, sy_host, sy_completion, sy_params) are opaque.
  *
- * Field marks, in the comment of every struct field:
- *
- *   [public]     written by the side that owns the struct, read by the
- *                other (e.g. every descriptor field: the plugin writes it,
- *                the host reads it).
- *   [read-only]  written by the host; the plugin reads it and never writes.
- *   [reserved]   must be zero when written and ignored when read; a later
- *                minor may give it a meaning.
+ * Field marks, in the comment of every struct field: [public] written by
+ * the side that owns the struct, read by the other (every descriptor
+ * field: the plugin writes it, the host reads it); [read-only] written by
+ * the host, never by the plugin; [reserved] zero when written, ignored
+ * when read, for a later minor.
  *
  * Ownership: "host-owned" memory is allocated, kept valid for the stated
  * lifetime and freed by the host; the plugin never frees or writes it.
@@ -117,12 +114,8 @@ extern "C" {
 /* True when the host's table `api` has the function `fn` (a sy_host_api
  * field).  Every call of a host function added after 1.0 must be guarded
  * by it, unless SY_EXECUTOR_MIN_MINOR already guarantees the function (an
- * older host then refuses the plugin before calling it).  With `progress`
- * standing for a function added in, say, 1.1:
- *
- *     if (SY_HOST_HAS(api, progress))
- *         api->progress(c, done, total);
- */
+ * older host then refuses the plugin before calling it):
+ * `if (SY_HOST_HAS(api, attempt_process)) api->attempt_process(...);` */
 #define SY_HOST_HAS(api, fn)                                                  \
     (SY_HAS_FIELD(api, sy_host_api, fn) && (api)->fn != NULL)
 
@@ -318,16 +311,15 @@ typedef struct sy_result {
                                NULL for none.  The host keeps at most its
                                first 1 KiB */
 
-    /* appended in 1.1: a host that predates them reads only as far as its
-     * own struct goes, so a plugin may always set them (0/NULL: none).
-     * What the attempt wrote, kept with it (`switchyard logs`) up to the
-     * host's log_limit: head and tail, the middle counted as dropped. */
+    /* since 1.2 (an older host reads only as far as its own struct goes,
+     * so a plugin may always set them): what the attempt wrote, kept with
+     * it (`switchyard logs`) up to the host's log_limit, head and tail */
     const char *log_stdout;    /* [public] stdout when it is not the output
                                   (a failed command), or NULL */
     size_t log_stdout_len;     /* [public] its length in bytes */
-    size_t log_stdout_dropped; /* [public] bytes the plugin left out... */
+    size_t log_stdout_dropped; /* [public] bytes left out of it... */
     size_t log_stdout_cut;     /* [public] ...at this offset (0: before) */
-    const char *log_stderr;    /* [public] stderr, or NULL; the same: */
+    const char *log_stderr;    /* [public] stderr, or NULL; then the same */
     size_t log_stderr_len;
     size_t log_stderr_dropped;
     size_t log_stderr_cut;
@@ -398,13 +390,10 @@ typedef struct sy_host_api {
     int (*param_string)(const sy_params *p, const char *key,
                         const char **out);
 
-    /* Reads an integer.  SY_ENOENT, SY_ETYPE (a float is not an int). */
+    /* Read an integer (a float is not one), a float (an integer
+     * converts), a boolean.  SY_ENOENT, SY_ETYPE. */
     int (*param_int)(const sy_params *p, const char *key, int64_t *out);
-
-    /* Reads a float; an integer converts.  SY_ENOENT, SY_ETYPE. */
     int (*param_float)(const sy_params *p, const char *key, double *out);
-
-    /* Reads a boolean.  SY_ENOENT, SY_ETYPE. */
     int (*param_bool)(const sy_params *p, const char *key, int *out);
 
     /* Reads a duration ("250ms", "5s", "1.5m", "2h", "1d", or integer
@@ -421,20 +410,17 @@ typedef struct sy_host_api {
     int (*param_array_string)(const sy_params *p, const char *key,
                               size_t index, const char **out);
 
-    /* Reads element `index` of the array `key` as an integer. */
     int (*param_array_int)(const sy_params *p, const char *key, size_t index,
-                           int64_t *out);
+                           int64_t *out); /* ... as an integer */
 
     /* A view of the group `key` inside `p`.  SY_ENOENT, SY_ETYPE. */
     int (*param_group)(const sy_params *p, const char *key,
                        const sy_params **out);
 
-    /* The number of keys in `p`, in file order (for free-form groups such
-     * as a command's `env = { ... }`). */
+    /* The number of keys in `p`, and the name of key number `index`
+     * (0-based, file order; NULL when out of range), for free-form groups
+     * such as a command's `env = { ... }`. */
     size_t (*param_count)(const sy_params *p);
-
-    /* The name of key number `index` (0-based, file order).  NULL when out
-     * of range. */
     const char *(*param_name)(const sy_params *p, size_t index);
 
     /* The whole view as compact JSON text.  The string is allocated by the

@@ -325,6 +325,18 @@ typedef struct sy_result {
                                `switchyard status`; NUL-terminated, or
                                NULL for none.  The host keeps at most its
                                first 1 KiB */
+    /* since 1.2 (an older host reads only as far as its own struct goes,
+     * so a plugin may always set them): what the attempt wrote, kept with
+     * it (`switchyard logs`) up to the host's log_limit, head and tail */
+    const char *log_stdout;    /* [public] stdout when it is not the output
+                                  (a failed command), or NULL */
+    size_t log_stdout_len;     /* [public] its length in bytes */
+    size_t log_stdout_dropped; /* [public] bytes left out of it... */
+    size_t log_stdout_cut;     /* [public] ...at this offset (0: before) */
+    const char *log_stderr;    /* [public] stderr, or NULL; then the same */
+    size_t log_stderr_len;
+    size_t log_stderr_dropped;
+    size_t log_stderr_cut;
 } sy_result;
 
 /* ------------------------------------------------------------------------ */

@@ -205,11 +205,11 @@ ROWS = [
          fix='build it with the SDK (`SY_EXECUTOR_ENTRY`)'),
     dict(what="a plugin built for another ABI major",
          files={"switchyard.cfg": STRICT_CFG, "plugins/abi2.so": ("copy", "abi2")},
-         cmd=["check"], error="{host}/plugins/abi2.so: error: plugin refused: built for executor ABI 2.0, this host speaks 1....; rebuild it against this host's SDK (strict_plugins = true)",
+         cmd=["check"], error="{host}/plugins/abi2.so: error: plugin refused: built for executor ABI 2.0, this host speaks 1...; rebuild it against this host's SDK (strict_plugins = true)",
          fix="rebuild it against this host's SDK"),
     dict(what="a plugin that needs a newer minor than the host's",
          files={"switchyard.cfg": STRICT_CFG, "plugins/newminor.so": ("copy", "newminor")},
-         cmd=["check"], error="{host}/plugins/newminor.so: error: plugin refused: needs executor ABI 1...., newer than this host's 1....; upgrade the host or rebuild the plugin (strict_plugins = true)",
+         cmd=["check"], error="{host}/plugins/newminor.so: error: plugin refused: needs executor ABI 1..., newer than this host's 1...; upgrade the host or rebuild the plugin (strict_plugins = true)",
          fix='upgrade the host, or rebuild the plugin for this minor'),
     dict(what="a plugin whose descriptor is too small",
          files={"switchyard.cfg": STRICT_CFG, "plugins/small.so": ("copy", "small")},
@@ -298,7 +298,7 @@ def run_row(row, tmpl, p, wrap):
 def markdown():
     lines = ["| what went wrong | what the host says | what to do |", "|---|---|---|"]
     for row in ROWS:
-        err = row["error"].replace("{host}", "/srv/sy").replace("1....", "1.N")
+        err = row["error"].replace("{host}", "/srv/sy").replace("1...", "1.N")
         err = err.replace("|", "\\|")
         tick = "``" if "`" in err else "`"
         pad = " " if tick == "``" else ""
