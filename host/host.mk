@@ -48,7 +48,7 @@ libsyhost_la_SOURCES += \
 	host/workflow/names.c host/workflow/cron.c host/workflow/settings.c \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
-	host/workflow/condition.c host/workflow/retry.c \
+	host/workflow/condition.c host/workflow/map.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
 	host/workflow/context.c host/workflow/context.h \
@@ -77,6 +77,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_step.c host/store/sqlite_statements.c \
 	host/store/sqlite_schema.c host/store/sqlite_runs.c \
 	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
+	host/store/sqlite_elements.c host/store/elements.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres_internal.h),
@@ -87,7 +88,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_journal.c host/store/postgres_conn.c \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
-	host/store/postgres_tasks.c
+	host/store/postgres_tasks.c host/store/postgres_elements.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -101,7 +102,7 @@ libsyhost_la_SOURCES += \
 	host/engine/dispatch.c host/engine/dispatch.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
-	host/engine/load.c host/engine/load.h \
+	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \
 	host/engine/serve.c host/engine/serve.h \
 	host/engine/fenced.c host/engine/fenced.h \
 	host/engine/lease.c host/engine/lease.h \

@@ -63,7 +63,7 @@ sy_attempt *sy_attempt_take_done(sy_engine *e)
 sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, size_t len)
 {
     sy_live_task *t = &r->t[idx];
-    const sy_task_def *d = &r->wf->tasks[idx];
+    const sy_task_def *d = sy_live_def(r, idx);
     bool borrowed = false;
     char *input = sy_engine_input(r, idx, &borrowed, err, len);
     if (!input)

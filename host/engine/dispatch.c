@@ -9,6 +9,7 @@
 #include "engine/attempt.h"
 #include "engine/batch.h"
 #include "engine/completion.h"
+#include "engine/map.h"
 #include "engine/run.h"
 #include "executor/call_record.h"
 
@@ -96,6 +97,10 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
                      "routed to executor '%s', which is not defined in this configuration",
                      t->instance_name ? t->instance_name : "?");
             sy_live_fail_now(r, ref.idx, msg);
+            continue;
+        }
+        if (!sy_live_is_slot(r, ref.idx) && r->wf->tasks[ref.idx].mapped) {
+            sy_map_start(r, ref.idx, now);
             continue;
         }
         if (!has_capacity(t->queue)) {

@@ -17,6 +17,7 @@
 #include "engine/internal.h"
 #include "engine/lease.h"
 #include "engine/load.h"
+#include "engine/map.h"
 #include "engine/reload.h"
 #include "engine/run.h"
 #include "engine/serve.h"
@@ -137,7 +138,7 @@ static void on_flush(uv_prepare_t *h)
         if (sy_timers_due(&e->timers, now))
             sy_timers_expire(&e->timers, now);
     }
-    if (e->ready.n == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e)) {
+    if (e->ready.n == 0 && e->n_dirty == 0 && !e->maps_pending && !sy_batch_any_run_dirty(e)) {
         drop_fenced(e); /* an event refused since the last turn */
         reap_runs(e);
         if (e->retired)
@@ -159,6 +160,7 @@ static void on_flush(uv_prepare_t *h)
         lapsed_turn(e);
         return;
     }
+    sy_map_turn(e);
     sy_dispatch_decide(e, now);
     sy_batch_write(e, now);
     if (e->fatal || sy_store_commit(e->o.store) != SY_OK) {
@@ -171,7 +173,7 @@ static void on_flush(uv_prepare_t *h)
     /* A submit refused or busy changed its task after this turn's write:
      * one more turn writes it (and decides what it frees), or the loop
      * would sleep with the store saying Running. */
-    if (e->n_dirty > 0)
+    if (e->n_dirty > 0 || e->maps_pending)
         sy_wake_send(&e->done);
     if (e->n_dirty == 0)
         reap_runs(e);

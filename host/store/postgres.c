@@ -54,6 +54,10 @@ static const struct sy_store_ops pg_ops = {
     .add_event = sy_pg_add_event,
     .list_events = sy_pg_list_events,
     .delete_finished = sy_pg_delete_finished,
+    .put_map = sy_pg_put_map,
+    .update_element = sy_pg_update_element,
+    .list_maps = sy_pg_list_maps,
+    .list_elements = sy_pg_list_elements,
 };
 
 /* The libpq connection string for `target`, what followed the matched

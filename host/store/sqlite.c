@@ -250,6 +250,10 @@ static const struct sy_store_ops sqlite_ops = {
     .add_event = sy_sqlite_add_event,
     .list_events = sy_sqlite_list_events,
     .delete_finished = sy_sqlite_delete_finished,
+    .put_map = sy_sqlite_put_map,
+    .update_element = sy_sqlite_update_element,
+    .list_maps = sy_sqlite_list_maps,
+    .list_elements = sy_sqlite_list_elements,
 };
 
 

@@ -26,7 +26,7 @@
 #include "engine/engine.h"
 #include "executor/instance.h"
 
-#define FAKE_MAX 64
+#define FAKE_MAX 2048
 #define FAKE_SECOND_OUTPUT "{\"second\": true}"
 #define FAKE_HUGE_LEN ((size_t)1 << 40)
 

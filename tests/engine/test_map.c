@@ -1,0 +1,231 @@
+/* map: a mapped task runs one element per item of its list (or range),
+ * made in bounded batches; its dependents get the outputs in order; each
+ * element retries on its own; an empty list skips the map; max_map fails
+ * it; a new host goes on with a map another left half done. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "fake.h"
+
+/* The workflow: `a` outputs FILES, `m` maps over them (with KEYS), `b`
+ * after `m` (holding, so its input can be read). */
+static void open_map(fake_env *env, const char *files, const char *keys, const char *b_keys)
+{
+    char wf[2048];
+    snprintf(wf, sizeof wf,
+             "workflow = { name = \"w\"; tasks = (\n"
+             "  { id = \"a\"; output = \"{\\\"files\\\": %s}\"; },\n"
+             "  { id = \"m\"; after = [\"a\"]; map = \"files\"; echo = true; %s },\n"
+             "  { id = \"b\"; after = [\"m\"]; hold = true; %s }\n"
+             "); };\n",
+             files, keys, b_keys);
+    fake_open(env, wf);
+}
+
+static const fake_submission *last_of(const char *task_id)
+{
+    for (size_t i = fake.n_subs; i-- > 0;)
+        if (strcmp(fake.subs[i].task_id, task_id) == 0)
+            return &fake.subs[i];
+    return NULL;
+}
+
+/* Completes every held attempt, then turns the loop. */
+static void finish_held(fake_env *env)
+{
+    for (size_t i = 0; i < fake.n_subs; i++)
+        if (!fake.subs[i].done)
+            fake_finish_attempt(fake.subs[i].task_id, fake.subs[i].attempt,
+                                SY_OUTCOME_SUCCEEDED, NULL);
+    fake_turn(env);
+}
+
+struct counts {
+    sy_map_record m;
+    int maps;
+};
+
+static int count_map(void *arg, const sy_map_record *m)
+{
+    struct counts *c = arg;
+    c->m = *m;
+    c->maps++;
+    return 0;
+}
+
+static sy_map_record map_row(fake_env *env)
+{
+    struct counts c = {0};
+    assert_int_equal(sy_store_list_maps(env->store, env->run_id, count_map, &c), SY_OK);
+    assert_int_equal(c.maps, 1);
+    return c.m;
+}
+
+static void test_reduce_in_order(void **state)
+{
+    (void)state;
+    fake_env env;
+    open_map(&env, "[\\\"x\\\", \\\"y\\\", \\\"z\\\"]", "", "");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 3);
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_COMPLETED);
+    /* Each element got its item and index, not the whole list. */
+    const fake_submission *s = &fake.subs[1];
+    assert_non_null(strstr(s->input, "\"item\":\"x\""));
+    assert_non_null(strstr(s->input, "\"map_index\":0"));
+    assert_null(strstr(s->input, "\"files\""));
+    const fake_submission *b = last_of("b");
+    assert_non_null(b);
+    assert_non_null(strstr(b->input, "\"m\":[{\"i\":0,\"item\":\"x\"},{\"i\":1,\"item\":\"y\"},"
+                                     "{\"i\":2,\"item\":\"z\"}]"));
+    sy_map_record m = map_row(&env);
+    assert_int_equal(m.size, 3);
+    assert_int_equal(m.count[SY_TASK_COMPLETED], 3);
+    fake_complete(&env, "b", SY_OUTCOME_SUCCEEDED);
+    assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    fake_close(&env);
+}
+
+/* Elements are made as slots free: never more rows than the window. */
+static void test_lazy_batches(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"m\"; map_range = [5, 1205]; max_map = 2000; hold = true; },\n"
+                    "  { id = \"b\"; after = [\"m\"]; }\n"
+                    "); };\n");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 512);
+    sy_map_record m = map_row(&env);
+    assert_int_equal(m.size, 1200);
+    assert_int_equal(m.created, 512);
+    assert_int_equal(m.count[SY_TASK_RUNNING], 512);
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_RUNNING);
+    finish_held(&env);
+    assert_int_equal(fake_submits("m"), 1024);
+    assert_int_equal(map_row(&env).created, 1024);
+    finish_held(&env);
+    assert_int_equal(fake_submits("m"), 1200);
+    assert_non_null(strstr(fake.subs[1199].input, "\"item\":1204"));
+    finish_held(&env);
+    m = map_row(&env);
+    assert_int_equal(m.count[SY_TASK_COMPLETED], 1200);
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_COMPLETED);
+    assert_int_equal(fake_state(&env, "b"), SY_TASK_COMPLETED);
+    assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    fake_close(&env);
+}
+
+static void test_element_retry(void **state)
+{
+    (void)state;
+    fake_env env;
+    open_map(&env, "[1, 2, 3, 4]",
+             "fail_index = 2; fail_once = true; retry = { attempts = 2; delay = 100; };", "");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 4);
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_RUNNING);
+    fake_advance(&env, 100);
+    assert_int_equal(fake_submits("m"), 5);
+    assert_int_equal(last_of("m")->attempt, 2);
+    assert_non_null(strstr(last_of("m")->input, "\"map_index\":2"));
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_COMPLETED);
+    assert_non_null(strstr(last_of("b")->input, "{\"i\":2,\"item\":3}"));
+    fake_close(&env);
+}
+
+static void test_element_fails(void **state)
+{
+    (void)state;
+    fake_env env;
+    open_map(&env, "[1, 2, 3, 4]", "fail_index = 2;", "");
+    fake_turn(&env);
+    /* The others still ran; the map fails as a whole. */
+    assert_int_equal(fake_submits("m"), 4);
+    fake_row m = fake_task(&env, "m");
+    assert_int_equal(m.state, SY_TASK_FAILED);
+    assert_string_equal(m.error, "1 of 4 elements failed; the first: [2] told to fail");
+    assert_int_equal(fake_state(&env, "b"), SY_TASK_SKIPPED);
+    assert_int_equal(map_row(&env).count[SY_TASK_FAILED], 1);
+    assert_int_equal(fake_run_state(&env), SY_RUN_FAILED);
+    fake_close(&env);
+}
+
+static void test_empty_list_skips(void **state)
+{
+    (void)state;
+    fake_env env;
+    open_map(&env, "[]", "", "trigger = \"none_failed\";");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 0);
+    fake_row m = fake_task(&env, "m");
+    assert_int_equal(m.state, SY_TASK_SKIPPED);
+    assert_non_null(strstr(m.error, "empty list"));
+    assert_int_equal(fake_submits("b"), 1);
+    fake_close(&env);
+}
+
+static void test_max_map(void **state)
+{
+    (void)state;
+    fake_env env;
+    open_map(&env, "[1, 2, 3, 4, 5]", "max_map = 3;", "");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 0);
+    fake_row m = fake_task(&env, "m");
+    assert_int_equal(m.state, SY_TASK_FAILED);
+    assert_string_equal(m.error, "task 'm' maps over 5 elements, more than max_map 3 "
+                                 "(raise max_map on the task or the workflow)");
+    fake_close(&env);
+}
+
+static void test_not_a_list(void **state)
+{
+    (void)state;
+    fake_env env;
+    open_map(&env, "\\\"one\\\"", "", "");
+    fake_turn(&env);
+    fake_row m = fake_task(&env, "m");
+    assert_int_equal(m.state, SY_TASK_FAILED);
+    assert_string_equal(m.error,
+                        "task 'm' maps over 'files', which is not an array in its input context");
+    fake_close(&env);
+}
+
+/* Cancelling a run stops making elements and ends the map Cancelled once
+ * those in flight are back. */
+static void test_cancel(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"m\"; map_range = 1000; hold = true; }\n"
+                    "); };\n");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 512);
+    assert_int_equal(sy_engine_cancel(env.engine, env.run_id, "asked"), SY_OK);
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 512);
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_CANCELLED);
+    assert_int_equal(fake_run_state(&env), SY_RUN_CANCELLED);
+    assert_int_equal(map_row(&env).count[SY_TASK_CANCELLED], 512);
+    fake_close(&env);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reduce_in_order), cmocka_unit_test(test_lazy_batches),
+        cmocka_unit_test(test_element_retry),   cmocka_unit_test(test_element_fails),
+        cmocka_unit_test(test_empty_list_skips), cmocka_unit_test(test_max_map),
+        cmocka_unit_test(test_not_a_list),      cmocka_unit_test(test_cancel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
