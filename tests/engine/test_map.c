@@ -219,6 +219,94 @@ static void test_cancel(void **state)
     fake_close(&env);
 }
 
+/* --- a second host goes on with a map the first left half done -------------- */
+
+#define LEASE_MS 10000
+
+static int64_t ahead_clock(void) { return fake_now + 60000; }
+
+typedef struct {
+    sy_instance_entry instance;
+    uv_loop_t loop;
+    sy_engine *engine;
+} other_host;
+
+static void other_turn(other_host *h)
+{
+    for (int i = 0; i < 64; i++)
+        uv_run(&h->loop, UV_RUN_NOWAIT);
+}
+
+static int check_element(void *arg, int64_t elem, const sy_task_record *t)
+{
+    int64_t *next = arg;
+    char want[64];
+    snprintf(want, sizeof want, "{\"i\":%lld,\"item\":%lld}", (long long)elem,
+             (long long)elem);
+    assert_int_equal(elem, *next);
+    assert_int_equal(t->state, SY_TASK_COMPLETED);
+    assert_string_equal(t->output, want);
+    (*next)++;
+    return 0;
+}
+
+/* The first host made every element and finished 100 when it stopped; the
+ * host that takes the run over runs the 500 left in flight again (no
+ * element lost), never one that completed, and makes no element twice. */
+static void test_recovery(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open_lease(&env, "workflow = { name = \"w\"; tasks = (\n"
+                          "  { id = \"m\"; map_range = 600; hold = true; echo = true; }\n"
+                          "); };\n",
+                    LEASE_MS, false);
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 512);
+    for (size_t i = 0; i < 100; i++)
+        fake_finish_attempt("m", 1, SY_OUTCOME_SUCCEEDED, NULL);
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 600);
+    sy_map_record m = map_row(&env);
+    assert_int_equal(m.created, 600);
+    assert_int_equal(m.count[SY_TASK_COMPLETED], 100);
+    assert_int_equal(m.count[SY_TASK_RUNNING], 500);
+
+    other_host h2;
+    char err[512] = "";
+    sy_instance_init(&h2.instance, SY_DEFAULT_INSTANCE, &fake_executor, NULL);
+    assert_int_equal(sy_instance_create(&h2.instance, err, sizeof err), SY_OK);
+    assert_int_equal(uv_loop_init(&h2.loop), 0);
+    sy_engine_opts o = {.store = env.store, .instances = &h2.instance, .n_instances = 1,
+                        .owner = "test:2", .clock = ahead_clock, .lease_ms = LEASE_MS,
+                        .max_recoveries = 5};
+    assert_int_equal(sy_engine_new(&h2.engine, &h2.loop, &o, err, sizeof err), SY_OK);
+    assert_int_equal(sy_engine_adopt(h2.engine, env.run_id, true, err, sizeof err), SY_OK);
+    other_turn(&h2);
+    assert_int_equal(fake_submits("m"), 1100);
+    assert_int_equal(map_row(&env).count[SY_TASK_RUNNING], 500);
+
+    /* The first host's late result is refused; it drops the run. */
+    fake_finish_attempt("m", 1, SY_OUTCOME_SUCCEEDED, NULL);
+    fake_turn(&env);
+    for (size_t i = 0; i < fake.n_subs; i++)
+        if (!fake.subs[i].done && fake.subs[i].attempt == 2)
+            fake_finish_attempt("m", 2, SY_OUTCOME_SUCCEEDED, NULL);
+    other_turn(&h2);
+    assert_int_equal(fake_submits("m"), 1100);
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_COMPLETED);
+    assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    int64_t next = 0;
+    assert_int_equal(sy_store_list_elements(env.store, env.run_id, 0, false, check_element,
+                                            &next),
+                     SY_OK);
+    assert_int_equal(next, 600);
+    sy_engine_free(h2.engine);
+    assert_int_equal(uv_loop_close(&h2.loop), 0);
+    sy_instance_destroy(&h2.instance);
+    fake_close(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_element_retry),   cmocka_unit_test(test_element_fails),
         cmocka_unit_test(test_empty_list_skips), cmocka_unit_test(test_max_map),
         cmocka_unit_test(test_not_a_list),      cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_recovery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
