@@ -116,7 +116,7 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
-	host/service/runs.c host/service/runs.h \
+	host/service/runs.c host/service/runs.h host/service/run_maps.c \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
 	host/service/inspect.c host/service/inspect.h
