@@ -75,5 +75,21 @@ is "task 'each' maps over 1001 elements, more than max_map 1000 (raise max_map o
     "$id" 't["each"]["error"]' "naming the task, the count and the limit"
 is Skipped "$id" 't["after"]["status"]' "and what depends on it is skipped"
 
-rm -rf "$host"
+# The example in examples/fanout runs as its README says.
+ex=$(mktemp -d "${TMPDIR:-/tmp}/sy-fanout-XXXXXX")
+cp -R "$SY_SRCDIR/examples/fanout/." "$ex/"
+chmod -R u+w "$ex"
+mkdir -p "$ex/plugins"
+install -m 0755 "$SY_THREAD_PLUGIN" "$ex/plugins/thread.so"
+SWITCHYARD_PLUGIN_PATH="$ex/plugins"; export SWITCHYARD_PLUGIN_PATH
+SWITCHYARD_CONFIG="$ex/switchyard.cfg"; export SWITCHYARD_CONFIG
+host=$ex
+run run fanout
+rc_is 0 "examples/fanout runs"
+id=$(run_id)
+is 28 "$id" 't["total"]["output"]["letters"]' "its total got every measurement"
+is '[1, 4, 9, 16, 25, 36, 49, 64, 81, 100]' "$id" '[o["square"] for o in t["squares"]["output"]["squares"]]' \
+    "its range map squared 1 to 10 in order"
+
+rm -rf "$ex"
 done_testing
