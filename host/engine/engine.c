@@ -231,6 +231,8 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.lease_ms = 30000;
     if (e->o.poll_ms <= 0)
         e->o.poll_ms = 200;
+    if (e->o.map_window == 0)
+        e->o.map_window = SY_MAP_WINDOW;
     e->grace_ms = e->o.shutdown_grace_ms > 0 ? e->o.shutdown_grace_ms : 30000;
     e->now = o->clock ? o->clock : sy_clock_now_ms;
     e->done.data = e;

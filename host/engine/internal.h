@@ -71,8 +71,9 @@ typedef struct sy_live_task {
     uint32_t map;
 } sy_live_task;
 
-/* The most elements of one map in flight (and in memory) at a time: the
- * map's slots.  Elements beyond them are made as slots free. */
+/* The most elements of one map in flight (and in memory) at a time by
+ * default (sy_engine_opts.map_window): the map's slots.  Elements beyond
+ * them are made as slots free. */
 #define SY_MAP_WINDOW 512
 
 /* A mapped task of an adopted run (engine/map.c). */

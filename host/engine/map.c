@@ -304,7 +304,8 @@ int sy_map_load(sy_live_run *r, char *err, size_t err_len)
             continue;
         r->maps[k].idx = i;
         /* A map that ended needs no slots. */
-        r->maps[k++].n_slots = sy_task_state_terminal(r->t[i].state) ? 0 : SY_MAP_WINDOW;
+        r->maps[k++].n_slots =
+            sy_task_state_terminal(r->t[i].state) ? 0 : r->e->o.map_window;
     }
     struct load c = {r, NULL, 0, false};
     int rc = sy_store_list_maps(r->e->o.store, r->id, load_map, &c);

@@ -20,6 +20,7 @@
 
 fake_plugin fake;
 int64_t fake_now;
+uint32_t fake_map_window;
 
 int64_t fake_clock(void) { return fake_now; }
 
@@ -242,6 +243,7 @@ void fake_open_lease(fake_env *env, const char *workflow, int64_t lease_ms, bool
         .clock = fake_clock,
         .lease_ms = lease_ms,
         .max_recoveries = 5, /* the configuration's default */
+        .map_window = fake_map_window,
         .serve = serve,
     };
     assert_int_equal(sy_engine_new(&env->engine, &env->loop, &o, err, sizeof err), SY_OK);

@@ -92,34 +92,58 @@ static void test_reduce_in_order(void **state)
     fake_close(&env);
 }
 
-/* Elements are made as slots free: never more rows than the window. */
+/* Elements are made as slots free: never more rows than the window (8
+ * here, 512 by default). */
 static void test_lazy_batches(void **state)
 {
     (void)state;
     fake_env env;
+    fake_map_window = 8;
     fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
-                    "  { id = \"m\"; map_range = [5, 1205]; max_map = 2000; hold = true; },\n"
+                    "  { id = \"m\"; map_range = [5, 25]; hold = true; },\n"
                     "  { id = \"b\"; after = [\"m\"]; }\n"
                     "); };\n");
+    fake_map_window = 0;
     fake_turn(&env);
-    assert_int_equal(fake_submits("m"), 512);
+    assert_int_equal(fake_submits("m"), 8);
     sy_map_record m = map_row(&env);
-    assert_int_equal(m.size, 1200);
-    assert_int_equal(m.created, 512);
-    assert_int_equal(m.count[SY_TASK_RUNNING], 512);
+    assert_int_equal(m.size, 20);
+    assert_int_equal(m.created, 8);
+    assert_int_equal(m.count[SY_TASK_RUNNING], 8);
     assert_int_equal(fake_state(&env, "m"), SY_TASK_RUNNING);
+    /* Three end: three more are made, no more. */
+    for (int i = 0; i < 3; i++)
+        fake_finish_attempt("m", 1, SY_OUTCOME_SUCCEEDED, NULL);
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 11);
+    assert_int_equal(map_row(&env).created, 11);
     finish_held(&env);
-    assert_int_equal(fake_submits("m"), 1024);
-    assert_int_equal(map_row(&env).created, 1024);
+    assert_int_equal(fake_submits("m"), 19);
     finish_held(&env);
-    assert_int_equal(fake_submits("m"), 1200);
-    assert_non_null(strstr(fake.subs[1199].input, "\"item\":1204"));
+    assert_int_equal(fake_submits("m"), 20);
+    assert_non_null(strstr(fake.subs[19].input, "\"item\":24"));
     finish_held(&env);
     m = map_row(&env);
-    assert_int_equal(m.count[SY_TASK_COMPLETED], 1200);
+    assert_int_equal(m.count[SY_TASK_COMPLETED], 20);
     assert_int_equal(fake_state(&env, "m"), SY_TASK_COMPLETED);
     assert_int_equal(fake_state(&env, "b"), SY_TASK_COMPLETED);
     assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    fake_close(&env);
+}
+
+/* The default window. */
+static void test_default_window(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"m\"; map_range = 600; hold = true; }\n"
+                    "); };\n");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 512);
+    assert_int_equal(map_row(&env).created, 512);
+    assert_int_equal(sy_engine_cancel(env.engine, env.run_id, "asked"), SY_OK);
+    fake_turn(&env);
     fake_close(&env);
 }
 
@@ -205,17 +229,21 @@ static void test_cancel(void **state)
 {
     (void)state;
     fake_env env;
+    fake_map_window = 8;
     fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
                     "  { id = \"m\"; map_range = 1000; hold = true; }\n"
                     "); };\n");
+    fake_map_window = 0;
     fake_turn(&env);
-    assert_int_equal(fake_submits("m"), 512);
+    assert_int_equal(fake_submits("m"), 8);
     assert_int_equal(sy_engine_cancel(env.engine, env.run_id, "asked"), SY_OK);
     fake_turn(&env);
-    assert_int_equal(fake_submits("m"), 512);
+    assert_int_equal(fake_submits("m"), 8);
     assert_int_equal(fake_state(&env, "m"), SY_TASK_CANCELLED);
     assert_int_equal(fake_run_state(&env), SY_RUN_CANCELLED);
-    assert_int_equal(map_row(&env).count[SY_TASK_CANCELLED], 512);
+    sy_map_record m = map_row(&env);
+    assert_int_equal(m.count[SY_TASK_CANCELLED], 8);
+    assert_int_equal(m.created, 8);
     fake_close(&env);
 }
 
@@ -250,27 +278,29 @@ static int check_element(void *arg, int64_t elem, const sy_task_record *t)
     return 0;
 }
 
-/* The first host made every element and finished 100 when it stopped; the
- * host that takes the run over runs the 500 left in flight again (no
- * element lost), never one that completed, and makes no element twice. */
+/* The first host (a window of 8) made 11 elements of 20 and finished 3
+ * when it stopped; the host that takes the run over runs the 8 left in
+ * flight again (no element lost), never one that completed, makes the
+ * other 9, and makes no element twice. */
 static void test_recovery(void **state)
 {
     (void)state;
     fake_env env;
+    fake_map_window = 8;
     fake_open_lease(&env, "workflow = { name = \"w\"; tasks = (\n"
-                          "  { id = \"m\"; map_range = 600; hold = true; echo = true; }\n"
+                          "  { id = \"m\"; map_range = 20; hold = true; echo = true; }\n"
                           "); };\n",
                     LEASE_MS, false);
     fake_turn(&env);
-    assert_int_equal(fake_submits("m"), 512);
-    for (size_t i = 0; i < 100; i++)
+    assert_int_equal(fake_submits("m"), 8);
+    for (size_t i = 0; i < 3; i++)
         fake_finish_attempt("m", 1, SY_OUTCOME_SUCCEEDED, NULL);
     fake_turn(&env);
-    assert_int_equal(fake_submits("m"), 600);
+    assert_int_equal(fake_submits("m"), 11);
     sy_map_record m = map_row(&env);
-    assert_int_equal(m.created, 600);
-    assert_int_equal(m.count[SY_TASK_COMPLETED], 100);
-    assert_int_equal(m.count[SY_TASK_RUNNING], 500);
+    assert_int_equal(m.created, 11);
+    assert_int_equal(m.count[SY_TASK_COMPLETED], 3);
+    assert_int_equal(m.count[SY_TASK_RUNNING], 8);
 
     other_host h2;
     char err[512] = "";
@@ -279,28 +309,31 @@ static void test_recovery(void **state)
     assert_int_equal(uv_loop_init(&h2.loop), 0);
     sy_engine_opts o = {.store = env.store, .instances = &h2.instance, .n_instances = 1,
                         .owner = "test:2", .clock = ahead_clock, .lease_ms = LEASE_MS,
-                        .max_recoveries = 5};
+                        .max_recoveries = 5, .map_window = 8};
+    fake_map_window = 0;
     assert_int_equal(sy_engine_new(&h2.engine, &h2.loop, &o, err, sizeof err), SY_OK);
     assert_int_equal(sy_engine_adopt(h2.engine, env.run_id, true, err, sizeof err), SY_OK);
     other_turn(&h2);
-    assert_int_equal(fake_submits("m"), 1100);
-    assert_int_equal(map_row(&env).count[SY_TASK_RUNNING], 500);
+    assert_int_equal(fake_submits("m"), 19);
+    assert_int_equal(map_row(&env).count[SY_TASK_RUNNING], 8);
 
     /* The first host's late result is refused; it drops the run. */
     fake_finish_attempt("m", 1, SY_OUTCOME_SUCCEEDED, NULL);
     fake_turn(&env);
-    for (size_t i = 0; i < fake.n_subs; i++)
-        if (!fake.subs[i].done && fake.subs[i].attempt == 2)
-            fake_finish_attempt("m", 2, SY_OUTCOME_SUCCEEDED, NULL);
-    other_turn(&h2);
-    assert_int_equal(fake_submits("m"), 1100);
+    for (int round = 0; round < 4; round++) {
+        for (size_t i = 0; i < fake.n_subs; i++)
+            if (!fake.subs[i].done)
+                fake_finish_attempt("m", fake.subs[i].attempt, SY_OUTCOME_SUCCEEDED, NULL);
+        other_turn(&h2);
+    }
+    assert_int_equal(fake_submits("m"), 28);
     assert_int_equal(fake_state(&env, "m"), SY_TASK_COMPLETED);
     assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
     int64_t next = 0;
     assert_int_equal(sy_store_list_elements(env.store, env.run_id, 0, false, check_element,
                                             &next),
                      SY_OK);
-    assert_int_equal(next, 600);
+    assert_int_equal(next, 20);
     sy_engine_free(h2.engine);
     assert_int_equal(uv_loop_close(&h2.loop), 0);
     sy_instance_destroy(&h2.instance);
@@ -311,6 +344,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reduce_in_order), cmocka_unit_test(test_lazy_batches),
+        cmocka_unit_test(test_default_window),
         cmocka_unit_test(test_element_retry),   cmocka_unit_test(test_element_fails),
         cmocka_unit_test(test_empty_list_skips), cmocka_unit_test(test_max_map),
         cmocka_unit_test(test_not_a_list),      cmocka_unit_test(test_cancel),
