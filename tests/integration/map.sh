@@ -75,6 +75,23 @@ is "task 'each' maps over 1001 elements, more than max_map 1000 (raise max_map o
     "$id" 't["each"]["error"]' "naming the task, the count and the limit"
 is Skipped "$id" 't["after"]["status"]' "and what depends on it is skipped"
 
+# The same map on the PostgreSQL store, when its binaries are installed.
+pgdir="$host/pgdir"
+mkdir -p "$pgdir" && chmod 0755 "$host" "$pgdir"
+if url=$("$SY_SRCDIR/tests/bin/pg-throwaway" start "$pgdir"); then
+    sed -i "s|^store = .*|store = \"$url\";|" "$host/switchyard.cfg"
+    run run fan --context "@$host/ctx.json"
+    rc_is 0 "on PostgreSQL, the 1,000-element map completes"
+    id=$(run_id)
+    is true "$id" '[o["item"] for o in t["after"]["output"]["each"]] == ["f%d" % i for i in range(1000)]' \
+        "on PostgreSQL too, the task after it got all 1,000 outputs in order"
+    is '{"Completed": 1000}' "$id" 't["each"]["map"]["elements"]' "and status counts them"
+    "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$pgdir"
+else
+    echo "# no PostgreSQL binaries: the PostgreSQL part is not run"
+fi
+rm -rf "$host"
+
 # The example in examples/fanout runs as its README says.
 ex=$(mktemp -d "${TMPDIR:-/tmp}/sy-fanout-XXXXXX")
 cp -R "$SY_SRCDIR/examples/fanout/." "$ex/"
