@@ -36,6 +36,8 @@ python3 -c 'import json; print(json.dumps({"files": ["f%d" % i for i in range(10
 
 run check
 rc_is 0 "a workflow with a map checks clean"
+run graph fan
+has '"each" [label="each\ndefault\nmap files", shape=box3d];' "graph draws the mapped task as a stack"
 run run fan --context "@$host/ctx.json"
 rc_is 0 "the run of a 1,000-element map completes"
 id=$(run_id)
