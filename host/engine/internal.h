@@ -80,6 +80,8 @@ typedef struct sy_live_task {
 typedef struct sy_live_map {
     size_t idx;            /* the mapped task */
     bool started;          /* size known, elements being made */
+    bool stopped;          /* no more elements will be made: its list could
+                              not be bound again after a restart */
     bool pending;          /* a slot freed or the map may be over: looked
                               at by the next turn (sy_map_turn) */
     int64_t size;          /* its elements */

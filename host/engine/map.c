@@ -74,7 +74,7 @@ static void fill_slot(sy_live_run *r, sy_live_map *m, size_t slot)
 
 static void fill(sy_live_run *r, sy_live_map *m)
 {
-    if (r->cancelling || r->e->drain || r->e->winding_down)
+    if (r->cancelling || m->stopped || r->e->drain || r->e->winding_down)
         return;
     for (size_t i = 0; i < m->n_slots && m->next < m->size; i++)
         if (r->t[m->first_slot + i].elem < 0)
@@ -176,11 +176,11 @@ static void finish(sy_live_run *r, sy_live_map *m)
     char msg[1024];
     if (t->state != SY_TASK_RUNNING)
         return;
-    if (m->ended < m->size) {
-        /* Cancelled before every element was made. */
+    if (r->cancelling && (m->ended < m->size || m->cancelled > 0)) {
+        /* Cancelled before every element was made, or some were. */
         if (sy_live_set_state(r, idx, SY_TASK_CANCELLED))
             sy_live_set_error(t, "cancelled with its run");
-    } else if (m->failed > 0) {
+    } else if (m->failed > 0 || m->ended < m->size) {
         snprintf(msg, sizeof msg, "%" PRId64 " of %" PRId64 " elements failed; the first: %s",
                  m->failed, m->size, m->first_error ? m->first_error : "?");
         if (sy_live_set_state(r, idx, SY_TASK_FAILED))
@@ -215,7 +215,11 @@ void sy_map_turn(sy_engine *e)
                 continue;
             m->pending = false;
             fill(r, m);
-            bool over = m->ended == m->size || (r->cancelling && m->next == m->ended);
+            /* Over when every element has ended, or no more will be made
+             * (a cancelled run, a map whose list is gone) and those made
+             * have. */
+            bool over = m->ended == m->size ||
+                        ((r->cancelling || m->stopped) && m->next == m->ended);
             if (over && m->busy == 0)
                 finish(r, m);
         }
@@ -278,8 +282,11 @@ static void rebind(sy_live_run *r, sy_live_map *m)
     char err[512];
     if (bind_list(r, m, sy_engine_input_json(r, m->idx), err, sizeof err))
         return;
-    /* Its elements cannot be given their items: what runs fails. */
-    m->next = m->size;
+    /* Its elements cannot be given their items: what runs fails, no more
+     * are made, and the map fails. */
+    m->stopped = true;
+    if (!m->first_error)
+        m->first_error = sy_xstrdup(err);
     for (size_t i = 0; i < m->n_slots; i++) {
         size_t slot = m->first_slot + i;
         sy_live_task *t = &r->t[slot];
