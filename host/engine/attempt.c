@@ -139,8 +139,8 @@ void sy_attempt_cancel(sy_attempt *a)
      * nothing the plugin may still hold. */
     sy_completion *token = sy_completion_token(&a->c);
     if (token) {
-        sy_call_begin(a->queue->entry, "cancel", a->task.ns, a->run->id, (uint32_t)a->idx,
-                      a->number);
+        sy_call_begin(a->queue->entry, "cancel", a->task.ns, a->run->id,
+                      sy_live_call_idx(a->run, a->idx), a->number);
         a->queue->entry->desc->cancel(a->queue->entry->inst, token);
         sy_call_end();
     }

@@ -159,8 +159,8 @@ void sy_dispatch_submit(sy_engine *e)
                 a->deadline.data = a;
                 sy_timer_start(&e->timers, &a->deadline, now + a->task.timeout_ms);
             }
-            sy_call_begin(a->queue->entry, "submit", a->task.ns, r->id, (uint32_t)a->idx,
-                          a->number);
+            sy_call_begin(a->queue->entry, "submit", a->task.ns, r->id,
+                          sy_live_call_idx(r, a->idx), a->number);
             rc = entry->desc->submit(entry->inst, &a->task, sy_completion_token(&a->c), err,
                                      sizeof err);
             sy_call_end();

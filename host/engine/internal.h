@@ -242,4 +242,15 @@ static inline bool sy_live_is_slot(const sy_live_run *r, size_t idx)
     return idx >= r->wf->n_tasks;
 }
 
+/* What the call record (executor/call_record.h) keeps of task idx: its
+ * index, or for an element the element's index with the top bit set (a
+ * slot's position is this host's alone; the element is the same for the
+ * host that reads the record after a crash). */
+#define SY_CALL_ELEMENT 0x80000000u
+static inline uint32_t sy_live_call_idx(const sy_live_run *r, size_t idx)
+{
+    return sy_live_is_slot(r, idx) ? SY_CALL_ELEMENT | (uint32_t)r->t[idx].elem
+                                   : (uint32_t)idx;
+}
+
 #endif

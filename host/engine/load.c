@@ -108,7 +108,10 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
     /* The task of the call in flight is guilty unless a fault names
      * another thread (a plugin's own) as where the host died. */
     bool call_guilty = c->in_call && c->ns[0] && c->fault_in_call;
-    if (call_guilty && c->run_id == r->id && c->idx == i)
+    /* An element is named by its index and its task's namespace. */
+    if (call_guilty && c->run_id == r->id && c->idx == sy_live_call_idx(r, i) &&
+        (!sy_live_is_slot(r, i) ||
+         strncmp(c->ns, sy_live_def(r, i)->ns, sizeof c->ns - 1) == 0))
         return CRASH_GUILTY;
     if (call_guilty)
         return CRASH_INNOCENT;
