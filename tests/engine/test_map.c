@@ -247,6 +247,29 @@ static void test_cancel(void **state)
     fake_close(&env);
 }
 
+/* A map over another map's outputs: the second maps over the list the
+ * first passed on. */
+static void test_map_of_a_map(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"m1\"; map_range = [10, 13]; echo = true; },\n"
+                    "  { id = \"m2\"; after = [\"m1\"]; map = \"m1\"; echo = true; },\n"
+                    "  { id = \"b\"; after = [\"m2\"]; hold = true; }\n"
+                    "); };\n");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m1"), 3);
+    assert_int_equal(fake_submits("m2"), 3);
+    assert_non_null(strstr(last_of("b")->input,
+                           "\"m2\":[{\"i\":0,\"item\":{\"i\":0,\"item\":10}},"
+                           "{\"i\":1,\"item\":{\"i\":1,\"item\":11}},"
+                           "{\"i\":2,\"item\":{\"i\":2,\"item\":12}}]"));
+    fake_complete(&env, "b", SY_OUTCOME_SUCCEEDED);
+    assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    fake_close(&env);
+}
+
 /* --- a second host goes on with a map the first left half done -------------- */
 
 #define LEASE_MS 10000
@@ -348,7 +371,7 @@ int main(void)
         cmocka_unit_test(test_element_retry),   cmocka_unit_test(test_element_fails),
         cmocka_unit_test(test_empty_list_skips), cmocka_unit_test(test_max_map),
         cmocka_unit_test(test_not_a_list),      cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_recovery),
+        cmocka_unit_test(test_map_of_a_map),    cmocka_unit_test(test_recovery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
