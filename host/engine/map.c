@@ -51,8 +51,23 @@ static bool bind_list(sy_live_run *r, sy_live_map *m, json_t *ctx, char *err, si
     }
     m->size = n;
     m->list = list ? json_incref((json_t *)list) : NULL;
-    if (d->map && !strchr(d->map, '.'))
-        json_object_del(ctx, d->map);
+    if (d->map) {
+        /* The objects of a built context are its own (only arrays and
+         * scalars are shared with the outputs), so the list can be taken
+         * out of its parent. */
+        const char *leaf = strrchr(d->map, '.');
+        json_t *parent = ctx;
+        if (leaf) {
+            char *up = strndup(d->map, (size_t)(leaf - d->map));
+            parent = up ? (json_t *)sy_json_path(ctx, up) : NULL;
+            free(up);
+            leaf++;
+        } else {
+            leaf = d->map;
+        }
+        if (json_is_object(parent))
+            json_object_del(parent, leaf);
+    }
     m->base = ctx;
     return true;
 }

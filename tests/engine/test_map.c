@@ -247,6 +247,31 @@ static void test_cancel(void **state)
     fake_close(&env);
 }
 
+/* A list deeper in the context is taken out of its element's input too. */
+static void test_dotted_path(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"a\"; output = \"{\\\"in\\\": {\\\"files\\\": [4, 5], "
+                    "\\\"keep\\\": 1}}\"; },\n"
+                    "  { id = \"m\"; after = [\"a\"]; map = \"in.files\"; echo = true; },\n"
+                    "  { id = \"z\"; after = [\"m\"]; hold = true; }\n"
+                    "); };\n");
+    fake_turn(&env);
+    assert_int_equal(fake_submits("m"), 2);
+    assert_non_null(strstr(last_of("m")->input, "\"in\":{\"keep\":1}"));
+    assert_non_null(strstr(last_of("m")->input, "\"item\":5"));
+    assert_null(strstr(last_of("m")->input, "files"));
+    assert_int_equal(fake_state(&env, "m"), SY_TASK_COMPLETED);
+    /* The output it came from is untouched: a task after the map sees it
+     * whole. */
+    assert_non_null(strstr(last_of("z")->input, "\"files\":[4,5]"));
+    fake_complete(&env, "z", SY_OUTCOME_SUCCEEDED);
+    assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    fake_close(&env);
+}
+
 /* A map over another map's outputs: the second maps over the list the
  * first passed on. */
 static void test_map_of_a_map(void **state)
@@ -371,7 +396,7 @@ int main(void)
         cmocka_unit_test(test_element_retry),   cmocka_unit_test(test_element_fails),
         cmocka_unit_test(test_empty_list_skips), cmocka_unit_test(test_max_map),
         cmocka_unit_test(test_not_a_list),      cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_map_of_a_map),    cmocka_unit_test(test_recovery),
+        cmocka_unit_test(test_dotted_path),     cmocka_unit_test(test_map_of_a_map),    cmocka_unit_test(test_recovery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
