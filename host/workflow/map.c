@@ -97,7 +97,8 @@ int sy_map_read(const config_setting_t *g, sy_task_def *t, int64_t wf_max, const
         t->mapped = true;
         if (t->range_to - t->range_from > t->max_map) {
             sy_error(d, SY_SRC_FILE(range), SY_SRC_LINE(range),
-                     "%s: 'map_range' has %" PRId64 " elements, more than max_map %" PRId64,
+                     "%s: 'map_range' has %" PRId64 " elements, more than max_map %" PRId64
+                     " (raise max_map on the task or the workflow)",
                      who, t->range_to - t->range_from, t->max_map);
             errors++;
         }
