@@ -101,9 +101,13 @@ static void print_status(const json_t *run)
         size_t k;
         const json_t *a;
         json_array_foreach(json_object_get(t, "abandoned"), k, a) {
-            char at[32];
+            char at[32], name[96];
             time_of(a, "at", at, sizeof at);
-            printf("  abandoned: %s attempt %lld on %s (taken over %s)\n", text(t, "id", ""),
+            if (json_object_get(a, "element"))
+                snprintf(name, sizeof name, "%s[%lld]", text(t, "id", ""), number(a, "element"));
+            else
+                snprintf(name, sizeof name, "%s", text(t, "id", ""));
+            printf("  abandoned: %s attempt %lld on %s (taken over %s)\n", name,
                    number(a, "attempt"), text(a, "host", "an unknown host"), at);
         }
     }

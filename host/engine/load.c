@@ -143,7 +143,7 @@ static void recover(sy_live_run *r, char *const *hosts, bool cancel)
         /* A map runs no attempt of its own: its elements do. */
         if (!sy_live_is_slot(r, i) && r->wf->tasks[i].mapped)
             continue;
-        const char *host = hosts && i < r->wf->n_tasks ? hosts[i] : NULL;
+        const char *host = hosts ? hosts[i] : NULL;
         e->counters.abandoned++;
         sy_live_event(r, i, t->attempts, "abandoned", host);
         if (cancel) {
@@ -252,11 +252,11 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     struct load_ctx load = {r, 0, err, err_len, NULL};
     rc = sy_store_list_tasks(e->o.store, run_id, load_task, &load);
     if (rc == SY_OK && !load.errors)
-        rc = sy_map_load(r, err, err_len);
+        rc = sy_map_load(r, &load.hosts, err, err_len);
     if (rc != SY_OK || load.errors) {
         if (rc != SY_OK)
             sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store));
-        free_hosts(load.hosts, wf->n_tasks);
+        free_hosts(load.hosts, r->n_t);
         r->finished = true;
         sy_live_free(r);
         return rc != SY_OK ? rc : SY_EINVAL;
@@ -274,7 +274,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     if (cancel)
         sy_live_cancel(r, "cancelled on request");
     recover(r, load.hosts, cancel);
-    free_hosts(load.hosts, wf->n_tasks);
+    free_hosts(load.hosts, r->n_t);
     for (size_t i = 0; i < r->n_t; i++)
         if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty &&
             (!sy_live_is_slot(r, i) || r->t[i].elem >= 0))

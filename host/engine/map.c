@@ -248,6 +248,7 @@ struct load {
     sy_live_map *m;
     size_t next_slot;
     bool overflow;
+    char **hosts; /* r->n_t entries */
 };
 
 static int load_map(void *arg, const sy_map_record *rec)
@@ -287,6 +288,8 @@ static int load_element(void *arg, int64_t elem, const sy_task_record *row)
     t->started = row->started;
     t->token = t->token_stored = row->fence;
     t->error = row->error ? sy_xstrdup(row->error) : NULL;
+    if (row->state == SY_TASK_RUNNING && row->host)
+        c->hosts[t - c->r->t] = sy_xstrdup(row->host);
     m->busy++;
     return 0;
 }
@@ -310,7 +313,7 @@ static void rebind(sy_live_run *r, sy_live_map *m)
     }
 }
 
-int sy_map_load(sy_live_run *r, char *err, size_t err_len)
+int sy_map_load(sy_live_run *r, char ***hosts, char *err, size_t err_len)
 {
     const sy_workflow *wf = r->wf;
     r->n_t = wf->n_tasks;
@@ -329,7 +332,7 @@ int sy_map_load(sy_live_run *r, char *err, size_t err_len)
         r->maps[k++].n_slots =
             sy_task_state_terminal(r->t[i].state) ? 0 : r->e->o.map_window;
     }
-    struct load c = {r, NULL, 0, false};
+    struct load c = {r, NULL, 0, false, NULL};
     int rc = sy_store_list_maps(r->e->o.store, r->id, load_map, &c);
     if (rc != SY_OK) {
         sy_errf(err, err_len, "%s", sy_store_errmsg(r->e->o.store));
@@ -346,6 +349,13 @@ int sy_map_load(sy_live_run *r, char *err, size_t err_len)
     memset(t + wf->n_tasks, 0, (total - wf->n_tasks) * sizeof *t);
     r->t = t;
     r->n_t = total;
+    char **h = realloc(*hosts, total * sizeof *h);
+    if (!h)
+        abort();
+    if (!*hosts)
+        memset(h, 0, wf->n_tasks * sizeof *h);
+    memset(h + wf->n_tasks, 0, (total - wf->n_tasks) * sizeof *h);
+    *hosts = c.hosts = h;
     for (size_t k = 0; k < r->n_maps; k++) {
         sy_live_map *m = &r->maps[k];
         for (size_t i = 0; i < m->n_slots; i++) {

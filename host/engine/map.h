@@ -25,8 +25,10 @@
 /* Makes the run's maps and slots and loads what the store holds of maps
  * already started (their sizes, counts, open elements).  Called by
  * sy_live_load after the task rows, before anything points into r->t.
- * Non-zero with a reason in err on a store failure. */
-int sy_map_load(sy_live_run *r, char *err, size_t err_len);
+ * *hosts (NULL, or one entry per task: the host of an attempt found
+ * Running, owned) grows to r->n_t entries with the elements' own when
+ * there are slots.  Non-zero with a reason in err on a store failure. */
+int sy_map_load(sy_live_run *r, char ***hosts, char *err, size_t err_len);
 
 /* Once the loaded run is routed: goes on with the maps that had started
  * (their lists bound again from the input context). */

@@ -40,7 +40,8 @@ enum {
  * "recoveries", "executor", "error", "host", "abandoned", "output"}...]}
  * (the shape `status --json` prints).  "host" is the host that started
  * the task's latest attempt; "abandoned" lists the attempts hosts lost
- * with the run, as [{"attempt", "host", "at"}].  SY_ENOENT ("no such
+ * with the run, as [{"attempt", "host", "at"}] (with "element", its
+ * index, for an element of a mapped task).  SY_ENOENT ("no such
  * run") or a store error. */
 int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags,
                    json_t **out, char *err, size_t err_len);

@@ -46,6 +46,10 @@ is '[400, 400, {"Completed": 400}]' "$id" '[t["m"]["map"][k] for k in ("size", "
 is true "$id" '[o["map_index"] for o in t["after"]["output"]["m"]] == list(range(400))' \
     "the task after the map got all 400 outputs in order"
 
+is true "$id" 'len(t["m"]["abandoned"]) > 0 and all(a.get("element", -1) >= 0 and a["host"] for a in t["m"]["abandoned"])' \
+    "each attempt a killed host left is named by its element and host"
+run status "$id"
+has "abandoned: m[" "status names the element of an abandoned attempt"
 "$SWITCHYARD" status "$id" --task m --json >"$host/m.json"
 python3 - "$host/m.json" "$host/dispatch.log" <<'PY'
 import json, sys, collections
