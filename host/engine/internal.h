@@ -39,6 +39,7 @@ typedef struct sy_live_task {
     uint32_t attempts, failures, recoveries;
     uint32_t deferrals;    /* SY_OUTCOME_DEFERRED in a row (not stored: a
                               restart starts the count again) */
+    uint32_t map;          /* a slot's map: an index into r->maps (below) */
     int64_t ready_at, started, finished;
     char *error;           /* owned; NULL */
     json_t *output;        /* owned object when Completed with output */
@@ -49,6 +50,11 @@ typedef struct sy_live_task {
     sy_attempt *current;   /* the attempt in flight, NULL */
     sy_timer backoff;      /* armed while waiting for ready_at; data = run */
     bool dirty;            /* in the batch's dirty list */
+    /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
+     * the elements in flight.  `elem` is the element it holds, -1 when
+     * free (at most SY_MAP_LIMIT: an int32_t; it and `map` sit in what
+     * would be padding, so that no task grows for them). */
+    int32_t elem;
     /* The context after the task (input.c): kept once settled (terminal,
      * every dependency settled); scratch while one call works it out. */
     sy_context_tree *after, *scratch;
@@ -64,11 +70,6 @@ typedef struct sy_live_task {
      * holds as this host last wrote or read it, which every write of the
      * task names. */
     int64_t token, token_stored;
-    /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
-     * the elements in flight.  `elem` is the element it holds, -1 when
-     * free; `map` indexes r->maps. */
-    int64_t elem;
-    uint32_t map;
 } sy_live_task;
 
 /* The most elements of one map in flight (and in memory) at a time by

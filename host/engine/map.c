@@ -80,7 +80,7 @@ static void fill_slot(sy_live_run *r, sy_live_map *m, size_t slot)
     uint32_t which = t->map;
     memset(t, 0, sizeof *t);
     t->map = which;
-    t->elem = m->next++;
+    t->elem = (int32_t)m->next++;
     t->queue = owner->queue;
     t->instance_name = owner->instance_name;
     m->busy++;
@@ -279,7 +279,7 @@ static int load_element(void *arg, int64_t elem, const sy_task_record *row)
         return 1;
     }
     sy_live_task *t = &c->r->t[c->next_slot++];
-    t->elem = elem;
+    t->elem = (int32_t)elem;
     t->state = row->state;
     t->attempts = row->attempts;
     t->failures = row->failures;
