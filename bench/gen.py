@@ -24,6 +24,13 @@ for layer in range(100):
 write("layered", t)
 write("layered_out", t)  # routed to an instance whose tasks return output
 
+# Dynamic fan-out: one task mapped over a range (each element returns
+# output: routed to the output instance), then a join that gets every
+# output in order.
+for name, n in (("mapped", 10000), ("mapped100k", 100000)):
+    write(name, ['    { id = "m"; map_range = %d; max_map = %d; }' % (n, n),
+                 task("j", ["m"])])
+
 write("chain", [task(f"c{i}", [f"c{i-1}"] if i else []) for i in range(1000)])
 
 # 20 layers of 100 /bin/true, each task depending on the whole layer above.

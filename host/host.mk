@@ -50,7 +50,7 @@ libsyhost_la_SOURCES += \
 	host/workflow/cron.h host/workflow/settings.c \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
-	host/workflow/condition.c host/workflow/retry.c \
+	host/workflow/condition.c host/workflow/map.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
 	host/workflow/context.c host/workflow/context.h \
@@ -82,6 +82,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_processes.c \
 	host/store/sqlite_schedule.c \
 	host/store/sqlite_logs.c \
+	host/store/sqlite_elements.c host/store/elements.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres_internal.h),
@@ -93,7 +94,8 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
 	host/store/postgres_tasks.c host/store/postgres_processes.c \
-	host/store/postgres_schedule.c host/store/postgres_logs.c
+	host/store/postgres_schedule.c host/store/postgres_logs.c \
+	host/store/postgres_elements.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -110,7 +112,7 @@ libsyhost_la_SOURCES += \
 	host/engine/dispatch.c host/engine/dispatch.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
-	host/engine/load.c host/engine/load.h \
+	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \
 	host/engine/serve.c host/engine/serve.h \
 	host/engine/schedule.c host/engine/schedule.h \
 	host/engine/fenced.c host/engine/fenced.h \
@@ -125,7 +127,7 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
-	host/service/runs.c host/service/runs.h \
+	host/service/runs.c host/service/runs.h host/service/run_maps.c \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \

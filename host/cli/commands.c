@@ -60,13 +60,17 @@ static const sy_cli_command commands[] = {
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
      "Exit: 0; 2 usage or config.\n"},
-    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK]",
+    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all]",
      "a run and each of its tasks",
-     "  --json       print the run as JSON, errors and outputs in full\n"
+     "  --json       print the run as JSON, errors and outputs in full (with\n"
+     "               --task: that task's object)\n"
      "  --task TASK  one task in full: its state, attempts, executor, host,\n"
-     "               whole error (stderr included) and output\n"
+     "               whole error (stderr included) and output; for a mapped\n"
+     "               task, each of its elements too\n"
+     "  --all        every element of every mapped task\n"
      "The table shows the last line of each error only; `switchyard logs`\n"
-     "shows what the attempts wrote.\n"
+     "shows what the attempts wrote.  A mapped task is summed up in one\n"
+     "line (its elements by state) unless asked.\n"
      "Exit: 0; 1 unknown run or task.\n"},
     {"runs", sy_cmd_runs, "[--limit N | --all] [--json]", "the latest runs",
      "  --limit N  the newest N runs (default 50; 1 to 1000000000)\n"

@@ -38,9 +38,18 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv)
         sy_routes_resolve(&sv.setup.cfg.routes, t->ns, &exec, NULL);
         printf("  ");
         quoted(t->id);
-        printf(" [label=\"%s\\n%s%s%s\"];\n", t->id, exec,
+        printf(" [label=\"%s\\n%s%s%s", t->id, exec,
                t->trigger != SY_TRIGGER_ALL_SUCCESS ? "\\n" : "",
                t->trigger != SY_TRIGGER_ALL_SUCCESS ? sy_trigger_name(t->trigger) : "");
+        /* A mapped task is drawn as a stack: one box stands for many. */
+        if (t->map) {
+            printf("\\nmap ");
+            for (const char *c = t->map; *c; c++)
+                printf("%s%c", *c == '"' || *c == '\\' ? "\\" : "", *c);
+        } else if (t->mapped) {
+            printf("\\nmap [%lld, %lld)", (long long)t->range_from, (long long)t->range_to);
+        }
+        printf("\"%s];\n", t->mapped ? ", shape=box3d" : "");
     }
     for (size_t i = 0; i < wf->n_tasks; i++)
         for (size_t j = 0; j < wf->tasks[i].n_deps; j++) {

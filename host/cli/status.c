@@ -42,6 +42,31 @@ static void time_of(const json_t *o, const char *key, char *buf, size_t len)
     fmt_time((int64_t)number(o, key), buf, len);
 }
 
+/* A map's counts by state ("990 Completed, 10 Running"), or "-". */
+static void fmt_counts(const json_t *by_state, char *buf, size_t len);
+
+/* A mapped task's summary line, then (when listed) its elements. */
+static void print_map(const json_t *t)
+{
+    const json_t *map = json_object_get(t, "map");
+    if (!map)
+        return;
+    char counts[256];
+    fmt_counts(json_object_get(map, "elements"), counts, sizeof counts);
+    printf("  map %s: %lld element%s: %s (%lld made)\n", text(t, "id", ""), number(map, "size"),
+           number(map, "size") == 1 ? "" : "s", counts[0] ? counts : "none yet",
+           number(map, "created"));
+    size_t i;
+    const json_t *el;
+    json_array_foreach(json_object_get(map, "list"), i, el) {
+        char name[96], err[400];
+        snprintf(name, sizeof name, "%s[%lld]", text(t, "id", ""), number(el, "index"));
+        sy_cli_error_summary(text(el, "error", ""), err, sizeof err);
+        printf("    %-22s %-10s %8u  %-12s %s\n", name, text(el, "status", ""),
+               (unsigned)number(el, "attempts"), text(el, "executor", "-"), err);
+    }
+}
+
 static void print_status(const json_t *run)
 {
     char c[32], s[32], f[32];
@@ -67,15 +92,23 @@ static void print_status(const json_t *run)
         printf("  %-24s %-10s %8u  %-12s %s\n", text(t, "id", ""), text(t, "status", ""),
                (unsigned)number(t, "attempts"), text(t, "executor", "-"), err);
     }
+    /* A map is summed up (counts by state), its elements listed only when
+     * asked (--task, --all): a map may have a million. */
+    json_array_foreach(json_object_get(run, "tasks"), i, t)
+        print_map(t);
     /* Attempts a host lost with the run, and which host: what an operator
      * looks for after a host was stopped or cut off. */
     json_array_foreach(json_object_get(run, "tasks"), i, t) {
         size_t k;
         const json_t *a;
         json_array_foreach(json_object_get(t, "abandoned"), k, a) {
-            char at[32];
+            char at[32], name[96];
             time_of(a, "at", at, sizeof at);
-            printf("  abandoned: %s attempt %lld on %s (taken over %s)\n", text(t, "id", ""),
+            if (json_object_get(a, "element"))
+                snprintf(name, sizeof name, "%s[%lld]", text(t, "id", ""), number(a, "element"));
+            else
+                snprintf(name, sizeof name, "%s", text(t, "id", ""));
+            printf("  abandoned: %s attempt %lld on %s (taken over %s)\n", name,
                    number(a, "attempt"), text(a, "host", "an unknown host"), at);
         }
     }
@@ -88,14 +121,21 @@ static void print_status(const json_t *run)
                number(run, "run_id"));
 }
 
-/* One task in full: the whole error and the output. */
-static int print_task(const json_t *run, const char *task_id)
+static void print_json(const json_t *v);
+
+/* One task in full: the whole error and the output (and a map's
+ * elements); with `json`, its object. */
+static int print_task(const json_t *run, const char *task_id, bool json)
 {
     size_t i;
     const json_t *t;
     json_array_foreach(json_object_get(run, "tasks"), i, t) {
         if (strcmp(text(t, "id", ""), task_id) != 0)
             continue;
+        if (json) {
+            print_json(t);
+            return SY_EXIT_OK;
+        }
         printf("task %s  (run %lld, %s)\n", text(t, "namespace", ""), number(run, "run_id"),
                text(run, "status", ""));
         printf("  state      %s\n  attempts   %lld (recovered %lld)\n  executor   %s\n"
@@ -123,6 +163,7 @@ static int print_task(const json_t *run, const char *task_id)
         } else {
             printf("  output     none\n");
         }
+        print_map(t);
         return SY_EXIT_OK;
     }
     fprintf(stderr, "switchyard: status: run %lld has no task '%s'\n", number(run, "run_id"),
@@ -140,10 +181,12 @@ static void print_json(const json_t *v)
 int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
 {
     const char *id_arg = NULL, *task = NULL;
-    bool json = false;
+    bool json = false, all = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
+        else if (strcmp(argv[i], "--all") == 0)
+            all = true;
         else if (strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "-t") == 0) {
             if (i + 1 >= argc)
                 return sy_cli_usage_error("status", "%s needs a task id", argv[i]);
@@ -163,15 +206,18 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     json_t *run = NULL;
     char err[512];
     if (sy_runs_status(sv.store, id, json ? 0 : SY_RUNS_DETAIL, &run, err, sizeof err) ==
-        SY_OK) {
+            SY_OK &&
+        sy_runs_add_maps(sv.store, id, json_object_get(run, "tasks"),
+                         task ? task : all ? "*" : NULL, err, sizeof err) == SY_OK) {
         if (task)
-            rc = print_task(run, task);
+            rc = print_task(run, task, json);
         else if (json)
             print_json(run);
         else
             print_status(run);
         json_decref(run);
     } else {
+        json_decref(run);
         fprintf(stderr, "switchyard: status: %s\n", err);
         rc = SY_EXIT_FAIL;
     }
@@ -200,7 +246,7 @@ static void fmt_duration(const json_t *ms, char *buf, size_t len)
 static void fmt_counts(const json_t *by_state, char *buf, size_t len)
 {
     static const char *const order[] = {"Completed", "Running", "Ready", "NotStarted",
-                                        "Failed", "Skipped", NULL};
+                                        "Failed", "Skipped", "Cancelled", NULL};
     size_t used = 0;
     buf[0] = '\0';
     for (const char *const *s = order; *s && used < len; s++) {

@@ -74,7 +74,7 @@ sy_attempt *sy_attempt_take_done(sy_engine *e)
 sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, size_t len)
 {
     sy_live_task *t = &r->t[idx];
-    const sy_task_def *d = &r->wf->tasks[idx];
+    const sy_task_def *d = sy_live_def(r, idx);
     bool borrowed = false;
     char *input = sy_engine_input(r, idx, &borrowed, err, len);
     if (!input)
@@ -153,8 +153,8 @@ void sy_attempt_cancel(sy_attempt *a)
      * nothing the plugin may still hold. */
     sy_completion *token = sy_completion_token(&a->c);
     if (token) {
-        sy_call_begin(a->queue->entry, "cancel", a->task.ns, a->run->id, (uint32_t)a->idx,
-                      a->number);
+        sy_call_begin(a->queue->entry, "cancel", a->task.ns, a->run->id,
+                      sy_live_call_idx(a->run, a->idx), a->number);
         a->queue->entry->desc->cancel(a->queue->entry->inst, token);
         sy_call_end();
     }

@@ -43,6 +43,27 @@ bool sy_batch_any_run_dirty(const sy_engine *e)
     return false;
 }
 
+/* An element written terminal is done with: its slot is free for the
+ * map's next element, given by the next turn (engine/map.c). */
+static void free_slot(sy_live_run *r, sy_live_task *t)
+{
+    sy_live_map *m = &r->maps[t->map];
+    if (t->state == SY_TASK_FAILED && !m->first_error)
+        m->first_error = sy_asprintf("[%lld] %s", (long long)t->elem,
+                                     t->error ? t->error : "failed");
+    free(t->error);
+    t->error = NULL;
+    json_decref(t->output);
+    t->output = NULL;
+    free(t->output_text);
+    t->output_text = NULL;
+    t->elem = -1;
+    m->busy--;
+    m->pending = true;
+    r->maps_pending = true;
+    r->e->maps_pending = true;
+}
+
 void sy_batch_write(sy_engine *e, int64_t now)
 {
     for (size_t i = 0; i < e->n_dirty; i++) {
@@ -69,7 +90,16 @@ void sy_batch_write(sy_engine *e, int64_t now)
         /* A refused write leaves the batch usable for the other runs;
          * nothing more is tried for this one, and it is dropped after the
          * commit (engine.c) with the store's reason in its one log line. */
-        int rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
+        int rc;
+        if (sy_live_is_slot(r, idx)) {
+            record.idx = (uint32_t)r->maps[t->map].idx;
+            rc = sy_store_update_element(e->o.store, r->id, &r->fence, t->token_stored,
+                                         t->elem, &record);
+            if (rc == SY_OK && sy_task_state_terminal(t->state))
+                free_slot(r, t);
+        } else {
+            rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
+        }
         if (rc == SY_OK)
             t->token_stored = t->token;
         else if (!sy_fenced_refused(r, rc)) {

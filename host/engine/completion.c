@@ -60,7 +60,8 @@ static void apply_success(sy_engine *e, sy_attempt *a)
     if (json_object_size(out) > 0) {
         t->output = out;
         t->output_text = json_dumps(out, JSON_COMPACT);
-        r->n_with_output++;
+        /* An element's output is its map's to merge, once it ends. */
+        r->n_with_output += !sy_live_is_slot(r, a->idx);
     } else {
         json_decref(out);
     }

@@ -9,6 +9,7 @@
 #include "engine/attempt.h"
 #include "engine/batch.h"
 #include "engine/completion.h"
+#include "engine/map.h"
 #include "engine/run.h"
 #include "executor/call_record.h"
 
@@ -98,6 +99,10 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             sy_live_fail_now(r, ref.idx, msg);
             continue;
         }
+        if (!sy_live_is_slot(r, ref.idx) && r->wf->tasks[ref.idx].mapped) {
+            sy_map_start(r, ref.idx, now);
+            continue;
+        }
         if (!has_capacity(t->queue)) {
             wait_for_capacity(t->queue, r, ref.idx);
             continue;
@@ -154,8 +159,8 @@ void sy_dispatch_submit(sy_engine *e)
                 a->deadline.data = a;
                 sy_timer_start(&e->timers, &a->deadline, now + a->task.timeout_ms);
             }
-            sy_call_begin(a->queue->entry, "submit", a->task.ns, r->id, (uint32_t)a->idx,
-                          a->number);
+            sy_call_begin(a->queue->entry, "submit", a->task.ns, r->id,
+                          sy_live_call_idx(r, a->idx), a->number);
             rc = entry->desc->submit(entry->inst, &a->task, sy_completion_token(&a->c), err,
                                      sizeof err);
             sy_call_end();

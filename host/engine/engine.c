@@ -18,6 +18,7 @@
 #include "engine/internal.h"
 #include "engine/lease.h"
 #include "engine/load.h"
+#include "engine/map.h"
 #include "engine/reload.h"
 #include "engine/run.h"
 #include "engine/schedule.h"
@@ -142,7 +143,7 @@ static void on_flush(uv_prepare_t *h)
         if (sy_timers_due(&e->timers, now))
             sy_timers_expire(&e->timers, now);
     }
-    if (e->ready.n == 0 && e->n_dirty == 0 && !sy_batch_any_run_dirty(e) &&
+    if (e->ready.n == 0 && e->n_dirty == 0 && !e->maps_pending && !sy_batch_any_run_dirty(e) &&
         !sy_process_pending(e)) {
         drop_fenced(e); /* an event refused since the last turn */
         reap_runs(e);
@@ -165,6 +166,7 @@ static void on_flush(uv_prepare_t *h)
         lapsed_turn(e);
         return;
     }
+    sy_map_turn(e);
     sy_dispatch_decide(e, now);
     sy_batch_write(e, now);
     sy_process_write(e, now);
@@ -181,7 +183,7 @@ static void on_flush(uv_prepare_t *h)
     /* A submit refused or busy changed its task after this turn's write:
      * one more turn writes it (and decides what it frees), or the loop
      * would sleep with the store saying Running. */
-    if (e->n_dirty > 0)
+    if (e->n_dirty > 0 || e->maps_pending)
         sy_wake_send(&e->done);
     if (e->n_dirty == 0)
         reap_runs(e);
@@ -239,6 +241,8 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.lease_ms = 30000;
     if (e->o.poll_ms <= 0)
         e->o.poll_ms = 200;
+    if (e->o.map_window == 0)
+        e->o.map_window = SY_MAP_WINDOW;
     e->grace_ms = e->o.shutdown_grace_ms > 0 ? e->o.shutdown_grace_ms : 30000;
     e->now = o->clock ? o->clock : sy_clock_now_ms;
     e->done.data = e;

@@ -73,6 +73,9 @@ typedef struct sy_engine_opts {
      * the attempts plugins still hold before it abandons them (0: 30 s;
      * engine/shutdown.h). */
     int64_t shutdown_grace_ms;
+    /* The most elements of one map in flight, in memory and in the store
+     * at a time (engine/map.h; 0: SY_MAP_WINDOW, 512). */
+    uint32_t map_window;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */

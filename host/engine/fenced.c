@@ -41,9 +41,18 @@ void sy_live_event(sy_live_run *r, size_t idx, uint32_t attempt,
         e->lease_past = true;
         return;
     }
+    /* An element's events go to its map's task, saying which element. */
+    char *text = NULL;
+    if (sy_live_is_slot(r, idx)) {
+        const sy_live_task *t = &r->t[idx];
+        text = sy_asprintf("[%lld] %s", (long long)t->elem, detail ? detail : "");
+        detail = text;
+        idx = r->maps[t->map].idx;
+    }
     int rc = sy_store_add_event(e->o.store, r->id, &r->fence,
                                 r->t[idx].token_stored, (uint32_t)idx, attempt,
                                 kind, detail, now);
+    free(text);
     if (rc != SY_OK && !sy_fenced_refused(r, rc))
         sy_log(SY_LOG_WARN, "store", "run %lld: cannot record a %s event: %s",
                (long long)r->id, kind, sy_store_errmsg(e->o.store));

@@ -199,8 +199,39 @@ static bool fits(const sy_live_run *r, size_t len, char *err, size_t err_len)
     return len <= max;
 }
 
+/* An element's input: its map's input context (less the list mapped
+ * over), with `item` and `map_index`. */
+static char *element_input(sy_live_run *r, size_t slot, char *err, size_t err_len)
+{
+    const sy_live_task *t = &r->t[slot];
+    const sy_live_map *m = &r->maps[t->map];
+    const sy_task_def *d = &r->wf->tasks[m->idx];
+    json_t *ctx = m->base ? json_copy(m->base) : NULL;
+    json_t *item = ctx ? sy_map_item(d, m->list, t->elem) : NULL;
+    char *text = NULL;
+    if (item) {
+        json_object_set_new(ctx, "item", item);
+        json_object_set_new(ctx, "map_index", json_integer(t->elem));
+        text = json_dumps(ctx, JSON_COMPACT);
+    }
+    json_decref(ctx);
+    if (!text) {
+        sy_errf(err, err_len, "out of memory building the input context");
+        return NULL;
+    }
+    if (!fits(r, strlen(text), err, err_len)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err, size_t err_len)
 {
+    if (sy_live_is_slot(r, idx)) {
+        *borrowed = false;
+        return element_input(r, idx, err, err_len);
+    }
     if (r->n_with_output == 0) {
         *borrowed = true;
         return fits(r, strlen(r->context_text), err, err_len) ? r->context_text : NULL;

@@ -48,6 +48,7 @@ typedef struct sy_live_task {
     uint32_t attempts, failures, recoveries;
     uint32_t deferrals;    /* SY_OUTCOME_DEFERRED in a row (not stored: a
                               restart starts the count again) */
+    uint32_t map;          /* a slot's map: an index into r->maps (below) */
     int64_t ready_at, started, finished;
     char *error;           /* owned; NULL */
     json_t *output;        /* owned object when Completed with output */
@@ -58,6 +59,11 @@ typedef struct sy_live_task {
     sy_attempt *current;   /* the attempt in flight, NULL */
     sy_timer backoff;      /* armed while waiting for ready_at; data = run */
     bool dirty;            /* in the batch's dirty list */
+    /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
+     * the elements in flight.  `elem` is the element it holds, -1 when
+     * free (at most SY_MAP_LIMIT: an int32_t; it and `map` sit in what
+     * would be padding, so that no task grows for them). */
+    int32_t elem;
     /* The context after the task (input.c): kept once settled (terminal,
      * every dependency settled); scratch while one call works it out. */
     sy_context_tree *after, *scratch;
@@ -75,6 +81,31 @@ typedef struct sy_live_task {
     int64_t token, token_stored;
 } sy_live_task;
 
+/* The most elements of one map in flight (and in memory) at a time by
+ * default (sy_engine_opts.map_window): the map's slots.  Elements beyond
+ * them are made as slots free. */
+#define SY_MAP_WINDOW 512
+
+/* A mapped task of an adopted run (engine/map.c). */
+typedef struct sy_live_map {
+    size_t idx;            /* the mapped task */
+    bool started;          /* size known, elements being made */
+    bool stopped;          /* no more elements will be made: its list could
+                              not be bound again after a restart */
+    bool pending;          /* a slot freed or the map may be over: looked
+                              at by the next turn (sy_map_turn) */
+    int64_t size;          /* its elements */
+    int64_t next;          /* the next element to make */
+    int64_t ended, failed, cancelled; /* elements terminal, of them failed,
+                                         cancelled or skipped */
+    size_t first_slot, n_slots; /* its slots: r->t[first_slot ..] */
+    size_t busy;           /* slots holding an element not yet written
+                              terminal */
+    json_t *base;          /* owned: the map's input context, less the list */
+    json_t *list;          /* owned reference: the list; NULL for a range */
+    char *first_error;     /* owned: the first failed element's, "[k] why" */
+} sy_live_map;
+
 struct sy_live_run {
     int64_t id;
     char id_text[24];      /* the id as handed to plugins in sy_task */
@@ -86,7 +117,12 @@ struct sy_live_run {
     char *context_text;    /* owned */
     sy_run_state state;
     char *error;           /* owned */
-    sy_live_task *t;       /* owned, wf->n_tasks */
+    sy_live_task *t;       /* owned, n_t: wf->n_tasks, then the maps'
+                              slots */
+    size_t n_t;
+    sy_live_map *maps;     /* owned, n_maps: one per mapped task */
+    size_t n_maps;
+    bool maps_pending;     /* a map of it is pending */
     size_t n_terminal, n_failed, n_skipped, n_running, n_with_output;
     size_t inflight;       /* attempts not yet returned by plugins, stale
                               ones included: the run is freed at 0 */
@@ -167,6 +203,7 @@ struct sy_engine {
     size_t n_instances;
     sy_retired_table *retired;      /* engine/reload.c */
     sy_live_run *runs;
+    bool maps_pending;              /* a run has a pending map */
     sy_wake done;                   /* completions and wakes */
     uv_prepare_t flush;
     uv_timer_t poll, renew;
@@ -215,5 +252,29 @@ struct sy_engine {
                                        one once it came back (o.owner) */
     unsigned owner_gen;
 };
+
+/* The definition task (or slot) idx runs: a slot runs its mapped task's. */
+static inline const sy_task_def *sy_live_def(const sy_live_run *r, size_t idx)
+{
+    if (idx >= r->wf->n_tasks)
+        idx = r->maps[r->t[idx].map].idx;
+    return &r->wf->tasks[idx];
+}
+
+static inline bool sy_live_is_slot(const sy_live_run *r, size_t idx)
+{
+    return idx >= r->wf->n_tasks;
+}
+
+/* What the call record (executor/call_record.h) keeps of task idx: its
+ * index, or for an element the element's index with the top bit set (a
+ * slot's position is this host's alone; the element is the same for the
+ * host that reads the record after a crash). */
+#define SY_CALL_ELEMENT 0x80000000u
+static inline uint32_t sy_live_call_idx(const sy_live_run *r, size_t idx)
+{
+    return sy_live_is_slot(r, idx) ? SY_CALL_ELEMENT | (uint32_t)r->t[idx].elem
+                                   : (uint32_t)idx;
+}
 
 #endif

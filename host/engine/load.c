@@ -12,6 +12,7 @@
 #include "engine/fenced.h"
 #include "engine/input.h"
 #include "engine/orphans.h"
+#include "engine/map.h"
 #include "engine/run.h"
 
 struct load_ctx {
@@ -89,6 +90,12 @@ void sy_live_route(sy_engine *e, sy_live_run *r)
         r->t[i].instance_name = name;
         r->t[i].queue = instance_queue(e, name);
     }
+    /* Elements route as their task does. */
+    for (size_t i = r->wf->n_tasks; i < r->n_t; i++) {
+        const sy_live_task *owner = &r->t[r->maps[r->t[i].map].idx];
+        r->t[i].instance_name = owner->instance_name;
+        r->t[i].queue = owner->queue;
+    }
 }
 
 /* What the previous host's crash says of task i, when there was one. */
@@ -102,7 +109,10 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
     /* The task of the call in flight is guilty unless a fault names
      * another thread (a plugin's own) as where the host died. */
     bool call_guilty = c->in_call && c->ns[0] && c->fault_in_call;
-    if (call_guilty && c->run_id == r->id && c->idx == i)
+    /* An element is named by its index and its task's namespace. */
+    if (call_guilty && c->run_id == r->id && c->idx == sy_live_call_idx(r, i) &&
+        (!sy_live_is_slot(r, i) ||
+         strncmp(c->ns, sy_live_def(r, i)->ns, sizeof c->ns - 1) == 0))
         return CRASH_GUILTY;
     if (call_guilty)
         return CRASH_INNOCENT;
@@ -127,9 +137,12 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
 static void recover(sy_live_run *r, char *const *hosts, bool cancel)
 {
     sy_engine *e = r->e;
-    for (size_t i = 0; i < r->wf->n_tasks; i++) {
+    for (size_t i = 0; i < r->n_t; i++) {
         sy_live_task *t = &r->t[i];
         if (t->state != SY_TASK_RUNNING)
+            continue;
+        /* A map runs no attempt of its own: its elements do. */
+        if (!sy_live_is_slot(r, i) && r->wf->tasks[i].mapped)
             continue;
         const char *host = hosts ? hosts[i] : NULL;
         e->counters.abandoned++;
@@ -254,12 +267,15 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     r->t = calloc(wf->n_tasks ? wf->n_tasks : 1, sizeof *r->t);
     bool cancel = record.cancel_requested;
     sy_run_record_clear(&record);
+    r->n_t = wf->n_tasks;
     struct load_ctx load = {r, 0, err, err_len, NULL};
     rc = sy_store_list_tasks(e->o.store, run_id, load_task, &load);
+    if (rc == SY_OK && !load.errors)
+        rc = sy_map_load(r, &load.hosts, err, err_len);
     if (rc != SY_OK || load.errors) {
         if (rc != SY_OK)
             sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store));
-        free_hosts(load.hosts, wf->n_tasks);
+        free_hosts(load.hosts, r->n_t);
         r->finished = true;
         sy_live_free(r);
         return rc != SY_OK ? rc : SY_EINVAL;
@@ -272,14 +288,16 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     }
     sy_live_route(e, r);
     kill_leftovers(e, r);
+    sy_map_resume(r);
     /* A run cancelled while no host held it is cancelled before what its
      * last host left running is recovered: that ends Cancelled too. */
     if (cancel)
         sy_live_cancel(r, "cancelled on request");
     recover(r, load.hosts, cancel);
-    free_hosts(load.hosts, wf->n_tasks);
-    for (size_t i = 0; i < wf->n_tasks; i++)
-        if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty)
+    free_hosts(load.hosts, r->n_t);
+    for (size_t i = 0; i < r->n_t; i++)
+        if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty &&
+            (!sy_live_is_slot(r, i) || r->t[i].elem >= 0))
             sy_live_offer(r, i);
     sy_live_start_roots(r);
     sy_live_finish_if_done(r);
@@ -304,7 +322,7 @@ void sy_live_drop(sy_live_run *r, const char *why)
      * still run for it is cancelled, and the run is freed once they give
      * the attempts back (reap_runs). */
     sy_dispatch_forget_run(e, r);
-    for (size_t i = 0; i < r->wf->n_tasks; i++) {
+    for (size_t i = 0; i < r->n_t; i++) {
         sy_live_task *t = &r->t[i];
         sy_timer_stop(&e->timers, &t->backoff);
         if (t->current)
@@ -329,13 +347,14 @@ void sy_live_free(sy_live_run *r)
             break;
         }
     sy_dispatch_forget_run(e, r);
-    for (size_t i = 0; r->wf && i < r->wf->n_tasks; i++) {
+    for (size_t i = 0; r->wf && i < r->n_t; i++) {
         sy_live_task *t = &r->t[i];
         sy_timer_stop(&e->timers, &t->backoff);
         free(t->error);
         json_decref(t->output);
         free(t->output_text);
     }
+    sy_map_free(r);
     sy_engine_input_free(r);
     free(r->t);
     if (!r->wf_borrowed)

@@ -33,7 +33,7 @@ static void report(sy_live_run *r, size_t idx)
     sy_engine *e = r->e;
     /* What happens to a run this host lost (its cancelled attempts coming
      * back) is nobody's progress: another host may be running it. */
-    if (!e->o.on_task || r->lost)
+    if (!e->o.on_task || r->lost || sy_live_is_slot(r, idx))
         return;
     sy_engine_view v;
     sy_live_fill_view(r, &v);
@@ -49,12 +49,20 @@ bool sy_live_set_state(sy_live_run *r, size_t idx, sy_task_state to)
     if (!sy_task_transition_ok(t->state, to)) {
         sy_log(SY_LOG_ERROR, "engine",
                "bug: illegal transition %s -> %s for %s in run %lld; not applied",
-               sy_task_state_name(t->state), sy_task_state_name(to), r->wf->tasks[idx].ns,
+               sy_task_state_name(t->state), sy_task_state_name(to), sy_live_def(r, idx)->ns,
                (long long)r->id);
         return false;
     }
     t->state = to;
-    if (sy_task_state_terminal(to)) {
+    if (sy_task_state_terminal(to) && sy_live_is_slot(r, idx)) {
+        /* An element: its map counts it (engine/map.h); the run counts
+         * the map as one task when the map ends. */
+        sy_live_map *m = &r->maps[t->map];
+        m->ended++;
+        m->failed += to == SY_TASK_FAILED;
+        m->cancelled += to == SY_TASK_CANCELLED || to == SY_TASK_SKIPPED;
+        t->finished = r->e->now();
+    } else if (sy_task_state_terminal(to)) {
         r->n_terminal++;
         r->n_failed += to == SY_TASK_FAILED;
         r->n_skipped += to == SY_TASK_SKIPPED;
@@ -116,7 +124,7 @@ void sy_live_fail_now(sy_live_run *r, size_t idx, const char *error)
 void sy_live_fail_or_retry(sy_live_run *r, size_t idx, bool timeout, const char *error)
 {
     sy_live_task *t = &r->t[idx];
-    const sy_retry *p = &r->wf->tasks[idx].retry;
+    const sy_retry *p = &sy_live_def(r, idx)->retry;
     t->failures++;
     sy_live_set_error(t, error);
     bool wanted = (p->retry_on & (timeout ? SY_RETRY_ON_TIMEOUT : SY_RETRY_ON_FAILED)) != 0;
@@ -245,6 +253,9 @@ static bool decide_task(sy_live_run *r, size_t idx)
 
 void sy_live_task_terminal(sy_live_run *r, size_t idx)
 {
+    /* An element's end is its map's business (engine/map.c). */
+    if (sy_live_is_slot(r, idx))
+        return;
     report(r, idx);
     /* Skipping propagates down the graph; an explicit stack keeps a deep
      * chain from exhausting the C stack. */
@@ -323,8 +334,10 @@ void sy_live_cancel(sy_live_run *r, const char *why)
     r->cancelling = true;
     free(r->error);
     r->error = sy_xstrdup(why);
-    for (size_t i = 0; i < r->wf->n_tasks; i++) {
+    for (size_t i = 0; i < r->n_t; i++) {
         sy_live_task *t = &r->t[i];
+        if (sy_live_is_slot(r, i) && t->elem < 0)
+            continue;
         if (t->state == SY_TASK_NOT_STARTED || t->state == SY_TASK_READY) {
             sy_timer_stop(&r->e->timers, &t->backoff);
             if (sy_live_set_state(r, i, SY_TASK_SKIPPED))
@@ -332,6 +345,11 @@ void sy_live_cancel(sy_live_run *r, const char *why)
         } else if (t->state == SY_TASK_RUNNING && t->current) {
             sy_attempt_cancel(t->current);
         }
+    }
+    /* A map running ends once its elements in flight are back. */
+    for (size_t k = 0; k < r->n_maps; k++) {
+        r->maps[k].pending = true;
+        r->maps_pending = r->e->maps_pending = true;
     }
     sy_batch_mark_run(r);
     sy_live_finish_if_done(r);

@@ -67,7 +67,7 @@ void sy_engine_interrupt(sy_engine *e)
             sy_live_cancel(r, "interrupted: the host was stopped by a second signal");
             continue;
         }
-        for (size_t i = 0; i < r->wf->n_tasks; i++)
+        for (size_t i = 0; i < r->n_t; i++)
             if (r->t[i].state == SY_TASK_RUNNING && r->t[i].current)
                 sy_attempt_cancel(r->t[i].current);
     }

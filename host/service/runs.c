@@ -70,9 +70,21 @@ static int add_abandoned(void *arg, uint32_t idx, uint32_t attempt, const char *
     json_t *task = json_array_get(arg, idx);
     if (strcmp(kind, "abandoned") != 0 || !task)
         return 0;
-    json_array_append_new(json_object_get(task, "abandoned"),
-                          json_pack("{s:I, s:o, s:I}", "attempt", (json_int_t)attempt,
-                                    "host", string_or_null(detail), "at", (json_int_t)at));
+    /* An element's event starts with its index: "[17] HOST". */
+    long long element = -1;
+    char *end = NULL;
+    if (detail && detail[0] == '[') {
+        element = strtoll(detail + 1, &end, 10);
+        if (end && end[0] == ']' && end[1] == ' ')
+            detail = end[2] ? end + 2 : NULL;
+        else
+            element = -1;
+    }
+    json_t *a = json_pack("{s:I, s:o, s:I}", "attempt", (json_int_t)attempt, "host",
+                          string_or_null(detail), "at", (json_int_t)at);
+    if (element >= 0)
+        json_object_set_new(a, "element", json_integer(element));
+    json_array_append_new(json_object_get(task, "abandoned"), a);
     return 0;
 }
 

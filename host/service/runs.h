@@ -40,10 +40,20 @@ enum {
  * "recoveries", "executor", "error", "host", "abandoned", "output"}...]}
  * (the shape `status --json` prints).  "host" is the host that started
  * the task's latest attempt; "abandoned" lists the attempts hosts lost
- * with the run, as [{"attempt", "host", "at"}].  SY_ENOENT ("no such
+ * with the run, as [{"attempt", "host", "at"}] (with "element", its
+ * index, for an element of a mapped task).  SY_ENOENT ("no such
  * run") or a store error. */
 int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags,
                    json_t **out, char *err, size_t err_len);
+
+/* Adds to each mapped task of `tasks` (sy_runs_status's array, in idx
+ * order) "map": {"size", "created" (element rows so far), "elements"
+ * (their counts by state name, states with none left out)}; for the task
+ * called `elements_of` ("*": every mapped task; NULL: none) also
+ * "list": [{"index", "status", "attempts", "recoveries", "executor",
+ * "error", "host", "output"}...] in element order. */
+int sy_runs_add_maps(sy_store *st, int64_t run_id, json_t *tasks,
+                     const char *elements_of, char *err, size_t err_len);
 
 /* The newest `limit` runs (0: all), newest first, as an array of
  * {"run_id", "status", "created", "started", "finished" (ms since the

@@ -24,6 +24,9 @@
 
 typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
 typedef int (*sy_store_task_cb)(void *arg, const sy_task_record *t);
+typedef int (*sy_store_map_cb)(void *arg, const sy_map_record *m);
+typedef int (*sy_store_element_cb)(void *arg, int64_t elem,
+                                   const sy_task_record *t);
 typedef int (*sy_store_owner_cb)(void *arg, const char *owner);
 typedef int (*sy_store_id_cb)(void *arg, int64_t run_id);
 typedef int (*sy_store_log_cb)(void *arg, const sy_log_record *log);
@@ -101,6 +104,16 @@ struct sy_store_ops {
                      sy_store_log_cb cb, void *arg);
     int (*reopen_run)(sy_store *s, int64_t run_id, const uint32_t *idx,
                       size_t n, int64_t now);
+    /* Mapped tasks (store/elements.c checks the arguments). */
+    int (*put_map)(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                   uint32_t idx, int64_t size);
+    int (*update_element)(sy_store *s, int64_t run_id,
+                          const sy_store_fence *fence, int64_t token,
+                          int64_t elem, const sy_task_record *t);
+    int (*list_maps)(sy_store *s, int64_t run_id, sy_store_map_cb cb,
+                     void *arg);
+    int (*list_elements)(sy_store *s, int64_t run_id, uint32_t idx,
+                         bool open_only, sy_store_element_cb cb, void *arg);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

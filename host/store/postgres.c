@@ -61,6 +61,10 @@ static const struct sy_store_ops pg_ops = {
     .add_log = sy_pg_add_log,
     .list_logs = sy_pg_list_logs,
     .reopen_run = sy_pg_reopen_run,
+    .put_map = sy_pg_put_map,
+    .update_element = sy_pg_update_element,
+    .list_maps = sy_pg_list_maps,
+    .list_elements = sy_pg_list_elements,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -155,6 +155,36 @@ static const char *const sql_text[SY_PG_COUNT] = {
         "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE state >= 2"
         " AND finished < $1 ORDER BY finished, id LIMIT $2"
         " FOR UPDATE SKIP LOCKED)",
+    [SY_PG_PUT_MAP] = "INSERT INTO task_maps (run_id, idx, size)"
+                      " SELECT $1, $2, $3 WHERE" FENCE("$1", "$4", "$5")
+                      " ON CONFLICT DO NOTHING",
+    /* An element row's write (postgres_elements.c): as UPDATE_TASK with
+     * the element's own token; a row not there yet is inserted by the
+     * next. */
+    [SY_PG_UPDATE_ELEMENT] =
+        "UPDATE task_elements SET state = $4, attempts = $5, failures = $6,"
+        " recoveries = $7, executor = $8, error = $9, output = $10,"
+        " ready_at = $11, started = $12, finished = $13,"
+        " host = CASE WHEN $16 <> fence THEN $14::text ELSE host END, fence = $16"
+        " WHERE run_id = $1 AND idx = $2 AND elem = $3"
+        " AND ($14::text IS NULL OR fence = $17) AND" FENCE("$1", "$14", "$15"),
+    [SY_PG_INSERT_ELEMENT] =
+        "INSERT INTO task_elements (run_id, idx, elem, state, attempts, failures,"
+        " recoveries, executor, error, output, ready_at, started, finished, host,"
+        " fence) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
+        " CASE WHEN $16::bigint <> 0 THEN $14::text END, $16"
+        " WHERE (SELECT size FROM task_maps WHERE run_id = $1 AND idx = $2) > $3"
+        " AND $17::bigint = 0 AND" FENCE("$1", "$14", "$15")
+        " ON CONFLICT DO NOTHING",
+    [SY_PG_LIST_MAPS] =
+        "SELECT m.idx, m.size, e.state, count(e.elem) FROM task_maps m"
+        " LEFT JOIN task_elements e ON e.run_id = m.run_id AND e.idx = m.idx"
+        " WHERE m.run_id = $1 GROUP BY m.idx, m.size, e.state ORDER BY m.idx",
+    [SY_PG_LIST_ELEMENTS] =
+        "SELECT elem, state, attempts, failures, recoveries, executor, error,"
+        " output, ready_at, started, finished, fence, host FROM task_elements"
+        " WHERE run_id = $1 AND idx = $2 AND ($3::int = 0 OR state < 3)"
+        " ORDER BY elem",
     [SY_PG_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                           " WHERE run_id = $1 ORDER BY id",
     /* Fenced like an event: only for the attempt the task still holds. */

@@ -53,6 +53,9 @@ enum {
 
     SY_PG_ADD_LOG, SY_PG_LIST_LOGS, SY_PG_REOPEN_RUN, SY_PG_REOPEN_TASK,
     SY_PG_RUN_STATE_OF,
+
+    SY_PG_PUT_MAP, SY_PG_UPDATE_ELEMENT, SY_PG_INSERT_ELEMENT,
+    SY_PG_LIST_MAPS, SY_PG_LIST_ELEMENTS,
     SY_PG_COUNT
 };
 
@@ -62,7 +65,7 @@ enum { SY_PG_LIST_RUNS_L, SY_PG_LIST_OWNERS_L, SY_PG_CANCEL_L, SY_PG_LISTS };
 
 /* A statement's parameters as libpq takes them: text, NULL for SQL NULL.
  * Numbers are formatted into the struct's own buffers. */
-#define SY_PG_MAX_PARAMS 16
+#define SY_PG_MAX_PARAMS 17
 typedef struct sy_pg_params {
     int n;
     const char *v[SY_PG_MAX_PARAMS];
@@ -119,6 +122,18 @@ static inline sy_store_pg *sy_pg_handle(sy_store *s)
 
 void sy_pg_text(sy_pg_params *p, int i, const char *s);
 void sy_pg_int(sy_pg_params *p, int i, int64_t v);
+
+/* --- postgres_elements.c ---------------------------------------------------- */
+
+int sy_pg_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                  uint32_t idx, int64_t size);
+int sy_pg_update_element(sy_store *s, int64_t run_id,
+                         const sy_store_fence *fence, int64_t token,
+                         int64_t elem, const sy_task_record *t);
+int sy_pg_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
+                    void *arg);
+int sy_pg_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
+                        bool open_only, sy_store_element_cb cb, void *arg);
 
 /* --- postgres_journal.c ----------------------------------------------------- */
 

@@ -116,6 +116,30 @@ static const char *const migrations[] = {
     "  dropped BIGINT NOT NULL,"
     "  at BIGINT NOT NULL,"
     "  PRIMARY KEY (run_id, idx, attempt, stream));",
+    /* 4 -> 5: dynamic fan-out.  A mapped task's size, and its elements'
+     * rows, made as they are started (store.h, "mapped tasks"). */
+    "CREATE TABLE task_maps ("
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  size BIGINT NOT NULL,"
+    "  PRIMARY KEY (run_id, idx));"
+    "CREATE TABLE task_elements ("
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem BIGINT NOT NULL,"
+    "  state SMALLINT NOT NULL DEFAULT 0,"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  failures INTEGER NOT NULL DEFAULT 0,"
+    "  recoveries INTEGER NOT NULL DEFAULT 0,"
+    "  executor TEXT,"
+    "  error TEXT,"
+    "  output TEXT,"
+    "  ready_at BIGINT NOT NULL DEFAULT 0,"
+    "  started BIGINT NOT NULL DEFAULT 0,"
+    "  finished BIGINT NOT NULL DEFAULT 0,"
+    "  fence BIGINT NOT NULL DEFAULT 0,"
+    "  host TEXT,"
+    "  PRIMARY KEY (run_id, idx, elem));",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

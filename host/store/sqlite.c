@@ -257,6 +257,10 @@ static const struct sy_store_ops sqlite_ops = {
     .add_log = sy_sqlite_add_log,
     .list_logs = sy_sqlite_list_logs,
     .reopen_run = sy_sqlite_reopen_run,
+    .put_map = sy_sqlite_put_map,
+    .update_element = sy_sqlite_update_element,
+    .list_maps = sy_sqlite_list_maps,
+    .list_elements = sy_sqlite_list_elements,
 };
 
 

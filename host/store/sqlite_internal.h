@@ -44,6 +44,9 @@ enum {
     SY_SQL_RECORD_PROCESS, SY_SQL_LIST_PROCESSES,
 
     SY_SQL_ADD_LOG, SY_SQL_LIST_LOGS, SY_SQL_REOPEN_RUN, SY_SQL_REOPEN_TASK,
+
+    SY_SQL_PUT_MAP, SY_SQL_UPDATE_ELEMENT, SY_SQL_INSERT_ELEMENT,
+    SY_SQL_LIST_MAPS, SY_SQL_LIST_ELEMENTS,
     SY_SQL_COUNT
 };
 
@@ -142,6 +145,18 @@ static inline char *col_text(sqlite3_stmt *st, int i)
 {
     return (char *)sqlite3_column_text(st, i);
 }
+
+/* --- sqlite_elements.c -------------------------------------------------------- */
+
+int sy_sqlite_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                      uint32_t idx, int64_t size);
+int sy_sqlite_update_element(sy_store *s, int64_t run_id,
+                             const sy_store_fence *fence, int64_t token,
+                             int64_t elem, const sy_task_record *t);
+int sy_sqlite_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
+                        void *arg);
+int sy_sqlite_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
+                            bool open_only, sy_store_element_cb cb, void *arg);
 
 /* --- sqlite_schema.c ---------------------------------------------------------- */
 

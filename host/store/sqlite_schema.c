@@ -109,6 +109,30 @@ static const char *const migrations[] = {
     "  dropped INTEGER NOT NULL,"
     "  at INTEGER NOT NULL,"
     "  PRIMARY KEY (run_id, idx, attempt, stream)) WITHOUT ROWID;",
+    /* 6 -> 7: dynamic fan-out.  A mapped task's size, and its elements'
+     * rows, made as they are started (store.h, "mapped tasks"). */
+    "CREATE TABLE task_maps ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  PRIMARY KEY (run_id, idx)) WITHOUT ROWID;"
+    "CREATE TABLE task_elements ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem INTEGER NOT NULL,"
+    "  state INTEGER NOT NULL DEFAULT 0,"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  failures INTEGER NOT NULL DEFAULT 0,"
+    "  recoveries INTEGER NOT NULL DEFAULT 0,"
+    "  executor TEXT,"
+    "  error TEXT,"
+    "  output TEXT,"
+    "  ready_at INTEGER NOT NULL DEFAULT 0,"
+    "  started INTEGER NOT NULL DEFAULT 0,"
+    "  finished INTEGER NOT NULL DEFAULT 0,"
+    "  fence INTEGER NOT NULL DEFAULT 0,"
+    "  host TEXT,"
+    "  PRIMARY KEY (run_id, idx, elem)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

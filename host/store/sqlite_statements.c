@@ -131,6 +131,32 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_DELETE_FINISHED] =
         "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE state >= 2"
         " AND finished < ?1 ORDER BY finished, id LIMIT ?2)",
+    [SY_SQL_PUT_MAP] = "INSERT OR IGNORE INTO task_maps (run_id, idx, size)"
+                       " SELECT ?1, ?2, ?3 WHERE" FENCE("?1", "?4", "?5"),
+    /* The element row's write (sqlite_elements.c): as UPDATE_TASK, with the
+     * element's own token; a row not there yet is inserted by the next. */
+    [SY_SQL_UPDATE_ELEMENT] =
+        "UPDATE task_elements SET state = ?4, attempts = ?5, failures = ?6,"
+        " recoveries = ?7, executor = ?8, error = ?9, output = ?10,"
+        " ready_at = ?11, started = ?12, finished = ?13,"
+        " host = CASE WHEN ?16 <> fence THEN ?14 ELSE host END, fence = ?16"
+        " WHERE run_id = ?1 AND idx = ?2 AND elem = ?3 AND (?14 IS NULL OR fence = ?17)"
+        " AND" FENCE("?1", "?14", "?15"),
+    [SY_SQL_INSERT_ELEMENT] =
+        "INSERT OR IGNORE INTO task_elements (run_id, idx, elem, state, attempts,"
+        " failures, recoveries, executor, error, output, ready_at, started, finished,"
+        " host, fence) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        " CASE WHEN ?16 <> 0 THEN ?14 END, ?16"
+        " WHERE (SELECT size FROM task_maps WHERE run_id = ?1 AND idx = ?2) > ?3 AND"
+        FENCE("?1", "?14", "?15"),
+    [SY_SQL_LIST_MAPS] =
+        "SELECT m.idx, m.size, e.state, count(e.elem) FROM task_maps m"
+        " LEFT JOIN task_elements e ON e.run_id = m.run_id AND e.idx = m.idx"
+        " WHERE m.run_id = ?1 GROUP BY m.idx, e.state ORDER BY m.idx",
+    [SY_SQL_LIST_ELEMENTS] =
+        "SELECT elem, state, attempts, failures, recoveries, executor, error,"
+        " output, ready_at, started, finished, fence, host FROM task_elements"
+        " WHERE run_id = ?1 AND idx = ?2 AND (?3 = 0 OR state < 3) ORDER BY elem",
     [SY_SQL_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                            " WHERE run_id = ?1 ORDER BY id",
     /* Fenced like an event: only for the attempt the task still holds. */

@@ -343,6 +343,46 @@ int sy_store_list_logs(sy_store *s, int64_t run_id, int64_t since,
 int sy_store_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
                         size_t n, int64_t now);
 
+/* --- mapped tasks (dynamic fan-out) -------------------------------------------
+ *
+ * A mapped task keeps its own row in `tasks` (the map as a whole) and one
+ * element row per element made so far, keyed by (run, idx, elem).  Element
+ * rows are made by their first write, in the batches the engine writes as
+ * capacity frees, never all at once.  They follow the task rows' fencing:
+ * the run's claim, and each element's own attempt token. */
+
+typedef struct sy_map_record {
+    uint32_t idx;        /* the mapped task */
+    int64_t size;        /* how many elements the map has */
+    int64_t created;     /* element rows made so far */
+    int64_t count[SY_TASK_STATE_COUNT]; /* element rows by state */
+} sy_map_record;
+
+/* Records that task `idx` maps over `size` elements (again: no-op).
+ * Inside a batch; fenced by the run's claim. */
+int sy_store_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                     uint32_t idx, int64_t size);
+
+/* Writes element `elem` of mapped task t->idx, every mutable field as
+ * sy_store_update_task does, making the row when it does not exist yet
+ * (token 0).  Inside a batch.  SY_STORE_EFENCED as update_task. */
+int sy_store_update_element(sy_store *s, int64_t run_id,
+                            const sy_store_fence *fence, int64_t token,
+                            int64_t elem, const sy_task_record *t);
+
+/* The run's maps in idx order, with their element counts by state. */
+int sy_store_list_maps(sy_store *s, int64_t run_id,
+                       int (*cb)(void *arg, const sy_map_record *m),
+                       void *arg);
+
+/* The element rows of mapped task `idx` in element order (with
+ * `open_only`, those not terminal).  t->task_id and t->ns are NULL. */
+int sy_store_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
+                           bool open_only,
+                           int (*cb)(void *arg, int64_t elem,
+                                     const sy_task_record *t),
+                           void *arg);
+
 /* --- retention ------------------------------------------------------------------ */
 
 /* Deletes at most `max` runs that ended (Completed, Failed or Cancelled)

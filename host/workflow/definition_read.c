@@ -162,11 +162,38 @@ static void read_after(reader *r, const json_t *a, sy_wf_after *out, const char 
     }
 }
 
+static void read_map(reader *r, const json_t *m, sy_task_def *t, const char *where)
+{
+    static const char *const keys[] = {"max", "key", "range", NULL};
+    if (!m)
+        return;
+    if (!json_is_object(m)) {
+        fail(r, "%s: \"map\" must be an object", where);
+        return;
+    }
+    only_keys(r, m, keys, 1, where);
+    t->max_map = get_int(r, m, "max", 1, SY_MAP_LIMIT, where);
+    const char *key = get_str(r, m, "key", where);
+    const json_t *range = json_object_get(m, "range");
+    if (key) {
+        t->map = sy_xstrdup(key);
+    } else if (json_array_size(range) == 2 && json_is_integer(json_array_get(range, 0)) &&
+               json_is_integer(json_array_get(range, 1))) {
+        t->range_from = json_integer_value(json_array_get(range, 0));
+        t->range_to = json_integer_value(json_array_get(range, 1));
+        if (t->range_from < 0 || t->range_to < t->range_from)
+            fail(r, "%s: bad map range", where);
+    } else {
+        fail(r, "%s: \"map\" needs \"key\" or a \"range\" of two integers", where);
+    }
+    t->mapped = true;
+}
+
 static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
                       sy_wf_after *after)
 {
     static const char *const keys[] = {"id", "after", "trigger", "when", "retry",
-                                       "timeout_ms", "params", NULL};
+                                       "timeout_ms", "params", "map", NULL};
     char where[64];
     snprintf(where, sizeof where, "task %zu", i + 1);
     if (!json_is_object(o)) {
@@ -194,6 +221,7 @@ static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
     read_retry(r, json_object_get(o, "retry"), &t->retry, where);
     read_when(r, json_object_get(o, "when"), t, where);
     read_after(r, json_object_get(o, "after"), after, where);
+    read_map(r, json_object_get(o, "map"), t, where);
     if (!r->bad)
         t->ns = sy_asprintf("%s::%s::%s", wf->tenant, wf->name, t->id);
 }

@@ -290,6 +290,26 @@ static void put_task(wbuf *b, const quoted *q, const sy_task_def *t)
     put_after(b, q, t);
     put_str(b, ",\"id\":");
     put_id(b, t->id);
+    if (t->mapped) {
+        /* Only on mapped tasks: the definitions (and hashes) of others
+         * stay what they were. */
+        put_str(b, ",\"map\":{");
+        if (t->map) {
+            put_str(b, "\"key\":");
+            put_json(b, json_string(t->map));
+            put_str(b, ",");
+        }
+        put_str(b, "\"max\":");
+        put_int(b, t->max_map);
+        if (!t->map) {
+            put_str(b, ",\"range\":[");
+            put_int(b, t->range_from);
+            put_str(b, ",");
+            put_int(b, t->range_to);
+            put_str(b, "]");
+        }
+        put_str(b, "}");
+    }
     put_str(b, ",\"params\":");
     if (t->params)
         put_value(b, t->params);

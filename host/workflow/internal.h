@@ -11,6 +11,7 @@
  *   graph.c             dependencies, order, cycles
  *   retry.c             `retry` groups, delays before a retry
  *   condition.c         `when` conditions: reading, JSON paths, evaluating
+ *   map.c               `map`, `map_range`, `max_map`; a map's size, items
  *   model.c             freeing a workflow, finding a task
  *   definition_write.c  the canonical definition and its hash
  *   definition_read.c   a canonical definition read back
@@ -135,6 +136,17 @@ int sy_when_read(const config_setting_t *s, sy_cond **out, size_t *n,
 
 void sy_conds_free(sy_cond *c, size_t n);
 
+/* --- map.c -------------------------------------------------------------- */
+
+/* A `max_map` setting into *max (1..SY_MAP_LIMIT). */
+int sy_map_max_read(const config_setting_t *s, int64_t *max, const char *who,
+                    sy_diags *d);
+
+/* A task's `map`, `map_range` and `max_map` keys into t (its max_map
+ * defaulting to `wf_max`, the workflow's). */
+int sy_map_read(const config_setting_t *g, sy_task_def *t, int64_t wf_max,
+                const char *who, sy_diags *d);
+
 /* --- definition_write.c ------------------------------------------------- */
 
 /* Bumped when the layout changes, so an old host refuses a newer one. */
@@ -154,6 +166,7 @@ typedef struct sy_wf_loader {
     sy_workflow *wf;
     sy_retry retry;        /* the workflow's, over the defaults */
     int64_t timeout_ms;    /* the workflow's; 0 for none */
+    int64_t max_map;       /* the workflow's, or SY_MAP_DEFAULT_MAX */
     bool ns_ok;            /* name and tenant valid: tasks get namespaces */
     int name_line;
     sy_wf_after *after;    /* per task */

@@ -14,6 +14,7 @@ void sy_workflow_free(sy_workflow *wf)
         free(t->ns);
         free(t->deps);
         free(t->children);
+        free(t->map);
         sy_conds_free(t->when, t->n_when);
         json_decref(t->params);
     }

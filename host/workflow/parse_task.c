@@ -10,7 +10,8 @@
 #include "workflow/internal.h"
 
 const char *const sy_workflow_task_keys[] = {
-    "id", "after", "trigger", "when", "retry", "timeout", "description", NULL,
+    "id", "after", "trigger", "when", "retry", "timeout", "description",
+    "map", "map_range", "max_map", NULL,
 };
 
 static void read_id(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g, size_t i)
@@ -122,6 +123,7 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
     if ((s = config_setting_get_member(g, "timeout")))
         sy_setting_duration(s, &t->timeout_ms, L->d);
     sy_setting_string(g, "description", "task 'description'", L->d);
+    sy_map_read(g, t, L->max_map, who, L->d);
     read_params(L, t, g, who);
     if (L->ns_ok && t->id)
         t->ns = sy_asprintf("%s::%s::%s", L->wf->tenant, L->wf->name, t->id);

@@ -17,7 +17,7 @@
 static const char *const top_keys[] = {"workflow", NULL};
 static const char *const wf_keys[] = {
     "name", "tenant", "description", "schedule", "timezone", "catchup", "catchup_max",
-    "retry", "timeout", "tasks", NULL,
+    "retry", "timeout", "tasks", "max_map", NULL,
 };
 
 /* --- loading one file ---------------------------------------------------------- */
@@ -140,6 +140,8 @@ static void read_workflow_keys(sy_wf_loader *L, const config_setting_t *g)
         sy_retry_read(s, &L->retry, L->d);
     if ((s = config_setting_get_member(g, "timeout")))
         sy_setting_duration(s, &L->timeout_ms, L->d);
+    if ((s = config_setting_get_member(g, "max_map")))
+        sy_map_max_read(s, &L->max_map, "workflow", L->d);
 }
 
 /* The plugin's view of each task, while the settings still know lines.
@@ -246,7 +248,7 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
         return (int)(d->errors - before);
     }
     free(dir);
-    sy_wf_loader L = {.d = d, .retry = sy_retry_default};
+    sy_wf_loader L = {.d = d, .retry = sy_retry_default, .max_map = SY_MAP_DEFAULT_MAX};
     L.wf = calloc(1, sizeof *L.wf);
     if (!L.wf) {
         fputs("switchyard: out of memory\n", stderr);

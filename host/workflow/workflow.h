@@ -88,6 +88,14 @@ typedef struct sy_task_def {
     int64_t timeout_ms; /* per attempt; 0 for none */
     json_t *params;     /* owned: every key that is not a workflow key,
                            untouched, for the executor */
+    /* Dynamic fan-out (workflow/map.c): one element per item of the
+     * array at `map` in the task's input context, or per integer of
+     * [range_from, range_to); at most max_map of them. */
+    bool mapped;
+    char *map;          /* owned: dotted path into the input; NULL for a
+                           range or an unmapped task */
+    int64_t range_from, range_to;
+    int64_t max_map;    /* 0 when not mapped */
     int line;           /* where it was written; 0 when read from JSON */
 } sy_task_def;
 
@@ -154,6 +162,22 @@ void sy_workflow_free(sy_workflow *wf);
 
 /* The task called `id`, or -1. */
 long sy_workflow_task_index(const sy_workflow *wf, const char *id);
+
+/* The default of `max_map` (workflow and task key), and the largest
+ * allowed. */
+#define SY_MAP_DEFAULT_MAX 10000
+#define SY_MAP_LIMIT 100000000
+
+/* How many elements mapped task `d` has with input context `ctx`: sets
+ * *n and, for a `map` over a list, *list (borrowed from ctx).  False with
+ * a one-line reason (naming the task; over max_map: the count and the
+ * limit) when the key is missing or not an array, or too long. */
+bool sy_map_size(const sy_task_def *d, const json_t *ctx, const json_t **list,
+                 int64_t *n, char *err, size_t err_len);
+
+/* The item of element k (a new reference): the list's k-th entry, or the
+ * integer range_from + k. */
+json_t *sy_map_item(const sy_task_def *d, const json_t *list, int64_t k);
 
 /* Reads every `*.cfg` of `dir` (name order) into `out` (appending,
  * growing *n); a missing directory is a warning.  Two workflows with the

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include <cmocka.h>
 
 #include "base/diagnostics.h"
@@ -18,6 +20,7 @@
 
 fake_plugin fake;
 int64_t fake_now;
+uint32_t fake_map_window;
 
 int64_t fake_clock(void) { return fake_now; }
 
@@ -96,8 +99,8 @@ static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c,
     fake_submission *s = &fake.subs[fake.n_subs++];
     *s = (fake_submission){.c = c, .attempt = task->attempt};
     snprintf(s->task_id, sizeof s->task_id, "%s", task->task_id);
-    assert_true(task->input_len < sizeof s->input);
-    memcpy(s->input, task->input, task->input_len + 1);
+    /* The start of a long input (a map's reduce) is enough for a test. */
+    snprintf(s->input, sizeof s->input, "%s", task->input);
     const char *output = NULL;
     const char *note = NULL;
     if (fake.api->param_string(task->params, "cancel_note", &note) == SY_OK) {
@@ -109,8 +112,31 @@ static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c,
         strcpy(s->output, output);
     }
     fake.in_flight++;
+    /* Elements of a map (engine/map.h): `echo` answers with the item and
+     * index it was given; `fail_index` fails that element, every time or
+     * (`fail_once`) on its first attempt only. */
+    json_t *in = json_loads(task->input, 0, NULL);
+    int64_t fail_index = -1;
+    fake.api->param_int(task->params, "fail_index", &fail_index);
+    bool failing = in && json_integer_value(json_object_get(in, "map_index")) == fail_index &&
+                   json_object_get(in, "map_index") &&
+                   (!flag(task, "fail_once") || task->attempt == 1);
+    if (in && flag(task, "echo")) {
+        json_t *o = json_pack("{s:O,s:O}", "i", json_object_get(in, "map_index"), "item",
+                              json_object_get(in, "item"));
+        char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        if (text && strlen(text) < sizeof s->output)
+            strcpy(s->output, text);
+        free(text);
+        json_decref(o);
+    }
+    json_decref(in);
     if (flag(task, "hold"))
         return SY_OK;
+    if (failing) {
+        finish(s, SY_OUTCOME_FAILED, "told to fail");
+        return SY_OK;
+    }
     if (flag(task, "complete_then_refuse")) {
         finish(s, SY_OUTCOME_SUCCEEDED, NULL);
         return SY_EINVAL;
@@ -217,6 +243,7 @@ void fake_open_lease(fake_env *env, const char *workflow, int64_t lease_ms, bool
         .clock = fake_clock,
         .lease_ms = lease_ms,
         .max_recoveries = 5, /* the configuration's default */
+        .map_window = fake_map_window,
         .serve = serve,
     };
     assert_int_equal(sy_engine_new(&env->engine, &env->loop, &o, err, sizeof err), SY_OK);

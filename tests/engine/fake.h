@@ -26,7 +26,7 @@
 #include "engine/engine.h"
 #include "executor/instance.h"
 
-#define FAKE_MAX 64
+#define FAKE_MAX 2048
 #define FAKE_SECOND_OUTPUT "{\"second\": true}"
 #define FAKE_HUGE_LEN ((size_t)1 << 40)
 
@@ -86,6 +86,10 @@ typedef struct fake_env {
 #define FAKE_OWNER "test:1"
 #define FAKE_LEASE_MS ((int64_t)24 * 3600 * 1000)
 void fake_open(fake_env *env, const char *workflow);
+
+/* The engine's map_window for the engines fake_open makes from now on
+ * (0: the engine's default). */
+extern uint32_t fake_map_window;
 
 /* fake_open with a lease of `lease_ms`; with `serve` the engine comes back
  * as a new host after its lease lapsed instead of stopping.  (Its timers

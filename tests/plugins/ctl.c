@@ -5,7 +5,8 @@
  *
  * Instance settings: slots (workers, default 4), record (a file to which
  * every dispatch and completion is appended as a line
- * "dispatch|complete RUN_NS ATTEMPT").
+ * "dispatch|complete RUN_NS ATTEMPT"; an element of a map is
+ * "RUN_NS[INDEX]").
  * Task parameters:
  *   mode        "ok" (default), "fail", "hang", "bad_output", "not_json",
  *               "deaf" (hangs and ignores cancel: a plugin bug)
@@ -95,7 +96,11 @@ static void record(struct sy_instance *in, const char *what, const sy_task *t)
     if (in->record_fd < 0)
         return;
     char line[512];
-    int n = snprintf(line, sizeof line, "%s %s %u\n", what, t->ns, t->attempt);
+    /* An element of a map (its input has "map_index") is named NS[INDEX]. */
+    const char *at = t->input ? strstr(t->input, "\"map_index\":") : NULL;
+    int n = at ? snprintf(line, sizeof line, "%s %s[%ld] %u\n", what, t->ns,
+                          strtol(at + 12, NULL, 10), t->attempt)
+               : snprintf(line, sizeof line, "%s %s %u\n", what, t->ns, t->attempt);
     if (n > 0 && (size_t)n < sizeof line && write(in->record_fd, line, (size_t)n) < 0)
         in->api->log(in->host, SY_LOG_WARN, "record: %s", strerror(errno));
 }

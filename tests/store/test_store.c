@@ -234,7 +234,7 @@ static void test_open_migrate_reopen(void **state)
     assert_int_equal(r.n_tasks, 2);
     sy_run_record_clear(&r);
     char *path = sy_path_join(f->dir, "store.db");
-    assert_int_equal(raw_user_version(path), 6);
+    assert_int_equal(raw_user_version(path), 7);
     free(path);
 }
 
@@ -252,7 +252,7 @@ static void test_newer_schema_refused(void **state)
     assert_int_equal(sy_store_open("sqlite:new.db", f->dir, &s, err, sizeof err),
                      SY_ENOTSUP);
     assert_null(s);
-    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 6)");
+    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 7)");
     assert_contains(err, "new.db");
     assert_int_equal(raw_user_version(path), 7);
     free(path);
@@ -1266,9 +1266,9 @@ static void test_pg_schema_version(void **state)
     assert_int_equal(sy_store_open(store_url, NULL, &s, err, sizeof err),
                      SY_ENOTSUP);
     assert_null(s);
-    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 4)");
+    assert_contains(err, "made by a newer switchyard (schema 7, this build knows 5)");
     assert_contains(err, "postgresql://");
-    th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 4");
+    th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 5");
 }
 
 /* Hosts started together on a new database: each opens it (the first
