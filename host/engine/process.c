@@ -41,6 +41,11 @@ static int write_one(sy_engine *e, sy_process_request *q, int64_t now)
     sy_live_run *r = a->run;
     if (r->lost || r->fenced || r->t[a->idx].current != a)
         return SY_ESTATE;
+    /* An element of a mapped task has no task row to fence the record on,
+     * and recovery looks for the groups of Running task rows: its group
+     * is not recorded (the plugin goes on; docs/reliability.md). */
+    if (sy_live_is_slot(r, a->idx))
+        return SY_ENOTSUP;
     sy_process_record p = {
         .idx = (uint32_t)a->idx,
         .attempt = a->number,

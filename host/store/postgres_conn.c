@@ -240,8 +240,11 @@ static const char *const sql_text[SY_PG_COUNT] = {
         "UPDATE runs SET state = 0, owner = NULL, lease_until = 0,"
         " lease_epoch = lease_epoch + 1, cancel_requested = 0, finished = 0,"
         " error = NULL WHERE id = $1 AND state >= 2",
+    /* A mapped task retried maps again, from its input as it is then. */
     [SY_PG_REOPEN_TASK] =
-        "UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
+        "WITH elements AS (DELETE FROM task_elements WHERE run_id = $1 AND idx = $2),"
+        " maps AS (DELETE FROM task_maps WHERE run_id = $1 AND idx = $2)"
+        " UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
         " error = NULL, output = NULL, ready_at = 0, finished = 0"
         " WHERE run_id = $1 AND idx = $2",
     [SY_PG_RUN_STATE_OF] = "SELECT state FROM runs WHERE id = $1",

@@ -116,6 +116,17 @@ static int reopen_in_tx(sy_store_sqlite *q, int64_t run_id,
             return sy_store_fail(&q->base, SY_EINVAL,
                                  "reopen_run: run %lld has no task %u",
                                  (long long)run_id, idx[i]);
+        for (int k = SY_SQL_REOPEN_MAP; k <= SY_SQL_REOPEN_ELEMENTS; k++) {
+            sqlite3_stmt *del = q->st[k];
+            rc = sqlite3_bind_int64(del, 1, run_id);
+            keep(&rc, sqlite3_bind_int64(del, 2, idx[i]));
+            if (rc == SQLITE_OK)
+                rc = sqlite3_step(del);
+            if (rc != SQLITE_DONE)
+                return sy_sqlite_fail_reset(q, del, rc, "reopen the map of task %u of "
+                                            "run %lld", idx[i], (long long)run_id);
+            sqlite3_reset(del);
+        }
     }
     return SY_OK;
 }

@@ -191,6 +191,9 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         "UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
         " error = NULL, output = NULL, ready_at = 0, finished = 0"
         " WHERE run_id = ?1 AND idx = ?2",
+    /* A mapped task retried maps again, from its input as it is then. */
+    [SY_SQL_REOPEN_MAP] = "DELETE FROM task_maps WHERE run_id = ?1 AND idx = ?2",
+    [SY_SQL_REOPEN_ELEMENTS] = "DELETE FROM task_elements WHERE run_id = ?1 AND idx = ?2",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)

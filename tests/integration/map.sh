@@ -111,4 +111,31 @@ is '[1, 4, 9, 16, 25, 36, 49, 64, 81, 100]' "$id" '[o["square"] for o in t["squa
     "its range map squared 1 to 10 in order"
 
 rm -rf "$ex"
+
+# `retry` of a run whose map failed maps again: commands that fail until a
+# file exists, then succeed; the task after it gets all the new outputs.
+make_host
+mkdir -p "$host/plugins"
+install -m 0755 "$SY_THREAD_PLUGIN" "$host/plugins/thread.so"
+sed -i 's/plugin = "ctl"; slots = 4;.*}/plugin = "thread"; workers = 4; }/' "$host/switchyard.cfg"
+workflow again <<WF
+workflow = {
+  name = "again";
+  tasks = (
+    { id = "each"; map_range = 5;
+      command = ["/bin/sh", "-c", "[ -f $host/mark ] && echo '{\\"ok\\": true}'"]; },
+    { id = "after"; after = ["each"]; command = ["/bin/cat"]; }
+  );
+};
+WF
+run run again
+rc_is 1 "a map whose elements all fail fails its run"
+id=$(run_id)
+: >"$host/mark"
+run retry "$id"
+rc_is 0 "retry runs it again"
+is Completed "$id" 'r["status"]' "the run is Completed"
+is '{"Completed": 5}' "$id" 't["each"]["map"]["elements"]' "the map was made again: 5 elements, all Completed"
+is 5 "$id" 'len(t["after"]["output"]["each"])' "the task after it got the 5 new outputs"
+cleanup_host
 done_testing
