@@ -87,6 +87,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_journal.c host/store/postgres_conn.c \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
+	host/store/postgres_listen.c \
 	host/store/postgres_tasks.c
 endif
 
@@ -103,6 +104,7 @@ libsyhost_la_SOURCES += \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h \
 	host/engine/serve.c host/engine/serve.h \
+	host/engine/listen.c host/engine/listen.h \
 	host/engine/fenced.c host/engine/fenced.h \
 	host/engine/lease.c host/engine/lease.h \
 	host/engine/input.c host/engine/input.h \

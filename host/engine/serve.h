@@ -12,6 +12,8 @@ void sy_serve_init(sy_engine *e);
 /* Starts renewing leases and, in serve mode, polling. */
 void sy_serve_start(sy_engine *e);
 void sy_serve_stop(sy_engine *e);
+/* Stops looking for new runs (a draining host); leases are still renewed. */
+void sy_serve_quiet(sy_engine *e);
 /* Closes the timers (closed after the next loop turn). */
 void sy_serve_close(sy_engine *e);
 

@@ -80,6 +80,11 @@ struct sy_store_ops {
                        void *arg);
     int (*delete_finished)(sy_store *s, int64_t before, size_t max,
                            size_t *deleted);
+
+    /* May be NULL: a store whose hosts only poll (sy_store_listen gives
+     * fd -1, sy_store_wakeups none). */
+    int (*listen)(sy_store *s, int *fd);
+    int (*wakeups)(sy_store *s, size_t *n);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

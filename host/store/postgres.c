@@ -25,6 +25,7 @@ static void pg_close(sy_store *s)
     /* Ending the session rolls an open batch back on the server. */
     if (q->conn)
         PQfinish(q->conn);
+    sy_pg_listen_close(q);
     sy_pg_journal_free(q);
     free(q->conninfo);
     free(q->where);
@@ -54,6 +55,8 @@ static const struct sy_store_ops pg_ops = {
     .add_event = sy_pg_add_event,
     .list_events = sy_pg_list_events,
     .delete_finished = sy_pg_delete_finished,
+    .listen = sy_pg_listen,
+    .wakeups = sy_pg_wakeups,
 };
 
 /* The libpq connection string for `target`, what followed the matched

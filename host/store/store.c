@@ -400,3 +400,21 @@ int sy_store_list_events(sy_store *s, int64_t run_id,
     NEED(s, cb, "list_events", "the callback is required");
     return s->ops->list_events(s, run_id, cb, arg);
 }
+
+int sy_store_listen(sy_store *s, int *fd)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, fd, "listen", "fd is NULL");
+    *fd = -1;
+    return s->ops->listen ? s->ops->listen(s, fd) : SY_OK;
+}
+
+int sy_store_wakeups(sy_store *s, size_t *n)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, n, "wakeups", "n is NULL");
+    *n = 0;
+    return s->ops->wakeups ? s->ops->wakeups(s, n) : SY_OK;
+}
