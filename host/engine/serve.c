@@ -81,7 +81,7 @@ void sy_serve_free_owners(char **v, size_t n)
 #define RANK_STEP_MS 3.0
 #define RANK_MAX_MS 200.0
 /* Half of a claim's weight is gone after this long. */
-#define HEAT_HALF_LIFE_MS 1000.0
+#define HEAT_HALF_LIFE_MS 250.0
 
 static double heat_now(sy_engine *e, int64_t now)
 {

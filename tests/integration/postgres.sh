@@ -3,13 +3,15 @@
 # tests/bin/pg-throwaway), with a 1s lease:
 #  - two hosts (SY_PG_HOSTS) share runs submitted while they serve: every
 #    task completes exactly once (attempt counts and the ctl plugin's
-#    dispatch log);
+#    dispatch log), and each host runs its share;
 #  - kill -9 of a host mid-run: the other takes its run over and finishes
 #    it, and nothing completed runs again;
 #  - SIGSTOP of a host past its lease, then SIGCONT: its late results are
 #    refused and the tasks' results are the new attempts';
 #  - pg_ctl restart mid-run: the host reconnects and the run completes with
 #    nothing lost.
+#  - three hosts started together on a backlog of runs each run a fair
+#    share of them.
 # SY_PG_TASKS sets how many tasks the shared part runs (default 2,100, in
 # runs of 150; scripts/pg-soak runs 10,050).
 . "$SY_SRCDIR/tests/integration/lib.sh"
@@ -119,15 +121,60 @@ for h in $(seq 1 "$nhosts"); do
     total=$((total + c))
     [ "$c" -eq 0 ] && idle=$((idle + 1))
 done
-# How runs spread over the hosts is reported, not asserted: claims are per
-# run, first come first served (per-task claims are still to come, #18),
-# and a fresh run of the suite saw 0 and 14.
-echo "# runs adopted by each host:$each ($idle idle)"
+# Every submit wakes every host, and the least loaded claims first: each
+# host runs its share (first come first served, one host took all 14).
+min=$((runs / nhosts / 2))
+[ "$idle" -eq 0 ] && for c in $each; do [ "$c" -ge "$min" ] || idle=$((idle + 1)); done
+[ "$idle" -eq 0 ]
+ok $? "each of the $nhosts hosts ran at least $min of the $runs runs (runs adopted by each:$each)"
 [ "$total" -eq "$runs" ]
 ok $? "no run was taken twice ($total adoptions for $runs runs)"
 kill -TERM $pids
 wait $pids
 ok $? "the hosts drain and exit 0"
+
+# --- hosts started together on a backlog ------------------------------------------
+# SY_PG_SPREAD runs (default 60) wait before 3 hosts start at once: each
+# claims a bite at a time, and takes its next bite after the less loaded
+# ones, so each runs a fair share (a claim of 64 at the first poll left
+# the other hosts nothing).
+spread=${SY_PG_SPREAD:-60}
+workflow spread <<'WF'
+workflow = {
+  name = "spread";
+  tasks = (
+    { id = "a"; sleep_ms = 30; stamp = true; },
+    { id = "b"; after = ["a"]; sleep_ms = 30; stamp = true; }
+  );
+};
+WF
+: >"$host/dispatch.log"
+ids=""
+for _ in $(seq 1 "$spread"); do
+    run submit spread
+    ids="$ids $(run_id)"
+done
+pids=""
+for h in 1 2 3; do
+    "$SWITCHYARD" serve --exit-when-idle >"$host/s$h.log" 2>&1 &
+    pids="$pids $!"
+done
+wait $pids
+ok $? "three hosts started together run $spread waiting runs and exit 0 when idle"
+n=$(not_once $ids)
+[ "$n" -eq 0 ]
+ok $? "every task Completed after one attempt ($n not)"
+each="" low=0 total=0
+for h in 1 2 3; do
+    c=$(grep -c adopted "$host/s$h.log")
+    each="$each $c"
+    total=$((total + c))
+    [ "$c" -ge $((spread / 6)) ] || low=$((low + 1))
+done
+[ "$low" -eq 0 ]
+ok $? "each host ran at least $((spread / 6)) of the $spread runs (runs adopted by each:$each)"
+[ "$total" -eq "$spread" ]
+ok $? "no run was taken twice ($total adoptions for $spread runs)"
 
 # --- kill -9 of a host mid-run ------------------------------------------------------
 layered killed 4 6 1000
