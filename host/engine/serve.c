@@ -75,7 +75,7 @@ void sy_serve_free_owners(char **v, size_t n)
  * bites.  The fallback poll, slow while the host listens, is for missed
  * wake-ups, and claims at once.
  */
-#define CLAIM_BATCH 16
+#define CLAIM_BATCH 8
 #define FALLBACK_MS 1500
 #define LISTEN_RETRY_MS 2000
 #define RANK_STEP_MS 3.0
