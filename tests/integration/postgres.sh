@@ -8,7 +8,8 @@
 #    it, and nothing completed runs again;
 #  - SIGSTOP of a host past its lease, then SIGCONT: its late results are
 #    refused and the tasks' results are the new attempts';
-#  - pg_ctl restart mid-run: the host reconnects and the run completes with
+#  - pg_ctl restart mid-run: the host reconnects, listens for wake-ups
+#    again, and the run completes with
 #    nothing lost.
 #  - idle hosts are woken by a submit: the run starts within milliseconds;
 #  - three hosts started together on a backlog of runs each run a fair
@@ -307,6 +308,8 @@ rc=$?
 [ "$rc" -eq 0 ]
 ok $? "the host rode out the restart and exited 0 when idle (status $rc)"
 grep "reconnect\|connection" "$host/a.log" | head -3 | sed 's/^/# /'
+grep -q "listening for wake-ups again" "$host/a.log"
+ok $? "the host listens for wake-ups again on a new connection"
 is Completed "$id" 'r["status"]' "the run completed"
 n=$(jget "$id" 'sum(1 for x in r["tasks"] if x["status"] != "Completed" or x["output"]["attempt"] != x["attempts"])')
 [ "$n" -eq 0 ]
