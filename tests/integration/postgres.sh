@@ -4,16 +4,15 @@
 #  - two hosts (SY_PG_HOSTS) share runs submitted while they serve: every
 #    task completes exactly once (attempt counts and the ctl plugin's
 #    dispatch log), and each host runs its share;
+#  - idle hosts are woken by a submit: the run starts within milliseconds;
+#  - three hosts started together on a backlog of runs each run a fair
+#    share of them;
 #  - kill -9 of a host mid-run: the other takes its run over and finishes
 #    it, and nothing completed runs again;
 #  - SIGSTOP of a host past its lease, then SIGCONT: its late results are
 #    refused and the tasks' results are the new attempts';
 #  - pg_ctl restart mid-run: the host reconnects, listens for wake-ups
-#    again, and the run completes with
-#    nothing lost.
-#  - idle hosts are woken by a submit: the run starts within milliseconds;
-#  - three hosts started together on a backlog of runs each run a fair
-#    share of them.
+#    again, and the run completes with nothing lost.
 # SY_PG_TASKS sets how many tasks the shared part runs (default 2,100, in
 # runs of 150; scripts/pg-soak runs 10,050).
 . "$SY_SRCDIR/tests/integration/lib.sh"
