@@ -93,6 +93,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_journal.c host/store/postgres_conn.c \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \
+	host/store/postgres_listen.c \
 	host/store/postgres_tasks.c host/store/postgres_processes.c \
 	host/store/postgres_schedule.c host/store/postgres_logs.c \
 	host/store/postgres_elements.c
@@ -115,6 +116,7 @@ libsyhost_la_SOURCES += \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \
 	host/engine/serve.c host/engine/serve.h \
 	host/engine/schedule.c host/engine/schedule.h \
+	host/engine/listen.c host/engine/listen.h \
 	host/engine/fenced.c host/engine/fenced.h \
 	host/engine/lease.c host/engine/lease.h \
 	host/engine/input.c host/engine/input.h \

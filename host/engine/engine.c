@@ -195,7 +195,7 @@ static void on_flush(uv_prepare_t *h)
 void sy_engine_drain(sy_engine *e)
 {
     e->drain++;
-    uv_timer_stop(&e->poll);
+    sy_serve_quiet(e);
     if (e->drain >= 3) {
         stop_loop(e);
         return;

@@ -212,6 +212,14 @@ struct sy_engine {
     size_t n_sched;
     int64_t (*sched_now)(void);     /* o.schedule_clock or the default */
     uint64_t ticks_fired, ticks_refused;
+    /* engine/serve.c: claiming, woken by other hosts.  `claim` fires a
+     * claim after this host's turn in line; `heat` counts its recent
+     * claims (decaying, read at heat_at); `listen` is NULL while it does
+     * not listen, and listen_retry is when it tries again. */
+    uv_timer_t claim;
+    struct sy_listen *listen;
+    double heat;
+    int64_t heat_at, listen_retry;
     sy_timers timers;               /* backoff and deadlines */
     pthread_mutex_t done_lock;      /* guards done_head/done_tail */
     sy_attempt *done_head, *done_tail; /* completed attempts, any thread */

@@ -2,6 +2,7 @@
 #include "engine/serve.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/lease.h"
+#include "engine/listen.h"
 #include "engine/load.h"
 #include "engine/run.h"
 
@@ -60,16 +62,62 @@ void sy_serve_free_owners(char **v, size_t n)
     free(v);
 }
 
-static void claim_new(sy_engine *e)
+/*
+ * Claiming.  Every host claims whole runs (the fence is the run's claim:
+ * engine/fenced.c), at most CLAIM_BATCH a claim, oldest first (FOR UPDATE
+ * SKIP LOCKED on PostgreSQL).  A host is woken by another's submit,
+ * release or cancel request (engine/listen.h) and then lets the others go
+ * first in proportion to its load: RANK_STEP_MS for each run it works on
+ * and each run it claimed lately.  All listening hosts are woken at once,
+ * so the least loaded claims first, and the others find the run taken:
+ * runs spread evenly without a table of hosts or a vote.  A host that
+ * filled its batch claims again after its turn, so a backlog is shared by
+ * bites.  The fallback poll, slow while the host listens, is for missed
+ * wake-ups, and claims at once.
+ */
+#define CLAIM_BATCH 8
+#define FALLBACK_MS 1500
+#define LISTEN_RETRY_MS 2000
+#define RANK_STEP_MS 3.0
+#define RANK_MAX_MS 200.0
+/* Half of a claim's weight is gone after this long. */
+#define HEAT_HALF_LIFE_MS 250.0
+
+static double heat_now(sy_engine *e, int64_t now)
+{
+    if (e->heat > 0 && now > e->heat_at)
+        e->heat *= exp2(-(double)(now - e->heat_at) / HEAT_HALF_LIFE_MS);
+    e->heat_at = now;
+    return e->heat;
+}
+
+/* How long this host waits after a wake-up before it claims: its place in
+ * line behind less loaded hosts, with a step's worth of chance so that
+ * equally loaded hosts take turns. */
+static uint64_t rank_delay_ms(sy_engine *e)
+{
+    size_t live = 0;
+    for (const sy_live_run *r = e->runs; r; r = r->next)
+        live += !r->finished && !r->lost;
+    double ms = RANK_STEP_MS * ((double)live + heat_now(e, e->now()));
+    if (ms > RANK_MAX_MS)
+        ms = RANK_MAX_MS;
+    return (uint64_t)(ms + RANK_STEP_MS * drand48());
+}
+
+/* Claims what it may; the number of runs it claimed. */
+static size_t claim_new(sy_engine *e)
 {
     char **stale = NULL;
     size_t n_stale = sy_serve_stale_owners(e, &stale);
-    int64_t now = e->now(), ids[64];
+    int64_t now = e->now(), ids[CLAIM_BATCH];
     size_t n = 0;
     if (sy_store_claim_runs(e->o.store, e->o.owner, now + e->o.lease_ms, now,
-                            (const char *const *)stale, n_stale, 64, ids, &n) != SY_OK)
+                            (const char *const *)stale, n_stale, CLAIM_BATCH, ids,
+                            &n) != SY_OK)
         sy_log(SY_LOG_ERROR, "store", "cannot claim runs: %s", sy_store_errmsg(e->o.store));
     sy_serve_free_owners(stale, n_stale);
+    e->heat = heat_now(e, now) + (double)n;
     for (size_t i = 0; i < n; i++) {
         bool known = false;
         for (sy_live_run *r = e->runs; r; r = r->next) {
@@ -95,15 +143,65 @@ static void claim_new(sy_engine *e)
             sy_log(SY_LOG_INFO, "engine", "run %lld (%s) adopted", (long long)r->id,
                    r->wf->name);
     }
+    return n;
 }
 
-/* The next poll in poll_ms, give or take a fifth: hosts started together
- * would otherwise poll in lockstep, the same one always first after each
- * submit, taking every run while the others idle. */
+static void on_claim(uv_timer_t *t);
+
+/* Claims after this host's turn in line, unless a claim is due already. */
+static void claim_soon(sy_engine *e)
+{
+    if (!e->drain && !uv_is_active((uv_handle_t *)&e->claim))
+        uv_timer_start(&e->claim, on_claim, rank_delay_ms(e), 0);
+}
+
+/* Claims new runs and acts on cancel requests, unless the host lapsed: a
+ * host whose lease lapsed would claim its own runs again as if nothing
+ * had happened, so it takes no work until it came back. */
+static void claim_and_cancel(sy_engine *e)
+{
+    if (e->drain || sy_lease_lapsed(e, e->now()))
+        return;
+    /* A full batch may have left more behind. */
+    if (claim_new(e) == CLAIM_BATCH)
+        claim_soon(e);
+    sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
+}
+
+static void on_claim(uv_timer_t *t) { claim_and_cancel(t->data); }
+
+static void on_wake(void *arg) { claim_soon(arg); }
+
+/* Listens for wake-ups when the store has them; again after a lost
+ * listening connection, at most every LISTEN_RETRY_MS. */
+static void keep_listening(sy_engine *e)
+{
+    if (e->listen && !sy_listen_lost(e->listen))
+        return;
+    int64_t now = e->now();
+    if (e->listen_retry > now)
+        return;
+    bool again = e->listen != NULL || e->listen_retry > 0;
+    sy_listen_close(e->listen);
+    const char *why = NULL;
+    e->listen = sy_listen_open(e->loop, e->o.store, on_wake, e, &why);
+    if (e->listen && again)
+        sy_log(SY_LOG_INFO, "store", "listening for wake-ups again");
+    else if (!e->listen && why && !again)
+        sy_log(SY_LOG_WARN, "store", "cannot listen for wake-ups (%s); polling every %lld ms",
+               why, (long long)e->o.poll_ms);
+    /* A store without wake-ups (why is NULL) is not asked again. */
+    e->listen_retry = e->listen || why ? now + LISTEN_RETRY_MS : INT64_MAX;
+}
+
+/* The next poll in poll_ms (FALLBACK_MS while listening), give or take a
+ * fifth: hosts started together would otherwise poll in lockstep, the
+ * same one always first. */
 static uint64_t next_poll_ms(const sy_engine *e)
 {
     double spread = 0.8 + 0.4 * drand48();
-    uint64_t ms = (uint64_t)((double)e->o.poll_ms * spread);
+    int64_t every = e->listen && !sy_listen_lost(e->listen) ? FALLBACK_MS : e->o.poll_ms;
+    uint64_t ms = (uint64_t)((double)every * spread);
     return ms ? ms : 1;
 }
 
@@ -112,13 +210,9 @@ static void on_poll(uv_timer_t *t)
     sy_engine *e = t->data;
     if (e->drain)
         return;
+    keep_listening(e);
     uv_timer_start(&e->poll, on_poll, next_poll_ms(e), 0);
-    /* A host whose lease lapsed would claim its own runs again as if
-     * nothing had happened: it takes no work until it came back. */
-    if (sy_lease_lapsed(e, e->now()))
-        return;
-    claim_new(e);
-    sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
+    claim_and_cancel(e);
 }
 
 void sy_serve_poll_soon(sy_engine *e)
@@ -197,6 +291,8 @@ void sy_serve_init(sy_engine *e)
     e->poll.data = e;
     uv_timer_init(e->loop, &e->renew);
     e->renew.data = e;
+    uv_timer_init(e->loop, &e->claim);
+    e->claim.data = e;
 }
 
 void sy_serve_start(sy_engine *e)
@@ -211,9 +307,18 @@ void sy_serve_start(sy_engine *e)
                    (uint64_t)e->o.lease_ms / 3);
 }
 
-void sy_serve_stop(sy_engine *e)
+void sy_serve_quiet(sy_engine *e)
 {
     uv_timer_stop(&e->poll);
+    uv_timer_stop(&e->claim);
+    sy_listen_close(e->listen);
+    e->listen = NULL;
+    e->listen_retry = INT64_MAX;
+}
+
+void sy_serve_stop(sy_engine *e)
+{
+    sy_serve_quiet(e);
     uv_timer_stop(&e->renew);
 }
 
@@ -223,4 +328,7 @@ void sy_serve_close(sy_engine *e)
 {
     uv_close((uv_handle_t *)&e->poll, close_noop);
     uv_close((uv_handle_t *)&e->renew, close_noop);
+    uv_close((uv_handle_t *)&e->claim, close_noop);
+    sy_listen_close(e->listen);
+    e->listen = NULL;
 }

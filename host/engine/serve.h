@@ -15,6 +15,9 @@ void sy_serve_stop(sy_engine *e);
 /* Polls for new runs at the next loop turn (a schedule just recorded
  * one). */
 void sy_serve_poll_soon(sy_engine *e);
+
+/* Stops looking for new runs (a draining host); leases are still renewed. */
+void sy_serve_quiet(sy_engine *e);
 /* Closes the timers (closed after the next loop turn). */
 void sy_serve_close(sy_engine *e);
 

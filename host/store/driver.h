@@ -114,6 +114,11 @@ struct sy_store_ops {
                      void *arg);
     int (*list_elements)(sy_store *s, int64_t run_id, uint32_t idx,
                          bool open_only, sy_store_element_cb cb, void *arg);
+
+    /* May be NULL: a store whose hosts only poll (sy_store_listen gives
+     * fd -1, sy_store_wakeups none). */
+    int (*listen)(sy_store *s, int *fd);
+    int (*wakeups)(sy_store *s, size_t *n);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

@@ -25,6 +25,7 @@ static void pg_close(sy_store *s)
     /* Ending the session rolls an open batch back on the server. */
     if (q->conn)
         PQfinish(q->conn);
+    sy_pg_listen_close(q);
     sy_pg_journal_free(q);
     free(q->conninfo);
     free(q->where);
@@ -65,6 +66,8 @@ static const struct sy_store_ops pg_ops = {
     .update_element = sy_pg_update_element,
     .list_maps = sy_pg_list_maps,
     .list_elements = sy_pg_list_elements,
+    .listen = sy_pg_listen,
+    .wakeups = sy_pg_wakeups,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -9,6 +9,8 @@
  *                         backoff, every statement's SQL prepared on first
  *                         use, PostgreSQL's errors as sy_status,
  *                         transactions and savepoints
+ *   postgres_listen.c     wake-ups: NOTIFY, and LISTEN on a connection
+ *                         of its own
  *   postgres_schema.c     the tables, their version, migrations under an
  *                         advisory lock
  *   postgres_runs.c       definitions and run rows: create, read, list,
@@ -93,6 +95,7 @@ typedef struct sy_pg_journal {
 typedef struct sy_store_pg {
     sy_store base; /* first: the handle is cast both ways */
     PGconn *conn;
+    PGconn *listener; /* LISTENing (postgres_listen.c); NULL when not */
     char *conninfo; /* what libpq was given; may hold a password, so it is
                        never printed */
     char *where;    /* "postgresql://user@host:port/db" for messages */
@@ -186,6 +189,15 @@ static inline char *sy_pg_col(const PGresult *r, int row, int col)
     return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
 }
 int64_t sy_pg_col_int(const PGresult *r, int row, int col);
+
+/* --- postgres_listen.c ------------------------------------------------------ */
+
+/* Wakes the hosts listening (NOTIFY): at the commit of the open
+ * transaction, if any. */
+int sy_pg_notify(sy_store_pg *q);
+int sy_pg_listen(sy_store *s, int *fd);
+int sy_pg_wakeups(sy_store *s, size_t *n);
+void sy_pg_listen_close(sy_store_pg *q);
 
 /* --- postgres_schema.c ------------------------------------------------------ */
 

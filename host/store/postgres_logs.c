@@ -129,5 +129,9 @@ int sy_pg_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
     int status = sy_pg_transaction_begin(q, false);
     if (status != SY_OK)
         return status;
-    return sy_pg_transaction_end(q, false, reopen_in_tx(q, run_id, idx, n));
+    status = reopen_in_tx(q, run_id, idx, n);
+    /* The reopened run is Pending again: listening hosts wake for it. */
+    if (status == SY_OK)
+        status = sy_pg_notify(q);
+    return sy_pg_transaction_end(q, false, status);
 }

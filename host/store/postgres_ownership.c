@@ -121,7 +121,15 @@ int sy_pg_release(sy_store *s, const char *owner)
     q->held.valid = false;
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, owner);
-    return sy_pg_run(q, SY_PG_RELEASE_OWNER, &p, NULL, "release runs");
+    PGresult *r;
+    int status = sy_pg_run(q, SY_PG_RELEASE_OWNER, &p, &r, "release runs");
+    if (status != SY_OK)
+        return status;
+    bool any = sy_pg_changes(r) > 0;
+    PQclear(r);
+    /* The runs are for the other hosts to take now, not at their next
+     * poll. */
+    return any ? sy_pg_notify(q) : SY_OK;
 }
 
 static int run_write(sy_store_pg *q, int id, int64_t run_id, int64_t now,
@@ -154,9 +162,12 @@ static int cancel_in_tx(sy_store_pg *q, int64_t run_id, int64_t now)
         return sy_store_fail(&q->base, SY_ESTATE,
                              "cancel: run %lld is already %s",
                              (long long)run_id, sy_run_state_name(state));
-    if (state != SY_RUN_PENDING || !unowned)
-        return run_write(q, SY_PG_FLAG_CANCEL, run_id, now, false,
-                         "request cancel");
+    if (state != SY_RUN_PENDING || !unowned) {
+        status = run_write(q, SY_PG_FLAG_CANCEL, run_id, now, false,
+                           "request cancel");
+        /* Its owner acts on it now, not at its next poll. */
+        return status == SY_OK ? sy_pg_notify(q) : status;
+    }
     status = run_write(q, SY_PG_CANCEL_PENDING, run_id, now, true,
                        "cancel run");
     if (status == SY_OK)

@@ -149,6 +149,8 @@ int sy_pg_create_run(sy_store *s, const char *hash, const char *tenant,
         return status;
     status = sy_pg_insert_run(q, hash, tenant, workflow, context, n_tasks, task_ids, ns, now,
                               &id);
+    if (status == SY_OK)
+        status = sy_pg_notify(q);
     status = sy_pg_transaction_end(q, false, status);
     if (status == SY_OK && run_id)
         *run_id = id;

@@ -64,6 +64,9 @@ int sy_pg_fire_tick(sy_store *s, const char *hash, const char *tenant, const cha
         key(&old, tenant, workflow, tick - TICK_KEEP_MS);
         status = sy_pg_run(q, SY_PG_TICK_FORGET, &old, NULL, "forget old ticks");
     }
+    /* The fired run is a submitted one: listening hosts wake for it. */
+    if (status == SY_OK && claimed)
+        status = sy_pg_notify(q);
     status = sy_pg_transaction_end(q, false, status);
     if (status == SY_OK) {
         *fired = claimed;

@@ -494,3 +494,21 @@ int sy_store_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
     NEED(s, idx || !n, "reopen_run", "idx is NULL with entries");
     return s->ops->reopen_run(s, run_id, idx, n, now);
 }
+
+int sy_store_listen(sy_store *s, int *fd)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, fd, "listen", "fd is NULL");
+    *fd = -1;
+    return s->ops->listen ? s->ops->listen(s, fd) : SY_OK;
+}
+
+int sy_store_wakeups(sy_store *s, size_t *n)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, n, "wakeups", "n is NULL");
+    *n = 0;
+    return s->ops->wakeups ? s->ops->wakeups(s, n) : SY_OK;
+}

@@ -219,6 +219,22 @@ int sy_store_request_cancel(sy_store *s, int64_t run_id, int64_t now);
 int sy_store_cancel_requests(sy_store *s, const char *owner,
                              int (*cb)(void *arg, int64_t run_id), void *arg);
 
+/* --- wake-ups: runs to claim, cancels to act on ------------------------------ */
+
+/* Starts listening for wake-ups: a run submitted, runs released by a
+ * draining host, a cancel request.  The PostgreSQL store listens
+ * (LISTEN) on a connection of its own, so that a wake-up never waits in
+ * the buffer of another statement's answer; *fd is its socket, to watch
+ * for reading.  *fd is -1 where the store has no such thing (SQLite: its
+ * hosts poll).  Called again, it drops the old connection and opens a new
+ * one (after sy_store_wakeups said it was lost). */
+int sy_store_listen(sy_store *s, int *fd);
+
+/* Reads what came on the listening connection: *n wake-ups since the last
+ * call (0 when nothing came).  SY_EIO when the connection is lost: no
+ * wake-up comes until sy_store_listen again. */
+int sy_store_wakeups(sy_store *s, size_t *n);
+
 /* --- batches ------------------------------------------------------------------ */
 
 int sy_store_begin(sy_store *s);
