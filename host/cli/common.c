@@ -108,7 +108,7 @@ void sy_cli_error_summary(const char *error, char *buf, size_t len)
     const char *last = end;
     while (last > error && last[-1] != '\n')
         last--;
+    /* A long last line keeps its start: it names what failed. */
     size_t ll = (size_t)(end - last);
-    snprintf(buf, len, "%s%.*s", ll > PIECE ? "..." : "", (int)(ll < PIECE ? ll : PIECE),
-             ll > PIECE ? end - PIECE : last);
+    snprintf(buf, len, "%.*s%s", (int)(ll < PIECE ? ll : PIECE), last, ll > PIECE ? "..." : "");
 }
