@@ -81,9 +81,32 @@ bool sy_spawn__grow_out(sy_spawn__run *s)
     return true;
 }
 
+/* Reads what follows the kept head of a stdout that is a log, counting
+ * it (stdout_as_log). */
+static void sy_spawn__skip_out(sy_spawn__run *s)
+{
+    char scratch[16384];
+    while (s->out_fd >= 0) {
+        ssize_t n = read(s->out_fd, scratch, sizeof scratch);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) {
+            sy_spawn__close(&s->out_fd);
+            return;
+        }
+        s->r->out_dropped += (size_t)n;
+    }
+}
+
 void sy_spawn__read_out(sy_spawn__run *s)
 {
     sy_spawn_result *r = s->r;
+    if (s->o->stdout_as_log && r->out_len >= s->max_out) {
+        sy_spawn__skip_out(s);
+        return;
+    }
     while (s->out_fd >= 0) {
         if (!sy_spawn__grow_out(s)) {
             s->oom = true;
@@ -102,6 +125,12 @@ void sy_spawn__read_out(sy_spawn__run *s)
             return;
         }
         r->out_len += (size_t)n;
+        if (r->out_len > s->max_out && s->o->stdout_as_log) {
+            r->out_dropped += r->out_len - s->max_out;
+            r->out_len = s->max_out;
+            sy_spawn__skip_out(s);
+            return;
+        }
         if (r->out_len > s->max_out) {
             r->out_len = s->max_out;
             r->output_too_large = true;

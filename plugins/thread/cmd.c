@@ -12,6 +12,9 @@
 
 /* How long a command that could not start for want of processes waits. */
 #define DEFER_MS 500
+/* The head of a stdout that is not the output (output = "none") kept for
+ * the attempt's logs. */
+#define STDOUT_LOG_MAX (64 * 1024)
 
 /* argv borrowed from the task's parameters (valid until complete()). */
 static const char **build_argv(const sy_job *job)
@@ -145,8 +148,8 @@ static void log_stderr(const sy_job *job, const sy_spawn_result *r)
     free(copy);
 }
 
-/* Stderr always, stdout when it is not the output (the attempt failed):
- * the host keeps them with the attempt. */
+/* Stderr always, stdout when it is not the output (output = "none", or
+ * the attempt failed): the host keeps them with the attempt. */
 static void keep_logs(sy_job *job, sy_spawn_result *r)
 {
     if (r->err_head_len) {
@@ -166,9 +169,12 @@ static void keep_logs(sy_job *job, sy_spawn_result *r)
         r->err = NULL;
         r->err_len = 0;
     }
-    if (job->outcome != SY_OUTCOME_SUCCEEDED && r->out && r->out_len) {
+    if ((job->spec.output_none || job->outcome != SY_OUTCOME_SUCCEEDED) && r->out &&
+        r->out_len) {
         job->log_out = r->out;
         job->log_out_len = r->out_len;
+        job->log_out_dropped = r->out_dropped;
+        job->log_out_cut = r->out_len; /* what was not kept came after */
         r->out = NULL;
     }
 }
@@ -190,7 +196,12 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
     o.input = job->task->input;
     o.input_len = job->task->input ? job->task->input_len : 0;
     o.max_output_bytes = (size_t)job->spec.max_output_bytes;
-    o.discard_stdout = job->spec.output_none;
+    if (job->spec.output_none) {
+        /* Not the output: a log, its head kept (the host keeps at most its
+         * log_limit of it anyway), never a reason to end the command. */
+        o.stdout_as_log = true;
+        o.max_output_bytes = STDOUT_LOG_MAX;
+    }
     o.timeout_ms = sy_job_time_left(job);
     o.kill_grace_ms = job->spec.kill_grace_ms;
     o.cancel_fd = job->cancel_fd;

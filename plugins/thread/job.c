@@ -122,6 +122,8 @@ static void report(sy_job *job)
         res.error = oom;
     res.log_stdout = job->log_out;
     res.log_stdout_len = job->log_out_len;
+    res.log_stdout_dropped = job->log_out_dropped;
+    res.log_stdout_cut = job->log_out_cut;
     res.log_stderr = job->log_err;
     res.log_stderr_len = job->log_err_len;
     res.log_stderr_dropped = job->log_err_dropped;

@@ -126,6 +126,7 @@ typedef struct sy_job {
     char *log_out, *log_err;
     size_t log_out_len, log_err_len;
     size_t log_err_dropped, log_err_cut; /* left out at that offset */
+    size_t log_out_dropped, log_out_cut;
 } sy_job;
 
 sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,

@@ -99,6 +99,10 @@ typedef struct sy_spawn_opts {
     size_t max_output_bytes;
     /* True: stdout goes to /dev/null (never too large, out is ""). */
     bool discard_stdout;
+    /* True: stdout is a log, not a result: its first max_output_bytes are
+     * kept in out, the rest is read and counted in out_dropped, and the
+     * run never ends for it (output_too_large stays false). */
+    bool stdout_as_log;
     /* Terminate the group after this long; 0 for no limit. */
     int64_t timeout_ms;
     /* Between SIGTERM and SIGKILL; 0 sends SIGKILL at once. */
@@ -142,6 +146,7 @@ typedef struct sy_spawn_result {
     char *out;               /* malloc'd stdout, NUL-terminated (never NULL
                                 after success; truncated at the limit) */
     size_t out_len;
+    size_t out_dropped;      /* stdout_as_log: bytes after `out`, not kept */
     char *err;               /* malloc'd last bytes of stderr, NUL-terminated
                                 (never NULL after success) */
     size_t err_len;

@@ -30,7 +30,9 @@ workflow = {
   tasks = (
     { id = "noisy"; retry = { attempts = 2; delay = "10ms"; }; command = ["sh", "-c",
         "echo FIRST-LINE >&2; i=0; while [ $i -lt 500 ]; do echo 'filler....' >&2; i=$((i+1)); done; echo \"LAST-LINE of attempt $SWITCHYARD_ATTEMPT\" >&2; echo 'some stdout'; exit 2"]; },
-    { id = "quiet"; command = ["sh", "-c", "echo 'warning: careful' >&2; echo '{\"q\": 1}'"]; }
+    { id = "quiet"; command = ["sh", "-c", "echo 'warning: careful' >&2; echo '{\"q\": 1}'"]; },
+    { id = "chatty"; output = "none"; command = ["sh", "-c",
+        "echo 'not an output, a log'; i=0; while [ $i -lt 8000 ]; do echo 'chatter.....'; i=$((i+1)); done"]; }
   );
 };
 WF
@@ -68,6 +70,8 @@ has "[... 4510 bytes dropped ...]" "with the marker between them"
 has "==> quiet attempt 1 stderr" "a task that completed: its stderr"
 has "warning: careful" "its text"
 hasnt "quiet attempt 1 stdout" "but not its stdout, which is its output"
+has "==> chatty attempt 1 stdout (104021 bytes, " "the stdout of an output = \"none\" task that completed, with its size"
+has "not an output, a log" "its head"
 if $full; then
 run logs "$id" noisy --attempt 2
 rc_is 0 "logs TASK --attempt N"

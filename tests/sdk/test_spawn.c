@@ -157,6 +157,30 @@ static void test_discard_stdout(void **state)
     sy_spawn_result_free(&r);
 }
 
+/* stdout_as_log: the head is kept, the rest counted, the command runs to
+ * its end (no output_too_large, no kill). */
+static void test_stdout_as_log(void **state)
+{
+    (void)state;
+    const char *argv[] = {"/bin/sh", "-c",
+                          "head -c 100000 /dev/zero | tr '\\0' y; exit 4", NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, argv);
+    o.stdout_as_log = true;
+    o.max_output_bytes = 1000;
+    sy_spawn_result r;
+    char err[256];
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 4);
+    assert_false(r.output_too_large);
+    assert_int_equal(r.out_len, 1000);
+    assert_int_equal(r.out_dropped, 99000);
+    assert_int_equal(r.out[0], 'y');
+    assert_int_equal(r.out[999], 'y');
+    sy_spawn_result_free(&r);
+}
+
 /* env: a later entry replaces an earlier one and the host's, a bare name
  * removes the variable, and a name that only starts like another is a
  * different variable. */
@@ -569,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_input_larger_than_pipe),
         cmocka_unit_test(test_stderr_tail),
         cmocka_unit_test(test_discard_stdout),
+        cmocka_unit_test(test_stdout_as_log),
         cmocka_unit_test(test_environment),
         cmocka_unit_test(test_signals_and_group),
         cmocka_unit_test(test_no_leaked_descriptor),
