@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 
@@ -176,25 +178,44 @@ static void succeeded(sy_instance *inst, sy_lambda_job *job, long status)
     }
 }
 
-/* Seconds from Retry-After or the body's retryAfterSeconds; -1 if none. */
+/* A week: any later hint is a broken one (the host caps a deferral at an
+ * hour anyway), and seconds beyond it would overflow as milliseconds. */
+#define RETRY_AFTER_MAX_S (7 * 24 * 3600LL)
+
+/* Milliseconds from Retry-After (seconds, or an HTTP date, RFC 9110) or
+ * the body's retryAfterSeconds; -1 if none. */
 static int64_t retry_after_ms(const sy_lambda_job *job, json_t *j)
 {
     char *end;
     if (job->retry_after[0]) {
         long long s = strtoll(job->retry_after, &end, 10);
         if (end != job->retry_after && *end == '\0' && s >= 0)
-            return s * 1000;
+            return (s < RETRY_AFTER_MAX_S ? s : RETRY_AFTER_MAX_S) * 1000;
+        /* "Wed, 21 Oct 2015 07:28:00 GMT": libcurl reads HTTP dates. */
+        time_t at = curl_getdate(job->retry_after, NULL);
+        if (at != (time_t)-1) {
+            long long wait = (long long)at - (long long)time(NULL);
+            if (wait < 0)
+                wait = 0;
+            return (wait < RETRY_AFTER_MAX_S ? wait : RETRY_AFTER_MAX_S) * 1000;
+        }
     }
     json_t *v = json_object_get(j, "retryAfterSeconds");
-    if (json_is_integer(v) && json_integer_value(v) >= 0)
-        return json_integer_value(v) * 1000;
-    if (json_is_real(v) && json_real_value(v) >= 0)
-        return (int64_t)(json_real_value(v) * 1000);
-    if (json_is_string(v)) {
-        double s = strtod(json_string_value(v), &end);
-        if (end != json_string_value(v) && s >= 0)
-            return (int64_t)(s * 1000);
+    double s = -1;
+    if (json_is_integer(v))
+        s = (double)json_integer_value(v);
+    else if (json_is_real(v))
+        s = json_real_value(v);
+    else if (json_is_string(v)) {
+        s = strtod(json_string_value(v), &end);
+        if (end == json_string_value(v))
+            s = -1;
     }
+    /* NaN fails both comparisons: no hint. */
+    if (s >= 0 && s <= (double)RETRY_AFTER_MAX_S)
+        return (int64_t)(s * 1000);
+    if (s > (double)RETRY_AFTER_MAX_S)
+        return RETRY_AFTER_MAX_S * 1000;
     return -1;
 }
 

@@ -41,6 +41,23 @@ has "throttled: ConcurrentInvocationLimitExceeded" "and without a retry hint"
 n=$(requests 'q.get("name") == "throttle-2"')
 [ "$n" = 3 ]; ok $? "the throttled call was offered three times ($n)"
 
+# Retry-After may be an HTTP date (RFC 9110): two seconds ahead, to the
+# second, is a pause of one to two seconds.
+workflow dated <<'WF'
+workflow = {
+  name = "lam::dated";
+  retry = { attempts = 1; };
+  tasks = ( { id = "d"; function = "throttledate-1"; } );
+};
+WF
+t0=$(now_ms)
+run run lam::dated
+t1=$(now_ms)
+rc_is 0 "a 429 whose Retry-After is an HTTP date is waited out"
+id=$(run_id)
+is '["Completed", 1]' "$id" '[t["d"]["status"], t["d"]["attempts"]]' "and charges no attempt"
+[ $((t1 - t0)) -ge 900 ]; ok $? "the date was honoured: a pause of a second or more (took $((t1 - t0)) ms)"
+
 workflow faults <<'WF'
 workflow = {
   name = "lam::faults";

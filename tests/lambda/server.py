@@ -15,6 +15,7 @@ What a function does is in its name (the last part of an ARN, before any
   fail...            200 with X-Amz-Function-Error: Unhandled
   scalar...          200 with a JSON string as the answer
   throttle-N...      429 with Retry-After: 1 for the first N calls, then echo
+  throttledate-N...  429 with Retry-After as an HTTP date 2 s ahead
   throttlebody-N...  429 with retryAfterSeconds in the body only
   throttlebare-N...  429 with no retry hint at all
   error5xx-N...      500 ServiceException for the first N calls, then echo
@@ -34,6 +35,7 @@ Usage: lambda_server.py --port-file F --log F [--access-key K --secret S]
 import argparse
 import base64
 import datetime
+import email.utils
 import hashlib
 import hmac
 import json
@@ -268,6 +270,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send(429, json.dumps({"Reason": "ReservedFunctionConcurrentInvocationLimitExceeded",
                                        "Type": "User", "message": "Rate Exceeded."}).encode(),
                       [("Retry-After", "1"),
+                       ("x-amzn-ErrorType", "TooManyRequestsException")])
+            return
+        if name.startswith("throttledate-") and n <= number(name, "throttledate"):
+            self.send(429, json.dumps({"Reason": "FunctionInvocationRateLimitExceeded",
+                                       "Type": "User", "message": "Rate Exceeded."}).encode(),
+                      [("Retry-After", email.utils.formatdate(time.time() + 2, usegmt=True)),
                        ("x-amzn-ErrorType", "TooManyRequestsException")])
             return
         if name.startswith("throttlebody-") and n <= number(name, "throttlebody"):
