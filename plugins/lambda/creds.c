@@ -1,9 +1,11 @@
 /*
- * creds.c -- the credentials chain up to the shared credentials file:
- * the instance's settings, then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
- * / AWS_SESSION_TOKEN, then the profile (AWS_PROFILE, else "default") of
+ * creds.c -- the credentials chain up to the shared files: the
+ * instance's settings, then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+ * AWS_SESSION_TOKEN, then the profile (AWS_PROFILE, else "default") of
  * the shared credentials file (AWS_SHARED_CREDENTIALS_FILE, else
- * ~/.aws/credentials).  The metadata endpoints come last (metadata.c).
+ * ~/.aws/credentials), then of the config file (AWS_CONFIG_FILE, else
+ * ~/.aws/config, where its section is [profile NAME], or [default]), as
+ * the AWS CLI reads them.  The metadata endpoints come last (metadata.c).
  *
  * Secrets never reach a message: errors name the file, the line and the
  * key, never a value.
@@ -65,15 +67,16 @@ static char *trim(char *s)
     return s;
 }
 
-/* Reads [profile] of an INI file.  SY_OK with *found; SY_EINVAL for a
- * malformed file, a profile with a key and no secret. */
-static int from_file(const char *path, const char *profile,
-                     sy_lambda_creds *out, bool *found, bool explicit,
-                     char *err, size_t err_len)
+/* Reads section [section] of an INI file.  SY_OK with *found (and *seen
+ * when the section is there); SY_EINVAL for a malformed file, a section
+ * with a key and no secret, or a missing file that must exist. */
+static int from_file(const char *path, const char *section, const char *profile,
+                     sy_lambda_creds *out, bool *found, bool *seen_out,
+                     bool must_exist, char *err, size_t err_len)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        if (explicit || errno != ENOENT) {
+        if (must_exist || errno != ENOENT) {
             sy_sdk_errf(err, err_len, "%s: %s", path, strerror(errno));
             return SY_EINVAL;
         }
@@ -97,7 +100,7 @@ static int from_file(const char *path, const char *profile,
                 break;
             }
             *end = '\0';
-            in = strcmp(trim(s + 1), profile) == 0;
+            in = strcmp(trim(s + 1), section) == 0;
             seen = seen || in;
             continue;
         }
@@ -138,14 +141,29 @@ static int from_file(const char *path, const char *profile,
                  path);
         rc = set(out, ak, sk, tok, source, err, err_len);
         *found = rc == SY_OK;
-    } else if (rc == SY_OK && explicit && !seen) {
-        sy_sdk_errf(err, err_len, "%s: no profile [%s]", path, profile);
-        rc = SY_EINVAL;
     }
+    *seen_out = *seen_out || seen;
     free(ak);
     wipe(&sk);
     wipe(&tok);
     return rc;
+}
+
+/* The path of a shared file into buf: $ENV when set (true: named, so it
+ * must exist), else ~/.aws/NAME; "" when there is no HOME either. */
+static bool shared_path(char *buf, size_t len, const char *env, const char *name)
+{
+    const char *file = getenv(env);
+    if (file && file[0]) {
+        snprintf(buf, len, "%s", file);
+        return true;
+    }
+    const char *home = getenv("HOME");
+    if (home && home[0])
+        snprintf(buf, len, "%s/.aws/%s", home, name);
+    else
+        buf[0] = '\0';
+    return false;
 }
 
 int sy_lambda_creds_static(const char *access_key, const char *secret_key,
@@ -176,17 +194,30 @@ int sy_lambda_creds_static(const char *access_key, const char *secret_key,
     bool explicit_profile = profile || (env_profile && env_profile[0]);
     if (!profile)
         profile = env_profile && env_profile[0] ? env_profile : "default";
-    const char *file = getenv("AWS_SHARED_CREDENTIALS_FILE");
-    char path[4096];
-    bool explicit_file = file && file[0];
-    if (explicit_file) {
-        snprintf(path, sizeof path, "%s", file);
-    } else {
-        const char *home = getenv("HOME");
-        if (!home || !home[0])
-            return SY_OK;
-        snprintf(path, sizeof path, "%s/.aws/credentials", home);
+    char cred[4096], conf[4096], section[300];
+    bool cred_named = shared_path(cred, sizeof cred, "AWS_SHARED_CREDENTIALS_FILE",
+                                  "credentials");
+    bool conf_named = shared_path(conf, sizeof conf, "AWS_CONFIG_FILE", "config");
+    bool seen = false;
+    int rc = SY_OK;
+    if (cred[0])
+        rc = from_file(cred, profile, profile, out, found, &seen, cred_named, err, err_len);
+    if (rc == SY_OK && !*found && conf[0]) {
+        /* The config file names a profile's section [profile NAME]. */
+        if (strcmp(profile, "default") == 0)
+            snprintf(section, sizeof section, "default");
+        else
+            snprintf(section, sizeof section, "profile %.280s", profile);
+        rc = from_file(conf, section, profile, out, found, &seen, conf_named, err, err_len);
     }
-    return from_file(path, profile, out, found,
-                     explicit_file || explicit_profile, err, err_len);
+    if (rc == SY_OK && !*found && explicit_profile && !seen) {
+        if (cred[0] && conf[0])
+            sy_sdk_errf(err, err_len, "%s: no profile [%s], nor [profile %s] in %s", cred,
+                        profile, profile, conf);
+        else
+            sy_sdk_errf(err, err_len, "%s: no profile [%s]", cred[0] ? cred : conf,
+                        profile);
+        rc = SY_EINVAL;
+    }
+    return rc;
 }

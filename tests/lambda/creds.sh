@@ -1,6 +1,7 @@
 #!/bin/sh
 # Where the lambda plugin finds its credentials, in order: the instance
-# settings, the environment, the shared credentials file and profile.
+# settings, the environment, the shared credentials file and profile, the
+# config file's profile.
 # Secrets never appear in what the host prints.
 . "$SY_SRCDIR/tests/lambda/lib.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-lambda-XXXXXX")
@@ -8,7 +9,7 @@ chmod 0700 "$dir"
 trap 'stop_server; rm -rf "$dir"' EXIT
 start_server --token 'session/token=='
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE \
-    AWS_SHARED_CREDENTIALS_FILE AWS_CONTAINER_CREDENTIALS_FULL_URI \
+    AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE AWS_CONTAINER_CREDENTIALS_FULL_URI \
     AWS_CONTAINER_CREDENTIALS_RELATIVE_URI AWS_ENDPOINT_URL_LAMBDA AWS_ENDPOINT_URL
 HOME=$dir/home; export HOME
 AWS_EC2_METADATA_DISABLED=true; export AWS_EC2_METADATA_DISABLED
@@ -69,6 +70,22 @@ AWS_ACCESS_KEY_ID=$LAMBDA_KEY AWS_SECRET_ACCESS_KEY=$LAMBDA_SECRET \
     AWS_SESSION_TOKEN='session/token==' \
     AWS_SHARED_CREDENTIALS_FILE=$dir/shared AWS_PROFILE=nope run run lam::one
 rc_is 0 "the environment comes before the shared file"
+
+# The config file, as the AWS CLI writes it: [profile NAME] sections.
+cat >"$dir/config" <<CONF
+[default]
+region = eu-west-1
+[profile cfg]
+region = us-east-1
+aws_access_key_id = $LAMBDA_KEY
+aws_secret_access_key = $LAMBDA_SECRET
+aws_session_token = session/token==
+CONF
+AWS_SHARED_CREDENTIALS_FILE=$dir/shared AWS_CONFIG_FILE=$dir/config AWS_PROFILE=cfg run run lam::one
+rc_is 0 "a profile found only in the config file ([profile cfg]) signs the call"
+AWS_SHARED_CREDENTIALS_FILE=$dir/shared AWS_CONFIG_FILE=$dir/config AWS_PROFILE=none run run lam::one
+rc_is 2 "a profile in neither file refuses the instance"
+has "$dir/shared: no profile [none], nor [profile none] in $dir/config" "naming both files"
 
 make_lambda_host "access_key_id = \"$LAMBDA_KEY\"; secret_access_key = \"not-the-secret-42\";"
 AWS_SECRET_ACCESS_KEY=$LAMBDA_SECRET run run lam::one
