@@ -22,93 +22,19 @@
 #endif
 #include "base/util.h"
 #include "store/store.h"
-
-#define HASH "d1"
-
-typedef struct {
-    char *dir;
-    sy_store *a, *b; /* two handles on one file: two hosts */
-    int64_t run;
-    sy_store_fence h1;
-} fx;
-
-#define OK(s, call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != SY_OK)                                                     \
-            fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
-    } while (0)
-
-/* The store the running test's handles open: set by its setup. */
-static const char *store_url = "sqlite:store.db";
-
-static sy_store *open_ok(const char *dir)
-{
-    sy_store *s = NULL;
-    char err[512] = "";
-    if (sy_store_open(store_url, dir, &s, err, sizeof err) != SY_OK)
-        fail_msg("open: %s", err);
-    return s;
-}
-
-static void assert_contains(const char *haystack, const char *needle)
-{
-    if (!haystack || !strstr(haystack, needle))
-        fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)",
-                 needle);
-}
-
-static int64_t epoch_of(sy_store *s, int64_t run)
-{
-    sy_run_record r;
-    OK(s, sy_store_get_run(s, run, &r));
-    int64_t epoch = r.lease_epoch;
-    sy_run_record_clear(&r);
-    return epoch;
-}
-
-/* A run of two tasks claimed by h1 on handle a. */
-static int setup_on(void **state, const char *url)
-{
-    fx *f = calloc(1, sizeof *f);
-    f->dir = th_mkdtemp();
-    store_url = url;
-    f->a = open_ok(f->dir);
-    f->b = open_ok(f->dir);
-    static const char *const ids[] = {"x", "y"};
-    static const char *const ns[] = {"public::w::x", "public::w::y"};
-    OK(f->a, sy_store_put_definition(f->a, HASH, "public", "w", "{}"));
-    OK(f->a, sy_store_create_run(f->a, HASH, "public", "w", "{}", 2, ids, ns, 1, &f->run));
-    bool got = false;
-    OK(f->a, sy_store_claim_run(f->a, f->run, "h1", 1000, 10, NULL, 0, &got));
-    assert_true(got);
-    f->h1 = (sy_store_fence){"h1", epoch_of(f->a, f->run)};
-    *state = f;
-    return 0;
-}
+#include "fixture.h"
 
 static int setup(void **state)
 {
-    return setup_on(state, "sqlite:store.db");
+    return fx_setup(state);
 }
 
 #ifdef SY_HAVE_LIBPQ
 static int setup_pg(void **state)
 {
-    th_pg_reset(th_pg_url());
-    return setup_on(state, th_pg_url());
+    return fx_setup_pg(state);
 }
 #endif
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    sy_store_close(f->a);
-    sy_store_close(f->b);
-    th_rmtree(f->dir);
-    free(f);
-    return 0;
-}
 
 /* The row of task idx, its strings copied into the caller's buffers. */
 typedef struct {
@@ -198,7 +124,7 @@ static void test_start_is_compare_and_set(void **state)
     OK(f->a, start(f->a, f->run, &f->h1, 0, 1, 0, 1));
     /* The same claim, from the token it no longer holds. */
     assert_int_equal(start(f->a, f->run, &f->h1, 0, 1, 0, 1), SY_STORE_EFENCED);
-    assert_contains(sy_store_errmsg(f->a),
+    fx_assert_contains(sy_store_errmsg(f->a),
                     "task 0 of run 1 is at attempt token 1 (started by h1), not 0");
     assert_int_equal(complete(f->a, f->run, &f->h1, 0, 1, 0, "{\"late\":1}"),
                      SY_STORE_EFENCED);
@@ -220,7 +146,7 @@ static void test_token_checked_on_held_claim(void **state)
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, start(f->a, f->run, &f->h1, 0, 1, 0, 1));
     assert_int_equal(complete(f->a, f->run, &f->h1, 1, 1, 5, "{}"), SY_STORE_EFENCED);
-    assert_contains(sy_store_errmsg(f->a), "is at attempt token 0");
+    fx_assert_contains(sy_store_errmsg(f->a), "is at attempt token 0");
     OK(f->a, complete(f->a, f->run, &f->h1, 1, 1, 0, "{\"y\":1}"));
     OK(f->a, sy_store_commit(f->a));
     assert_string_equal(task_row(f->a, f->run, 1).output, "{\"y\":1}");
@@ -233,9 +159,9 @@ static void test_token_bounds(void **state)
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, start(f->a, f->run, &f->h1, 0, 1, 0, 3));
     assert_int_equal(start(f->a, f->run, &f->h1, 0, 2, 3, 2), SY_EINVAL);
-    assert_contains(sy_store_errmsg(f->a), "attempt token 3 would go back to 2");
+    fx_assert_contains(sy_store_errmsg(f->a), "attempt token 3 would go back to 2");
     assert_int_equal(start(f->a, f->run, &f->h1, 7, 1, 0, 1), SY_ENOENT);
-    assert_contains(sy_store_errmsg(f->a), "run 1 has no task 7");
+    fx_assert_contains(sy_store_errmsg(f->a), "run 1 has no task 7");
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(task_row(f->a, f->run, 0).fence, 3);
 }
@@ -268,7 +194,7 @@ static void test_events_follow_the_token(void **state)
     OK(f->a, sy_store_add_event(f->a, f->run, &f->h1, 1, 0, 1, "failed", "current", 300));
     assert_int_equal(sy_store_add_event(f->a, f->run, &f->h1, 0, 0, 1, "failed", "stale", 300),
                      SY_STORE_EFENCED);
-    assert_contains(sy_store_errmsg(f->a), "add_event: task 0 of run 1 is at attempt token 1");
+    fx_assert_contains(sy_store_errmsg(f->a), "add_event: task 0 of run 1 is at attempt token 1");
     assert_int_equal(sy_store_add_event(f->a, f->run, &f->h1, 0, 9, 1, "failed", "x", 300),
                      SY_ENOENT);
     OK(f->a, sy_store_add_event(f->a, f->run, NULL, 0, 0, 1, "note", "a tool's", 300));
@@ -290,7 +216,7 @@ static void test_takeover_moves_both_tokens(void **state)
     bool got = false;
     OK(f->b, sy_store_claim_run(f->b, f->run, "h2", 9000, 1001, NULL, 0, &got));
     assert_true(got);
-    sy_store_fence h2 = {"h2", epoch_of(f->b, f->run)};
+    sy_store_fence h2 = {"h2", fx_epoch(f->b, f->run)};
     row seen = task_row(f->b, f->run, 0);
     assert_string_equal(seen.host, "h1");
     OK(f->b, sy_store_add_event(f->b, f->run, &h2, seen.fence, 0, 1, "abandoned", seen.host,
@@ -302,7 +228,7 @@ static void test_takeover_moves_both_tokens(void **state)
     OK(f->a, sy_store_begin(f->a));
     assert_int_equal(complete(f->a, f->run, &f->h1, 0, 1, 1, "{\"by\":\"h1\"}"),
                      SY_STORE_EFENCED);
-    assert_contains(sy_store_errmsg(f->a), "held by h2");
+    fx_assert_contains(sy_store_errmsg(f->a), "held by h2");
     assert_int_equal(complete(f->a, f->run, &f->h1, 0, 1, 2, "{\"by\":\"h1\"}"),
                      SY_STORE_EFENCED);
     assert_int_equal(start(f->a, f->run, &f->h1, 0, 2, 1, 2), SY_STORE_EFENCED);
@@ -370,7 +296,7 @@ static void test_migrates_schema_2(void **state)
     bool got = false;
     OK(s, sy_store_claim_run(s, 1, "new", 9000, 100, NULL, 0, &got));
     assert_true(got);
-    sy_store_fence fence = {"new", epoch_of(s, 1)};
+    sy_store_fence fence = {"new", fx_epoch(s, 1)};
     assert_int_equal(fence.epoch, 5);
     OK(s, sy_store_begin(s));
     OK(s, start(s, 1, &fence, 0, 2, 0, 1));
@@ -382,8 +308,8 @@ static void test_migrates_schema_2(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fx_teardown)
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, fx_teardown, NULL}
     const struct CMUnitTest sqlite_tests[] = {
         T(test_start_and_complete),
         T(test_start_is_compare_and_set),

@@ -20,33 +20,7 @@
 #endif
 #include "base/util.h"
 #include "store/store.h"
-
-#define HASH "d1"
-
-typedef struct {
-    char *dir;
-    sy_store *a, *b; /* two handles on one store: two hosts */
-    int64_t run;
-    sy_store_fence h1;
-} fx;
-
-#define OK(s, call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != SY_OK)                                                     \
-            fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
-    } while (0)
-
-static const char *store_url = "sqlite:store.db";
-
-static sy_store *open_ok(const char *dir)
-{
-    sy_store *s = NULL;
-    char err[512] = "";
-    if (sy_store_open(store_url, dir, &s, err, sizeof err) != SY_OK)
-        fail_msg("open: %s", err);
-    return s;
-}
+#include "fixture.h"
 
 static sy_run_record run_of(sy_store *s, int64_t run)
 {
@@ -55,53 +29,24 @@ static sy_run_record run_of(sy_store *s, int64_t run)
     return r;
 }
 
-/* A run of two tasks claimed by h1 on handle a, task 0's first attempt
- * started (token 1). */
-static int setup_on(void **state, const char *url)
+/* A run of two tasks claimed by h1 on handle a (fixture.h), task 0's
+ * first attempt started (token 1). */
+static int started(void **state, int rc)
 {
-    fx *f = calloc(1, sizeof *f);
-    f->dir = th_mkdtemp();
-    store_url = url;
-    f->a = open_ok(f->dir);
-    f->b = open_ok(f->dir);
-    static const char *const ids[] = {"x", "y"};
-    static const char *const ns[] = {"public::w::x", "public::w::y"};
-    OK(f->a, sy_store_put_definition(f->a, HASH, "public", "w", "{}"));
-    OK(f->a, sy_store_create_run(f->a, HASH, "public", "w", "{}", 2, ids, ns, 1, &f->run));
-    bool got = false;
-    OK(f->a, sy_store_claim_run(f->a, f->run, "h1", 1000, 10, NULL, 0, &got));
-    assert_true(got);
-    sy_run_record r = run_of(f->a, f->run);
-    f->h1 = (sy_store_fence){"h1", r.lease_epoch};
-    sy_run_record_clear(&r);
+    fx *f = *state;
     sy_task_record t = {.idx = 0, .state = SY_TASK_RUNNING, .attempts = 1, .started = 100,
                         .fence = 1};
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, sy_store_update_task(f->a, f->run, &f->h1, 0, &t));
     OK(f->a, sy_store_commit(f->a));
-    *state = f;
-    return 0;
+    return rc;
 }
 
-static int setup(void **state) { return setup_on(state, "sqlite:store.db"); }
+static int setup(void **state) { return started(state, fx_setup(state)); }
 
 #ifdef SY_HAVE_LIBPQ
-static int setup_pg(void **state)
-{
-    th_pg_reset(th_pg_url());
-    return setup_on(state, th_pg_url());
-}
+static int setup_pg(void **state) { return started(state, fx_setup_pg(state)); }
 #endif
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    sy_store_close(f->a);
-    sy_store_close(f->b);
-    th_rmtree(f->dir);
-    free(f);
-    return 0;
-}
 
 /* The logs of a run as "idx/attempt/stream=text(size,dropped);..." */
 static int take(void *arg, const sy_log_record *l)
@@ -272,8 +217,8 @@ static void test_logs_go_with_their_run(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fx_teardown)
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, fx_teardown, NULL}
     const struct CMUnitTest sqlite_tests[] = {
         T(test_logs_round_trip),
         T(test_logs_are_fenced),

@@ -20,93 +20,19 @@
 #endif
 #include "base/util.h"
 #include "store/store.h"
-
-#define HASH "d1"
-
-typedef struct {
-    char *dir;
-    sy_store *a, *b; /* two handles on one file: two hosts */
-    int64_t run;
-    sy_store_fence h1;
-} fx;
-
-#define OK(s, call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != SY_OK)                                                     \
-            fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
-    } while (0)
-
-/* The store the running test's handles open: set by its setup. */
-static const char *store_url = "sqlite:store.db";
-
-static sy_store *open_ok(const char *dir)
-{
-    sy_store *s = NULL;
-    char err[512] = "";
-    if (sy_store_open(store_url, dir, &s, err, sizeof err) != SY_OK)
-        fail_msg("open: %s", err);
-    return s;
-}
-
-static __attribute__((unused)) void assert_contains(const char *haystack, const char *needle)
-{
-    if (!haystack || !strstr(haystack, needle))
-        fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)",
-                 needle);
-}
-
-static int64_t epoch_of(sy_store *s, int64_t run)
-{
-    sy_run_record r;
-    OK(s, sy_store_get_run(s, run, &r));
-    int64_t epoch = r.lease_epoch;
-    sy_run_record_clear(&r);
-    return epoch;
-}
-
-/* A run of two tasks claimed by h1 on handle a. */
-static int setup_on(void **state, const char *url)
-{
-    fx *f = calloc(1, sizeof *f);
-    f->dir = th_mkdtemp();
-    store_url = url;
-    f->a = open_ok(f->dir);
-    f->b = open_ok(f->dir);
-    static const char *const ids[] = {"x", "y"};
-    static const char *const ns[] = {"public::w::x", "public::w::y"};
-    OK(f->a, sy_store_put_definition(f->a, HASH, "public", "w", "{}"));
-    OK(f->a, sy_store_create_run(f->a, HASH, "public", "w", "{}", 2, ids, ns, 1, &f->run));
-    bool got = false;
-    OK(f->a, sy_store_claim_run(f->a, f->run, "h1", 1000, 10, NULL, 0, &got));
-    assert_true(got);
-    f->h1 = (sy_store_fence){"h1", epoch_of(f->a, f->run)};
-    *state = f;
-    return 0;
-}
+#include "fixture.h"
 
 static int setup(void **state)
 {
-    return setup_on(state, "sqlite:store.db");
+    return fx_setup(state);
 }
 
 #ifdef SY_HAVE_LIBPQ
 static int setup_pg(void **state)
 {
-    th_pg_reset(th_pg_url());
-    return setup_on(state, th_pg_url());
+    return fx_setup_pg(state);
 }
 #endif
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    sy_store_close(f->a);
-    sy_store_close(f->b);
-    th_rmtree(f->dir);
-    free(f);
-    return 0;
-}
 
 /* The write that marks task idx Running for attempt `attempt` and moves
  * its token from `from` to `to`. */
@@ -227,8 +153,8 @@ static void test_deleted_with_run(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fx_teardown)
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, fx_teardown, NULL}
     const struct CMUnitTest sqlite_tests[] = {
         T(test_record_and_list),
         T(test_record_is_fenced),

@@ -21,67 +21,22 @@
 #endif
 #include "base/util.h"
 #include "store/store.h"
+#include "fixture.h"
 
-#define HASH "d1"
 #define MIN 60000
-
-typedef struct {
-    char *dir;
-    sy_store *a, *b;
-} fx;
-
-#define OK(s, call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != SY_OK)                                                     \
-            fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
-    } while (0)
-
-static const char *store_url = "sqlite:store.db";
-
-static sy_store *open_ok(const char *dir)
-{
-    sy_store *s = NULL;
-    char err[512] = "";
-    if (sy_store_open(store_url, dir, &s, err, sizeof err) != SY_OK)
-        fail_msg("open: %s", err);
-    return s;
-}
-
-static int setup_on(void **state, const char *url)
-{
-    fx *f = calloc(1, sizeof *f);
-    f->dir = th_mkdtemp();
-    store_url = url;
-    f->a = open_ok(f->dir);
-    f->b = open_ok(f->dir);
-    OK(f->a, sy_store_put_definition(f->a, HASH, "public", "w", "{}"));
-    *state = f;
-    return 0;
-}
 
 static int setup(void **state)
 {
-    return setup_on(state, "sqlite:store.db");
+    return fx_setup_on(state, "sqlite:store.db", false);
 }
 
 #ifdef SY_HAVE_LIBPQ
 static int setup_pg(void **state)
 {
     th_pg_reset(th_pg_url());
-    return setup_on(state, th_pg_url());
+    return fx_setup_on(state, th_pg_url(), false);
 }
 #endif
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    sy_store_close(f->a);
-    sy_store_close(f->b);
-    th_rmtree(f->dir);
-    free(f);
-    return 0;
-}
 
 static const char *const ids[] = {"x", "y"};
 static const char *const ns[] = {"public::w::x", "public::w::y"};
@@ -191,7 +146,7 @@ static void *race_main(void *arg)
 {
     race_host *h = arg;
     sy_store *s = NULL;
-    if (sy_store_open(store_url, h->dir, &s, h->why, sizeof h->why) != SY_OK) {
+    if (sy_store_open(fx_store_url, h->dir, &s, h->why, sizeof h->why) != SY_OK) {
         h->failed = 1;
         return NULL;
     }
@@ -229,8 +184,8 @@ static void test_hosts_race(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-#define P(fn) {#fn " (postgresql)", fn, setup_pg, teardown, NULL}
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fx_teardown)
+#define P(fn) {#fn " (postgresql)", fn, setup_pg, fx_teardown, NULL}
     const struct CMUnitTest sqlite_tests[] = {
         T(test_fire_once),
         T(test_older_tick_refused),

@@ -1,0 +1,52 @@
+/*
+ * fixture.h -- what the store suites that play two hosts share
+ * (test_fencing, test_processes, test_logs, test_ticks): two handles on
+ * one store, on SQLite or, with libpq, on a throwaway PostgreSQL, and
+ * optionally a run of two tasks claimed by "h1" on the first.
+ */
+#ifndef SY_TESTS_STORE_FIXTURE_H
+#define SY_TESTS_STORE_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define HASH "d1"
+
+typedef struct fx {
+    char *dir;
+    sy_store *a, *b; /* two handles on one store: two hosts */
+    int64_t run;     /* with a claimed run: its id */
+    sy_store_fence h1;
+} fx;
+
+/* Fails the test, naming the call and the store's reason, unless SY_OK. */
+#define OK(s, call)                                                           \
+    do {                                                                      \
+        int rc_ = (call);                                                     \
+        if (rc_ != SY_OK)                                                     \
+            fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
+    } while (0)
+
+/* The store the running test's handles open: set by its setup. */
+extern const char *fx_store_url;
+
+/* A handle on fx_store_url, or the test fails. */
+sy_store *fx_open(const char *dir);
+
+/* The lease epoch of `run`. */
+int64_t fx_epoch(sy_store *s, int64_t run);
+
+void fx_assert_contains(const char *haystack, const char *needle);
+
+/* Two handles on `url` with definition HASH; with `claimed_run`, a run of
+ * tasks "x" and "y" claimed by h1 on handle a. */
+int fx_setup_on(void **state, const char *url, bool claimed_run);
+int fx_setup(void **state); /* SQLite, a claimed run */
+#ifdef SY_HAVE_LIBPQ
+int fx_setup_pg(void **state); /* PostgreSQL, reset, a claimed run */
+#endif
+int fx_teardown(void **state);
+
+#endif
