@@ -132,6 +132,41 @@ static void test_states_and_lease(void **state)
     fake_close(&env);
 }
 
+/* A reload makes new instance queues; the figures stay with the
+ * instance's name and plugin, so a counter never goes back, and the
+ * instance is reported once. */
+static void test_reload_keeps_figures(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"a\"; }, { id = \"h\"; hold = true; }\n"
+                    "); };\n");
+    fake_turn(&env);
+    const sy_instance_metrics *before = instance_metrics(&env);
+    assert_int_equal(before->completed, 1);
+    assert_int_equal(sy_engine_reload(env.engine, NULL, &env.instance, 1, NULL, 0, NULL, NULL),
+                     SY_OK);
+    fake_turn(&env);
+    fake_complete(&env, "h", SY_OUTCOME_SUCCEEDED);
+    assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    const sy_instance_metrics *after = instance_metrics(&env); /* one series */
+    assert_ptr_equal(after, before);
+    assert_int_equal(after->completed, 2);
+    sy_service sv;
+    memset(&sv, 0, sizeof sv);
+    sv.engine = env.engine;
+    char *text;
+    size_t len;
+    assert_int_equal(sy_metrics_render(&sv, &text, &len), SY_OK);
+    const char *line = "\nswitchyard_executor_completed_total{executor=\"default\",plugin=\"fake\"} 2\n";
+    const char *at = strstr(text, line);
+    assert_non_null(at);
+    assert_null(strstr(at + 1, line));
+    free(text);
+    fake_close(&env);
+}
+
 static void has_line(const char *text, const char *line)
 {
     char *want = malloc(strlen(line) + 3);
@@ -211,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_outcomes),
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_states_and_lease),
+        cmocka_unit_test(test_reload_keeps_figures),
         cmocka_unit_test(test_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
