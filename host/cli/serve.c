@@ -15,6 +15,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
     bool idle_exit = false;
     const char *metrics_path = NULL;
     int64_t metrics_ms = SY_METRICS_FILE_INTERVAL_MS;
+    bool metrics_interval = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--exit-when-idle") == 0) {
             idle_exit = true;
@@ -26,6 +27,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
             char why[128];
             if (i + 1 >= argc)
                 return sy_cli_usage_error("serve", "--metrics-interval needs a DURATION");
+            metrics_interval = true;
             if (sy_sdk_duration_parse(argv[++i], &metrics_ms, why, sizeof why) != SY_OK ||
                 metrics_ms <= 0)
                 return sy_cli_usage_error("serve", "--metrics-interval '%s': %s", argv[i],
@@ -34,6 +36,8 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
             return sy_cli_usage_error("serve", "unexpected argument '%s'", argv[i]);
         }
     }
+    if (metrics_interval && !metrics_path)
+        return sy_cli_usage_error("serve", "--metrics-interval needs --metrics-file PATH");
     sy_service sv;
     /* The workflows are read for their schedules: runs carry their own
      * definitions. */

@@ -97,6 +97,9 @@ rc_is 2 "an interval of 0 is a usage error"
 has "--metrics-interval '0'" "naming the option"
 run serve --metrics-file
 rc_is 2 "--metrics-file without a path is a usage error"
+run serve --metrics-interval 1s
+rc_is 2 "--metrics-interval without --metrics-file is a usage error"
+has "--metrics-interval needs --metrics-file PATH" "saying what it needs"
 
 cleanup_host
 done_testing
