@@ -89,6 +89,28 @@ else
     tap_n=$((tap_n + 1))
 fi
 
+# A write that fails while serving (here a directory where the file goes)
+# is logged once, not every interval, and said again when it works again.
+workflow pause <<'WF'
+workflow = { name = "pause"; tasks = ( { id = "p"; sleep_ms = 1500; } ); };
+WF
+run submit pause
+m2="$host/var/m2.prom"
+$SY_WRAP "$SWITCHYARD" serve --exit-when-idle --metrics-file "$m2" --metrics-interval 50ms \
+    >"$host/serve2.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do [ -f "$m2" ] && break; sleep 0.05; done
+rm -f "$m2" && mkdir "$m2"
+sleep 0.5
+rmdir "$m2"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 0 ]; ok $? "serve goes on while the file cannot be written (exit $rc)"
+[ "$(grep -c 'cannot write the metrics file' "$host/serve2.log")" = 1 ]
+ok $? "the failure is logged once"
+[ "$(grep -c 'is written again' "$host/serve2.log")" = 1 ]; ok $? "and its end once"
+[ -f "$m2" ]; ok $? "the last figures were written at the stop"
+
 run serve --exit-when-idle --metrics-file "$host/no/such/dir/m.prom"
 rc_is 1 "a metrics file that cannot be written stops serve at its start"
 has "cannot write the metrics file $host/no/such/dir/m.prom" "and says which file and why"
