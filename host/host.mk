@@ -29,7 +29,8 @@ libsyhost_la_SOURCES = \
 	host/base/clock.c host/base/clock.h \
 	host/base/tz.c host/base/tz.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
-	host/base/log.c host/base/log.h
+	host/base/log.c host/base/log.h \
+	host/base/metrics.c host/base/metrics.h
 
 # config: config files, the integer check, globs, routes, checking settings
 # against a plugin's declarations.
@@ -123,7 +124,8 @@ libsyhost_la_SOURCES += \
 	host/engine/timer.c host/engine/timer.h \
 	host/engine/shutdown.c host/engine/shutdown.h \
 	host/engine/reload.c host/engine/reload.h \
-	host/engine/wake.c host/engine/wake.h
+	host/engine/wake.c host/engine/wake.h \
+	host/engine/metrics.c host/engine/metrics.h
 
 # service: what the CLI (and later an HTTP API) calls.
 libsyhost_la_SOURCES += \
@@ -135,7 +137,8 @@ libsyhost_la_SOURCES += \
 	host/service/reload.c host/service/cancel.c \
 	host/service/retry.c host/service/retry.h \
 	host/service/logs.c host/service/logs.h \
-	host/service/inspect.c host/service/inspect.h
+	host/service/inspect.c host/service/inspect.h \
+	host/service/metrics.c host/service/metrics_file.c host/service/metrics.h
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
