@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "cli/common.h"
+#include "base/log.h"
 #include "base/util.h"
 
 int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv)
@@ -21,6 +22,8 @@ int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv)
         sy_service_close(sv);
         return SY_EXIT_USAGE;
     }
+    if (sv->setup.cfg.log_format_set)
+        sy_log_set_format(sv->setup.cfg.log_format);
     char err[512];
     if (store && sy_service_open_store(sv, err, sizeof err) != SY_OK) {
         const sy_config *c = &sv->setup.cfg;

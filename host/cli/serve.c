@@ -6,6 +6,7 @@
 
 #include "cli/common.h"
 #include "base/log.h"
+#include "base/sdnotify.h"
 
 int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
 {
@@ -16,6 +17,9 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
         else
             return sy_cli_usage_error("serve", "unexpected argument '%s'", argv[i]);
     }
+    /* Before any thread starts: the variables are taken out of the
+     * environment the tasks inherit. */
+    sy_sd_init();
     sy_service sv;
     /* The workflows are read for their schedules: runs carry their own
      * definitions. */
@@ -33,6 +37,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
         sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner,
                sy_store_redact(sv.setup.cfg.store, where, sizeof where));
         int r = sy_service_run(&sv);
+        sy_sd_notify("STOPPING=1");
         if (r == 2) /* a third signal: leave now, the store is consistent */
             sy_service_leave(&sv, 130);
         if (r == SY_ENGINE_ABANDONED)

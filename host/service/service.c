@@ -134,13 +134,22 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     return sy_engine_new(&sv->engine, &sv->loop, &o, err, err_len);
 }
 
-static void reload_on_hangup(void *arg) { sy_service_reload(arg); }
+static void reload_on_hangup(void *arg)
+{
+    sy_service *sv = arg;
+    sy_supervise_reloading(&sv->supervise);
+    int rc = sy_service_reload(sv);
+    sy_supervise_reloaded(&sv->supervise, rc == 0);
+}
 
 int sy_service_run(sy_service *sv)
 {
     sy_signals_start(&sv->signals, &sv->loop, sv->engine, sv->cfg_path ? reload_on_hangup : NULL,
                      sv);
+    if (sy_engine_serving(sv->engine))
+        sy_supervise_start(&sv->supervise, &sv->loop, sv->engine);
     int rc = sy_engine_run(sv->engine);
+    sy_supervise_close(&sv->supervise);
     sy_signals_close(&sv->signals);
     return rc;
 }

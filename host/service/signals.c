@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/sdnotify.h"
 
 /* How often a drain says what it still waits for. */
 #define COUNTDOWN_MS 5000
@@ -37,6 +38,8 @@ static void on_signal(uv_signal_t *h, int signum)
     int level = sy_engine_draining(s->engine) + 1;
     const char *name = strsignal(signum);
     if (level == 1) {
+        /* systemd then waits TimeoutStopSec= for the exit, not less. */
+        sy_sd_notify("STOPPING=1\nSTATUS=draining");
         char lead[128];
         snprintf(lead, sizeof lead, "%s: draining", name);
         say_waiting(s, lead);
