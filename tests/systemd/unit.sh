@@ -47,4 +47,15 @@ rc=$?
 sed 's/^KillMode=/KillMod=/' "$tmp/switchyard.service" >"$tmp/bad.service"
 bad=$(MANPATH="$tmp/man" systemd-analyze verify "$tmp/bad.service" 2>&1)
 case "$bad" in *"Unknown key"*) ok 0 "a misspelt key is caught" ;; *) ok 1 "a misspelt key is caught" ;; esac
+
+# The user it runs as, made by systemd-sysusers from the file installed.
+if command -v systemd-sysusers >/dev/null 2>&1; then
+    mkdir -p "$tmp/root/etc"
+    : >"$tmp/root/etc/passwd"
+    : >"$tmp/root/etc/group"
+    systemd-sysusers --root="$tmp/root" "$SY_SRCDIR/systemd/sysusers.d/switchyard.conf" \
+        >/dev/null 2>&1
+    grep -q '^switchyard:x:[0-9]*:[0-9]*:.*:/var/lib/switchyard:' "$tmp/root/etc/passwd"
+    ok $? "sysusers.d/switchyard.conf makes the user switchyard, at home in /var/lib/switchyard"
+fi
 done_testing
