@@ -30,7 +30,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
     sy_engine_opts mode = {.serve = true, .exit_when_idle = idle_exit};
     char err[512];
     if (sy_service_start(&sv, &mode, err, sizeof err) != SY_OK) {
-        fprintf(stderr, "switchyard: serve: %s\n", err);
+        sy_log(SY_LOG_ERROR, "serve", "cannot serve: %s", err);
         rc = SY_EXIT_FAIL;
     } else {
         char where[512];

@@ -63,6 +63,15 @@ grep -Eq '^[0-9]{4}-.* info  serve: serving as' "$j"; ok $? "log.format = \"text
 serve_once "$host/forced.log"
 grep -q '^<6>serve: serving as' "$host/forced.log"; ok $? "log.format = \"journal\" without the journal"
 
+# A host that cannot start says why at the error priority.
+{ sed 's|^store = .*|store = "sqlite:/dev/null/x.db";|' "$host/base.cfg"
+  echo 'log = { format = "journal"; };'; } >"$host/switchyard.cfg"
+$SY_WRAP "$SWITCHYARD" serve 2>"$host/fail.log" >/dev/null
+rc=$?
+rc_is 2 "a store that cannot be opened stops serve"
+grep -q '^<3>.*switchyard.cfg:1: error: store "sqlite:/dev/null/x.db"' "$host/fail.log"
+ok $? "its error is a <3> line naming the file and line"
+
 { cat "$host/base.cfg"; echo 'log = { format = "yaml"; };'; } >"$host/switchyard.cfg"
 line=$(grep -n '^log = ' "$host/switchyard.cfg" | cut -d: -f1)
 run check
