@@ -6,6 +6,10 @@
 # (a JOURNAL_STREAM left over from a parent does not count), and a bad
 # value refused in one line naming the field.
 . "$SY_SRCDIR/tests/integration/lib.sh"
+if [ -n "$SY_WRAP" ]; then
+    echo "1..0 # SKIP eight hosts started; the sanitizer pass runs it (test_log_line runs under valgrind)"
+    exit 0
+fi
 make_host
 # /dev/full: every record the plugin writes fails, and the plugin logs it.
 sed -i 's|record = "[^"]*"|record = "/dev/full"|' "$host/switchyard.cfg"
