@@ -38,7 +38,8 @@ static void on_signal(uv_signal_t *h, int signum)
     int level = sy_engine_draining(s->engine) + 1;
     const char *name = strsignal(signum);
     if (level == 1) {
-        /* systemd then waits TimeoutStopSec= for the exit, not less. */
+        /* Whoever sent it (systemctl stop, a kill by hand), systemd then
+         * shows the unit stopping rather than failing when it exits. */
         sy_sd_notify("STOPPING=1\nSTATUS=draining");
         char lead[128];
         snprintf(lead, sizeof lead, "%s: draining", name);
