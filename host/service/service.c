@@ -68,6 +68,7 @@ int sy_service_check_durable(const sy_service *sv, char *err, size_t err_len)
 }
 
 /* Where this host's call record lives: beside an SQLite file, or in the
+ * state directory systemd names ($STATE_DIRECTORY), else the
  * configuration's directory; NULL (memory only) for an in-memory store,
  * which nothing outlives anyway. */
 static char *call_record_prefix(const sy_config *cfg)
@@ -84,6 +85,11 @@ static char *call_record_prefix(const sy_config *cfg)
         free(path);
         return prefix;
     }
+    /* Under systemd, the unit's state directory: the configuration's is
+     * read-only there (ProtectSystem=strict). */
+    const char *state = getenv("STATE_DIRECTORY");
+    if (state && *state)
+        return sy_asprintf("%.*s/switchyard.calls", (int)strcspn(state, ":"), state);
     return sy_asprintf("%s/switchyard.calls", cfg->dir ? cfg->dir : ".");
 }
 

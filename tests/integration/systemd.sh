@@ -135,6 +135,34 @@ print("# longest gap %.2f s, %d pings after it" % (gaps[i], len(gaps) - i))
 PY
 ok $? "no WATCHDOG=1 while the loop is held; they resume after"
 
+# With a PostgreSQL store the call record (what names a plugin a crash
+# was in) goes to the unit's state directory, $STATE_DIRECTORY: the
+# configuration's directory is read-only under ProtectSystem=strict.
+url=$("$SY_SRCDIR/tests/bin/pg-throwaway" start "$host" 2>/dev/null)
+case $? in
+0)
+    trap '"$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host" >/dev/null 2>&1' EXIT
+    sed "s|^store = .*|store = \"$url\";|" "$host/switchyard.cfg" >"$host/pg.cfg"
+    mkdir -p "$host/state"
+    if "$SWITCHYARD" --config "$host/pg.cfg" migrate 2>&1 | grep -q "not in this build"; then
+        echo "ok $((tap_n += 1)) # SKIP this build has no PostgreSQL store"
+    else
+        n5="$host/notify5.log"
+        listen "$host/notify5.sock" "$n5"
+        NOTIFY_SOCKET="$host/notify5.sock" STATE_DIRECTORY="$host/state" \
+            "$SWITCHYARD" --config "$host/pg.cfg" serve >"$host/serve5.log" 2>&1 &
+        pid=$!
+        seen '^READY=1' "$n5"
+        ls "$host"/state/switchyard.calls.* >/dev/null 2>&1 &&
+            ! ls "$host"/switchyard.calls.* >/dev/null 2>&1
+        ok $? "PostgreSQL store: the call record is in \$STATE_DIRECTORY"
+        kill -TERM "$pid"; wait "$pid"
+        kill "$lpid"; wait "$lpid" 2>/dev/null
+    fi ;;
+77) echo "ok $((tap_n += 1)) # SKIP no PostgreSQL server binaries (apt-get install postgresql-15)" ;;
+*) ok 1 "the throwaway PostgreSQL server starts" ;;
+esac
+
 # Without NOTIFY_SOCKET nothing is sent and nothing complains.
 "$SWITCHYARD" serve --exit-when-idle >"$host/serve4.log" 2>&1
 ok $? "serve without a service manager"
