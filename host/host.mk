@@ -30,7 +30,9 @@ libsyhost_la_SOURCES = \
 	host/base/tz.c host/base/tz.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
 	host/base/log.c host/base/log.h \
-	host/base/metrics.c host/base/metrics.h
+	host/base/metrics.c host/base/metrics.h \
+	host/base/log_line.c host/base/log_line.h \
+	host/base/sdnotify.c host/base/sdnotify.h
 
 # config: config files, the integer check, globs, routes, checking settings
 # against a plugin's declarations.
@@ -131,6 +133,7 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
+	host/service/supervise.c host/service/supervise.h \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \

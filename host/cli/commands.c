@@ -130,7 +130,9 @@ static const sy_cli_command commands[] = {
      "The first SIGTERM or SIGINT drains (at most shutdown_grace); the\n"
      "second cancels the attempts in flight, their tasks back to Ready, and\n"
      "exits 130; the third exits at once.  SIGHUP reloads the configuration.\n"
-     "A workflow file with errors is reported and skipped; the others run.\n"},
+     "A workflow file with errors is reported and skipped; the others run.\n"
+     "Under systemd (switchyard.service, Type=notify) it reports READY=1,\n"
+     "STATUS=, RELOADING=1, STOPPING=1 and WATCHDOG=1 on NOTIFY_SOCKET.\n"},
     {"migrate", sy_cmd_migrate, "",
      "create the store's tables, or bring them to this build's schema",
      "Under a lock, so that hosts starting together never migrate twice.\n"

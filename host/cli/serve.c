@@ -8,6 +8,7 @@
 
 #include "cli/common.h"
 #include "base/log.h"
+#include "base/sdnotify.h"
 #include "service/metrics.h"
 
 int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
@@ -38,6 +39,9 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
     }
     if (metrics_interval && !metrics_path)
         return sy_cli_usage_error("serve", "--metrics-interval needs --metrics-file PATH");
+    /* Before any thread starts: the variables are taken out of the
+     * environment the tasks inherit. */
+    sy_sd_init();
     sy_service sv;
     /* The workflows are read for their schedules: runs carry their own
      * definitions. */
@@ -49,7 +53,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
     char err[512];
     sy_metrics_file mf = {0};
     if (sy_service_start(&sv, &mode, err, sizeof err) != SY_OK) {
-        fprintf(stderr, "switchyard: serve: %s\n", err);
+        sy_log(SY_LOG_ERROR, "serve", "cannot serve: %s", err);
         rc = SY_EXIT_FAIL;
     } else if (metrics_path &&
                sy_metrics_file_start(&mf, &sv, metrics_path, metrics_ms, err, sizeof err) !=
@@ -61,6 +65,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
         sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner,
                sy_store_redact(sv.setup.cfg.store, where, sizeof where));
         int r = sy_service_run(&sv);
+        sy_sd_notify("STOPPING=1");
         /* The last figures, before the engine goes. */
         sy_metrics_file_stop(&mf);
         if (r == 2) /* a third signal: leave now, the store is consistent */

@@ -234,6 +234,14 @@ bool sy_engine_view_run(const sy_engine *e, int64_t run_id, sy_engine_view *v)
     return false;
 }
 
+size_t sy_engine_runs_held(const sy_engine *e)
+{
+    size_t n = 0;
+    for (const sy_live_run *r = e->runs; r; r = r->next)
+        n += !r->finished;
+    return n;
+}
+
 int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, char *err,
                   size_t err_len)
 {
