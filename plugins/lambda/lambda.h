@@ -205,6 +205,8 @@ struct sy_instance {
     uv_async_t async;
     uv_timer_t curl_timer;
     uv_timer_t pause_timer;
+    uv_timer_t refresh_timer;       /* expiring metadata credentials
+                                       fetched again, idle or not */
     CURLM *multi;
     CURL *spare[1024];              /* easy handles kept for reuse */
     void **socks;                   /* socket watchers by descriptor */
