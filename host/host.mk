@@ -38,7 +38,8 @@ libsyhost_la_SOURCES += \
 	host/config/integers.c host/config/integers.h \
 	host/config/glob.c host/config/glob.h \
 	host/config/routes.c host/config/routes.h \
-	host/config/params.c host/config/params.h
+	host/config/params.c host/config/params.h \
+	host/config/admin.c host/config/admin.h
 
 # workflow: the model and its parsing, the graph, the canonical definition,
 # `when` conditions, retry delays, trigger rules, states, the JSON context
@@ -106,6 +107,7 @@ endif
 libsyhost_la_SOURCES += \
 	host/engine/engine.c host/engine/engine.h host/engine/internal.h \
 	host/engine/batch.c host/engine/batch.h \
+	host/engine/observe.c host/engine/observe.h \
 	host/engine/attempt.c host/engine/attempt.h \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \

@@ -63,54 +63,29 @@ static void print_log(const json_t *l)
         putchar('\n');
 }
 
-/* Whether `l` was printed before: a log is written once per attempt and
- * stream, so those name it. */
-static bool seen(json_t *printed, const json_t *l)
-{
-    char key[256];
-    snprintf(key, sizeof key, "%s/%lld/%s", json_string_value(json_object_get(l, "task")),
-             (long long)json_integer_value(json_object_get(l, "attempt")),
-             json_string_value(json_object_get(l, "stream")));
-    if (json_object_get(printed, key))
-        return true;
-    json_object_set_new(printed, key, json_true());
-    return false;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-#define FOLLOW_WINDOW_MS 60000
-
 static int follow(sy_service *sv, const logs_args *a)
 {
-    json_t *printed = json_object();
+    sy_logs_cursor cur = {0};
     char err[512];
     int rc = SY_EXIT_OK;
-    int64_t newest = 0;
     for (;;) {
-        json_t *got = NULL;
-        /* Each poll reads what was recorded lately, a minute before the
-         * newest log seen: hosts' clocks differ by less, and a log is
-         * committed as it is stamped. */
-        int64_t since = newest > FOLLOW_WINDOW_MS ? newest - FOLLOW_WINDOW_MS : 0;
-        if (sy_logs_read(sv->store, a->id, since, a->task, (uint32_t)a->attempt, &got, err,
-                         sizeof err) != SY_OK) {
+        json_t *fresh = NULL;
+        bool over = false;
+        if (sy_logs_next(sv->store, a->id, a->task, (uint32_t)a->attempt, &cur, &fresh, &over,
+                         err, sizeof err) != SY_OK) {
             fprintf(stderr, "switchyard: logs: %s\n", err);
             rc = SY_EXIT_FAIL;
             break;
         }
         size_t i;
         const json_t *l;
-        json_array_foreach(json_object_get(got, "logs"), i, l) {
-            int64_t at = json_integer_value(json_object_get(l, "at"));
-            if (at > newest)
-                newest = at;
-            if (seen(printed, l))
-                continue;
+        json_array_foreach(fresh, i, l) {
             if (a->json) {
                 char *dump = json_dumps(l, JSON_COMPACT);
                 puts(dump ? dump : "null");
@@ -120,16 +95,12 @@ static int follow(sy_service *sv, const logs_args *a)
             }
         }
         fflush(stdout);
-        const char *status = json_string_value(json_object_get(got, "status"));
-        /* Read after the logs: a run seen finished has written them all. */
-        bool over = sy_run_state_parse(status) >= 0 &&
-                    sy_run_state_terminal((sy_run_state)sy_run_state_parse(status));
-        json_decref(got);
+        json_decref(fresh);
         if (over)
             break;
         sleep_ms(200);
     }
-    json_decref(printed);
+    sy_logs_cursor_clear(&cur);
     return rc;
 }
 

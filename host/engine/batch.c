@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/fenced.h"
+#include "engine/observe.h"
 
 void *sy_engine_grow(void *v, size_t *cap, size_t need, size_t elem)
 {
@@ -100,8 +101,10 @@ void sy_batch_write(sy_engine *e, int64_t now)
         } else {
             rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
         }
-        if (rc == SY_OK)
+        if (rc == SY_OK) {
             t->token_stored = t->token;
+            sy_observe_task(e, r, idx);
+        }
         else if (!sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
                    sy_store_errmsg(e->o.store));
@@ -116,7 +119,9 @@ void sy_batch_write(sy_engine *e, int64_t now)
         if (r->fenced || r->lost)
             continue;
         int rc = sy_store_update_run(e->o.store, r->id, &r->fence, r->state, r->error, now);
-        if (rc != SY_OK && !sy_fenced_refused(r, rc)) {
+        if (rc == SY_OK)
+            sy_observe_run(e, r);
+        else if (!sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record run: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;
