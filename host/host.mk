@@ -1,6 +1,7 @@
 # host/host.mk -- included from the top Makefile.am: the host library, one
 # group of sources per layer, and the `switchyard` program.  Dependencies
-# point one way, down this file: cli -> service -> engine -> workflow /
+# point one way, down this file (admin sits between cli and service, after
+# it): cli -> admin -> service -> engine -> workflow /
 # executor / store -> config -> base.
 
 # Below every layer sits the SDK (libswitchyard-sdk.a, sdk/sdk.mk): what
@@ -138,6 +139,17 @@ libsyhost_la_SOURCES += \
 	host/service/retry.c host/service/retry.h \
 	host/service/logs.c host/service/logs.h \
 	host/service/inspect.c host/service/inspect.h
+
+# admin: the HTTP API `serve` answers on the engine's loop (libmicrohttpd):
+# the server on the loop, the route table and matching, the token, replies
+# and streams, one file per group of endpoints.
+libsyhost_la_SOURCES += \
+	host/admin/admin.h host/admin/internal.h host/admin/api.h \
+	host/admin/server.c host/admin/router.c host/admin/router.h \
+	host/admin/routes.c host/admin/auth.c host/admin/auth.h \
+	host/admin/reply.c host/admin/stream.c \
+	host/admin/api_runs.c host/admin/api_config.c \
+	host/admin/api_logs.c host/admin/api_events.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admin/admin.h"
 #include "cli/common.h"
 #include "base/log.h"
 
@@ -25,14 +26,21 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
         return rc;
     sy_engine_opts mode = {.serve = true, .exit_when_idle = idle_exit};
     char err[512];
+    sy_admin *admin = NULL;
     if (sy_service_start(&sv, &mode, err, sizeof err) != SY_OK) {
         fprintf(stderr, "switchyard: serve: %s\n", err);
         rc = SY_EXIT_FAIL;
+    } else if (sv.setup.cfg.admin.enabled &&
+               sy_admin_start(&admin, &sv, &sv.setup.cfg.admin, err, sizeof err) != SY_OK) {
+        fprintf(stderr, "switchyard: serve: %s\n", err);
+        rc = SY_EXIT_USAGE;
     } else {
         char where[512];
         sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner,
                sy_store_redact(sv.setup.cfg.store, where, sizeof where));
         int r = sy_service_run(&sv);
+        sy_admin_stop(admin);
+        admin = NULL;
         if (r == 2) /* a third signal: leave now, the store is consistent */
             sy_service_leave(&sv, 130);
         if (r == SY_ENGINE_ABANDONED)
