@@ -156,11 +156,12 @@ switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
 	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
-	host/cli/retry.c host/cli/logs.c
-switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h
+# libcurl (when found) for --host; without it --host says so.
+switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(LIBCURL_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,
 # SQLite, the plugins) ahead of the C library's.
-switchyard_LDADD = $(MIMALLOC_LIBS) $(HOST_LDADD)
+switchyard_LDADD = $(MIMALLOC_LIBS) $(HOST_LDADD) $(LIBCURL_LIBS)
 if MIMALLOC
 switchyard_CFLAGS += -DSY_MIMALLOC
 endif

@@ -71,7 +71,8 @@ int sy_api_run_get(sy_admin_req *rq)
     char err[512];
     int rc = sy_runs_status(st, id, SY_RUNS_DETAIL, &run, err, sizeof err);
     if (rc == SY_OK)
-        rc = sy_runs_add_maps(st, id, json_object_get(run, "tasks"), NULL, err, sizeof err);
+        rc = sy_runs_add_maps(st, id, json_object_get(run, "tasks"),
+                              sy_admin_query(rq, "elements"), err, sizeof err);
     if (rc != SY_OK) {
         json_decref(run);
         return sy_admin_error(rq, status_of(rc), "run %lld: %s", (long long)id, err);

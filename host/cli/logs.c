@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "cli/common.h"
+#include "cli/remote.h"
 #include "service/logs.h"
 
 typedef struct {
@@ -104,12 +105,70 @@ static int follow(sy_service *sv, const logs_args *a)
     return rc;
 }
 
+static void show(const json_t *got, const logs_args *a)
+{
+    if (a->json) {
+        char *dump = json_dumps(got, JSON_INDENT(2));
+        puts(dump ? dump : "null");
+        free(dump);
+        return;
+    }
+    size_t i;
+    const json_t *l;
+    json_array_foreach(json_object_get(got, "logs"), i, l)
+        print_log(l);
+    if (json_array_size(json_object_get(got, "logs")) == 0)
+        printf("run %lld: no logs%s%s\n", (long long)a->id, a->task ? " for " : "",
+               a->task ? a->task : "");
+}
+
+/* A line of a followed stream from --host: one log object. */
+static void remote_line(const char *text, void *arg)
+{
+    const logs_args *a = arg;
+    if (a->json) {
+        puts(text);
+    } else {
+        json_t *l = json_loads(text, 0, NULL);
+        if (l && json_object_get(l, "text"))
+            print_log(l);
+        else if (l && json_object_get(l, "error"))
+            fprintf(stderr, "switchyard: logs: %s\n",
+                    json_string_value(json_object_get(l, "error")));
+        json_decref(l);
+    }
+    fflush(stdout);
+}
+
+static int remote_logs(const sy_cli *cli, const logs_args *a)
+{
+    char path[600], esc[400];
+    int n = snprintf(path, sizeof path, "/api/v1/runs/%lld/logs?follow=%s", (long long)a->id,
+                     a->follow ? "true" : "false");
+    if (a->task)
+        n += snprintf(path + n, sizeof path - (size_t)n, "&task=%s",
+                      sy_remote_escape(a->task, esc, sizeof esc));
+    if (a->attempt)
+        snprintf(path + n, sizeof path - (size_t)n, "&attempt=%llu",
+                 (unsigned long long)a->attempt);
+    if (a->follow)
+        return sy_remote_lines(cli, "logs", path, remote_line, (void *)a);
+    json_t *got = NULL;
+    int rc = sy_remote_json(cli, "logs", "GET", path, NULL, &got);
+    if (rc == SY_EXIT_OK)
+        show(got, a);
+    json_decref(got);
+    return rc;
+}
+
 int sy_cmd_logs(const sy_cli *cli, int argc, char **argv)
 {
     logs_args a;
     int rc = parse(argc, argv, &a);
     if (rc != SY_EXIT_OK)
         return rc;
+    if (cli->host)
+        return remote_logs(cli, &a);
     sy_service sv;
     if ((rc = sy_cli_open(cli, 0, true, &sv)) != SY_EXIT_OK)
         return rc;
@@ -126,19 +185,7 @@ int sy_cmd_logs(const sy_cli *cli, int argc, char **argv)
         sy_service_close(&sv);
         return SY_EXIT_FAIL;
     }
-    if (a.json) {
-        char *dump = json_dumps(got, JSON_INDENT(2));
-        puts(dump ? dump : "null");
-        free(dump);
-    } else {
-        size_t i;
-        const json_t *l;
-        json_array_foreach(json_object_get(got, "logs"), i, l)
-            print_log(l);
-        if (json_array_size(json_object_get(got, "logs")) == 0)
-            printf("run %lld: no logs%s%s\n", (long long)a.id, a.task ? " for " : "",
-                   a.task ? a.task : "");
-    }
+    show(got, &a);
     json_decref(got);
     sy_service_close(&sv);
     return SY_EXIT_OK;
