@@ -151,7 +151,8 @@ const sy_cli_command *sy_cli_find(const char *name)
 void sy_cli_usage(FILE *out)
 {
     fprintf(out,
-            "usage: switchyard [--config FILE] [--host URL [--token-file FILE]] COMMAND [ARGS]\n\n"
+            "usage: switchyard [--config FILE] COMMAND [ARGS]\n"
+            "       switchyard --host URL [--token-file FILE] COMMAND [ARGS]\n\n"
             "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT or\n"
