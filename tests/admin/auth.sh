@@ -31,6 +31,7 @@ code_is 200 "reads on loopback need none"
 api POST /api/v1/runs '{"workflow": "w"}' token
 code_is 201 "the right token submits"
 stop_serve
+ok $? "serve stops cleanly"
 if grep -q "$TOKEN" "$host/serve.log"; then ok 1 "the token never reaches the log"; else ok 0 "the token never reaches the log"; fi
 
 chmod 0644 "$host/token"

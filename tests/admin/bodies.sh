@@ -45,5 +45,6 @@ jq_is '[1, "Pending"]' '[b["run_id"], b["status"]]' "with the new run"
 api POST /api/v1/reload 'x' token
 code_is 400 "a body where none is taken is 400"
 stop_serve
+ok $? "serve stops cleanly"
 cleanup_host
 done_testing

@@ -70,5 +70,6 @@ cp "$host/good.cfg" "$host/switchyard.cfg"
 api POST /api/v1/runs '{"workflow": "flaky"}' token
 code_is 201 "the one in force still serves"
 stop_serve
+ok $? "serve stops cleanly"
 cleanup_host
 done_testing

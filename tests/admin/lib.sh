@@ -57,9 +57,14 @@ start_serve() {
     return 1
 }
 
+# stop_serve: SIGTERM, and serve's exit status (0: it drained and exited
+# cleanly, with nothing the sanitizers or valgrind complained about).
 stop_serve() {
     kill -TERM "$serve_pid" 2>/dev/null
     wait "$serve_pid" 2>/dev/null
+    local r=$?
+    [ $r -eq 0 ] || sed 's/^/#   /' "$host/serve.log" | tail -n 40
+    return $r
 }
 
 # api METHOD PATH [BODY] [AUTH]: sets $code (the HTTP status), $body and

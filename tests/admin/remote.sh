@@ -101,6 +101,7 @@ rc_is 2 "a command that runs here only refuses --host"
 run --host ftp://x status 1
 rc_is 2 "a URL that is neither http:// nor unix: is a usage error"
 stop_serve
+ok $? "serve stops cleanly"
 remote status 1
 rc_is 1 "a host that does not answer is an error"
 chmod 0644 "$host/token"

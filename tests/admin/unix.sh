@@ -28,6 +28,7 @@ run serve --exit-when-idle
 rc_is 2 "a second host refuses the socket a live host listens on"
 has "another process listens there" "saying so"
 stop_serve
+ok $? "serve stops cleanly"
 [ ! -e "$host/admin.sock" ]
 ok $? "the socket is removed at stop"
 
@@ -41,5 +42,6 @@ ok $? "the next host replaces it"
 api GET /api/v1/health
 code_is 200 "and serves on it"
 stop_serve
+ok $? "serve stops cleanly"
 cleanup_host
 done_testing
