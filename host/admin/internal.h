@@ -49,6 +49,12 @@ typedef struct sy_admin_req {
 
 /* --- replies (admin/reply.c) ------------------------------------------- */
 
+/* Sends `len` bytes of `text` (copied) as `content_type` with `status`:
+ * for a reply that is not JSON (e.g. GET /metrics, "text/plain;
+ * version=0.0.4"). */
+enum MHD_Result sy_admin_text(sy_admin_req *rq, unsigned status, const char *content_type,
+                              const char *text, size_t len);
+
 /* Sends `body` (stolen) with `status`; MHD_YES or MHD_NO. */
 enum MHD_Result sy_admin_json(sy_admin_req *rq, unsigned status, json_t *body);
 

@@ -7,19 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static enum MHD_Result send_text(sy_admin_req *rq, unsigned status, const char *text,
-                                 size_t len)
+enum MHD_Result sy_admin_text(sy_admin_req *rq, unsigned status, const char *content_type,
+                              const char *text, size_t len)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     enum MHD_Result res = MHD_queue_response(rq->conn, status, r);
     MHD_destroy_response(r);
     return res;
+}
+
+static enum MHD_Result send_text(sy_admin_req *rq, unsigned status, const char *text,
+                                 size_t len)
+{
+    return sy_admin_text(rq, status, "application/json", text, len);
 }
 
 enum MHD_Result sy_admin_json(sy_admin_req *rq, unsigned status, json_t *body)

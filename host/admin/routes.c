@@ -1,6 +1,8 @@
 /* The routes the admin listener serves: one line each.  A new endpoint is
  * a handler (admin/api.h) and a line here; `GET /metrics`, for one:
  *     {"GET", "/metrics", sy_api_metrics, 0},
+ * with a handler that renders into a buffer and answers it with
+ * sy_admin_text(rq, 200, "text/plain; version=0.0.4", text, len).
  * SY_ADMIN_CHANGE asks for the bearer token, SY_ADMIN_BODY reads a JSON
  * body (admin/router.h). */
 #include "admin/api.h"
