@@ -1,11 +1,14 @@
 /* JSON replies, errors, query parameters and bodies. */
 #include "admin/internal.h"
 
-#include <errno.h>
+#include <stdint.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "admin/parse.h"
 
 enum MHD_Result sy_admin_text(sy_admin_req *rq, unsigned status, const char *content_type,
                               const char *text, size_t len)
@@ -62,20 +65,6 @@ const char *sy_admin_query(sy_admin_req *rq, const char *key)
     return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-/* Digits only, optionally signed, no overflow. */
-static bool parse_ll(const char *s, long long *out)
-{
-    if (!s || !*s)
-        return false;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || (s[0] != '-' && (s[0] < '0' || s[0] > '9')))
-        return false;
-    *out = v;
-    return true;
-}
-
 bool sy_admin_query_int(sy_admin_req *rq, const char *key, long long lo, long long hi,
                         long long def, long long *out, enum MHD_Result *res)
 {
@@ -85,7 +74,7 @@ bool sy_admin_query_int(sy_admin_req *rq, const char *key, long long lo, long lo
         return true;
     }
     long long n;
-    if (!parse_ll(v, &n) || n < lo || n > hi) {
+    if (!sy_admin_parse_int(v, lo, hi, &n)) {
         *res = sy_admin_error(rq, 400, "query '%s': must be an integer from %lld to %lld", key,
                               lo, hi);
         return false;
@@ -101,14 +90,8 @@ bool sy_admin_query_bool(sy_admin_req *rq, const char *key, bool *out, enum MHD_
         *out = false;
         return true;
     }
-    if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || !*v) {
-        *out = true;
+    if (sy_admin_parse_bool(v, out))
         return true;
-    }
-    if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0) {
-        *out = false;
-        return true;
-    }
     *res = sy_admin_error(rq, 400, "query '%s': must be true or false", key);
     return false;
 }
@@ -135,7 +118,7 @@ json_t *sy_admin_body(sy_admin_req *rq, enum MHD_Result *res)
 bool sy_admin_cap_id(sy_admin_req *rq, size_t i, int64_t *id, enum MHD_Result *res)
 {
     long long v;
-    if (!parse_ll(rq->caps[i], &v) || v < 1) {
+    if (!sy_admin_parse_int(rq->caps[i], 1, INT64_MAX, &v)) {
         *res = sy_admin_error(rq, 400, "run id '%s': must be a positive integer", rq->caps[i]);
         return false;
     }

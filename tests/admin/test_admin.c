@@ -1,7 +1,7 @@
 /* Unit tests for the admin API's pure parts: matching a request against a
  * route table (404 against 405, the Allow list, captures), the bearer
  * token (its file's checks, the comparison), which listeners are local,
- * and the admin group's listen address. */
+ * the admin group's listen address, and query values. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "admin/auth.h"
+#include "admin/parse.h"
 #include "admin/router.h"
 #include "config/admin.h"
 
@@ -178,6 +179,32 @@ static void test_listen(void **state)
             fail_msg("'%s' accepted", bad[i]);
 }
 
+static void test_query_values(void **state)
+{
+    (void)state;
+    long long v = 0;
+    assert_true(sy_admin_parse_int("42", 1, 100, &v));
+    assert_int_equal(v, 42);
+    assert_true(sy_admin_parse_int("-3", -5, 5, &v));
+    assert_int_equal(v, -3);
+    assert_true(sy_admin_parse_int("9223372036854775807", 1, INT64_MAX, &v));
+    const char *bad[] = {"", "x", "4x", " 4", "+4", "0x10", "101", "0", "-",
+                         "9223372036854775808", "1e3", "4 "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (sy_admin_parse_int(bad[i], 1, 100, &v))
+            fail_msg("'%s' accepted", bad[i]);
+    assert_false(sy_admin_parse_int(NULL, 1, 100, &v));
+    bool b = false;
+    assert_true(sy_admin_parse_bool("true", &b) && b);
+    assert_true(sy_admin_parse_bool("", &b) && b);
+    assert_true(sy_admin_parse_bool("1", &b) && b);
+    assert_true(sy_admin_parse_bool("0", &b) && !b);
+    assert_true(sy_admin_parse_bool("false", &b) && !b);
+    assert_false(sy_admin_parse_bool("yes", &b));
+    assert_false(sy_admin_parse_bool("TRUE", &b));
+    assert_false(sy_admin_parse_bool(NULL, &b));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_bearer),
         cmocka_unit_test(test_token_file),
         cmocka_unit_test(test_listen),
+        cmocka_unit_test(test_query_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
