@@ -11,6 +11,9 @@
 #include "service/logs.h"
 
 #define POLL_MS 250
+/* A quiet stream gets an empty line this often: a suspended connection
+ * never times out, and only a write finds a client that went away. */
+#define KEEPALIVE_MS 15000
 /* A client that has not taken this much yet is not given more. */
 #define BACKLOG_MAX (256u << 10)
 
@@ -22,6 +25,7 @@ typedef struct follow {
     char *task;
     uint32_t attempt;
     sy_logs_cursor cur;
+    int64_t quiet_ms;   /* since the last line */
 } follow;
 
 static void timer_closed(uv_handle_t *h)
@@ -62,6 +66,11 @@ static bool pump(follow *f)
             sy_admin_stream_write(f->s, "\n", 1);
         }
         free(text);
+    }
+    f->quiet_ms = json_array_size(fresh) ? 0 : f->quiet_ms + POLL_MS;
+    if (f->quiet_ms >= KEEPALIVE_MS) {
+        sy_admin_stream_write(f->s, "\n", 1);
+        f->quiet_ms = 0;
     }
     json_decref(fresh);
     return !over;
