@@ -65,8 +65,9 @@ static void free_slot(sy_live_run *r, sy_live_task *t)
     r->e->maps_pending = true;
 }
 
-void sy_batch_write(sy_engine *e, int64_t now)
+size_t sy_batch_write(sy_engine *e, int64_t now)
 {
+    size_t rows = 0;
     for (size_t i = 0; i < e->n_dirty; i++) {
         sy_live_run *r = e->dirty[i].run;
         size_t idx = e->dirty[i].idx;
@@ -101,11 +102,11 @@ void sy_batch_write(sy_engine *e, int64_t now)
         } else {
             rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
         }
+        rows++;
         if (rc == SY_OK) {
             t->token_stored = t->token;
             sy_observe_task(e, r, idx);
-        }
-        else if (!sy_fenced_refused(r, rc)) {
+        } else if (!sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;
@@ -119,6 +120,7 @@ void sy_batch_write(sy_engine *e, int64_t now)
         if (r->fenced || r->lost)
             continue;
         int rc = sy_store_update_run(e->o.store, r->id, &r->fence, r->state, r->error, now);
+        rows++;
         if (rc == SY_OK)
             sy_observe_run(e, r);
         else if (!sy_fenced_refused(r, rc)) {
@@ -127,6 +129,7 @@ void sy_batch_write(sy_engine *e, int64_t now)
             e->fatal = true;
         }
     }
+    return rows;
 }
 
 void sy_ready_push(sy_engine *e, sy_live_run *r, size_t idx)
