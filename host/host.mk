@@ -156,7 +156,8 @@ libsyhost_la_SOURCES += \
 	host/admin/reply.c host/admin/stream.c \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c \
-	host/admin/api_logs.c host/admin/api_events.c
+	host/admin/api_logs.c host/admin/api_events.c \
+	host/admin/api_metrics.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

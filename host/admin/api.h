@@ -29,4 +29,7 @@ int sy_api_run_logs(sy_admin_req *rq);
 /* admin/api_events.c */
 int sy_api_events(sy_admin_req *rq);
 
+/* admin/api_metrics.c */
+int sy_api_metrics(sy_admin_req *rq);
+
 #endif

@@ -1,8 +1,6 @@
 /* The routes the admin listener serves: one line each.  A new endpoint is
- * a handler (admin/api.h) and a line here; `GET /metrics`, for one:
- *     {"GET", "/metrics", sy_api_metrics, 0},
- * with a handler that renders into a buffer and answers it with
- * sy_admin_text(rq, 200, "text/plain; version=0.0.4", text, len).
+ * a handler (admin/api.h) and a line here, as `GET /metrics` is: its
+ * handler renders into a buffer and answers with sy_admin_text.
  * SY_ADMIN_CHANGE asks for the bearer token, SY_ADMIN_BODY reads a JSON
  * body (admin/router.h). */
 #include "admin/api.h"
@@ -22,6 +20,7 @@ const sy_admin_route sy_admin_routes[] = {
     {"GET", "/api/v1/routes", sy_api_routes, 0},
     {"GET", "/api/v1/events", sy_api_events, 0},
     {"POST", "/api/v1/reload", sy_api_reload, SY_ADMIN_CHANGE},
+    {"GET", "/metrics", sy_api_metrics, 0},
 };
 
 const size_t sy_admin_n_routes = sizeof sy_admin_routes / sizeof sy_admin_routes[0];

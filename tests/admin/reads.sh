@@ -1,7 +1,7 @@
 #!/bin/sh
 # The admin API's reads, open on loopback: health, runs (filters, paging,
 # one run with its tasks and events), workflows with their DAG, instances,
-# routes explained; unknown paths 404, wrong methods 405 with Allow, bad
+# routes explained, the metrics; unknown paths 404, wrong methods 405 with Allow, bad
 # ids and queries 400 naming the parameter.
 . "$SY_SRCDIR/tests/admin/lib.sh"
 make_admin_host
@@ -86,6 +86,19 @@ api GET '/api/v1/routes?namespace=a::::b'
 code_is 400 "a malformed namespace is 400"
 api GET /api/v1/routes
 jq_is '*::etl::load' 'b["rules"][0]["match"]' "without one: the rules"
+
+api GET /metrics
+code_is 200 "GET /metrics"
+case "$headers" in *"Content-Type: text/plain; version=0.0.4"*) ok 0 "in the Prometheus text format" ;;
+*) ok 1 "in the Prometheus text format" ;; esac
+has "switchyard_" "with the host's metrics"
+if command -v promtool >/dev/null 2>&1; then
+    out=$(printf '%s\n' "$body" | promtool check metrics 2>&1)
+    ok $? "promtool check metrics passes on it"
+else
+    echo "ok $((tap_n + 1)) - promtool check metrics # SKIP promtool is not installed (Debian: prometheus)"
+    tap_n=$((tap_n + 1))
+fi
 
 api GET /api/v1/nothing-here
 code_is 404 "an unknown path is 404"
