@@ -21,7 +21,7 @@ static const sy_cli_command commands[] = {
      "show which executor instance gets NAMESPACE, and why",
      "  --quiet, -q   print the instance name alone\n"
      "  --json        print {\"namespace\", \"executor\", \"rule\", \"tried\"}\n"
-     "Exit: 0; 2 for a bad namespace or config.\n", false},
+     "Exit: 0; 2 for a bad namespace or config.\n", true},
     {"plugins", sy_cmd_plugins, "[-v] [--json]",
      "list every plugin found: loaded, or refused and why",
      "  -v, --verbose  add each plugin's instance settings and task parameters\n"
@@ -33,7 +33,7 @@ static const sy_cli_command commands[] = {
      "  --json   print an array of {\"tenant\", \"name\", \"tasks\", \"schedule\",\n"
      "           \"file\", \"hash\"}\n"
      "A workflow file with errors is reported and left out.\n"
-     "Exit: 0; 1 when a workflow file has errors; 2 for a bad config.\n", false},
+     "Exit: 0; 1 when a workflow file has errors; 2 for a bad config.\n", true},
     {"schedules", sy_cmd_schedules, "[--count N] [--json]",
      "each scheduled workflow: its zone, catch-up, last tick and next ones",
      "  --count N, -n N  the next N fire times (default 3; 0 to 1000)\n"
@@ -167,7 +167,7 @@ void sy_cli_usage(FILE *out)
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT or\n"
             "                 unix:PATH) instead of the store: status, runs, submit,\n"
-            "                 cancel, retry, logs\n"
+            "                 cancel, retry, logs, workflows, route\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --version      the version, the executor ABI and the malloc\n"

@@ -1,6 +1,6 @@
 #!/bin/sh
-# `switchyard --host URL`: status, runs, submit, cancel, retry and logs
-# over a serving host's admin API, never opening a store here (the
+# `switchyard --host URL`: status, runs, submit, cancel, retry, logs,
+# workflows and route over a serving host's admin API, never opening a store here (the
 # config named does not even exist); the token from --token-file or
 # $SWITCHYARD_TOKEN_FILE.
 . "$SY_SRCDIR/tests/admin/lib.sh"
@@ -95,6 +95,17 @@ remote logs "$fid" --follow --json
 rc_is 0 "logs --follow --json until it ends"
 remote status "$fid"
 has "Completed" "which runs it again to completion"
+
+remote workflows
+rc_is 0 "workflows"
+has "public::flaky" "lists the serving host's workflows"
+remote workflows --json
+hasnt '"dag"' "workflows --json in its usual shape"
+remote route public::w::a --quiet
+[ "$out" = default ]
+ok $? "route --quiet: the instance the serving host's routes name"
+remote route public::w::a
+has "public::w::a -> default" "route explains it"
 
 remote graph w
 rc_is 2 "a command that runs here only refuses --host"
