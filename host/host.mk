@@ -132,7 +132,7 @@ libsyhost_la_SOURCES += \
 	host/engine/wake.c host/engine/wake.h \
 	host/engine/metrics.c host/engine/metrics.h
 
-# service: what the CLI (and later an HTTP API) calls.
+# service: what the CLI and the admin API call.
 libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \

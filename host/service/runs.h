@@ -1,5 +1,5 @@
 /*
- * service/runs.h -- runs as the CLI (and later an HTTP API) sees them:
+ * service/runs.h -- runs as the CLI and the admin API see them:
  * recording a new one, cancelling, and reading them back as JSON data.
  * Formatting is the caller's.
  *
