@@ -2,7 +2,7 @@
  * service/service.h -- a host at work: the setup, its store and, for
  * `run` and `serve`, an engine on a loop of its own with SIGTERM/SIGINT
  * draining it.  What the CLI and the admin API open, submit to,
- * runs and closes; printing is the caller's.
+ * run and close; printing is the caller's.
  *
  * Single-threaded: one thread opens, runs and closes.
  */
