@@ -97,16 +97,20 @@ size_t sy_batch_write(sy_engine *e, int64_t now)
             record.idx = (uint32_t)r->maps[t->map].idx;
             rc = sy_store_update_element(e->o.store, r->id, &r->fence, t->token_stored,
                                          t->elem, &record);
+            /* Told before the slot forgets its element and error. */
+            if (rc == SY_OK)
+                sy_observe_task(e, r, idx);
             if (rc == SY_OK && sy_task_state_terminal(t->state))
                 free_slot(r, t);
         } else {
             rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
+            if (rc == SY_OK)
+                sy_observe_task(e, r, idx);
         }
         rows++;
-        if (rc == SY_OK) {
+        if (rc == SY_OK)
             t->token_stored = t->token;
-            sy_observe_task(e, r, idx);
-        } else if (!sy_fenced_refused(r, rc)) {
+        else if (!sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;

@@ -51,6 +51,49 @@ static void test_changes_in_order(void **state)
     fake_close(&env);
 }
 
+/* Elements of a mapped task are told with their index, their failure
+ * with its error. */
+typedef struct elems {
+    size_t running, completed, failed, bad;
+} elems;
+
+static void on_element(void *arg, const sy_engine_event *ev)
+{
+    elems *s = arg;
+    /* The mapped task itself comes with element -1. */
+    if (!ev->task || strcmp(ev->task, "m") != 0 || ev->element < 0)
+        return;
+    if (ev->element >= 3)
+        s->bad++;
+    if (strcmp(ev->state, "Running") == 0)
+        s->running++;
+    else if (strcmp(ev->state, "Completed") == 0)
+        s->completed++;
+    else if (strcmp(ev->state, "Failed") == 0 && ev->error && strstr(ev->error, "told to end so"))
+        s->failed++;
+}
+
+static void test_elements(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"m\"; map_range = 3; hold = true; }\n"
+                    "); };\n");
+    elems s = {0};
+    sy_engine_observe(env.engine, on_element, &s);
+    fake_turn(&env);
+    assert_int_equal(s.running, 3);
+    fake_finish_attempt("m", 1, SY_OUTCOME_SUCCEEDED, NULL);
+    fake_finish_attempt("m", 1, SY_OUTCOME_SUCCEEDED, NULL);
+    fake_finish_attempt("m", 1, SY_OUTCOME_FAILED, NULL);
+    fake_turn(&env);
+    assert_int_equal(s.completed, 2);
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.bad, 0);
+    fake_close(&env);
+}
+
 static void test_stopped(void **state)
 {
     (void)state;
@@ -78,6 +121,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_changes_in_order),
+        cmocka_unit_test(test_elements),
         cmocka_unit_test(test_stopped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
