@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/remote.h"
 #include "service/setup.h"
 
 static void print_trace(const sy_routes *r, size_t tried, const sy_route_rule *win)
@@ -52,6 +53,52 @@ static void print_json(const sy_routes *r, const char *ns, const char *exec, siz
     json_decref(o);
 }
 
+/* Over --host: the serving host's routes, as it loaded them. */
+static int remote_route(const sy_cli *cli, const char *ns, int quiet, bool json)
+{
+    char path[1200], esc[1024];
+    snprintf(path, sizeof path, "/api/v1/routes?namespace=%s",
+             sy_remote_escape(ns, esc, sizeof esc));
+    json_t *o = NULL;
+    int rc = sy_remote_json(cli, "route", "GET", path, NULL, &o);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    const char *exec = json_string_value(json_object_get(o, "executor"));
+    if (quiet) {
+        printf("%s\n", exec ? exec : "");
+    } else if (json) {
+        char *dump = json_dumps(o, JSON_INDENT(2));
+        puts(dump ? dump : "null");
+        free(dump);
+    } else {
+        printf("%s -> %s\n", ns, exec ? exec : "");
+        const json_t *win = json_object_get(o, "rule"), *def = json_object_get(o, "default");
+        if (json_is_object(win))
+            printf("  rule: %s:%lld: match = \"%s\"\n",
+                   json_string_value(json_object_get(win, "file")),
+                   (long long)json_integer_value(json_object_get(win, "line")),
+                   json_string_value(json_object_get(win, "match")));
+        else if (json_is_object(def))
+            printf("  rule: default (%s:%lld), no rule matched\n",
+                   json_string_value(json_object_get(def, "file")),
+                   (long long)json_integer_value(json_object_get(def, "line")));
+        else
+            printf("  rule: default (implicit), no rule matched\n");
+        const json_t *tried = json_object_get(o, "tried");
+        printf(json_array_size(tried) ? "  tried:\n" : "  no rule tried\n");
+        size_t i;
+        const json_t *x;
+        json_array_foreach(tried, i, x)
+            printf("    %s:%lld: \"%s\" -> %s: %s\n", json_string_value(json_object_get(x, "file")),
+                   (long long)json_integer_value(json_object_get(x, "line")),
+                   json_string_value(json_object_get(x, "match")),
+                   json_string_value(json_object_get(x, "executor")),
+                   json_is_true(json_object_get(x, "matched")) ? "match" : "no match");
+    }
+    json_decref(o);
+    return SY_EXIT_OK;
+}
+
 int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
 {
     const char *ns = NULL;
@@ -72,6 +119,8 @@ int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
     char why[256];
     if (sy_ns_validate(ns, why, sizeof why) != 0)
         return sy_cli_usage_error("route", "invalid namespace \"%s\": %s", ns, why);
+    if (cli->host)
+        return remote_route(cli, ns, quiet, json);
 
     sy_diags d;
     sy_diags_init(&d);
