@@ -25,9 +25,11 @@ static const sy_cli_command commands[] = {
     {"plugins", sy_cmd_plugins, "[-v] [--json]",
      "list every plugin found: loaded, or refused and why",
      "  -v, --verbose  add each plugin's instance settings and task parameters\n"
+     "                 (with --host: each instance's figures, its plugin's metrics)\n"
      "  --json         print an array of {\"name\", \"version\", \"abi\", \"status\",\n"
      "                 \"path\", \"reason\"} and the directories searched\n"
-     "Exit: 0; 2 for a bad config.\n", false},
+     "With --host, the serving host's instances and their health come first.\n"
+     "Exit: 0; 2 for a bad config.\n", true},
     {"workflows", sy_cmd_workflows, "[--json]",
      "list the workflows of the workflow directories",
      "  --json   print an array of {\"tenant\", \"name\", \"tasks\", \"schedule\",\n"
@@ -167,7 +169,7 @@ void sy_cli_usage(FILE *out)
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT or\n"
             "                 unix:PATH) instead of the store: status, runs, submit,\n"
-            "                 cancel, retry, logs, workflows, route\n"
+            "                 cancel, retry, logs, workflows, route, plugins\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --version      the version, the executor ABI and the malloc\n"
