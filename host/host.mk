@@ -42,6 +42,7 @@ libsyhost_la_SOURCES += \
 	host/config/integers.c host/config/integers.h \
 	host/config/glob.c host/config/glob.h \
 	host/config/routes.c host/config/routes.h \
+	host/config/size.c host/config/size.h \
 	host/config/params.c host/config/params.h \
 	host/config/admin.c host/config/admin.h
 

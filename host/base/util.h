@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #define SY_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -27,6 +28,11 @@ char *sy_path_dirname(const char *path);
 char *sy_path_join(const char *base, const char *rel);
 
 bool sy_str_ends_with(const char *s, const char *suffix);
+
+/* Decimal digits only into *out: strtoull would take a sign, spaces and
+ * "0x", and wrap a negative number round to a huge one.  False for an
+ * empty string, any other character or a value past UINT64_MAX. */
+bool sy_parse_digits(const char *s, uint64_t *out);
 
 /* Aborts with a message: for allocation failures in places where the
  * program cannot go on meaningfully (startup, CLI). */
