@@ -60,7 +60,7 @@ static const sy_cli_command commands[] = {
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
      "Exit: 0; 2 usage or config.\n"},
-    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all]",
+    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all] [--limit N] [--offset N]",
      "a run and each of its tasks",
      "  --json       print the run as JSON, errors and outputs in full (with\n"
      "               --task: that task's object)\n"
@@ -68,6 +68,9 @@ static const sy_cli_command commands[] = {
      "               whole error (stderr included) and output; for a mapped\n"
      "               task, each of its elements too\n"
      "  --all        every element of every mapped task\n"
+     "  --limit N    list at most N tasks (default 1000; 0: every one), in\n"
+     "               the workflow's order, with the counts by state of all\n"
+     "  --offset N   from the task N places after the first (default 0)\n"
      "The table shows the last line of each error only; `switchyard logs`\n"
      "shows what the attempts wrote.  A mapped task is summed up in one\n"
      "line (its elements by state) unless asked.\n"

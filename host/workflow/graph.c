@@ -31,7 +31,7 @@ static void *xcalloc(size_t n, size_t size)
 const char *sy_wf_task_label(const sy_task_def *t, size_t i, char *buf, size_t len)
 {
     if (t->id)
-        snprintf(buf, len, "task '%s'", t->id);
+        sy_concat(buf, len, "task '", t->id, "'", (char *)NULL);
     else
         snprintf(buf, len, "task %zu", i + 1);
     return buf;

@@ -265,6 +265,7 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
     config_destroy(&lc);
     sy_wf_after_free(L.after, L.wf->n_tasks);
     free(L.settings);
+    json_decref(L.no_params);
     if (errors == 0 && sy_workflow_seal(L.wf) != 0) {
         sy_error(d, path, 0, "out of memory writing the workflow's definition");
         errors++;
