@@ -67,7 +67,7 @@ static void print_map(const json_t *t)
     }
 }
 
-/* Tasks `status` lists unless told otherwise: a run of a million tasks
+/* Tasks the table lists unless told otherwise: a run of a million tasks
  * is summed up by state, and paged. */
 #define STATUS_LIMIT 1000
 
@@ -198,7 +198,7 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
 {
     const char *id_arg = NULL, *task = NULL;
     bool json = false, all = false;
-    uint64_t limit = STATUS_LIMIT, offset = 0;
+    uint64_t limit = UINT64_MAX, offset = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
@@ -228,6 +228,9 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
         return rc;
     json_t *run = NULL;
     char err[512];
+    /* JSON is read by programs that expect every task unless they page. */
+    if (limit == UINT64_MAX)
+        limit = json ? 0 : STATUS_LIMIT;
     sy_runs_page page = {(size_t)offset, (size_t)limit, task};
     if (sy_runs_status_page(sv.store, id, json ? 0 : SY_RUNS_DETAIL, &page, &run, err,
                             sizeof err) == SY_OK &&
