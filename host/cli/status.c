@@ -232,8 +232,9 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     if (limit == UINT64_MAX)
         limit = json ? 0 : STATUS_LIMIT;
     sy_runs_page page = {(size_t)offset, (size_t)limit, task};
-    if (sy_runs_status_page(sv.store, id, json ? 0 : SY_RUNS_DETAIL, &page, &run, err,
-                            sizeof err) == SY_OK &&
+    /* The table prints no output; --task prints its task's. */
+    unsigned flags = json ? 0 : task ? SY_RUNS_DETAIL : SY_RUNS_DETAIL | SY_RUNS_NO_OUTPUT;
+    if (sy_runs_status_page(sv.store, id, flags, &page, &run, err, sizeof err) == SY_OK &&
         sy_runs_add_maps(sv.store, id, json_object_get(run, "tasks"),
                          task ? task : all ? "*" : NULL, err, sizeof err) == SY_OK) {
         if (task)

@@ -55,6 +55,7 @@ static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_
 struct listing {
     json_t *tasks;
     const sy_runs_page *page;
+    bool outputs;                       /* parse each listed task's output */
     size_t n;                           /* tasks seen */
     size_t count[SY_TASK_STATE_COUNT];  /* by state */
 };
@@ -76,7 +77,7 @@ static int add_task(void *arg, const sy_task_record *t)
                           (json_int_t)t->recoveries, "executor", string_or_null(t->executor),
                           "error", string_or_null(t->error), "host",
                           string_or_null(t->host), "abandoned");
-    json_t *out = t->output ? json_loads(t->output, 0, NULL) : NULL;
+    json_t *out = t->output && l->outputs ? json_loads(t->output, 0, NULL) : NULL;
     json_object_set_new(o, "output", out ? out : json_null());
     json_array_append_new(l->tasks, o);
     return 0;
@@ -147,7 +148,8 @@ int sy_runs_status_page(sy_store *st, int64_t run_id, unsigned flags,
     if (!(flags & SY_RUNS_NO_TASKS)) {
         json_t *tasks = json_array();
         json_object_set_new(o, "tasks", tasks);
-        struct listing l = {.tasks = tasks, .page = page};
+        struct listing l = {.tasks = tasks, .page = page,
+                            .outputs = !(flags & SY_RUNS_NO_OUTPUT)};
         /* A partial list would read as a run with fewer tasks. */
         if ((rc = sy_store_list_tasks(st, r.id, add_task, &l)) != SY_OK ||
             (rc = sy_store_list_events(st, r.id, add_abandoned, tasks)) != SY_OK) {

@@ -33,6 +33,9 @@ enum {
     SY_RUNS_DETAIL = 1u << 0,   /* "created", "started", "finished" (ms since
                                    the epoch, 0: not yet) and "owner" */
     SY_RUNS_NO_TASKS = 1u << 1, /* no "tasks": the run alone, cheap */
+    SY_RUNS_NO_OUTPUT = 1u << 2, /* each task's "output" null: a reduce
+                                    over a million elements is a million
+                                    JSON values not parsed for a table */
 };
 
 /* Run `run_id` as an object: {"run_id", "workflow", "tenant", "status",
