@@ -12,6 +12,15 @@
 #include "cli/cli.h"
 #include "config/config.h"
 #include "base/log.h"
+#include "base/util.h"
+
+#ifdef SY_MIMALLOC
+static void release_freed(void)
+{
+    mi_option_set(mi_option_decommit_delay, 0);
+    mi_collect(true);
+}
+#endif
 
 /* `switchyard CMD --help` (or -h) anywhere after the command: help, not
  * a run.  Values of options never start with "-h". */
@@ -27,6 +36,9 @@ int main(int argc, char **argv)
 {
     sy_cli cli = {.prog = argv[0]};
     sy_log_init_from_env();
+#ifdef SY_MIMALLOC
+    sy_memory_release_hook(release_freed);
+#endif
     const char *env = getenv("SWITCHYARD_CONFIG");
     cli.config = env && *env ? env : "switchyard.cfg";
     cli.config_explicit = env && *env;

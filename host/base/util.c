@@ -64,6 +64,16 @@ char *sy_path_join(const char *base, const char *rel)
     return s;
 }
 
+static void (*release_fn)(void);
+
+void sy_memory_release_hook(void (*fn)(void)) { release_fn = fn; }
+
+void sy_memory_release(void)
+{
+    if (release_fn)
+        release_fn();
+}
+
 char *sy_concat(char *buf, size_t len, ...)
 {
     va_list ap;

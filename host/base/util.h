@@ -35,6 +35,15 @@ bool sy_str_ends_with(const char *s, const char *suffix);
 char *sy_concat(char *buf, size_t len, ...);
 char *sy_xconcat(const char *first, ...);
 
+/* Hands memory the process freed back to the system now, through the
+ * hook the program set (main.c: mimalloc's, which otherwise keeps freed
+ * pages resident a while); a no-op without one.  For after a large
+ * transient structure, such as the parse tree of a workflow of a million
+ * tasks, is freed and before the next one is built, so that the two do not
+ * add up in the peak RSS. */
+void sy_memory_release(void);
+void sy_memory_release_hook(void (*fn)(void));
+
 /* Aborts with a message: for allocation failures in places where the
  * program cannot go on meaningfully (startup, CLI). */
 void *sy_xmalloc(size_t n);
