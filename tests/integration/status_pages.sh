@@ -4,6 +4,10 @@
 # finds a task past the first page with --task; --json lists every task
 # unless told to page, each with its index, and counts them by state.
 . "$SY_SRCDIR/tests/integration/lib.sh"
+if [ -n "$SY_WRAP" ]; then
+    echo "1..0 # SKIP a run of 1,100 tasks; the sanitizer pass runs it"
+    exit 0
+fi
 make_host
 python3 - "$host/workflows/wide.cfg" <<'PY'
 import sys
