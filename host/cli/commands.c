@@ -62,7 +62,7 @@ static const sy_cli_command commands[] = {
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
      "Exit: 0; 2 usage or config.\n", true},
-    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all]",
+    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all] [--limit N] [--offset N]",
      "a run and each of its tasks",
      "  --json       print the run as JSON, errors and outputs in full (with\n"
      "               --task: that task's object)\n"
@@ -70,6 +70,10 @@ static const sy_cli_command commands[] = {
      "               whole error (stderr included) and output; for a mapped\n"
      "               task, each of its elements too\n"
      "  --all        every element of every mapped task\n"
+     "  --limit N    list at most N tasks (0: every one; default 1000, with\n"
+     "               --json every one), in the workflow's order, with the\n"
+     "               counts by state of all of them\n"
+     "  --offset N   from the task N places after the first (default 0)\n"
      "The table shows the last line of each error only; `switchyard logs`\n"
      "shows what the attempts wrote.  A mapped task is summed up in one\n"
      "line (its elements by state) unless asked.\n"
