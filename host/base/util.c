@@ -76,6 +76,8 @@ bool sy_parse_digits(const char *s, uint64_t *out)
     }
     *out = v;
     return true;
+}
+
 static void (*release_fn)(void);
 
 void sy_memory_release_hook(void (*fn)(void)) { release_fn = fn; }

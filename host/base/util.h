@@ -33,6 +33,7 @@ bool sy_str_ends_with(const char *s, const char *suffix);
  * "0x", and wrap a negative number round to a huge one.  False for an
  * empty string, any other character or a value past UINT64_MAX. */
 bool sy_parse_digits(const char *s, uint64_t *out);
+
 /* The strings up to a NULL laid end to end into buf (truncated to len - 1
  * bytes, NUL-terminated; len > 0), or malloc'd (aborting when out of
  * memory): what snprintf("%s%s%s") does, without its cost per call, for
