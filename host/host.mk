@@ -123,6 +123,7 @@ libsyhost_la_SOURCES += \
 	host/engine/timer.c host/engine/timer.h \
 	host/engine/shutdown.c host/engine/shutdown.h \
 	host/engine/reload.c host/engine/reload.h \
+	host/engine/route.c host/engine/route.h \
 	host/engine/wake.c host/engine/wake.h
 
 # service: what the CLI (and later an HTTP API) calls.

@@ -8,6 +8,24 @@
 #include "cli/cli.h"
 #include "service/setup.h"
 
+/* "a" or "a, b, c": the instances of a route in the order they are tried. */
+static const char *join(const char *const *to, size_t n, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", to[i]);
+    return buf;
+}
+
+static json_t *json_names(const char *const *to, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(to[i]));
+    return a;
+}
+
 static void print_trace(const sy_routes *r, size_t tried, const sy_route_rule *win)
 {
     if (r->n == 0) {
@@ -17,26 +35,31 @@ static void print_trace(const sy_routes *r, size_t tried, const sy_route_rule *w
     printf("  tried:\n");
     for (size_t i = 0; i < tried; i++) {
         const sy_route_rule *x = &r->rules[i];
+        char names[1024];
         printf("    %s:%d: \"%s\" -> %s: %s\n", x->file, x->line, x->glob.source,
-               x->executor, x == win ? "match" : "no match");
+               join((const char *const *)x->to, x->n_to, names, sizeof names),
+               x == win ? "match" : "no match");
     }
     if (tried < r->n)
         printf("    (%zu later rule%s not tried)\n", r->n - tried,
                r->n - tried == 1 ? "" : "s");
 }
 
-/* {"namespace", "executor", "rule": {"file", "line", "match"} or null,
- *  "default": {"file", "line"} or null, "tried": [{"file", "line",
- *  "match", "executor", "matched"}]}. */
+/* {"namespace", "executor" (the first instance), "executors" (every
+ *  instance, in the order they are tried), "rule": {"file", "line",
+ *  "match"} or null, "default": {"file", "line"} or null, "tried":
+ *  [{"file", "line", "match", "executor", "executors", "matched"}]}. */
 static void print_json(const sy_routes *r, const char *ns, const char *exec, size_t tried,
                        const sy_route_rule *win)
 {
     json_t *list = json_array();
     for (size_t i = 0; i < tried; i++) {
         const sy_route_rule *x = &r->rules[i];
-        json_array_append_new(list, json_pack("{s:s, s:i, s:s, s:s, s:b}", "file", x->file,
-                                              "line", x->line, "match", x->glob.source,
-                                              "executor", x->executor, "matched", x == win));
+        json_array_append_new(
+            list, json_pack("{s:s, s:i, s:s, s:s, s:o, s:b}", "file", x->file, "line", x->line,
+                            "match", x->glob.source, "executor", x->executor, "executors",
+                            json_names((const char *const *)x->to, x->n_to), "matched",
+                            x == win));
     }
     json_t *rule = win ? json_pack("{s:s, s:i, s:s}", "file", win->file, "line", win->line,
                                    "match", win->glob.source)
@@ -44,8 +67,11 @@ static void print_json(const sy_routes *r, const char *ns, const char *exec, siz
     json_t *def = !win && r->default_file ? json_pack("{s:s, s:i}", "file", r->default_file,
                                                       "line", r->default_line)
                                           : json_null();
-    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o}", "namespace", ns, "executor", exec,
-                          "rule", rule, "default", def, "tried", list);
+    size_t n = 0;
+    const char *const *to = sy_routes_targets(r, win, &n);
+    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "namespace", ns, "executor", exec,
+                          "executors", json_names(to, n), "rule", rule, "default", def,
+                          "tried", list);
     char *dump = json_dumps(o, JSON_INDENT(2));
     puts(dump ? dump : "null");
     free(dump);
@@ -86,15 +112,20 @@ int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
     size_t tried = 0;
     const sy_routes *r = &s.cfg.routes;
     const sy_route_rule *win = sy_routes_resolve(r, ns, &exec, &tried);
+    size_t n_to = 0;
+    const char *const *to = sy_routes_targets(r, win, &n_to);
     if (quiet) {
-        printf("%s\n", exec);
+        /* One name a line, in the order they are tried. */
+        for (size_t i = 0; i < n_to; i++)
+            printf("%s\n", to[i]);
         goto out;
     }
     if (json) {
         print_json(r, ns, exec, tried, win);
         goto out;
     }
-    printf("%s -> %s\n", ns, exec);
+    char names[1024];
+    printf("%s -> %s\n", ns, join(to, n_to, names, sizeof names));
     if (win)
         printf("  rule: %s:%d: match = \"%s\"\n", win->file, win->line, win->glob.source);
     else if (r->default_file)
@@ -102,6 +133,10 @@ int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
                r->default_line);
     else
         printf("  rule: default (implicit), no rule matched\n");
+    if (n_to > 1)
+        printf("  overflow: a task goes to the first of %s with capacity; when all are "
+               "full it waits for whichever frees a slot first\n",
+               names);
     print_trace(r, tried, win);
 out:
     sy_setup_close(&s);

@@ -13,6 +13,7 @@
 #include "engine/input.h"
 #include "engine/orphans.h"
 #include "engine/map.h"
+#include "engine/route.h"
 #include "engine/run.h"
 
 struct load_ctx {
@@ -71,31 +72,13 @@ static void free_hosts(char **hosts, size_t n)
     free(hosts);
 }
 
-static sy_instance_queue *instance_queue(sy_engine *e, const char *name)
-{
-    for (size_t i = 0; i < e->n_instances; i++)
-        if (strcmp(e->instances[i].entry->name, name) == 0)
-            return &e->instances[i];
-    return NULL;
-}
-
 void sy_live_route(sy_engine *e, sy_live_run *r)
 {
-    /* No routes: every task goes to the default instance. */
-    static const sy_routes none;
-    const sy_routes *routes = e->o.routes ? e->o.routes : &none;
-    for (size_t i = 0; i < r->wf->n_tasks; i++) {
-        const char *name = NULL;
-        sy_routes_resolve(routes, r->wf->tasks[i].ns, &name, NULL);
-        r->t[i].instance_name = name;
-        r->t[i].queue = instance_queue(e, name);
-    }
+    for (size_t i = 0; i < r->wf->n_tasks; i++)
+        sy_route_task(e, r, i);
     /* Elements route as their task does. */
-    for (size_t i = r->wf->n_tasks; i < r->n_t; i++) {
-        const sy_live_task *owner = &r->t[r->maps[r->t[i].map].idx];
-        r->t[i].instance_name = owner->instance_name;
-        r->t[i].queue = owner->queue;
-    }
+    for (size_t i = r->wf->n_tasks; i < r->n_t; i++)
+        sy_route_copy(r, i, r->maps[r->t[i].map].idx);
 }
 
 /* What the previous host's crash says of task i, when there was one. */

@@ -185,7 +185,7 @@ static void test_planted_errors(void **state)
     expect_diag(&f->d, SY_DIAG_ERROR, e, 4,
                 "unknown key 'colour' in routes (known: default, rules)");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 7,
-                "unknown key 'exector' in rule (known: match, executor)");
+                "unknown key 'exector' in rule (known: match, executor, to)");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 7, "rule without 'executor'");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 8, "rule without 'match'");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 9, "rule without 'executor'");
