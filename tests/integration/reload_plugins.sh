@@ -1,0 +1,86 @@
+#!/bin/sh
+# Plugins and reload: a `.so` dropped into the plugin directory is loaded
+# by SIGHUP, without a restart, and a new instance of it takes tasks; an
+# instance removed by a reload finishes its attempt, then is stopped, even
+# with its `.so` gone from the directory (a plugin is never unloaded under
+# its instances); a `.so` replaced in place is not loaded again (the loader
+# hands back the mapped copy), and the reload says so.
+. "$SY_SRCDIR/tests/integration/lib.sh"
+make_host
+python3 - "$host/switchyard.cfg" "$host" <<'PY'
+import re, sys
+p, host = sys.argv[1], sys.argv[2]
+s = open(p).read()
+s = re.sub(r'executors = \{\n.*?\n\};\n',
+           'executors = {\n'
+           f'  default = {{ plugin = "ctl"; slots = 2; record = "{host}/ctl.log"; }};\n'
+           '};\n', s, count=1, flags=re.S)
+open(p, 'w').write(s)
+PY
+cp "$host/switchyard.cfg" "$host/first.cfg"
+wait_log() { for _ in $(seq 1 "$2"); do [ "$(grep -c "$1" "$host/serve.log")" -ge "${3:-1}" ] && return 0; sleep 0.1; done; return 1; }
+finished() { for _ in $(seq 1 "$2"); do case "$(jget "$1" 'r["status"]')" in Completed|Failed|Cancelled) return 0 ;; esac; sleep 0.1; done; return 1; }
+
+$SY_WRAP "$SWITCHYARD" serve >"$host/serve.log" 2>&1 &
+pid=$!
+wait_log "serving" 100
+
+# The thread plugin arrives with an instance of it and a route to it.
+install -m 0755 "$SY_THREAD_PLUGIN" "$host/plugins/thread.so"
+python3 - "$host/switchyard.cfg" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+s = s.replace('executors = {\n', 'executors = {\n  cmd = { plugin = "thread"; workers = 2; };\n', 1)
+s += 'routes = { rules = ( { match = "*::shell::*"; executor = "cmd"; } ); default = "default"; };\n'
+open(p, 'w').write(s)
+PY
+workflow shell <<'WF'
+workflow = {
+  name = "shell";
+  tasks = ( { id = "say"; command = ["sh", "-c", "sleep 1.5; echo '{\"said\": \"hi\"}'"]; } );
+};
+WF
+kill -HUP "$pid"
+wait_log "reloaded: 2 instances" 100
+ok $? "SIGHUP reloads with the new plugin's instance"
+grep -q "reload: plugin thread .* loaded from .*/plugins/thread.so" "$host/serve.log"
+ok $? "the .so dropped into the plugin directory was loaded, without a restart"
+run submit shell
+id=$(run_id)
+for _ in $(seq 1 100); do [ "$(jget "$id" 'r["status"]')" = Running ] && [ "$(jget "$id" 't["say"]["status"]')" = Running ] && break; sleep 0.1; done
+is Running "$id" 't["say"]["status"]' "a task runs on the new plugin's instance"
+
+# The instance and its .so go while its task runs: the reload is taken,
+# the attempt finishes where it started, then the instance is stopped.
+rm -f "$host/plugins/thread.so" "$host/workflows/shell.cfg"
+cp "$host/first.cfg" "$host/switchyard.cfg"
+kill -HUP "$pid"
+wait_log "reloaded: 1 instance," 100
+ok $? "a reload without the instance (and without its .so) is taken"
+stopped_early=$(grep -c "were stopped" "$host/serve.log")
+finished "$id" 150
+is Completed "$id" 'r["status"]' "the attempt in flight finishes on the removed instance"
+is cmd "$id" 't["say"]["executor"]' "the store names the instance that ran it"
+is '{"said": "hi"}' "$id" 't["say"]["output"]' "with the plugin's output"
+wait_log "were stopped" 50 2
+ok $? "then the removed instance is stopped (drained, then destroyed)"
+ok $([ "$stopped_early" -le 1 ] && echo 0 || echo 1) "and not before its attempt finished"
+
+# The ctl .so replaced in place: not loaded again; the reload says so.
+cp "$SY_TEST_PLUGIN_DIR/ctl.so" "$host/plugins/ctl.so.new"
+chmod 0755 "$host/plugins/ctl.so.new"
+touch -d '2001-01-01' "$host/plugins/ctl.so.new"
+mv "$host/plugins/ctl.so.new" "$host/plugins/ctl.so"
+kill -HUP "$pid"
+wait_log "reloaded: 1 instance," 100 2
+ok $? "a reload after the .so was replaced in place is taken"
+grep -q "plugin ctl: .*/plugins/ctl.so was replaced on disk, but this host keeps running the version it loaded" "$host/serve.log"
+ok $? "and says the loaded version keeps running until a restart"
+kill -TERM "$pid"
+wait "$pid"
+ok $? "the host drains and exits"
+grep -q "AddressSanitizer\|runtime error" "$host/serve.log"
+ok $([ $? -ne 0 ] && echo 0 || echo 1) "nothing went wrong in the host"
+cleanup_host
+done_testing
