@@ -58,6 +58,14 @@ void sy_route_free(sy_engine *e, bool offer)
     e->n_routes = 0;
 }
 
+/* A task keeps the instance it is recorded with while an attempt of it is
+ * in flight, and once it has ended (a reload may come between its
+ * completion and the write that records it). */
+static bool keeps_instance(const sy_live_task *t)
+{
+    return t->current || (sy_task_state_terminal(t->state) && t->instance_name);
+}
+
 void sy_route_task(sy_engine *e, sy_live_run *r, size_t idx)
 {
     static const sy_routes none;
@@ -66,7 +74,7 @@ void sy_route_task(sy_engine *e, sy_live_run *r, size_t idx)
     size_t k = win ? (size_t)(win - routes->rules) : routes->n;
     sy_live_task *t = &r->t[idx];
     t->route = &e->routes[k];
-    if (t->current)
+    if (keeps_instance(t))
         return;
     t->queue = t->route->n ? t->route->q[0] : NULL;
     t->instance_name = t->route->first;
@@ -77,7 +85,7 @@ void sy_route_copy(sy_live_run *r, size_t slot, size_t owner)
     sy_live_task *t = &r->t[slot];
     const sy_live_task *o = &r->t[owner];
     t->route = o->route;
-    if (t->current)
+    if (keeps_instance(t))
         return;
     t->queue = o->route->n ? o->route->q[0] : NULL;
     t->instance_name = o->route->first;
