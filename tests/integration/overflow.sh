@@ -115,5 +115,12 @@ has "routes.cfg:2: error: 'default' names executor 'local' twice" "an instance t
 printf 'routes = {\n  rules = ( { match = "a::*"; executor = "local"; to = ["burst"]; } );\n};\n' >"$host/routes.cfg"
 run check
 has "routes.cfg:2: error: 'executor' and 'to' in one rule" "executor and to together are refused"
+# An instance with no limit first: what follows it never gets a task.
+cp "$SY_TEST_PLUGIN_DIR/good.so" "$host/plugins/good.so" && chmod 0755 "$host/plugins/good.so"
+sed 's|^executors = {$|executors = {\n  wide = { plugin = "good"; };|' "$host/switchyard.cfg" >"$host/wide.cfg"
+printf 'routes = {\n  default = "local";\n  rules = ( { match = "x::*"; to = ["wide", "burst"]; } );\n};\n' >"$host/routes.cfg"
+run --config "$host/wide.cfg" check
+has "routes.cfg:3: warning: rule \"x::*\": executor 'wide' has unlimited capacity, so 'burst' after it never gets a task" \
+    "check warns when an instance without a limit comes before others in a list"
 cleanup_host
 done_testing
