@@ -145,9 +145,14 @@ int sy_engine_run(sy_engine *e);
 void sy_engine_drain(sy_engine *e);
 
 /* Swaps in a new configuration while runs go on (engine/reload.h): routes,
- * instance table and workflows, borrowed like the options' until the next
- * reload.  Tasks not running are routed anew; attempts in flight finish
- * where they are.  `retired(arg)` is called on the loop thread once no
+ * instance table and workflows, borrowed like the options'.  Runs loaded
+ * before keep pointing into the configurations they were loaded and run
+ * under (their workflow, the names of the instances their tasks ran on),
+ * so the caller keeps every configuration's routes, workflows and
+ * instance names until the engine is freed (service/reload.c keeps each
+ * setup).  Tasks not running are routed anew, by a route that may name
+ * several instances (engine/route.h); attempts in flight finish where they
+ * are.  `retired(arg)` is called on the loop thread once no
  * attempt uses the instance table this replaced: the caller may then
  * destroy those instances.  SY_OK or SY_ENOMEM (nothing changed). */
 int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,

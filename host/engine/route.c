@@ -58,12 +58,17 @@ void sy_route_free(sy_engine *e, bool offer)
     e->n_routes = 0;
 }
 
-/* A task keeps the instance it is recorded with while an attempt of it is
- * in flight, and once it has ended (a reload may come between its
- * completion and the write that records it). */
-static bool keeps_instance(const sy_live_task *t)
+/* Points task t at the first instance of its route, unless an attempt of
+ * it is in flight (it keeps the instance it runs on).  A task that ended
+ * keeps the name it is recorded with: a reload may come between its
+ * completion and the write that records it. */
+static void point_at_first(sy_live_task *t)
 {
-    return t->current || (sy_task_state_terminal(t->state) && t->instance_name);
+    if (t->current)
+        return;
+    t->queue = t->route->n ? t->route->q[0] : NULL;
+    if (!sy_task_state_terminal(t->state) || !t->instance_name)
+        t->instance_name = t->route->first;
 }
 
 void sy_route_task(sy_engine *e, sy_live_run *r, size_t idx)
@@ -74,10 +79,7 @@ void sy_route_task(sy_engine *e, sy_live_run *r, size_t idx)
     size_t k = win ? (size_t)(win - routes->rules) : routes->n;
     sy_live_task *t = &r->t[idx];
     t->route = &e->routes[k];
-    if (keeps_instance(t))
-        return;
-    t->queue = t->route->n ? t->route->q[0] : NULL;
-    t->instance_name = t->route->first;
+    point_at_first(t);
 }
 
 void sy_route_copy(sy_live_run *r, size_t slot, size_t owner)
@@ -85,10 +87,7 @@ void sy_route_copy(sy_live_run *r, size_t slot, size_t owner)
     sy_live_task *t = &r->t[slot];
     const sy_live_task *o = &r->t[owner];
     t->route = o->route;
-    if (keeps_instance(t))
-        return;
-    t->queue = o->route->n ? o->route->q[0] : NULL;
-    t->instance_name = o->route->first;
+    point_at_first(t);
 }
 
 void sy_route_park(sy_live_run *r, size_t idx)

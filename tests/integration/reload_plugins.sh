@@ -35,10 +35,12 @@ s = s.replace('executors = {\n', 'executors = {\n  cmd = { plugin = "thread"; wo
 s += 'routes = { rules = ( { match = "*::shell::*"; executor = "cmd"; } ); default = "default"; };\n'
 open(p, 'w').write(s)
 PY
-workflow shell <<'WF'
+# The task says it started, then holds until the test lets it go.
+workflow shell <<WF
 workflow = {
   name = "shell";
-  tasks = ( { id = "say"; command = ["sh", "-c", "sleep 1.5; echo '{\"said\": \"hi\"}'"]; } );
+  tasks = ( { id = "say"; command = ["sh", "-c",
+    "touch $host/started; while [ ! -e $host/go ]; do sleep 0.05; done; echo '{\\"said\\": \\"hi\\"}'"]; } );
 };
 WF
 kill -HUP "$pid"
@@ -48,7 +50,7 @@ grep -q "reload: plugin thread .* loaded from .*/plugins/thread.so" "$host/serve
 ok $? "the .so dropped into the plugin directory was loaded, without a restart"
 run submit shell
 id=$(run_id)
-for _ in $(seq 1 100); do [ "$(jget "$id" 'r["status"]')" = Running ] && [ "$(jget "$id" 't["say"]["status"]')" = Running ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -e "$host/started" ] && break; sleep 0.1; done
 is Running "$id" 't["say"]["status"]' "a task runs on the new plugin's instance"
 
 # The instance and its .so go while its task runs: the reload is taken,
@@ -58,7 +60,9 @@ cp "$host/first.cfg" "$host/switchyard.cfg"
 kill -HUP "$pid"
 wait_log "reloaded: 1 instance," 100
 ok $? "a reload without the instance (and without its .so) is taken"
+sleep 0.3
 stopped_early=$(grep -c "were stopped" "$host/serve.log")
+touch "$host/go"
 finished "$id" 150
 is Completed "$id" 'r["status"]' "the attempt in flight finishes on the removed instance"
 is cmd "$id" 't["say"]["executor"]' "the store names the instance that ran it"
