@@ -159,6 +159,14 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
                      size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
                      void (*retired)(void *arg), void *arg);
 
+/* The reload generation (0 before the first sy_engine_reload, then 1,
+ * 2, ...) of the oldest run the engine holds, or the current one when it
+ * holds none.  A run may point into the configuration of every
+ * generation from the one it was loaded under on (its workflow, the names
+ * of the instances its tasks ran on); a configuration older than this one
+ * whose instances were handed back (`retired`) is no longer used. */
+uint32_t sy_engine_oldest_generation(const sy_engine *e);
+
 /* How many drains have begun: 0 none, 1 draining, 2 cancelling. */
 int sy_engine_draining(const sy_engine *e);
 

@@ -152,6 +152,8 @@ struct sy_live_run {
     bool lost;             /* dropped: nothing more is written or started
                               for it; freed once its attempts are back */
     bool renewed;          /* scratch of serve.c's renewal */
+    uint32_t gen;          /* the engine's reload generation when it was
+                              loaded (engine/reload.c) */
     sy_live_run *next;
 };
 
@@ -222,6 +224,7 @@ struct sy_engine {
                                        o.routes, then the default's */
     size_t n_routes;
     sy_retired_table *retired;      /* engine/reload.c */
+    uint32_t gen;                   /* reloads so far */
     sy_live_run *runs;
     bool maps_pending;              /* a run has a pending map */
     sy_wake done;                   /* completions and wakes */

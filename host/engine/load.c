@@ -260,6 +260,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
     r->e = e;
     r->fence = (sy_store_fence){e->o.owner, epoch};
+    r->gen = e->gen;
     r->lease_until = lease_until;
     r->wf = wf;
     r->wf_borrowed = borrowed;

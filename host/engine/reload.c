@@ -25,6 +25,7 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
      * routed anew. */
     sy_route_free(e, true);
     e->retired = old;
+    e->gen++;
     e->o.routes = routes;
     e->o.instances = instances;
     e->o.n_instances = n_instances;
@@ -38,6 +39,15 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
         sy_live_route(e, r);
     sy_wake_send(&e->done);
     return SY_OK;
+}
+
+uint32_t sy_engine_oldest_generation(const sy_engine *e)
+{
+    uint32_t oldest = e->gen;
+    for (const sy_live_run *r = e->runs; r; r = r->next)
+        if (r->gen < oldest)
+            oldest = r->gen;
+    return oldest;
 }
 
 static bool in_use(const sy_engine *e, const sy_retired_table *t)

@@ -18,6 +18,7 @@ static void stop_retired(void *arg)
     sy_setup *old = arg;
     for (size_t i = 0; i < old->n_instances; i++)
         sy_instance_destroy(&old->instances[i]);
+    old->stopped = true;
     sy_log(SY_LOG_INFO, "reload", "the previous configuration's instances finished their "
                                   "attempts and were stopped");
 }
@@ -72,6 +73,30 @@ static void warn_replaced(sy_setup *next, const sy_setup *old)
     }
 }
 
+/* Frees the configurations of past reloads nothing uses any more: their
+ * instances stopped, and no run loaded while they were in force or before
+ * (such a run may point into them) is held.  The first configuration is
+ * kept (the service reads it to the end).  Their plugins stay mapped: a
+ * plugin is never unloaded while the host runs (the call record names
+ * plugins by the addresses of their code). */
+static void release_unused(sy_service *sv)
+{
+    uint32_t oldest = sy_engine_oldest_generation(sv->engine);
+    /* reloads[k - 1] is generation k; the last is in force. */
+    for (size_t k = 1; k < sv->n_reloads && k < oldest; k++) {
+        sy_setup *s = sv->reloads[k - 1];
+        if (!s || !s->stopped)
+            continue;
+        for (size_t i = 0; i < s->plugins.n; i++)
+            s->plugins.v[i]->handle = NULL; /* left open on purpose */
+        sy_setup_close(s);
+        free(s);
+        sv->reloads[k - 1] = NULL;
+        sy_log(SY_LOG_DEBUG, "reload", "the configuration of reload %zu was freed: nothing "
+                                       "uses it any more", k);
+    }
+}
+
 int sy_service_reload(sy_service *sv)
 {
     sy_setup *old = sy_service_setup(sv);
@@ -115,6 +140,7 @@ int sy_service_reload(sy_service *sv)
         return -1;
     }
     sv->reloads[sv->n_reloads++] = next;
+    release_unused(sv);
     sy_log(SY_LOG_INFO, "reload",
            "reloaded: %zu instance%s, %zu workflow%s; tasks not started go where the new routes "
            "say, attempts in flight finish where they are",

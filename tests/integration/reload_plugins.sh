@@ -21,7 +21,7 @@ cp "$host/switchyard.cfg" "$host/first.cfg"
 wait_log() { for _ in $(seq 1 "$2"); do [ "$(grep -c "$1" "$host/serve.log")" -ge "${3:-1}" ] && return 0; sleep 0.1; done; return 1; }
 finished() { for _ in $(seq 1 "$2"); do case "$(jget "$1" 'r["status"]')" in Completed|Failed|Cancelled) return 0 ;; esac; sleep 0.1; done; return 1; }
 
-$SY_WRAP "$SWITCHYARD" serve >"$host/serve.log" 2>&1 &
+SWITCHYARD_LOG=debug $SY_WRAP "$SWITCHYARD" serve >"$host/serve.log" 2>&1 &
 pid=$!
 wait_log "serving" 100
 
@@ -81,6 +81,17 @@ wait_log "reloaded: 1 instance," 100 2
 ok $? "a reload after the .so was replaced in place is taken"
 grep -q "plugin ctl: .*/plugins/ctl.so was replaced on disk, but this host keeps running the version it loaded" "$host/serve.log"
 ok $? "and says the loaded version keeps running until a restart"
+# The configurations nothing uses any more were released by that reload;
+# the host goes on.
+workflow after <<'WF'
+workflow = { name = "after"; tasks = ( { id = "one"; sleep_ms = 10; } ); };
+WF
+run submit after
+id3=$(run_id)
+finished "$id3" 150
+grep -q "reload: the configuration of reload 1 was freed: nothing uses it any more" "$host/serve.log"
+ok $? "the configuration nothing uses any more was freed (its plugin left loaded)"
+is '["Completed", "default"]' "$id3" '[r["status"], t["one"]["executor"]]' "a run after those reloads completes"
 kill -TERM "$pid"
 wait "$pid"
 ok $? "the host drains and exits"
