@@ -29,7 +29,10 @@ libsyhost_la_SOURCES = \
 	host/base/clock.c host/base/clock.h \
 	host/base/tz.c host/base/tz.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
-	host/base/log.c host/base/log.h
+	host/base/log.c host/base/log.h \
+	host/base/metrics.c host/base/metrics.h \
+	host/base/log_line.c host/base/log_line.h \
+	host/base/sdnotify.c host/base/sdnotify.h
 
 # config: config files, the integer check, globs, routes, checking settings
 # against a plugin's declarations.
@@ -124,19 +127,22 @@ libsyhost_la_SOURCES += \
 	host/engine/shutdown.c host/engine/shutdown.h \
 	host/engine/reload.c host/engine/reload.h \
 	host/engine/route.c host/engine/route.h \
-	host/engine/wake.c host/engine/wake.h
+	host/engine/wake.c host/engine/wake.h \
+	host/engine/metrics.c host/engine/metrics.h
 
 # service: what the CLI (and later an HTTP API) calls.
 libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
+	host/service/supervise.c host/service/supervise.h \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
 	host/service/retry.c host/service/retry.h \
 	host/service/logs.c host/service/logs.h \
-	host/service/inspect.c host/service/inspect.h
+	host/service/inspect.c host/service/inspect.h \
+	host/service/metrics.c host/service/metrics_file.c host/service/metrics.h
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

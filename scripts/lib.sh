@@ -7,7 +7,8 @@ libssl-dev libcmocka-dev libpq-dev libmimalloc-dev"
 # The PostgreSQL store's tests start a throwaway server from these.
 SY_PG_TEST_PACKAGES="postgresql-15"
 # tzdata: the schedule tests read Europe/Berlin and America/New_York.
-SY_TEST_PACKAGES="valgrind python3 mandoc tzdata"
+# prometheus: its promtool checks the metrics file (tests/integration/metrics.sh).
+SY_TEST_PACKAGES="valgrind python3 mandoc tzdata prometheus"
 # Only scripts/fuzz needs these (clang with libFuzzer): make check never does.
 SY_FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 

@@ -84,6 +84,7 @@ tests_plugins_broken_badparams_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 check_LTLIBRARIES += tests/plugins/broken_late.la \
 	tests/plugins/broken_cancel_late.la \
 	tests/plugins/broken_after_destroy.la \
+	tests/plugins/broken_destroy_thread.la \
 	tests/plugins/broken_cancel_blocks.la \
 	tests/plugins/broken_fds.la \
 	tests/plugins/broken_threads.la \
@@ -108,6 +109,10 @@ tests_plugins_broken_after_destroy_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_after_destroy_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_AFTER_DESTROY -DPROMISE_NAME='"broken_after_destroy"'
 tests_plugins_broken_after_destroy_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
 tests_plugins_broken_after_destroy_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_destroy_thread_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_destroy_thread_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_DESTROY_THREAD -DPROMISE_NAME='"broken_destroy_thread"'
+tests_plugins_broken_destroy_thread_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_destroy_thread_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_broken_cancel_blocks_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_cancel_blocks_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_CANCEL_BLOCKS -DPROMISE_NAME='"broken_cancel_blocks"'
 tests_plugins_broken_cancel_blocks_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread

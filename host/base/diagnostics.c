@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/util.h"
 
 void sy_diags_init(sy_diags *d) { memset(d, 0, sizeof *d); }
@@ -78,6 +79,15 @@ char *sy_diag_format(const sy_diag *g, char *buf, size_t len)
 void sy_diags_print(const sy_diags *d, FILE *out)
 {
     char line[4096];
-    for (size_t i = 0; i < d->n; i++)
-        fprintf(out, "%s\n", sy_diag_format(&d->v[i], line, sizeof line));
+    /* On stderr in the journal's or the JSON form, a diagnostic is an
+     * event of the log with its level: `journalctl -p err` shows the
+     * configuration error that stopped a start. */
+    bool as_log = out == stderr && sy_log_get_format() != SY_LOG_FORMAT_TEXT;
+    for (size_t i = 0; i < d->n; i++) {
+        sy_diag_format(&d->v[i], line, sizeof line);
+        if (as_log)
+            sy_log(d->v[i].level == SY_DIAG_ERROR ? SY_LOG_ERROR : SY_LOG_WARN, NULL, "%s", line);
+        else
+            fprintf(out, "%s\n", line);
+    }
 }

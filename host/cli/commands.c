@@ -119,14 +119,22 @@ static const sy_cli_command commands[] = {
     {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT",
      "Each task is labelled with the executor instance it routes to.\n"
      "Example: switchyard graph etl | dot -Tpng > etl.png\n"},
-    {"serve", sy_cmd_serve, "[--exit-when-idle]",
+    {"serve", sy_cmd_serve,
+     "[--exit-when-idle] [--metrics-file PATH [--metrics-interval DURATION]]",
      "the long-running host: runs submitted work, resumes after restarts",
      "  --exit-when-idle  stop when nothing is left to do\n"
+     "  --metrics-file PATH  write the Prometheus metrics (text format) to\n"
+     "                    PATH every interval and when stopping, whole each\n"
+     "                    time (temporary file + rename): for node_exporter's\n"
+     "                    textfile collector (docs/metrics.md)\n"
+     "  --metrics-interval DURATION  how often (default 15s)\n"
      "The first SIGTERM or SIGINT drains (at most shutdown_grace); the\n"
      "second cancels the attempts in flight, their tasks back to Ready, and\n"
      "exits 130; the third exits at once.  SIGHUP reloads the configuration\n"
      "(routes, instances, workflows, and plugins added to the plugin directories).\n"
-     "A workflow file with errors is reported and skipped; the others run.\n"},
+     "A workflow file with errors is reported and skipped; the others run.\n"
+     "Under systemd (switchyard.service, Type=notify) it reports READY=1,\n"
+     "STATUS=, RELOADING=1, STOPPING=1 and WATCHDOG=1 on NOTIFY_SOCKET.\n"},
     {"migrate", sy_cmd_migrate, "",
      "create the store's tables, or bring them to this build's schema",
      "Under a lock, so that hosts starting together never migrate twice.\n"

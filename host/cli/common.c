@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "cli/common.h"
+#include "base/log.h"
 #include "base/util.h"
 
 int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv)
@@ -15,6 +16,9 @@ int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv)
     sy_diags d;
     sy_diags_init(&d);
     int errors = sy_service_open(sv, cli->config, flags, &d);
+    /* Before its diagnostics, which are written in that form too. */
+    if (sv->setup.cfg.log_format_set)
+        sy_log_set_format(sv->setup.cfg.log_format);
     sy_diags_print(&d, stderr);
     sy_diags_free(&d);
     if (errors) {
@@ -25,8 +29,11 @@ int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv)
     if (store && sy_service_open_store(sv, err, sizeof err) != SY_OK) {
         const sy_config *c = &sv->setup.cfg;
         char where[512];
-        fprintf(stderr, "%s:%d: error: store \"%s\": %s\n", c->path, c->store_line,
-                sy_store_redact(c->store, where, sizeof where), err);
+        sy_diags_init(&d);
+        sy_error(&d, c->path, c->store_line, "store \"%s\": %s",
+                 sy_store_redact(c->store, where, sizeof where), err);
+        sy_diags_print(&d, stderr);
+        sy_diags_free(&d);
         sy_service_close(sv);
         return SY_EXIT_USAGE;
     }

@@ -15,7 +15,7 @@
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
     "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
-    "log_limit", NULL,
+    "log_limit", "log", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -279,6 +279,36 @@ static int read_size(const config_setting_t *s, long long hi, int64_t *out, sy_d
     return 0;
 }
 
+/* `log = { format = "..."; }`: how the host writes its own log. */
+static int read_log(sy_config *cfg, const config_setting_t *s, sy_diags *d)
+{
+    if (expect_type(s, CONFIG_TYPE_GROUP, "a group such as { format = \"json\"; }", d))
+        return 1;
+    int errors = 0;
+    for (int i = 0; i < config_setting_length(s); i++) {
+        const config_setting_t *k = config_setting_get_elem(s, (unsigned)i);
+        const char *name = config_setting_name(k);
+        if (strcmp(name, "format") != 0) {
+            sy_error(d, SRC_FILE(k), SRC_LINE(k), "unknown key 'log.%s' (known: format)", name);
+            errors++;
+            continue;
+        }
+        const char *v = config_setting_type(k) == CONFIG_TYPE_STRING
+                            ? config_setting_get_string(k) : NULL;
+        if (v && strcmp(v, "auto") == 0) {
+            cfg->log_format_set = false;
+        } else if (v && sy_log_format_parse(v, &cfg->log_format)) {
+            cfg->log_format_set = true;
+        } else {
+            sy_error(d, SRC_FILE(k), SRC_LINE(k), "'log.format' must be \"auto\", \"text\", "
+                     "\"journal\" or \"json\"%s%s%s", v ? ", not \"" : "", v ? v : "",
+                     v ? "\"" : "");
+            errors++;
+        }
+    }
+    return errors;
+}
+
 static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
 {
     const char *name = config_setting_name(s);
@@ -315,6 +345,8 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_duration(s, 1, "1ms", &cfg->shutdown_grace_ms, d);
     if (strcmp(name, "executors") == 0)
         return read_executors(cfg, s, d);
+    if (strcmp(name, "log") == 0)
+        return read_log(cfg, s, d);
     char known[256];
     sy_error(d, SRC_FILE(s), SRC_LINE(s), "unknown key '%s' (known: %s)", name,
              known_list(top_keys, known, sizeof known));

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/diagnostics.h"
+#include "base/log_line.h"
 #include "config/routes.h"
 
 /* The plugin behind an implicit `default` instance. */
@@ -61,6 +62,8 @@ typedef struct sy_config {
                                   attempts plugins hold (default 30 s) */
     int64_t log_limit;     /* bytes of each attempt's stdout and stderr
                               kept (default 64 KiB; 0: none) */
+    bool log_format_set;   /* `log.format` was given (else "auto") */
+    sy_log_format log_format; /* its value, when set */
     sy_instance_config *executors; /* owned, in file order; the implicit default
                                (if any) last */
     size_t n_executors;

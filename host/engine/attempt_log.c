@@ -115,9 +115,11 @@ void sy_attempt_log_write(sy_attempt *a)
         };
         int rc = sy_store_add_log(e->o.store, r->id, &r->fence,
                                   r->t[a->idx].token_stored, &rec);
-        if (rc != SY_OK && !sy_fenced_refused(r, rc))
-            sy_log(SY_LOG_WARN, "store", "run %lld: cannot record the %s of %s attempt %u: %s",
-                   (long long)r->id, streams[i], r->wf->tasks[a->idx].id, a->number,
-                   sy_store_errmsg(e->o.store));
+        if (rc != SY_OK && !sy_fenced_refused(r, rc)) {
+            sy_log_fields f = {.run = r->id, .task = a->task.ns, .attempt = a->number};
+            sy_logf(SY_LOG_WARN, "store", &f, "run %lld: cannot record the %s of %s attempt %u: %s",
+                    (long long)r->id, streams[i], r->wf->tasks[a->idx].id, a->number,
+                    sy_store_errmsg(e->o.store));
+        }
     }
 }

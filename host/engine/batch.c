@@ -64,8 +64,9 @@ static void free_slot(sy_live_run *r, sy_live_task *t)
     r->e->maps_pending = true;
 }
 
-void sy_batch_write(sy_engine *e, int64_t now)
+size_t sy_batch_write(sy_engine *e, int64_t now)
 {
+    size_t rows = 0;
     for (size_t i = 0; i < e->n_dirty; i++) {
         sy_live_run *r = e->dirty[i].run;
         size_t idx = e->dirty[i].idx;
@@ -100,6 +101,7 @@ void sy_batch_write(sy_engine *e, int64_t now)
         } else {
             rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
         }
+        rows++;
         if (rc == SY_OK)
             t->token_stored = t->token;
         else if (!sy_fenced_refused(r, rc)) {
@@ -116,12 +118,14 @@ void sy_batch_write(sy_engine *e, int64_t now)
         if (r->fenced || r->lost)
             continue;
         int rc = sy_store_update_run(e->o.store, r->id, &r->fence, r->state, r->error, now);
+        rows++;
         if (rc != SY_OK && !sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record run: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;
         }
     }
+    return rows;
 }
 
 void sy_ready_push(sy_engine *e, sy_live_run *r, size_t idx)

@@ -18,8 +18,8 @@ void sy_batch_mark_run(sy_live_run *r);
 bool sy_batch_any_run_dirty(const sy_engine *e);
 
 /* Writes every marked task and run into the open transaction; sets
- * e->fatal when the store refuses. */
-void sy_batch_write(sy_engine *e, int64_t now);
+ * e->fatal when the store refuses.  Returns the rows it wrote. */
+size_t sy_batch_write(sy_engine *e, int64_t now);
 
 /* The Ready queue. */
 void sy_ready_push(sy_engine *e, sy_live_run *r, size_t idx);

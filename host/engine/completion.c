@@ -24,6 +24,9 @@ void sy_engine_on_deadline(sy_timer *deadline)
     a->timed_out = true;
     t->current = NULL;
     r->n_running--;
+    a->queue->metrics->failed++;
+    sy_histogram_observe(&r->e->metrics.duration,
+                         (int64_t)(uv_now(r->e->loop) - a->submitted_ms));
     char msg[128];
     char dur[32];
     snprintf(msg, sizeof msg, "timed out after %s (attempt %u)",
@@ -68,6 +71,19 @@ static void apply_success(sy_engine *e, sy_attempt *a)
     sy_live_task_terminal(r, a->idx);
 }
 
+/* What the instance made of the attempt, and how long it held it. */
+static void count_outcome(sy_engine *e, const sy_attempt *a)
+{
+    sy_instance_metrics *m = a->queue->metrics;
+    if (a->outcome == SY_OUTCOME_SUCCEEDED)
+        m->completed++;
+    else if (a->outcome == SY_OUTCOME_DEFERRED)
+        m->throttled++;
+    else
+        m->failed++;
+    sy_histogram_observe(&e->metrics.duration, (int64_t)(uv_now(e->loop) - a->submitted_ms));
+}
+
 static void apply_result(sy_engine *e, sy_attempt *a)
 {
     sy_live_run *r = a->run;
@@ -92,6 +108,7 @@ static void apply_result(sy_engine *e, sy_attempt *a)
     }
     t->current = NULL;
     r->n_running--;
+    count_outcome(e, a);
     if (a->result_note)
         sy_live_event(r, a->idx, a->number, "note", a->result_note);
     if (sy_engine_requeue_interrupted(e, a))

@@ -31,7 +31,8 @@ void sy_dispatch_init(sy_engine *e)
         if (!entry->inst)
             continue;
         sy_instance_queue *q = &e->instances[e->n_instances++];
-        *q = (sy_instance_queue){.entry = entry, .e = e, .cap = -1};
+        *q = (sy_instance_queue){.entry = entry, .e = e, .cap = -1,
+                                 .metrics = sy_engine_metrics_instance(&e->metrics, entry)};
         atomic_init(&q->woken, 0);
         entry->host.on_wake = on_plugin_wake;
         entry->host.data = q;
@@ -138,6 +139,12 @@ void sy_dispatch_submit(sy_engine *e)
 {
     int64_t now = 0;
     bool have_now = false; /* one clock reading for the turn's deadlines */
+    if (e->n_submit > 0) {
+        /* One reading of the loop clock for the turn's dispatch latencies:
+         * the commit before may have taken a while. */
+        uv_update_time(e->loop);
+        e->metrics.submit_ms = uv_now(e->loop);
+    }
     for (size_t i = 0; i < e->n_submit; i++) {
         sy_attempt *a = e->submit[i];
         sy_live_run *r = a->run;
@@ -168,10 +175,20 @@ void sy_dispatch_submit(sy_engine *e)
                           sy_live_call_idx(r, a->idx), a->number);
             rc = entry->desc->submit(entry->inst, &a->task, sy_completion_token(&a->c), err,
                                      sizeof err);
-            sy_call_end();
+            int64_t took = sy_call_end_ns();
+            if (took >= 0)
+                sy_histogram_observe(&a->queue->metrics->call, took);
         }
-        if (rc == SY_OK)
+        if (rc == SY_OK) {
+            sy_live_task *t = &r->t[a->idx];
+            a->submitted_ms = e->metrics.submit_ms;
+            e->metrics.submitted++;
+            /* Modulo 2^32 ms: a wait under 49 days comes out right. */
+            sy_histogram_observe(&e->metrics.dispatch,
+                                 (int64_t)(uint32_t)((uint32_t)e->metrics.submit_ms -
+                                                     t->ready_ms));
             continue;
+        }
         /* Not accepted: the attempt never started.  Its token is retired
          * first, so a complete() for it from now on is refused; one that
          * came before (a plugin bug) has queued the attempt, which is then
@@ -184,11 +201,13 @@ void sy_dispatch_submit(sy_engine *e)
             if (rc == SY_EBUSY) {
                 /* Busy is no attempt: the task waits, Ready, to be
                  * offered the same attempt number again. */
+                a->queue->metrics->busy++;
                 t->attempts--;
                 sy_live_set_state(r, a->idx, SY_TASK_READY);
                 sy_route_park(r, a->idx);
             } else {
                 char msg[600];
+                a->queue->metrics->failed++;
                 snprintf(msg, sizeof msg, "executor '%s' refused the task: %s", entry->name,
                          err[0] ? err : "no reason given");
                 sy_live_fail_or_retry(r, a->idx, false, msg);

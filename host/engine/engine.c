@@ -153,6 +153,9 @@ static void on_flush(uv_prepare_t *h)
         return;
     }
     sy_dispatch_begin_turn(e);
+    /* The store's share of the turn, for the metrics: waiting for the
+     * write lock, the writes and the commit, decisions left out. */
+    uint64_t t0 = uv_hrtime();
     if (sy_store_begin(e->o.store) != SY_OK) {
         fatal_store(e, "begin");
         return;
@@ -166,9 +169,11 @@ static void on_flush(uv_prepare_t *h)
         lapsed_turn(e);
         return;
     }
+    uint64_t t1 = uv_hrtime();
     sy_map_turn(e);
     sy_dispatch_decide(e, now);
-    sy_batch_write(e, now);
+    uint64_t t2 = uv_hrtime();
+    size_t rows = sy_batch_write(e, now);
     sy_process_write(e, now);
     if (e->fatal || sy_store_commit(e->o.store) != SY_OK) {
         fatal_store(e, "commit");
@@ -177,6 +182,8 @@ static void on_flush(uv_prepare_t *h)
         sy_process_answer(e, SY_EIO);
         return;
     }
+    sy_histogram_observe(&e->metrics.write, (int64_t)((t1 - t0) + (uv_hrtime() - t2)));
+    sy_histogram_observe(&e->metrics.rows, (int64_t)rows);
     sy_process_answer(e, SY_OK);
     sy_dispatch_submit(e);
     drop_fenced(e);
@@ -227,6 +234,14 @@ bool sy_engine_view_run(const sy_engine *e, int64_t run_id, sy_engine_view *v)
     return false;
 }
 
+size_t sy_engine_runs_held(const sy_engine *e)
+{
+    size_t n = 0;
+    for (const sy_live_run *r = e->runs; r; r = r->next)
+        n += !r->finished;
+    return n;
+}
+
 int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, char *err,
                   size_t err_len)
 {
@@ -257,6 +272,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     }
     pthread_mutex_init(&e->done_lock, NULL);
     sy_process_init(e);
+    sy_engine_metrics_init(&e->metrics);
     sy_dispatch_init(e);
     sy_timers_init(&e->timers, loop, e->now, !o->clock);
     uv_prepare_init(loop, &e->flush);
@@ -380,6 +396,7 @@ void sy_engine_free(sy_engine *e)
     free(e->submit);
     sy_process_free(e);
     pthread_mutex_destroy(&e->done_lock);
+    sy_engine_metrics_free(&e->metrics);
     free(e->lapse_why);
     free(e->owner_base);
     free(e->owner_own);

@@ -187,6 +187,9 @@ bool sy_engine_serving(const sy_engine *e);
  * (never adopted, or ended and freed). */
 bool sy_engine_view_run(const sy_engine *e, int64_t run_id, sy_engine_view *v);
 
+/* How many runs the engine holds now (adopted, not yet ended and freed). */
+size_t sy_engine_runs_held(const sy_engine *e);
+
 /* The engine's counters so far. */
 void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out);
 

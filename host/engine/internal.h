@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 
 #include "engine/engine.h"
+#include "engine/metrics.h"
 #include "engine/timer.h"
 #include "engine/wake.h"
 #include "executor/host_api.h"
@@ -65,6 +66,7 @@ typedef struct sy_live_task {
     sy_attempt *current;   /* the attempt in flight, NULL */
     sy_timer backoff;      /* armed while waiting for ready_at; data = run */
     bool dirty;            /* in the batch's dirty list */
+    bool settled;          /* its context is kept (input.c, below) */
     /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
      * the elements in flight.  `elem` is the element it holds, -1 when
      * free (at most SY_MAP_LIMIT: an int32_t; it and `map` sit in what
@@ -76,10 +78,12 @@ typedef struct sy_live_task {
     uint32_t visit;        /* the call (run's stamp) that made scratch */
     uint32_t children_left; /* settled: dependents not settled yet; at 0
                                the tree is dropped */
-    bool settled;
     uint32_t deps_left;    /* dependencies not yet terminal: a task is
                               decided only when this reaches 0, so a wide
                               fan-in costs one check per dependency */
+    uint32_t ready_ms;     /* the loop clock (low 32 bits, ms) when it was
+                              last offered Ready: the dispatch latency's
+                              start (engine/metrics.h); in what was padding */
     /* The attempt token (store.h, "Fencing"): `token` is the current
      * attempt's, moved on when one starts; `token_stored` is what the row
      * holds as this host last wrote or read it, which every write of the
@@ -168,6 +172,7 @@ struct sy_instance_queue {
     int64_t reserved;      /* submits decided this turn, not yet made */
     int64_t cap;           /* capacity read this turn, -1 unread */
     bool woke;             /* took a wake() this turn (dispatch.c) */
+    sy_instance_metrics *metrics; /* its figures: e->metrics' */
 };
 
 /* One route of the routing table in force: a rule's (or the default's)
@@ -194,6 +199,7 @@ struct sy_attempt {
     char *input;           /* owned unless input_borrowed */
     bool input_borrowed;
     sy_timer deadline;     /* armed while the attempt may time out */
+    uint64_t submitted_ms; /* the loop clock when it was submitted */
     bool timed_out, cancel_sent;
     /* Filled on the plugin's thread by the completion callback. */
     sy_outcome outcome;
@@ -274,6 +280,7 @@ struct sy_engine {
     bool interrupted;               /* a second signal: attempts cancelled */
     size_t watched_left;            /* adopted runs with stop_when_done */
     sy_engine_counters counters;
+    sy_engine_metrics metrics;      /* engine/metrics.h */
     /* A lapsed lease (lease.c): set from the first write that found a
      * lease past, until the host comes back under a new owner id. */
     bool lease_past;                /* an event found its run's lease past */

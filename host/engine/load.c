@@ -285,6 +285,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         return rc != SY_OK ? rc : SY_EINVAL;
     }
     link_run(e, r);
+    e->metrics.runs_adopted++;
     for (size_t i = 0; i < wf->n_tasks; i++) {
         const sy_task_def *d = &wf->tasks[i];
         for (size_t k = 0; k < d->n_deps; k++)

@@ -85,6 +85,7 @@ static void on_backoff(sy_timer *timer)
     /* Its time has come by the timers' word (which, on the real clock,
      * includes libuv's monotonic one): dispatch must not wait again. */
     t->ready_at = 0;
+    t->ready_ms = (uint32_t)uv_now(r->e->loop);
     sy_ready_push(r->e, r, (size_t)(t - r->t));
 }
 
@@ -99,10 +100,12 @@ void sy_live_arm_backoff(sy_live_run *r, size_t idx, int64_t due)
 void sy_live_offer(sy_live_run *r, size_t idx)
 {
     int64_t ready_at = r->t[idx].ready_at;
-    if (ready_at > 0 && ready_at > r->e->now())
+    if (ready_at > 0 && ready_at > r->e->now()) {
         sy_live_arm_backoff(r, idx, ready_at);
-    else
+    } else {
+        r->t[idx].ready_ms = (uint32_t)uv_now(r->e->loop);
         sy_ready_push(r->e, r, idx);
+    }
 }
 
 void sy_live_task_ready(sy_live_run *r, size_t idx, int64_t ready_at)
@@ -306,6 +309,7 @@ void sy_live_finish_if_done(sy_live_run *r)
         r->error = sy_xstrdup(msg);
     }
     sy_batch_mark_run(r);
+    e->metrics.runs_ended[r->state]++;
     if (e->o.on_run) {
         sy_engine_view v;
         sy_live_fill_view(r, &v);

@@ -272,8 +272,10 @@ static void on_renew(uv_timer_t *t)
     if (sy_store_renew(e->o.store, e->o.owner, w.lease_until, now, on_renewed, &w) !=
         SY_OK) {
         sy_log(SY_LOG_WARN, "store", "cannot renew leases: %s", sy_store_errmsg(e->o.store));
+        e->metrics.renewal_failures++;
         return;
     }
+    e->metrics.renewals++;
     for (sy_live_run *r = e->runs; r; r = r->next) {
         /* A finished run's last state is written already: nothing to
          * renew. */

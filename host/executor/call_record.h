@@ -67,6 +67,10 @@ void sy_call_begin(sy_instance_entry *e, const char *call, const char *ns, int64
                    uint32_t idx, uint32_t attempt);
 void sy_call_end(void);
 
+/* sy_call_end, returning how long the call took in nanoseconds (the
+ * metrics' plugin call time); -1 when no record is open. */
+int64_t sy_call_end_ns(void);
+
 /* The live record, copied consistently (retried while a call begins).  For
  * the watchdog; any thread.  False when no record is open. */
 bool sy_call_current(sy_call_snapshot *out, sy_instance_entry **entry);

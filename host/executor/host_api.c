@@ -237,7 +237,8 @@ static void api_log(sy_host *h, sy_log_level level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    sy_vlog(level, h ? h->name : NULL, fmt, ap);
+    sy_log_fields f = {.instance = h ? h->name : NULL};
+    sy_vlogf(level, h ? h->name : NULL, &f, fmt, ap);
     va_end(ap);
 }
 

@@ -42,7 +42,9 @@ static void report_stuck(const sy_call_snapshot *s, sy_instance_entry *e, int64_
 {
     atomic_store(&e->unhealthy, true);
     atomic_fetch_add(&stuck_count, 1);
-    sy_log(SY_LOG_ERROR, s->instance,
+    sy_log_fields f = {.instance = s->instance, .run = s->run_id,
+                       .task = s->ns[0] ? s->ns : NULL, .attempt = s->attempt};
+    sy_logf(SY_LOG_ERROR, s->instance, &f,
            "plugin bug: executor '%s', instance '%s': %s()%s%s has not returned after %lld ms "
            "(the bound is %lld ms); the host's loop is stuck inside the plugin.  The instance "
            "gets no new task; isolate it (isolate_plugin = true) or route its tasks elsewhere, and "

@@ -68,6 +68,7 @@ int sy_service_check_durable(const sy_service *sv, char *err, size_t err_len)
 }
 
 /* Where this host's call record lives: beside an SQLite file, or in the
+ * state directory systemd names ($STATE_DIRECTORY), else the
  * configuration's directory; NULL (memory only) for an in-memory store,
  * which nothing outlives anyway. */
 static char *call_record_prefix(const sy_config *cfg)
@@ -84,6 +85,11 @@ static char *call_record_prefix(const sy_config *cfg)
         free(path);
         return prefix;
     }
+    /* Under systemd, the unit's state directory: the configuration's is
+     * read-only there (ProtectSystem=strict). */
+    const char *state = getenv("STATE_DIRECTORY");
+    if (state && *state)
+        return sy_asprintf("%.*s/switchyard.calls", (int)strcspn(state, ":"), state);
     return sy_asprintf("%s/switchyard.calls", cfg->dir ? cfg->dir : ".");
 }
 
@@ -134,13 +140,22 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     return sy_engine_new(&sv->engine, &sv->loop, &o, err, err_len);
 }
 
-static void reload_on_hangup(void *arg) { sy_service_reload(arg); }
+static void reload_on_hangup(void *arg)
+{
+    sy_service *sv = arg;
+    sy_supervise_reloading(&sv->supervise);
+    int rc = sy_service_reload(sv);
+    sy_supervise_reloaded(&sv->supervise, rc == 0);
+}
 
 int sy_service_run(sy_service *sv)
 {
     sy_signals_start(&sv->signals, &sv->loop, sv->engine, sv->cfg_path ? reload_on_hangup : NULL,
                      sv);
+    if (sy_engine_serving(sv->engine))
+        sy_supervise_start(&sv->supervise, &sv->loop, sv->engine);
     int rc = sy_engine_run(sv->engine);
+    sy_supervise_close(&sv->supervise);
     sy_signals_close(&sv->signals);
     return rc;
 }

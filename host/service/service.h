@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "service/setup.h"
 #include "service/signals.h"
+#include "service/supervise.h"
 #include "store/store.h"
 
 typedef struct sy_service {
@@ -27,6 +28,7 @@ typedef struct sy_service {
     bool have_loop;
     sy_engine *engine;       /* NULL until started */
     sy_signals signals;
+    sy_supervise supervise;  /* serve: what systemd is told */
     char *owner;             /* owned: "host:pid" */
     sy_call_snapshot *crash; /* owned: what a host that died inside a
                                 plugin left; NULL */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/sdnotify.h"
 
 /* How often a drain says what it still waits for. */
 #define COUNTDOWN_MS 5000
@@ -37,6 +38,9 @@ static void on_signal(uv_signal_t *h, int signum)
     int level = sy_engine_draining(s->engine) + 1;
     const char *name = strsignal(signum);
     if (level == 1) {
+        /* Whoever sent it (systemctl stop, a kill by hand), systemd then
+         * shows the unit stopping rather than failing when it exits. */
+        sy_sd_notify("STOPPING=1\nSTATUS=draining");
         char lead[128];
         snprintf(lead, sizeof lead, "%s: draining", name);
         say_waiting(s, lead);

@@ -83,17 +83,24 @@ static void describe_devices(sy_instance *inst)
     }
     for (size_t i = 0; i < n; i++) {
         const sy_nvml_dev_info *d = sy_nvml_dev(inst->nvml, i);
+        /* Which errors can drain it: an operator must know a device
+         * NVML refuses to report on. */
+        const char *health = d->watched == (SY_NVML_EVENT_XID | SY_NVML_EVENT_DBE)
+                                 ? "Xid and ECC watched"
+                             : d->watched == SY_NVML_EVENT_XID ? "Xid watched, ECC not"
+                             : d->watched == SY_NVML_EVENT_DBE ? "ECC watched, Xid not"
+                                                               : "unwatched";
         if (d->mig_instance >= 0)
             inst->api->log(inst->host, SY_LOG_INFO, "GPU %u MIG %d: %s %s, "
-                           "%lld MiB, island %d", d->index, d->mig_instance,
+                           "%lld MiB, island %d, %s", d->index, d->mig_instance,
                            d->uuid, d->name, (long long)d->mem_mib,
-                           d->island);
+                           d->island, health);
         else
             inst->api->log(inst->host, SY_LOG_INFO, "GPU %u: %s %s, %lld "
-                           "MiB, MIG %s, island %d", d->index, d->uuid,
+                           "MiB, MIG %s, island %d, %s", d->index, d->uuid,
                            d->name, (long long)d->mem_mib, d->mig == 1 ?
                            "on" : d->mig == 0 ? "off" : "unknown",
-                           d->island);
+                           d->island, health);
         sy_gs_dev *g = &inst->sched.dev[i];
         g->island = d->island;
         g->mem_mib = d->mem_mib;

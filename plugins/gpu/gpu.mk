@@ -22,7 +22,9 @@ EXTRA_DIST += plugins/gpu/switchyard-gpu plugins/gpu/gpu.mk
 check_LTLIBRARIES += tests/gpu/fakenvml.la
 tests_gpu_fakenvml_la_SOURCES = tests/gpu/fake_nvml.c
 tests_gpu_fakenvml_la_CFLAGS = $(AM_CFLAGS) -pthread
-tests_gpu_fakenvml_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) -pthread
+# nodelete: its driver thread (see fake_nvml.c) outlives dlclose, as the
+# real driver's does, so its code must stay mapped.
+tests_gpu_fakenvml_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) -pthread -Wl,-z,nodelete
 
 check_PROGRAMS += tests/gpu/test_gpu_sched
 TESTS += tests/gpu/test_gpu_sched

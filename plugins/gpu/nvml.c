@@ -196,8 +196,14 @@ static void watch(sy_nvml *n)
             seen = seen || n->parent[j] == n->parent[i];
         if (seen)
             continue;
-        (void)n->register_events(n->parent[i], SY_NVML_EVENT_XID, n->events);
-        (void)n->register_events(n->parent[i], SY_NVML_EVENT_DBE, n->events);
+        uint64_t ok = 0;
+        if (n->register_events(n->parent[i], SY_NVML_EVENT_XID, n->events) == NVML_SUCCESS)
+            ok |= SY_NVML_EVENT_XID;
+        if (n->register_events(n->parent[i], SY_NVML_EVENT_DBE, n->events) == NVML_SUCCESS)
+            ok |= SY_NVML_EVENT_DBE;
+        for (size_t j = i; j < n->count; j++)
+            if (n->parent[j] == n->parent[i])
+                n->info[j].watched = ok;
     }
 }
 

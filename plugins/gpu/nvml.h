@@ -32,6 +32,8 @@ typedef struct sy_nvml_dev_info {
     int mig;                 /* 1: MIG mode on, 0: off, -1: unknown */
     int mig_instance;        /* the MIG device's index, -1: a whole GPU */
     int island;
+    uint64_t watched;        /* the SY_NVML_EVENT_* types NVML accepted to
+                                report for its GPU (0: unwatched) */
 } sy_nvml_dev_info;
 
 /* A health event read from NVML. */

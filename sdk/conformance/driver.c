@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* Time and threads                                                         */
@@ -64,6 +66,36 @@ static int count_entries(const char *path)
 int kit_thread_count(void)
 {
     return count_entries("/proc/self/task");
+}
+
+void kit_thread_names(char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    long self = (long)syscall(SYS_gettid);
+    size_t used = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == self)
+            continue;
+        char path[64], name[32] = "?";
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fgets(name, sizeof name, f))
+                name[strcspn(name, "\n")] = '\0';
+            fclose(f);
+        }
+        int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+    closedir(d);
 }
 
 /* Less the one opendir() holds while it counts. */

@@ -249,6 +249,9 @@ double kit_now_ms(void);
 void kit_sleep_ms(double ms);
 /* Threads of this process (/proc/self/task), or -1. */
 int kit_thread_count(void);
+/* The names (comm) of this process's threads but the caller's, ", "
+ * between them, into buf (truncated to len). */
+void kit_thread_names(char *buf, size_t len);
 /* Open file descriptors of this process (/proc/self/fd), or -1. */
 int kit_fd_count(void);
 /* Waits up to `ms` (scaled) for the thread count to fall to `want`;

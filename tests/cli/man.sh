@@ -44,6 +44,12 @@ for k in $(known zz1); do
     in_page "Cm $k" switchyard.cfg.5
     ok $? "switchyard.cfg(5) describes the key $k"
 done
+printf 'log = { zz6 = 1; };\n' >"$tmp/a.cfg"
+run --config "$tmp/a.cfg" check
+for k in $(known log.zz6); do
+    in_page "Cm $k" switchyard.cfg.5
+    ok $? "switchyard.cfg(5) describes the key log.$k"
+done
 cat >"$tmp/b.cfg" <<CFG
 plugin_dirs = ["plugins"];
 workflow_dirs = ["wf"];

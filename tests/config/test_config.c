@@ -350,6 +350,38 @@ static void test_limits(void **state)
     assert_int_equal(f->s.cfg.lease_ms, 2000);
 }
 
+/* log.format: one error naming the field and the words it takes; "auto"
+ * leaves the choice to where stderr goes. */
+static void test_log_format(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(open_cfg(f, "log = { format = \"xml\"; };\nlog2 = 1;\n", 0), 2);
+    EXPECT("switchyard.cfg:1: error: 'log.format' must be \"auto\", \"text\", \"journal\" or "
+           "\"json\", not \"xml\"");
+    sy_setup_close(&f->s);
+    sy_diags_free(&f->d);
+    sy_diags_init(&f->d);
+    assert_int_equal(open_cfg(f, "log = {\n  level = \"debug\";\n  format = 1;\n};\n", 0), 2);
+    EXPECT("switchyard.cfg:2: error: unknown key 'log.level' (known: format)");
+    EXPECT("switchyard.cfg:3: error: 'log.format' must be");
+    sy_setup_close(&f->s);
+    sy_diags_free(&f->d);
+    sy_diags_init(&f->d);
+    assert_int_equal(open_cfg(f, "log = \"json\";\n", 0), 1);
+    EXPECT("switchyard.cfg:1: error: 'log' must be a group");
+    sy_setup_close(&f->s);
+    sy_diags_free(&f->d);
+    sy_diags_init(&f->d);
+    assert_int_equal(open_cfg(f, "log = { format = \"json\"; };\n", 0), 0);
+    assert_true(f->s.cfg.log_format_set);
+    assert_int_equal(f->s.cfg.log_format, SY_LOG_FORMAT_JSON);
+    sy_setup_close(&f->s);
+    sy_diags_free(&f->d);
+    sy_diags_init(&f->d);
+    assert_int_equal(open_cfg(f, "log = { format = \"auto\"; };\n", 0), 0);
+    assert_false(f->s.cfg.log_format_set);
+}
+
 static void test_missing_routes_file(void **state)
 {
     fx *f = *state;
@@ -404,6 +436,7 @@ int main(void)
         T(test_refused_named_hint),
         T(test_routes_file_list_and_types),
         T(test_limits),
+        T(test_log_format),
         T(test_missing_routes_file),
         T(test_implicit_default_needs_thread),
         T(test_newline_in_routes_path),

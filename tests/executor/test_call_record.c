@@ -1,6 +1,7 @@
 /* The call record: what it holds during a call, what a dead process's
- * record tells the next start (and that a live one's is left alone), and
- * the watchdog that reports a call stuck past its instance's bound. */
+ * record tells the next start (and that a live one's is left alone), the
+ * watchdog that reports a call stuck past its instance's bound, and the
+ * time a call took. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -172,11 +173,35 @@ static void test_watchdog(void **state)
     sy_instance_destroy(&e);
 }
 
+/* sy_call_end_ns ends the call and says how long it took (the metrics'
+ * submit time); with no record open there is nothing to time. */
+static void test_call_time(void **state)
+{
+    (void)state;
+    sy_instance_entry e;
+    sy_instance_init(&e, "timed", &desc, NULL);
+    sy_call_begin(&e, "submit", "t::w::a", 1, 0, 1);
+    assert_int_equal(sy_call_end_ns(), -1);
+    char err[256];
+    assert_int_equal(sy_call_record_open(NULL, "box:3", err, sizeof err), 0);
+    sy_call_begin(&e, "submit", "t::w::a", 1, 0, 1);
+    sleep_ms(30);
+    int64_t took = sy_call_end_ns();
+    assert_true(took >= 30 * 1000000LL);
+    assert_true(took < 10 * 1000000000LL);
+    sy_call_snapshot s;
+    assert_true(sy_call_current(&s, NULL));
+    assert_false(s.in_call);
+    sy_call_record_close();
+    sy_instance_destroy(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_holds_the_call),
         cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_call_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,10 @@ rc_is 0 "the gpu plugin passes the kit"
 hasnt "FAIL " "with no failed check"
 has "PASS capacity" "capacity is honest under concurrent submitters"
 has "PASS cancel" "queued and running commands are cancelled"
+out=$($SY_WRAP "$KIT" "$dir/gpu.so" --params "$dir/gpu.cfg" --only destroy --verbose 2>&1)
+# The fake starts a thread at the first nvmlInit and keeps it, as the
+# real driver does; no destroy() can join it, and the kit says whose it is.
+has "kept for the process by a library: cuda-fake" "the driver's own thread is told apart from the plugin's"
 
 rm -rf "$dir"
 done_testing

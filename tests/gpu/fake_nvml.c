@@ -14,20 +14,29 @@
  *     xid UUID 79
  *     ecc UUID                               # a double-bit ECC error
  *
+ * Like the real driver (seen with 580.159.04 on an H100: a thread named
+ * "cuda00001800007" appears at the first nvmlInit and outlives
+ * nvmlShutdown and the library's dlclose), the first successful init
+ * starts a thread the process keeps, so the conformance kit meets it on
+ * every machine.
+ *
  * SY_FAKE_NVML_INIT=fail makes nvmlInit_v2 fail (a driver that is
  * installed but not loaded).  Devices in one island are one PCIe switch
  * apart (NVML_TOPOLOGY_MULTIPLE), others the whole system apart.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NVML_SUCCESS 0
 #define NVML_ERROR_UNINITIALIZED 1
 #define NVML_ERROR_INVALID_ARGUMENT 2
 #define NVML_ERROR_NOT_FOUND 6
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_NOT_SUPPORTED 3
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
 #define NVML_ERROR_TIMEOUT 10
 
@@ -132,8 +141,17 @@ static int load_devices(void)
     return NVML_SUCCESS;
 }
 
+static void *driver_thread(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
 int nvmlInit_v2(void)
 {
+    static bool driver_started;
     const char *mode = getenv("SY_FAKE_NVML_INIT");
     if (mode && strcmp(mode, "fail") == 0)
         return NVML_ERROR_DRIVER_NOT_LOADED;
@@ -141,6 +159,17 @@ int nvmlInit_v2(void)
     int rc = inits++ ? NVML_SUCCESS : load_devices();
     if (rc != NVML_SUCCESS)
         inits--;
+    if (rc == NVML_SUCCESS && !driver_started) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &a, driver_thread, NULL) == 0) {
+            pthread_setname_np(t, "cuda-fake");
+            driver_started = true;
+        }
+        pthread_attr_destroy(&a);
+    }
     pthread_mutex_unlock(&mu);
     return rc;
 }
@@ -262,6 +291,11 @@ int nvmlDeviceRegisterEvents(fake_dev *d, unsigned long long types,
 {
     if (!d || !s)
         return NVML_ERROR_INVALID_ARGUMENT;
+    /* SY_FAKE_NVML_REFUSE: the event types (a decimal mask) this driver
+     * does not report, as a GPU without ECC refuses double-bit events. */
+    const char *refuse = getenv("SY_FAKE_NVML_REFUSE");
+    if (refuse && (types & strtoull(refuse, NULL, 10)))
+        return NVML_ERROR_NOT_SUPPORTED;
     pthread_mutex_lock(&mu);
     d->events |= types;
     pthread_mutex_unlock(&mu);

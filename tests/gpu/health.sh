@@ -22,10 +22,18 @@ run run gpu_ecc
 wait $inject
 rc_is 0 "a task whose device had a double-bit ECC error completes elsewhere"
 has "double-bit ECC error" "the log says why the device was drained"
+has "GPU 0: GPU-00000000-aaaa-0000-0000-000000000000 H100-SXM5-80GB, 81920 MiB, MIG off, island 0, Xid and ECC watched" \
+    "each device's line says which errors can drain it"
 id=$(run_id)
 is '["Completed", 1]' "$id" '[t["t"]["status"], t["t"]["attempts"]]' "the stopped attempt was not charged"
 out=$(cat "$host/ran.txt")
 has "bbbb" "the second attempt ran on the other device"
+
+# A driver that does not report double-bit errors (no ECC), or no event at all.
+SY_FAKE_NVML_REFUSE=2 run check
+has "island 0, Xid watched, ECC not" "a GPU without ECC events is still watched for Xid, and says so"
+SY_FAKE_NVML_REFUSE=10 run check
+has "island 0, unwatched" "a GPU NVML reports nothing on is named unwatched"
 
 # --- restriction to UUIDs ---------------------------------------------------------
 : >"$host/ran.txt"

@@ -11,6 +11,8 @@
  *                         task 300 ms later anyway
  *   -DBREAK_AFTER_DESTROY destroy() leaves a thread that completes the last
  *                         task again 300 ms later
+ *   -DBREAK_DESTROY_THREAD destroy() leaves a thread running (5 s), one per
+ *                         instance
  *   -DBREAK_CANCEL_BLOCKS cancel() sleeps 200 ms
  *   -DBREAK_FDS           opens /dev/null per task and never closes it
  *   -DBREAK_THREADS       starts a detached thread per task that never ends
@@ -168,6 +170,15 @@ static void *orphan_main(void *arg)
 }
 #endif
 
+#ifdef BREAK_DESTROY_THREAD
+static void *lingering_main(void *arg)
+{
+    (void)arg;
+    sleep_ms(5000);
+    return NULL;
+}
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Per-task leaks                                                           */
 /* ------------------------------------------------------------------------ */
@@ -281,6 +292,11 @@ static void promise_destroy(sy_instance *inst)
     pthread_mutex_unlock(&inst->lock);
     if (inst->stray_running)
         pthread_join(inst->stray, NULL);
+#ifdef BREAK_DESTROY_THREAD
+    pthread_t lingering;
+    if (pthread_create(&lingering, NULL, lingering_main, NULL) == 0)
+        pthread_detach(lingering); /* the bug */
+#endif
 #ifdef BREAK_AFTER_DESTROY
     orphan *o = inst->last ? malloc(sizeof *o) : NULL;
     pthread_t t;

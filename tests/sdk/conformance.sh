@@ -44,7 +44,7 @@ only_fails() {
 
 dir=$(plugin_dir good noentry broken_twice broken_never broken_blocks \
     broken_capacity broken_badparams broken_late broken_cancel_late \
-    broken_after_destroy broken_cancel_blocks broken_fds broken_threads \
+    broken_after_destroy broken_destroy_thread broken_cancel_blocks broken_fds broken_threads \
     broken_memory broken_oversize broken_result_size \
     broken_result_size_zero broken_defer_negative broken_spec_size \
     broken_input broken_shared_result deferring)
@@ -199,6 +199,14 @@ rc_is 1 "completing after destroy() returned fails the kit"
 has "FAIL destroy: complete() called after destroy() returned: 1 call" \
     "in destroy, saying so"
 has "from a thread destroy() left running" "and why it could"
+only_fails destroy "and nothing else fails"
+
+# The kit's baseline is taken after one idle instance came and went (a
+# library may keep a thread for the process); a thread left per instance
+# still fails.
+kit_bare "$dir/broken_destroy_thread.so"
+rc_is 1 "a thread destroy() leaves behind per instance fails the kit"
+has "FAIL destroy: 1 thread still running after destroy() after work" "in destroy, saying so"
 only_fails destroy "and nothing else fails"
 
 kit_bare "$dir/broken_fds.so"

@@ -1,0 +1,127 @@
+#!/bin/sh
+# `serve --metrics-file`: the Prometheus exposition of a live host, written
+# whole every interval and once more at the end.  A real workflow's figures
+# (completed and failed attempts per instance, runs ended, dispatches
+# timed), a task seen running while it runs, no temporary file left, bad
+# options refused, and `promtool check metrics` on it when promtool is
+# installed (Debian: prometheus).
+. "$SY_SRCDIR/tests/integration/lib.sh"
+make_host
+workflow mix <<'WF'
+workflow = {
+  name = "mix";
+  tasks = (
+    { id = "a"; },
+    { id = "b"; after = ["a"]; },
+    { id = "c"; after = ["a"]; },
+    { id = "d"; after = ["b", "c"]; },
+    { id = "bad"; mode = "fail"; retry = { attempts = 2; delay = "10ms"; }; },
+    { id = "slow"; sleep_ms = 1500; }
+  );
+};
+WF
+
+# value NAME_WITH_LABELS: the sample's value in the file ($m), "" if none.
+value() { awk -v k="$1" '$1 == k { print $2 }' "$m"; }
+
+m="$host/var/metrics.prom"
+mkdir -p "$host/var"
+run submit mix
+id=$(run_id)
+$SY_WRAP "$SWITCHYARD" serve --exit-when-idle --metrics-file "$m" --metrics-interval 100ms \
+    >"$host/serve.log" 2>&1 &
+pid=$!
+seen=1
+for _ in $(seq 1 300); do
+    if [ -f "$m" ] && [ "$(value 'switchyard_tasks{state="running"}')" = 1 ] &&
+        [ "$(value 'switchyard_executor_active{executor="default",plugin="ctl"}')" = 1 ]; then
+        seen=0
+        break
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+ok $seen "while the slow task runs, the file says one task running, one attempt active"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 0 ]; ok $? "serve exits 0 when idle (got $rc)"
+is Failed "$id" 'r["status"]' "the run failed (the bad task)"
+
+# completed equals the tasks that succeeded; failed counts both attempts of
+# the bad one; every accepted attempt was timed from Ready and to its end.
+[ "$(value 'switchyard_executor_completed_total{executor="default",plugin="ctl"}')" = 5 ]
+ok $? "completed_total is 5: the tasks that succeeded"
+[ "$(value 'switchyard_executor_failed_total{executor="default",plugin="ctl"}')" = 2 ]
+ok $? "failed_total is 2: both attempts of the failing task"
+[ "$(value 'switchyard_attempts_submitted_total')" = 7 ]; ok $? "7 attempts submitted"
+[ "$(value 'switchyard_dispatch_latency_seconds_count')" = 7 ]; ok $? "each one's dispatch latency"
+[ "$(value 'switchyard_task_duration_seconds_count')" = 7 ]; ok $? "and its duration"
+[ "$(value 'switchyard_dispatch_latency_seconds_bucket{le="+Inf"}')" = 7 ]
+ok $? "the +Inf bucket holds every observation"
+[ "$(value 'switchyard_runs_ended_total{state="failed"}')" = 1 ]; ok $? "one run ended failed"
+[ "$(value 'switchyard_runs_adopted_total')" = 1 ]; ok $? "one run adopted"
+[ "$(value 'switchyard_executor_submit_seconds_count{executor="default",plugin="ctl"}')" = 7 ]
+ok $? "every submit call timed"
+python3 - "$m" <<'PY'
+import sys
+v = {}
+for line in open(sys.argv[1]):
+    if not line.startswith("#"):
+        k, x = line.rsplit(" ", 1)
+        v[k] = float(x)
+# The slow task alone took 1.5 s of the durations.
+assert v["switchyard_task_duration_seconds_sum"] >= 1.5, v["switchyard_task_duration_seconds_sum"]
+assert v['switchyard_task_duration_seconds_bucket{le="1"}'] == 6
+assert v["switchyard_store_batch_rows_sum"] >= 14  # six tasks, each Running and ended, the run
+assert v["switchyard_store_write_seconds_count"] == v["switchyard_store_batch_rows_count"]
+PY
+ok $? "the durations, the batch rows and the write times add up"
+[ "$(value 'switchyard_tasks{state="running"}')" = 0 ]; ok $? "at the end, nothing runs"
+out=$(ls "$host/var")
+hasnt ".tmp" "no temporary file is left beside it"
+has "metrics.prom" "the file is there"
+
+if command -v promtool >/dev/null 2>&1; then
+    out=$(promtool check metrics <"$m" 2>&1)
+    ok $? "promtool check metrics passes"
+else
+    echo "ok $((tap_n + 1)) - promtool check metrics # SKIP promtool is not installed (Debian: prometheus)"
+    tap_n=$((tap_n + 1))
+fi
+
+# A write that fails while serving (here a directory where the file goes)
+# is logged once, not every interval, and said again when it works again.
+workflow pause <<'WF'
+workflow = { name = "pause"; tasks = ( { id = "p"; sleep_ms = 1500; } ); };
+WF
+run submit pause
+m2="$host/var/m2.prom"
+$SY_WRAP "$SWITCHYARD" serve --exit-when-idle --metrics-file "$m2" --metrics-interval 50ms \
+    >"$host/serve2.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do [ -f "$m2" ] && break; sleep 0.05; done
+rm -f "$m2" && mkdir "$m2"
+sleep 0.5
+rmdir "$m2"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 0 ]; ok $? "serve goes on while the file cannot be written (exit $rc)"
+[ "$(grep -c 'cannot write the metrics file' "$host/serve2.log")" = 1 ]
+ok $? "the failure is logged once"
+[ "$(grep -c 'is written again' "$host/serve2.log")" = 1 ]; ok $? "and its end once"
+[ -f "$m2" ]; ok $? "the last figures were written at the stop"
+
+run serve --exit-when-idle --metrics-file "$host/no/such/dir/m.prom"
+rc_is 1 "a metrics file that cannot be written stops serve at its start"
+has "cannot write the metrics file $host/no/such/dir/m.prom" "and says which file and why"
+run serve --metrics-interval 0 --metrics-file "$m"
+rc_is 2 "an interval of 0 is a usage error"
+has "--metrics-interval '0'" "naming the option"
+run serve --metrics-file
+rc_is 2 "--metrics-file without a path is a usage error"
+run serve --metrics-interval 1s
+rc_is 2 "--metrics-interval without --metrics-file is a usage error"
+has "--metrics-interval needs --metrics-file PATH" "saying what it needs"
+
+cleanup_host
+done_testing
