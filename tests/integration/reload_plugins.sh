@@ -4,7 +4,8 @@
 # instance removed by a reload finishes its attempt, then is stopped, even
 # with its `.so` gone from the directory (a plugin is never unloaded under
 # its instances); a `.so` replaced in place is not loaded again (the loader
-# hands back the mapped copy), and the reload says so.
+# hands back the mapped copy), and the reload says so; under a new file
+# name it is loaded afresh.
 . "$SY_SRCDIR/tests/integration/lib.sh"
 make_host
 python3 - "$host/switchyard.cfg" "$host" <<'PY'
@@ -81,7 +82,19 @@ wait_log "reloaded: 1 instance," 100 2
 ok $? "a reload after the .so was replaced in place is taken"
 grep -q "plugin ctl: .*/plugins/ctl.so was replaced on disk, but this host keeps running the version it loaded" "$host/serve.log"
 ok $? "and says the loaded version keeps running until a restart"
-# The configurations nothing uses any more were released by that reload;
+# The upgrade that works without a restart: the new version under a new
+# file name, the old file removed; the reload loads it fresh.
+cp "$SY_TEST_PLUGIN_DIR/ctl.so" "$host/plugins/ctl-2.so.new"
+chmod 0755 "$host/plugins/ctl-2.so.new"
+mv "$host/plugins/ctl-2.so.new" "$host/plugins/ctl-2.so"
+rm "$host/plugins/ctl.so"
+kill -HUP "$pid"
+wait_log "reloaded: 1 instance," 100 3
+ok $? "a reload with the plugin under a new file name is taken"
+grep -q "reload: plugin ctl .* loaded from .*/plugins/ctl-2.so" "$host/serve.log"
+ok $? "the new file is loaded afresh, beside the copy the old instances ran"
+
+# The configurations nothing uses any more were released by the reloads;
 # the host goes on.
 workflow after <<'WF'
 workflow = { name = "after"; tasks = ( { id = "one"; sleep_ms = 10; } ); };
