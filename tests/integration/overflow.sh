@@ -33,10 +33,10 @@ workflow = {
   tasks = (
     { id = "a1"; sleep_ms = 400; },
     { id = "a2"; sleep_ms = 400; },
-    { id = "b1"; sleep_ms = 2500; },
-    { id = "b2"; sleep_ms = 2500; },
-    { id = "b3"; sleep_ms = 2500; },
-    { id = "b4"; sleep_ms = 2500; },
+    { id = "b1"; sleep_ms = 3000; },
+    { id = "b2"; sleep_ms = 3000; },
+    { id = "b3"; sleep_ms = 3000; },
+    { id = "b4"; sleep_ms = 3000; },
     { id = "e"; sleep_ms = 10; },
     { id = "c1"; after = ["a1"]; sleep_ms = 10; },
     { id = "c2"; after = ["a2"]; sleep_ms = 10; },
@@ -79,8 +79,8 @@ workflow spill2 <<'WF'
 workflow = {
   name = "spill2";
   tasks = (
-    { id = "a1"; sleep_ms = 2500; },
-    { id = "a2"; sleep_ms = 2500; },
+    { id = "a1"; sleep_ms = 3000; },
+    { id = "a2"; sleep_ms = 3000; },
     { id = "b1"; sleep_ms = 300; },
     { id = "b2"; sleep_ms = 300; },
     { id = "b3"; sleep_ms = 300; },

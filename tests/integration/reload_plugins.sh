@@ -24,7 +24,8 @@ finished() { for _ in $(seq 1 "$2"); do case "$(jget "$1" 'r["status"]')" in Com
 
 SWITCHYARD_LOG=debug $SY_WRAP "$SWITCHYARD" serve >"$host/serve.log" 2>&1 &
 pid=$!
-wait_log "serving" 100
+# Generous limits: they cost only on failure, and valgrind is slow.
+wait_log "serving" 600 || { echo "# serve did not start"; cat "$host/serve.log"; }
 
 # The thread plugin arrives with an instance of it and a route to it.
 install -m 0755 "$SY_THREAD_PLUGIN" "$host/plugins/thread.so"
@@ -45,13 +46,13 @@ workflow = {
 };
 WF
 kill -HUP "$pid"
-wait_log "reloaded: 2 instances" 100
+wait_log "reloaded: 2 instances" 600
 ok $? "SIGHUP reloads with the new plugin's instance"
 grep -q "reload: plugin thread .* loaded from .*/plugins/thread.so" "$host/serve.log"
 ok $? "the .so dropped into the plugin directory was loaded, without a restart"
 run submit shell
 id=$(run_id)
-for _ in $(seq 1 300); do [ -e "$host/started" ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ -e "$host/started" ] && break; sleep 0.1; done
 is Running "$id" 't["say"]["status"]' "a task runs on the new plugin's instance"
 
 # The instance and its .so go while its task runs: the reload is taken,
@@ -59,16 +60,16 @@ is Running "$id" 't["say"]["status"]' "a task runs on the new plugin's instance"
 rm -f "$host/plugins/thread.so" "$host/workflows/shell.cfg"
 cp "$host/first.cfg" "$host/switchyard.cfg"
 kill -HUP "$pid"
-wait_log "reloaded: 1 instance," 100
+wait_log "reloaded: 1 instance," 600
 ok $? "a reload without the instance (and without its .so) is taken"
 sleep 0.3
 stopped_early=$(grep -c "were stopped" "$host/serve.log")
 touch "$host/go"
-finished "$id" 150
+finished "$id" 600
 is Completed "$id" 'r["status"]' "the attempt in flight finishes on the removed instance"
 is cmd "$id" 't["say"]["executor"]' "the store names the instance that ran it"
 is '{"said": "hi"}' "$id" 't["say"]["output"]' "with the plugin's output"
-wait_log "were stopped" 50 2
+wait_log "were stopped" 600 2
 ok $? "then the removed instance is stopped (drained, then destroyed)"
 ok $([ "$stopped_early" -le 1 ] && echo 0 || echo 1) "and not before its attempt finished"
 
@@ -78,7 +79,7 @@ chmod 0755 "$host/plugins/ctl.so.new"
 touch -d '2001-01-01' "$host/plugins/ctl.so.new"
 mv "$host/plugins/ctl.so.new" "$host/plugins/ctl.so"
 kill -HUP "$pid"
-wait_log "reloaded: 1 instance," 100 2
+wait_log "reloaded: 1 instance," 600 2
 ok $? "a reload after the .so was replaced in place is taken"
 grep -q "plugin ctl: .*/plugins/ctl.so was replaced on disk, but this host keeps running the version it loaded" "$host/serve.log"
 ok $? "and says the loaded version keeps running until a restart"
@@ -89,7 +90,7 @@ chmod 0755 "$host/plugins/ctl-2.so.new"
 mv "$host/plugins/ctl-2.so.new" "$host/plugins/ctl-2.so"
 rm "$host/plugins/ctl.so"
 kill -HUP "$pid"
-wait_log "reloaded: 1 instance," 100 3
+wait_log "reloaded: 1 instance," 600 3
 ok $? "a reload with the plugin under a new file name is taken"
 grep -q "reload: plugin ctl .* loaded from .*/plugins/ctl-2.so" "$host/serve.log"
 ok $? "the new file is loaded afresh, beside the copy the old instances ran"
@@ -101,7 +102,7 @@ workflow = { name = "after"; tasks = ( { id = "one"; sleep_ms = 10; } ); };
 WF
 run submit after
 id3=$(run_id)
-finished "$id3" 150
+finished "$id3" 600
 grep -q "reload: the configuration of reload 1 was freed: nothing uses it any more" "$host/serve.log"
 ok $? "the configuration nothing uses any more was freed (its plugin left loaded)"
 is '["Completed", "default"]' "$id3" '[r["status"], t["one"]["executor"]]' "a run after those reloads completes"
