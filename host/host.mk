@@ -1,6 +1,7 @@
 # host/host.mk -- included from the top Makefile.am: the host library, one
 # group of sources per layer, and the `switchyard` program.  Dependencies
-# point one way, down this file: cli -> service -> engine -> workflow /
+# point one way, down this file (admin sits between cli and service, after
+# it): cli -> admin -> service -> engine -> workflow /
 # executor / store -> config -> base.
 
 # Below every layer sits the SDK (libswitchyard-sdk.a, sdk/sdk.mk): what
@@ -41,7 +42,8 @@ libsyhost_la_SOURCES += \
 	host/config/integers.c host/config/integers.h \
 	host/config/glob.c host/config/glob.h \
 	host/config/routes.c host/config/routes.h \
-	host/config/params.c host/config/params.h
+	host/config/params.c host/config/params.h \
+	host/config/admin.c host/config/admin.h
 
 # workflow: the model and its parsing, the graph, the canonical definition,
 # `when` conditions, retry delays, trigger rules, states, the JSON context
@@ -109,6 +111,7 @@ endif
 libsyhost_la_SOURCES += \
 	host/engine/engine.c host/engine/engine.h host/engine/internal.h \
 	host/engine/batch.c host/engine/batch.h \
+	host/engine/observe.c host/engine/observe.h \
 	host/engine/attempt.c host/engine/attempt.h \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \
@@ -130,7 +133,7 @@ libsyhost_la_SOURCES += \
 	host/engine/wake.c host/engine/wake.h \
 	host/engine/metrics.c host/engine/metrics.h
 
-# service: what the CLI (and later an HTTP API) calls.
+# service: what the CLI and the admin API call.
 libsyhost_la_SOURCES += \
 	host/service/setup.c host/service/setup.h \
 	host/service/signals.c host/service/signals.h \
@@ -142,18 +145,33 @@ libsyhost_la_SOURCES += \
 	host/service/retry.c host/service/retry.h \
 	host/service/logs.c host/service/logs.h \
 	host/service/inspect.c host/service/inspect.h \
+	host/service/route_explain.c host/service/route_explain.h \
 	host/service/metrics.c host/service/metrics_file.c host/service/metrics.h
+
+# admin: the HTTP API `serve` answers on the engine's loop (libmicrohttpd):
+# the server on the loop, the route table and matching, the token, replies
+# and streams, one file per group of endpoints.
+libsyhost_la_SOURCES += \
+	host/admin/admin.h host/admin/internal.h host/admin/api.h \
+	host/admin/server.c host/admin/router.c host/admin/router.h \
+	host/admin/routes.c host/admin/auth.c host/admin/auth.h \
+	host/admin/reply.c host/admin/stream.c \
+	host/admin/parse.c host/admin/parse.h \
+	host/admin/api_runs.c host/admin/api_config.c \
+	host/admin/api_logs.c host/admin/api_events.c \
+	host/admin/api_metrics.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
 	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
-	host/cli/retry.c host/cli/logs.c
-switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h
+# libcurl (when found) for --host; without it --host says so.
+switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(LIBCURL_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,
 # SQLite, the plugins) ahead of the C library's.
-switchyard_LDADD = $(MIMALLOC_LIBS) $(HOST_LDADD)
+switchyard_LDADD = $(MIMALLOC_LIBS) $(HOST_LDADD) $(LIBCURL_LIBS)
 if MIMALLOC
 switchyard_CFLAGS += -DSY_MIMALLOC
 endif

@@ -41,6 +41,16 @@ int main(int argc, char **argv)
         } else if (strncmp(argv[i], "--config=", 9) == 0) {
             cli.config = argv[i] + 9;
             cli.config_explicit = true;
+        } else if (strcmp(argv[i], "--host") == 0 || strcmp(argv[i], "--token-file") == 0) {
+            if (i + 1 >= argc)
+                return sy_cli_usage_error(argv[i], "needs a %s",
+                                          argv[i][2] == 'h' ? "URL" : "file name");
+            *(argv[i][2] == 'h' ? &cli.host : &cli.token_file) = argv[i + 1];
+            i++;
+        } else if (strncmp(argv[i], "--host=", 7) == 0) {
+            cli.host = argv[i] + 7;
+        } else if (strncmp(argv[i], "--token-file=", 13) == 0) {
+            cli.token_file = argv[i] + 13;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             sy_cli_usage(stdout);
             return SY_EXIT_OK;
@@ -72,5 +82,9 @@ int main(int argc, char **argv)
         sy_cli_command_help(c, stdout);
         return SY_EXIT_OK;
     }
+    if (cli.host && !c->remote)
+        return sy_cli_usage_error(c->name, "--host: this command runs here only (over the "
+                                  "admin API: status, runs, submit, cancel, retry, logs, "
+                                  "workflows, route)");
     return c->fn(&cli, argc - i - 1, argv + i + 1);
 }

@@ -3,12 +3,12 @@
 
 SY_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config \
 libconfig-dev libuv1-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev \
-libssl-dev libcmocka-dev libpq-dev libmimalloc-dev"
+libssl-dev libcmocka-dev libpq-dev libmimalloc-dev libmicrohttpd-dev"
 # The PostgreSQL store's tests start a throwaway server from these.
 SY_PG_TEST_PACKAGES="postgresql-15"
 # tzdata: the schedule tests read Europe/Berlin and America/New_York.
 # prometheus: its promtool checks the metrics file (tests/integration/metrics.sh).
-SY_TEST_PACKAGES="valgrind python3 mandoc tzdata prometheus"
+SY_TEST_PACKAGES="valgrind python3 mandoc tzdata prometheus nghttp2-proxy openssl"
 # Only scripts/fuzz needs these (clang with libFuzzer): make check never does.
 SY_FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 

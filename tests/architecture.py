@@ -14,7 +14,8 @@ import sys
 
 # Which layers each layer may include, besides itself (docs/architecture.md).
 ALLOWED = {
-    "cli": {"service", "engine", "workflow", "executor", "store", "config", "base"},
+    "cli": {"admin", "service", "engine", "workflow", "executor", "store", "config", "base"},
+    "admin": {"service", "engine", "workflow", "executor", "store", "config", "base"},
     "service": {"engine", "workflow", "executor", "store", "config", "base"},
     "engine": {"workflow", "executor", "store", "config", "base"},
     "store": {"workflow", "config", "base"},

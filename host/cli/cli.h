@@ -15,6 +15,9 @@ typedef struct sy_cli {
     const char *config;     /* the config file to use */
     bool config_explicit;   /* given by --config or $SWITCHYARD_CONFIG */
     const char *prog;       /* argv[0] for messages */
+    const char *host;       /* --host URL: a serving host's admin API to
+                               talk to instead of the store; NULL */
+    const char *token_file; /* --token-file: its bearer token; NULL */
 } sy_cli;
 
 int sy_cmd_check(const sy_cli *cli, int argc, char **argv);
@@ -43,6 +46,7 @@ typedef struct sy_cli_command {
     const char *args;
     const char *summary;
     const char *details;
+    bool remote;            /* also runs against --host */
 } sy_cli_command;
 
 /* The command called `name`, or NULL. */

@@ -16,25 +16,25 @@ static const sy_cli_command commands[] = {
      "(on PATH, or relative to the task's directory) and the libraries and\n"
      "symbols of function tasks.  Prints FILE:LINE: error: ... and\n"
      "FILE:LINE: warning: ... lines, then a summary.\n"
-     "Exit: 0 valid, 1 errors.\n"},
+     "Exit: 0 valid, 1 errors.\n", false},
     {"route", sy_cmd_route, "NAMESPACE [--quiet | --json]",
      "show which executor instance gets NAMESPACE, and why",
      "  --quiet, -q   print the instance name alone (an overflow list: one a line)\n"
      "  --json        print {\"namespace\", \"executor\", \"executors\", \"rule\",\n"
      "                \"tried\"}\n"
-     "Exit: 0; 2 for a bad namespace or config.\n"},
+     "Exit: 0; 2 for a bad namespace or config.\n", true},
     {"plugins", sy_cmd_plugins, "[-v] [--json]",
      "list every plugin found: loaded, or refused and why",
      "  -v, --verbose  add each plugin's instance settings and task parameters\n"
      "  --json         print an array of {\"name\", \"version\", \"abi\", \"status\",\n"
      "                 \"path\", \"reason\"} and the directories searched\n"
-     "Exit: 0; 2 for a bad config.\n"},
+     "Exit: 0; 2 for a bad config.\n", false},
     {"workflows", sy_cmd_workflows, "[--json]",
      "list the workflows of the workflow directories",
      "  --json   print an array of {\"tenant\", \"name\", \"tasks\", \"schedule\",\n"
      "           \"file\", \"hash\"}\n"
      "A workflow file with errors is reported and left out.\n"
-     "Exit: 0; 1 when a workflow file has errors; 2 for a bad config.\n"},
+     "Exit: 0; 1 when a workflow file has errors; 2 for a bad config.\n", true},
     {"schedules", sy_cmd_schedules, "[--count N] [--json]",
      "each scheduled workflow: its zone, catch-up, last tick and next ones",
      "  --count N, -n N  the next N fire times (default 3; 0 to 1000)\n"
@@ -43,7 +43,7 @@ static const sy_cli_command commands[] = {
      "                   \"last_run\", \"next\", \"error\"}\n"
      "Times are ISO 8601 in the workflow's zone.  The last tick is the latest\n"
      "one a host fired, from the store; `serve` fires the schedules.\n"
-     "Exit: 0; 1 the store failed; 2 for a bad config.\n"},
+     "Exit: 0; 1 the store failed; 2 for a bad config.\n", false},
     {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS]",
      "run one workflow to its end here, with progress",
      "  --context JSON|@FILE     the run's initial context, a JSON object\n"
@@ -54,13 +54,13 @@ static const sy_cli_command commands[] = {
      "                           task)\n"
      "On a terminal one progress line is rewritten in place: tasks done of\n"
      "the total, running, failed, skipped, tasks per second and the elapsed\n"
-     "time.  Exit: 0 completed, 1 failed or lease lost, 2 usage or config.\n"},
+     "time.  Exit: 0 completed, 1 failed or lease lost, 2 usage or config.\n", false},
     {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE]",
      "record a run for a host (`serve`) to pick up",
      "  --context JSON|@FILE  the run's initial context (default {})\n"
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
-     "Exit: 0; 2 usage or config.\n"},
+     "Exit: 0; 2 usage or config.\n", true},
     {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all]",
      "a run and each of its tasks",
      "  --json       print the run as JSON, errors and outputs in full (with\n"
@@ -72,19 +72,19 @@ static const sy_cli_command commands[] = {
      "The table shows the last line of each error only; `switchyard logs`\n"
      "shows what the attempts wrote.  A mapped task is summed up in one\n"
      "line (its elements by state) unless asked.\n"
-     "Exit: 0; 1 unknown run or task.\n"},
+     "Exit: 0; 1 unknown run or task.\n", true},
     {"runs", sy_cmd_runs, "[--limit N | --all] [--json]", "the latest runs",
      "  --limit N  the newest N runs (default 50; 1 to 1000000000)\n"
      "  --all      every run\n"
      "  --json     print an array of {\"run_id\", \"tenant\", \"workflow\",\n"
      "             \"status\", \"created\", \"started\", \"finished\",\n"
      "             \"duration_ms\", \"n_tasks\", \"tasks\", \"error\"}\n"
-     "Exit: 0.\n"},
+     "Exit: 0.\n", true},
     {"cancel", sy_cmd_cancel, "RUN_ID", "cancel a run",
      "A run no live host holds (Pending, released, or its host gone) is\n"
      "ended at once: running tasks Cancelled, the run Cancelled.  Otherwise\n"
      "the request is recorded and the host holding the run stops it.\n"
-     "Exit: 0; 1 unknown or already ended.\n"},
+     "Exit: 0; 1 unknown or already ended.\n", true},
     {"retry", sy_cmd_retry, "RUN_ID [--task TASK] [--dry-run [--json]] [--detach] [--quiet]",
      "run again what failed in a finished run, keeping what completed",
      "  --task TASK  run TASK again and every task downstream of it, even\n"
@@ -102,7 +102,7 @@ static const sy_cli_command commands[] = {
      "after the earlier ones, and the run is run here to its end, as `run`\n"
      "does.  A run not finished is refused.\n"
      "Exit: 0 completed (or planned); 1 failed, unknown run or task, or not\n"
-     "finished; 2 usage or config.\n"},
+     "finished; 2 usage or config.\n", true},
     {"logs", sy_cmd_logs, "RUN_ID [TASK] [--attempt N] [--follow] [--json]",
      "what each attempt wrote on stdout and stderr",
      "  TASK         one task's attempts only\n"
@@ -115,10 +115,10 @@ static const sy_cli_command commands[] = {
      "Each stream is kept up to log_limit bytes (default 64KiB): its head\n"
      "and tail, with a line \"[... N bytes dropped ...]\" between them.\n"
      "Stdout is kept when it is not the task's output (a failed command).\n"
-     "Exit: 0; 1 unknown run or task.\n"},
+     "Exit: 0; 1 unknown run or task.\n", true},
     {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT",
      "Each task is labelled with the executor instance it routes to.\n"
-     "Example: switchyard graph etl | dot -Tpng > etl.png\n"},
+     "Example: switchyard graph etl | dot -Tpng > etl.png\n", false},
     {"serve", sy_cmd_serve,
      "[--exit-when-idle] [--metrics-file PATH [--metrics-interval DURATION]]",
      "the long-running host: runs submitted work, resumes after restarts",
@@ -134,18 +134,20 @@ static const sy_cli_command commands[] = {
      "(routes, instances, workflows, and plugins added to the plugin directories).\n"
      "A workflow file with errors is reported and skipped; the others run.\n"
      "Under systemd (switchyard.service, Type=notify) it reports READY=1,\n"
-     "STATUS=, RELOADING=1, STOPPING=1 and WATCHDOG=1 on NOTIFY_SOCKET.\n"},
+     "STATUS=, RELOADING=1, STOPPING=1 and WATCHDOG=1 on NOTIFY_SOCKET.\n"
+     "With an admin group in the configuration it answers the admin HTTP API\n"
+     "(docs/admin-api.md).\n", false},
     {"migrate", sy_cmd_migrate, "",
      "create the store's tables, or bring them to this build's schema",
      "Under a lock, so that hosts starting together never migrate twice.\n"
-     "Exit: 0; 1 the store cannot be opened or migrated.\n"},
+     "Exit: 0; 1 the store cannot be opened or migrated.\n", false},
     {"gc", sy_cmd_gc, "--older-than DURATION [--batch N]",
      "delete runs that ended longer ago than DURATION",
      "  --older-than DURATION  e.g. 30d; finished runs older than this go\n"
      "  --batch N              runs deleted per transaction (default 500)\n"
-     "Exit: 0; 1 the store failed; 2 a bad option.\n"},
+     "Exit: 0; 1 the store failed; 2 a bad option.\n", false},
     {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
-     "Also: switchyard COMMAND --help.  The manual: man switchyard.\n"},
+     "Also: switchyard COMMAND --help.  The manual: man switchyard.\n", false},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -161,9 +163,15 @@ const sy_cli_command *sy_cli_find(const char *name)
 void sy_cli_usage(FILE *out)
 {
     fprintf(out,
-            "usage: switchyard [--config FILE] COMMAND [ARGS]\n\n"
+            "usage: switchyard [--config FILE] COMMAND [ARGS]\n"
+            "       switchyard --host URL [--token-file FILE] COMMAND [ARGS]\n\n"
             "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
             "else ./switchyard.cfg)\n"
+            "  --host URL     talk to a serving host's admin API (http://HOST:PORT or\n"
+            "                 unix:PATH) instead of the store: status, runs, submit,\n"
+            "                 cancel, retry, logs, workflows, route\n"
+            "  --token-file FILE  the bearer token for changes over --host (default:\n"
+            "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --version      the version, the executor ABI and the malloc\n"
             "\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
@@ -176,6 +184,9 @@ void sy_cli_command_help(const sy_cli_command *c, FILE *out)
 {
     fprintf(out, "usage: switchyard [--config FILE] %s%s%s\n\n%s.\n\n%s", c->name,
             c->args[0] ? " " : "", c->args, c->summary, c->details);
+    if (c->remote)
+        fprintf(out, "With --host URL [--token-file FILE] (before the command), over a\n"
+                     "serving host's admin API instead of the store.\n");
 }
 
 int sy_cmd_help(const sy_cli *cli, int argc, char **argv)

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "cli/common.h"
+#include "cli/remote.h"
 #include "service/logs.h"
 
 typedef struct {
@@ -63,54 +64,29 @@ static void print_log(const json_t *l)
         putchar('\n');
 }
 
-/* Whether `l` was printed before: a log is written once per attempt and
- * stream, so those name it. */
-static bool seen(json_t *printed, const json_t *l)
-{
-    char key[256];
-    snprintf(key, sizeof key, "%s/%lld/%s", json_string_value(json_object_get(l, "task")),
-             (long long)json_integer_value(json_object_get(l, "attempt")),
-             json_string_value(json_object_get(l, "stream")));
-    if (json_object_get(printed, key))
-        return true;
-    json_object_set_new(printed, key, json_true());
-    return false;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-#define FOLLOW_WINDOW_MS 60000
-
 static int follow(sy_service *sv, const logs_args *a)
 {
-    json_t *printed = json_object();
+    sy_logs_cursor cur = {0};
     char err[512];
     int rc = SY_EXIT_OK;
-    int64_t newest = 0;
     for (;;) {
-        json_t *got = NULL;
-        /* Each poll reads what was recorded lately, a minute before the
-         * newest log seen: hosts' clocks differ by less, and a log is
-         * committed as it is stamped. */
-        int64_t since = newest > FOLLOW_WINDOW_MS ? newest - FOLLOW_WINDOW_MS : 0;
-        if (sy_logs_read(sv->store, a->id, since, a->task, (uint32_t)a->attempt, &got, err,
-                         sizeof err) != SY_OK) {
+        json_t *fresh = NULL;
+        bool over = false;
+        if (sy_logs_next(sv->store, a->id, a->task, (uint32_t)a->attempt, &cur, &fresh, &over,
+                         err, sizeof err) != SY_OK) {
             fprintf(stderr, "switchyard: logs: %s\n", err);
             rc = SY_EXIT_FAIL;
             break;
         }
         size_t i;
         const json_t *l;
-        json_array_foreach(json_object_get(got, "logs"), i, l) {
-            int64_t at = json_integer_value(json_object_get(l, "at"));
-            if (at > newest)
-                newest = at;
-            if (seen(printed, l))
-                continue;
+        json_array_foreach(fresh, i, l) {
             if (a->json) {
                 char *dump = json_dumps(l, JSON_COMPACT);
                 puts(dump ? dump : "null");
@@ -120,16 +96,68 @@ static int follow(sy_service *sv, const logs_args *a)
             }
         }
         fflush(stdout);
-        const char *status = json_string_value(json_object_get(got, "status"));
-        /* Read after the logs: a run seen finished has written them all. */
-        bool over = sy_run_state_parse(status) >= 0 &&
-                    sy_run_state_terminal((sy_run_state)sy_run_state_parse(status));
-        json_decref(got);
+        json_decref(fresh);
         if (over)
             break;
         sleep_ms(200);
     }
-    json_decref(printed);
+    sy_logs_cursor_clear(&cur);
+    return rc;
+}
+
+static void show(const json_t *got, const logs_args *a)
+{
+    if (a->json) {
+        char *dump = json_dumps(got, JSON_INDENT(2));
+        puts(dump ? dump : "null");
+        free(dump);
+        return;
+    }
+    size_t i;
+    const json_t *l;
+    json_array_foreach(json_object_get(got, "logs"), i, l)
+        print_log(l);
+    if (json_array_size(json_object_get(got, "logs")) == 0)
+        printf("run %lld: no logs%s%s\n", (long long)a->id, a->task ? " for " : "",
+               a->task ? a->task : "");
+}
+
+/* A line of a followed stream from --host: one log object. */
+static void remote_line(const char *text, void *arg)
+{
+    const logs_args *a = arg;
+    if (a->json) {
+        puts(text);
+    } else {
+        json_t *l = json_loads(text, 0, NULL);
+        if (l && json_object_get(l, "text"))
+            print_log(l);
+        else if (l && json_object_get(l, "error"))
+            fprintf(stderr, "switchyard: logs: %s\n",
+                    json_string_value(json_object_get(l, "error")));
+        json_decref(l);
+    }
+    fflush(stdout);
+}
+
+static int remote_logs(const sy_cli *cli, const logs_args *a)
+{
+    char path[600], esc[400];
+    int n = snprintf(path, sizeof path, "/api/v1/runs/%lld/logs?follow=%s", (long long)a->id,
+                     a->follow ? "true" : "false");
+    if (a->task)
+        n += snprintf(path + n, sizeof path - (size_t)n, "&task=%s",
+                      sy_remote_escape(a->task, esc, sizeof esc));
+    if (a->attempt)
+        snprintf(path + n, sizeof path - (size_t)n, "&attempt=%llu",
+                 (unsigned long long)a->attempt);
+    if (a->follow)
+        return sy_remote_lines(cli, "logs", path, remote_line, (void *)a);
+    json_t *got = NULL;
+    int rc = sy_remote_json(cli, "logs", "GET", path, NULL, &got);
+    if (rc == SY_EXIT_OK)
+        show(got, a);
+    json_decref(got);
     return rc;
 }
 
@@ -139,6 +167,8 @@ int sy_cmd_logs(const sy_cli *cli, int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc != SY_EXIT_OK)
         return rc;
+    if (cli->host)
+        return remote_logs(cli, &a);
     sy_service sv;
     if ((rc = sy_cli_open(cli, 0, true, &sv)) != SY_EXIT_OK)
         return rc;
@@ -155,19 +185,7 @@ int sy_cmd_logs(const sy_cli *cli, int argc, char **argv)
         sy_service_close(&sv);
         return SY_EXIT_FAIL;
     }
-    if (a.json) {
-        char *dump = json_dumps(got, JSON_INDENT(2));
-        puts(dump ? dump : "null");
-        free(dump);
-    } else {
-        size_t i;
-        const json_t *l;
-        json_array_foreach(json_object_get(got, "logs"), i, l)
-            print_log(l);
-        if (json_array_size(json_object_get(got, "logs")) == 0)
-            printf("run %lld: no logs%s%s\n", (long long)a.id, a.task ? " for " : "",
-                   a.task ? a.task : "");
-    }
+    show(got, &a);
     json_decref(got);
     sy_service_close(&sv);
     return SY_EXIT_OK;

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/util.h"
 #include "cli/common.h"
+#include "cli/remote.h"
 #include "service/retry.h"
 
 typedef struct {
@@ -71,12 +72,42 @@ static void print_plan(const json_t *plan, bool dry_run)
                json_string_value(json_object_get(t, "status")));
 }
 
+/* Over --host: the serving host reopens the run and runs it (as
+ * --detach, since the run goes on there). */
+static int remote_retry(const sy_cli *cli, const retry_args *a)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/api/v1/runs/%lld/retry", (long long)a->id);
+    json_t *body = json_pack("{s:b}", "dry_run", a->dry_run);
+    if (a->task)
+        json_object_set_new(body, "task", json_string(a->task));
+    json_t *plan = NULL;
+    int rc = sy_remote_json(cli, "retry", "POST", path, body, &plan);
+    json_decref(body);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    if (a->json) {
+        json_object_del(plan, "applied");
+        char *dump = json_dumps(plan, JSON_INDENT(2));
+        puts(dump ? dump : "null");
+        free(dump);
+    } else if (!a->quiet) {
+        print_plan(plan, a->dry_run);
+    }
+    if (!a->dry_run)
+        printf("run %lld: Pending, for the host at %s to take\n", (long long)a->id, cli->host);
+    json_decref(plan);
+    return SY_EXIT_OK;
+}
+
 int sy_cmd_retry(const sy_cli *cli, int argc, char **argv)
 {
     retry_args a;
     int rc = parse(argc, argv, &a);
     if (rc != SY_EXIT_OK)
         return rc;
+    if (cli->host)
+        return remote_retry(cli, &a);
     sy_service sv;
     /* Only a run that goes on here needs the instances made. */
     unsigned flags = a.dry_run || a.detach ? 0 : SY_SETUP_CREATE | SY_SETUP_WORKFLOWS |

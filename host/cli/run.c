@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "cli/common.h"
+#include "cli/remote.h"
 #include "service/runs.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -75,6 +76,22 @@ int sy_cmd_submit(const sy_cli *cli, int argc, char **argv)
     int rc = parse("submit", argc, argv, &a);
     if (rc != SY_EXIT_OK)
         return rc;
+    if (cli->host) {
+        char err[1024];
+        char *ctx = sy_cli_context(a.context, err, sizeof err);
+        if (!ctx)
+            return sy_cli_usage_error("submit", "%s", err);
+        json_t *body = json_pack("{s:s, s:o}", "workflow", a.wf, "context",
+                                 json_loads(ctx, 0, NULL));
+        free(ctx);
+        json_t *got = NULL;
+        rc = sy_remote_json(cli, "submit", "POST", "/api/v1/runs", body, &got);
+        json_decref(body);
+        if (rc == SY_EXIT_OK)
+            printf("%lld\n", (long long)json_integer_value(json_object_get(got, "run_id")));
+        json_decref(got);
+        return rc;
+    }
     sy_service sv;
     int64_t id;
     const sy_workflow *wf;

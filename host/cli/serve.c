@@ -6,6 +6,7 @@
 
 #include <switchyard/sdk.h>
 
+#include "admin/admin.h"
 #include "cli/common.h"
 #include "base/log.h"
 #include "base/sdnotify.h"
@@ -52,6 +53,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
     sy_engine_opts mode = {.serve = true, .exit_when_idle = idle_exit};
     char err[512];
     sy_metrics_file mf = {0};
+    sy_admin *admin = NULL;
     if (sy_service_start(&sv, &mode, err, sizeof err) != SY_OK) {
         sy_log(SY_LOG_ERROR, "serve", "cannot serve: %s", err);
         rc = SY_EXIT_FAIL;
@@ -60,12 +62,19 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv)
                    SY_OK) {
         fprintf(stderr, "switchyard: serve: %s\n", err);
         rc = SY_EXIT_FAIL;
+    } else if (sv.setup.cfg.admin.enabled &&
+               sy_admin_start(&admin, &sv, &sv.setup.cfg.admin, err, sizeof err) != SY_OK) {
+        fprintf(stderr, "switchyard: serve: %s\n", err);
+        sy_metrics_file_stop(&mf);
+        rc = SY_EXIT_USAGE;
     } else {
         char where[512];
         sy_log(SY_LOG_INFO, "serve", "serving as %s on %s", sv.owner,
                sy_store_redact(sv.setup.cfg.store, where, sizeof where));
         int r = sy_service_run(&sv);
         sy_sd_notify("STOPPING=1");
+        sy_admin_stop(admin);
+        admin = NULL;
         /* The last figures, before the engine goes. */
         sy_metrics_file_stop(&mf);
         if (r == 2) /* a third signal: leave now, the store is consistent */

@@ -9,6 +9,7 @@
 #include <switchyard/sdk.h>
 
 #include "cli/common.h"
+#include "cli/remote.h"
 #include "base/clock.h"
 #include "store/store.h"
 #include "service/runs.h"
@@ -199,11 +200,27 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     int64_t id = sy_cli_run_id("status", id_arg);
     if (id < 0)
         return SY_EXIT_USAGE;
+    json_t *run = NULL;
+    int rc;
+    if (cli->host) {
+        char path[600], esc[400];
+        snprintf(path, sizeof path, "/api/v1/runs/%lld%s%s", (long long)id,
+                 task || all ? "?elements=" : "",
+                 task || all ? sy_remote_escape(task ? task : "*", esc, sizeof esc) : "");
+        if ((rc = sy_remote_json(cli, "status", "GET", path, NULL, &run)) != SY_EXIT_OK)
+            return rc;
+        rc = task ? print_task(run, task, json) : SY_EXIT_OK;
+        if (!task && json)
+            print_json(run);
+        else if (!task)
+            print_status(run);
+        json_decref(run);
+        return rc;
+    }
     sy_service sv;
-    int rc = sy_cli_open(cli, 0, true, &sv);
+    rc = sy_cli_open(cli, 0, true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
-    json_t *run = NULL;
     char err[512];
     if (sy_runs_status(sv.store, id, json ? 0 : SY_RUNS_DETAIL, &run, err, sizeof err) ==
             SY_OK &&
@@ -267,6 +284,37 @@ static void fmt_counts(const json_t *by_state, char *buf, size_t len)
     }
 }
 
+/* The newest `limit` runs (0: all) from --host, a page of at most 1000
+ * at a time. */
+static int remote_runs(const sy_cli *cli, uint64_t limit, json_t **out)
+{
+    json_t *all = json_array();
+    long long after = 0;
+    for (;;) {
+        uint64_t left = limit ? limit - json_array_size(all) : 1000;
+        char path[128];
+        snprintf(path, sizeof path, "/api/v1/runs?limit=%llu%s%lld",
+                 (unsigned long long)(left < 1000 ? left : 1000), after ? "&after=" : "",
+                 after);
+        if (!after)
+            path[strcspn(path, "&")] = '\0';
+        json_t *page = NULL;
+        int rc = sy_remote_json(cli, "runs", "GET", path, NULL, &page);
+        if (rc != SY_EXIT_OK) {
+            json_decref(all);
+            return rc;
+        }
+        json_array_extend(all, json_object_get(page, "runs"));
+        const json_t *next = json_object_get(page, "next_after");
+        after = json_is_integer(next) ? (long long)json_integer_value(next) : 0;
+        json_decref(page);
+        if (!after || (limit && json_array_size(all) >= limit))
+            break;
+    }
+    *out = all;
+    return SY_EXIT_OK;
+}
+
 int sy_cmd_runs(const sy_cli *cli, int argc, char **argv)
 {
     uint64_t limit = 50;
@@ -288,16 +336,21 @@ int sy_cmd_runs(const sy_cli *cli, int argc, char **argv)
         } else
             return sy_cli_usage_error("runs", "unexpected argument '%s'", argv[i]);
     }
-    sy_service sv;
-    int rc = sy_cli_open(cli, 0, true, &sv);
-    if (rc != SY_EXIT_OK)
-        return rc;
+    sy_service sv = {0};
     json_t *runs = NULL;
-    char err[512];
-    if (sy_runs_list(sv.store, (size_t)limit, &runs, err, sizeof err) != SY_OK) {
-        fprintf(stderr, "switchyard: runs: %s\n", err);
-        sy_service_close(&sv);
-        return SY_EXIT_FAIL;
+    int rc = SY_EXIT_OK;
+    if (cli->host) {
+        if ((rc = remote_runs(cli, limit, &runs)) != SY_EXIT_OK)
+            return rc;
+    } else {
+        if ((rc = sy_cli_open(cli, 0, true, &sv)) != SY_EXIT_OK)
+            return rc;
+        char err[512];
+        if (sy_runs_list(sv.store, (size_t)limit, &runs, err, sizeof err) != SY_OK) {
+            fprintf(stderr, "switchyard: runs: %s\n", err);
+            sy_service_close(&sv);
+            return SY_EXIT_FAIL;
+        }
     }
     if (json) {
         print_json(runs);
@@ -318,7 +371,8 @@ int sy_cmd_runs(const sy_cli *cli, int argc, char **argv)
         }
     }
     json_decref(runs);
-    sy_service_close(&sv);
+    if (!cli->host)
+        sy_service_close(&sv);
     return rc;
 }
 
@@ -329,6 +383,19 @@ int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
     int64_t id = sy_cli_run_id("cancel", argv[0]);
     if (id < 0)
         return SY_EXIT_USAGE;
+    if (cli->host) {
+        char path[96];
+        snprintf(path, sizeof path, "/api/v1/runs/%lld/cancel", (long long)id);
+        json_t *got = NULL;
+        int rc = sy_remote_json(cli, "cancel", "POST", path, NULL, &got);
+        if (rc == SY_EXIT_OK)
+            printf("run %lld: %s\n", (long long)id,
+                   strcmp(text(got, "status", ""), "Cancelled") == 0
+                       ? "Cancelled"
+                       : "cancel requested; its host will stop it");
+        json_decref(got);
+        return rc;
+    }
     sy_service sv;
     int rc = sy_cli_open(cli, 0, true, &sv);
     if (rc != SY_EXIT_OK)

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "cli/common.h"
+#include "cli/remote.h"
 
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv)
 {
@@ -17,29 +18,47 @@ int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv)
         else
             return sy_cli_usage_error("workflows", "unexpected argument '%s'", argv[i]);
     }
-    sy_diags d;
-    sy_diags_init(&d);
-    sy_service sv;
-    int errors = sy_service_open(&sv, cli->config,
-                                 SY_SETUP_WORKFLOWS | SY_SETUP_SKIP_BAD_WORKFLOWS, &d);
-    sy_diags_print(&d, stderr);
-    /* A bad file was reported above and left out; the list is still true
-     * of the others, but the exit status says something was wrong. */
-    int rc = errors ? SY_EXIT_USAGE : d.errors ? SY_EXIT_FAIL : SY_EXIT_OK;
-    sy_diags_free(&d);
-    if (errors) {
-        sy_service_close(&sv);
-        return rc;
-    }
-    const sy_setup *s = &sv.setup;
-    json_t *list = json_array();
-    for (size_t i = 0; i < s->n_wfs; i++) {
-        const sy_workflow *wf = s->wfs[i];
-        json_array_append_new(
-            list, json_pack("{s:s, s:s, s:I, s:o, s:o, s:s}", "tenant", wf->tenant, "name",
-                            wf->name, "tasks", (json_int_t)wf->n_tasks, "schedule",
-                            wf->schedule ? json_string(wf->schedule) : json_null(), "file",
-                            wf->file ? json_string(wf->file) : json_null(), "hash", wf->hash));
+    sy_service sv = {0};
+    json_t *list = NULL;
+    int rc = SY_EXIT_OK;
+    if (cli->host) {
+        /* The serving host's workflows, as it loaded them. */
+        json_t *got = NULL;
+        if ((rc = sy_remote_json(cli, "workflows", "GET", "/api/v1/workflows", NULL, &got)) !=
+            SY_EXIT_OK)
+            return rc;
+        list = json_incref(json_object_get(got, "workflows"));
+        json_decref(got);
+        size_t i;
+        json_t *w;
+        json_array_foreach(list, i, w)
+            json_object_del(w, "dag");
+    } else {
+        sy_diags d;
+        sy_diags_init(&d);
+        int errors = sy_service_open(&sv, cli->config,
+                                     SY_SETUP_WORKFLOWS | SY_SETUP_SKIP_BAD_WORKFLOWS, &d);
+        sy_diags_print(&d, stderr);
+        /* A bad file was reported above and left out; the list is still
+         * true of the others, but the exit status says something was
+         * wrong. */
+        rc = errors ? SY_EXIT_USAGE : d.errors ? SY_EXIT_FAIL : SY_EXIT_OK;
+        sy_diags_free(&d);
+        if (errors) {
+            sy_service_close(&sv);
+            return rc;
+        }
+        const sy_setup *s = &sv.setup;
+        list = json_array();
+        for (size_t i = 0; i < s->n_wfs; i++) {
+            const sy_workflow *wf = s->wfs[i];
+            json_array_append_new(
+                list, json_pack("{s:s, s:s, s:I, s:o, s:o, s:s}", "tenant", wf->tenant, "name",
+                                wf->name, "tasks", (json_int_t)wf->n_tasks, "schedule",
+                                wf->schedule ? json_string(wf->schedule) : json_null(),
+                                "file", wf->file ? json_string(wf->file) : json_null(),
+                                "hash", wf->hash));
+        }
     }
     if (json) {
         char *dump = json_dumps(list, JSON_INDENT(2));
@@ -60,10 +79,11 @@ int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv)
                    (long long)json_integer_value(json_object_get(w, "tasks")),
                    sched ? sched : "-", file ? file : "-");
         }
-        if (s->n_wfs == 0)
+        if (json_array_size(list) == 0)
             printf("(no workflows in the workflow directories)\n");
     }
     json_decref(list);
-    sy_service_close(&sv);
+    if (!cli->host)
+        sy_service_close(&sv);
     return rc;
 }

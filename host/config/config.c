@@ -15,7 +15,7 @@
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
     "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
-    "log_limit", "log", NULL,
+    "log_limit", "log", "admin", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -347,6 +347,8 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_executors(cfg, s, d);
     if (strcmp(name, "log") == 0)
         return read_log(cfg, s, d);
+    if (strcmp(name, "admin") == 0)
+        return sy_config_admin_read(&cfg->admin, s, cfg->dir, d);
     char known[256];
     sy_error(d, SRC_FILE(s), SRC_LINE(s), "unknown key '%s' (known: %s)", name,
              known_list(top_keys, known, sizeof known));
@@ -448,6 +450,7 @@ void sy_config_free(sy_config *cfg)
     free_strv(cfg->plugin_dirs, cfg->n_plugin_dirs);
     free_strv(cfg->workflow_dirs, cfg->n_workflow_dirs);
     sy_routes_free(&cfg->routes);
+    sy_config_admin_free(&cfg->admin);
     free(cfg->store);
     free(cfg->path);
     free(cfg->dir);

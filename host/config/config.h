@@ -16,6 +16,7 @@
 
 #include "base/diagnostics.h"
 #include "base/log_line.h"
+#include "config/admin.h"
 #include "config/routes.h"
 
 /* The plugin behind an implicit `default` instance. */
@@ -68,6 +69,8 @@ typedef struct sy_config {
                                (if any) last */
     size_t n_executors;
     sy_routes routes;
+    sy_admin_config admin; /* the admin API's listener (enabled: false
+                              without an `admin` group) */
 } sy_config;
 
 /* Reads and validates `path`.  Returns the number of errors added to `d`

@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/fenced.h"
+#include "engine/observe.h"
 
 void *sy_engine_grow(void *v, size_t *cap, size_t need, size_t elem)
 {
@@ -96,10 +97,15 @@ size_t sy_batch_write(sy_engine *e, int64_t now)
             record.idx = (uint32_t)r->maps[t->map].idx;
             rc = sy_store_update_element(e->o.store, r->id, &r->fence, t->token_stored,
                                          t->elem, &record);
+            /* Told before the slot forgets its element and error. */
+            if (rc == SY_OK)
+                sy_observe_task(e, r, idx);
             if (rc == SY_OK && sy_task_state_terminal(t->state))
                 free_slot(r, t);
         } else {
             rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
+            if (rc == SY_OK)
+                sy_observe_task(e, r, idx);
         }
         rows++;
         if (rc == SY_OK)
@@ -119,7 +125,9 @@ size_t sy_batch_write(sy_engine *e, int64_t now)
             continue;
         int rc = sy_store_update_run(e->o.store, r->id, &r->fence, r->state, r->error, now);
         rows++;
-        if (rc != SY_OK && !sy_fenced_refused(r, rc)) {
+        if (rc == SY_OK)
+            sy_observe_run(e, r);
+        else if (!sy_fenced_refused(r, rc)) {
             sy_log(SY_LOG_ERROR, "store", "cannot record run: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;

@@ -19,6 +19,7 @@
 #include "engine/lease.h"
 #include "engine/load.h"
 #include "engine/map.h"
+#include "engine/observe.h"
 #include "engine/reload.h"
 #include "engine/run.h"
 #include "engine/schedule.h"
@@ -178,6 +179,7 @@ static void on_flush(uv_prepare_t *h)
     if (e->fatal || sy_store_commit(e->o.store) != SY_OK) {
         fatal_store(e, "commit");
         sy_store_rollback(e->o.store);
+        sy_observe_discard(e);
         sy_dispatch_discard(e);
         sy_process_answer(e, SY_EIO);
         return;
@@ -185,6 +187,7 @@ static void on_flush(uv_prepare_t *h)
     sy_histogram_observe(&e->metrics.write, (int64_t)((t1 - t0) + (uv_hrtime() - t2)));
     sy_histogram_observe(&e->metrics.rows, (int64_t)rows);
     sy_process_answer(e, SY_OK);
+    sy_observe_flush(e);
     sy_dispatch_submit(e);
     drop_fenced(e);
     /* A submit refused or busy changed its task after this turn's write:
@@ -391,6 +394,7 @@ void sy_engine_free(sy_engine *e)
     uv_run(e->loop, UV_RUN_DEFAULT);
     sy_dispatch_free(e);
     sy_reload_free(e);
+    sy_observe_free(e);
     free(e->ready.v);
     free(e->dirty);
     free(e->submit);

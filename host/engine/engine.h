@@ -200,6 +200,24 @@ const char *sy_engine_owner(const sy_engine *e);
 /* The line logged when the lease last lapsed; NULL when it never did. */
 const char *sy_engine_lapse_reason(const sy_engine *e);
 
+/* A task's or a run's state as a committed batch wrote it. */
+typedef struct sy_engine_event {
+    int64_t run_id;
+    const char *workflow;
+    const char *task;     /* the task's id; NULL: the run itself */
+    int64_t element;      /* the element of a mapped task; -1: none */
+    const char *state;    /* as spelled in "State" (sy_task_state_name) */
+    uint32_t attempt;     /* the task's attempts so far */
+    const char *error;    /* what ended it; NULL */
+} sy_engine_event;
+
+/* Calls fn after each commit with every task and run state change it
+ * wrote, in order (states held for less than a loop turn are not seen);
+ * the event and its strings live for the call.  fn NULL stops it.  One
+ * observer at a time. */
+void sy_engine_observe(sy_engine *e, void (*fn)(void *arg, const sy_engine_event *ev),
+                       void *arg);
+
 /* Tears down; every attempt must have ended (sy_engine_run returned). */
 void sy_engine_free(sy_engine *e);
 

@@ -289,6 +289,7 @@ struct sy_engine {
     char *owner_base, *owner_own;   /* owned: the first id, the current
                                        one once it came back (o.owner) */
     unsigned owner_gen;
+    struct sy_observe *observe;     /* engine/observe.c; NULL: nobody */
 };
 
 /* The definition task (or slot) idx runs: a slot runs its mapped task's. */

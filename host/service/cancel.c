@@ -29,3 +29,16 @@ int sy_service_cancel(sy_service *sv, int64_t run_id, sy_run_state *state, char 
     }
     return SY_OK;
 }
+
+int sy_service_cancel_served(sy_service *sv, int64_t run_id, sy_run_state *state, char *err,
+                             size_t err_len)
+{
+    int rc = sy_runs_cancel(sv->store, run_id, state, err, err_len);
+    if (rc != SY_OK || *state == SY_RUN_CANCELLED)
+        return rc;
+    /* A run this host holds is stopped now rather than at the next poll
+     * for cancel requests; one another host holds, by that host. */
+    if (sv->engine && sy_engine_cancel(sv->engine, run_id, "cancel requested") == SY_OK)
+        *state = SY_RUN_RUNNING;
+    return SY_OK;
+}

@@ -1,6 +1,7 @@
 /* Attempt logs as data: the store's rows with their task's id. */
 #include "service/logs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,4 +86,53 @@ int sy_logs_read(sy_store *st, int64_t run_id, int64_t since, const char *task_i
     free(ids.id);
     sy_run_record_clear(&run);
     return rc;
+}
+
+/* Each poll reads what was recorded lately, a minute before the newest
+ * log seen: hosts' clocks differ by less, and a log is committed as it is
+ * stamped.  A log is written once per attempt and stream, so those name
+ * it. */
+#define FOLLOW_WINDOW_MS 60000
+
+int sy_logs_next(sy_store *st, int64_t run_id, const char *task_id, uint32_t attempt,
+                 sy_logs_cursor *c, json_t **fresh, bool *over, char *err, size_t err_len)
+{
+    *fresh = NULL;
+    *over = false;
+    if (!c->seen)
+        c->seen = json_object();
+    int64_t since = c->newest > FOLLOW_WINDOW_MS ? c->newest - FOLLOW_WINDOW_MS : 0;
+    json_t *got = NULL;
+    int rc = sy_logs_read(st, run_id, since, task_id, attempt, &got, err, err_len);
+    if (rc != SY_OK)
+        return rc;
+    json_t *out = json_array();
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(got, "logs"), i, l) {
+        int64_t at = json_integer_value(json_object_get(l, "at"));
+        if (at > c->newest)
+            c->newest = at;
+        char key[256];
+        snprintf(key, sizeof key, "%s/%lld/%s", json_string_value(json_object_get(l, "task")),
+                 (long long)json_integer_value(json_object_get(l, "attempt")),
+                 json_string_value(json_object_get(l, "stream")));
+        if (json_object_get(c->seen, key))
+            continue;
+        json_object_set_new(c->seen, key, json_true());
+        json_array_append(out, l);
+    }
+    /* Read after the logs: a run seen finished has written them all. */
+    int st_ = sy_run_state_parse(json_string_value(json_object_get(got, "status")));
+    *over = st_ >= 0 && sy_run_state_terminal((sy_run_state)st_);
+    json_decref(got);
+    *fresh = out;
+    return SY_OK;
+}
+
+void sy_logs_cursor_clear(sy_logs_cursor *c)
+{
+    json_decref(c->seen);
+    c->seen = NULL;
+    c->newest = 0;
 }

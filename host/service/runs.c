@@ -123,19 +123,37 @@ int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags, json_t **out, c
     return SY_OK;
 }
 
+struct find {
+    const sy_runs_filter *f;
+    json_t *runs;
+};
+
 static int add_run(void *arg, const sy_run_record *r)
 {
+    struct find *fd = arg;
+    const sy_runs_filter *f = fd->f;
+    if (f->after > 0 && r->id >= f->after)
+        return 0;
+    if (f->state >= 0 && (int)r->state != f->state)
+        return 0;
+    if (f->workflow && strcmp(f->workflow, r->workflow) != 0) {
+        /* "TENANT::NAME" matches too */
+        size_t tl = strlen(r->tenant);
+        if (strncmp(f->workflow, r->tenant, tl) != 0 || strncmp(f->workflow + tl, "::", 2) != 0 ||
+            strcmp(f->workflow + tl + 2, r->workflow) != 0)
+            return 0;
+    }
     /* A run still going has lasted until now; one not started, nothing. */
     int64_t end = r->finished ? r->finished : sy_clock_now_ms();
     json_t *duration = r->started ? json_integer(end - r->started) : json_null();
     json_array_append_new(
-        arg, json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s:s, s:I, s:{}, s:o}", "run_id",
+        fd->runs, json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s:s, s:I, s:{}, s:o}", "run_id",
                        (json_int_t)r->id, "status", sy_run_state_name(r->state), "created",
                        (json_int_t)r->created, "started", (json_int_t)r->started,
                        "finished", (json_int_t)r->finished, "duration_ms", duration,
                        "workflow", r->workflow, "tenant", r->tenant, "n_tasks",
                        (json_int_t)r->n_tasks, "tasks", "error", string_or_null(r->error)));
-    return 0;
+    return f->limit && json_array_size(fd->runs) >= f->limit;
 }
 
 static int count_task(void *arg, const sy_task_record *t)
@@ -149,8 +167,19 @@ static int count_task(void *arg, const sy_task_record *t)
 
 int sy_runs_list(sy_store *st, size_t limit, json_t **out, char *err, size_t err_len)
 {
+    sy_runs_filter f = {.limit = limit, .state = -1};
+    return sy_runs_find(st, &f, out, err, err_len);
+}
+
+int sy_runs_find(sy_store *st, const sy_runs_filter *f, json_t **out, char *err,
+                 size_t err_len)
+{
     json_t *runs = json_array();
-    int rc = sy_store_list_runs(st, limit, add_run, runs);
+    struct find fd = {f, runs};
+    /* Unfiltered, the store stops at the limit itself; filtered, the
+     * callback does, once it has enough that match. */
+    bool filtered = f->after > 0 || f->state >= 0 || f->workflow;
+    int rc = sy_store_list_runs(st, filtered ? 0 : f->limit, add_run, &fd);
     size_t i;
     json_t *r;
     json_array_foreach(runs, i, r) {

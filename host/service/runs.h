@@ -1,5 +1,5 @@
 /*
- * service/runs.h -- runs as the CLI (and later an HTTP API) sees them:
+ * service/runs.h -- runs as the CLI and the admin API see them:
  * recording a new one, cancelling, and reading them back as JSON data.
  * Formatting is the caller's.
  *
@@ -62,6 +62,18 @@ int sy_runs_add_maps(sy_store *st, int64_t run_id, json_t *tasks,
  * number of tasks in each state, by state name, states with none left
  * out), "error"}. */
 int sy_runs_list(sy_store *st, size_t limit, json_t **out, char *err,
+                 size_t err_len);
+
+/* Which runs sy_runs_find lists. */
+typedef struct sy_runs_filter {
+    size_t limit;         /* at most this many (0: all) */
+    int64_t after;        /* only runs older than this id (paging; 0: any) */
+    int state;            /* an sy_run_state, or -1: any */
+    const char *workflow; /* "NAME" or "TENANT::NAME"; NULL: any */
+} sy_runs_filter;
+
+/* sy_runs_list's array, newest first, of the runs `f` lets through. */
+int sy_runs_find(sy_store *st, const sy_runs_filter *f, json_t **out, char *err,
                  size_t err_len);
 
 #endif

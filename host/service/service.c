@@ -31,7 +31,8 @@ int sy_service_open_store(sy_service *sv, char *err, size_t err_len)
 int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
                       int64_t *run_id, const sy_workflow **wf, char *err, size_t err_len)
 {
-    const sy_workflow *found = sy_setup_workflow(&sv->setup, workflow, err, err_len);
+    /* The workflows in force: a serving host may have reloaded them. */
+    const sy_workflow *found = sy_setup_workflow(sy_service_setup(sv), workflow, err, err_len);
     if (!found)
         return SY_ENOENT;
     if (wf)

@@ -1,8 +1,8 @@
 /*
  * service/service.h -- a host at work: the setup, its store and, for
  * `run` and `serve`, an engine on a loop of its own with SIGTERM/SIGINT
- * draining it.  What the CLI (and later an HTTP API) opens, submits to,
- * runs and closes; printing is the caller's.
+ * draining it.  What the CLI and the admin API open, submit to,
+ * run and close; printing is the caller's.
  *
  * Single-threaded: one thread opens, runs and closes.
  */
@@ -92,6 +92,13 @@ _Noreturn void sy_service_leave(sy_service *sv, int code);
  * on the service's store: the service must not run one already. */
 int sy_service_cancel(sy_service *sv, int64_t run_id, sy_run_state *state, char *err,
                       size_t err_len);
+
+/* Cancel from inside a serving host (the admin API): records the request
+ * as sy_service_cancel does, and when this host's engine holds the run,
+ * stops it at once.  Never starts an engine.  *state: the run's state
+ * (Cancelled when no host held it).  Loop thread. */
+int sy_service_cancel_served(sy_service *sv, int64_t run_id, sy_run_state *state, char *err,
+                             size_t err_len);
 
 /* The configuration in force: `setup`, or the last one a reload loaded. */
 sy_setup *sy_service_setup(sy_service *sv);

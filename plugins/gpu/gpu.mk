@@ -34,7 +34,7 @@ tests_gpu_test_gpu_sched_CPPFLAGS = -I$(top_srcdir)/plugins/gpu -D_GNU_SOURCE
 tests_gpu_test_gpu_sched_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_gpu_test_gpu_sched_LDADD = $(CMOCKA_LIBS)
 
-gpu_shell_tests = tests/gpu/gpu.sh tests/gpu/health.sh tests/gpu/example.sh tests/gpu/conformance.sh tests/gpu/real_gpu.sh
+gpu_shell_tests = tests/gpu/gpu.sh tests/gpu/health.sh tests/gpu/metrics.sh tests/gpu/example.sh tests/gpu/conformance.sh tests/gpu/real_gpu.sh
 TESTS += $(gpu_shell_tests)
 dist_check_SCRIPTS += $(gpu_shell_tests) tests/gpu/lib.sh
 

@@ -101,6 +101,7 @@ typedef struct sy_lambda_settings {
     char *secret_key;        /* owned */
     char *session_token;     /* owned */
     char *profile;           /* owned */
+    char *ca_file;           /* owned; CAs for the endpoint, or NULL */
 } sy_lambda_settings;
 
 extern const sy_param_spec *const sy_lambda_instance_params[];
@@ -180,6 +181,9 @@ typedef struct sy_lambda_stats {
     _Atomic int64_t by_outcome[5];  /* indexed by sy_outcome, DEFERRED too */
     _Atomic int64_t retries;        /* tries repeated inside the plugin */
     _Atomic int64_t queued;         /* accepted, not yet on the wire */
+    _Atomic int64_t connections;    /* connections opened (curl's
+                                       CURLINFO_NUM_CONNECTS, summed) */
+    _Atomic int64_t http2;          /* answers that came over HTTP/2 */
 } sy_lambda_stats;
 
 struct sy_instance {
@@ -205,6 +209,8 @@ struct sy_instance {
     uv_async_t async;
     uv_timer_t curl_timer;
     uv_timer_t pause_timer;
+    uv_timer_t refresh_timer;       /* expiring metadata credentials
+                                       fetched again, idle or not */
     CURLM *multi;
     CURL *spare[1024];              /* easy handles kept for reuse */
     void **socks;                   /* socket watchers by descriptor */

@@ -37,7 +37,7 @@ tests_lambda_test_lambda_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(JANSSON_LIBS) -ldl
 
 # The end-to-end tests: a loopback Lambda endpoint (tests/lambda/server.py)
 # and `switchyard run`, or the conformance kit.
-lambda_tests = tests/lambda/invoke.sh tests/lambda/backpressure.sh \
+lambda_tests = tests/lambda/invoke.sh tests/lambda/backpressure.sh tests/lambda/http2.sh \
 	tests/lambda/creds.sh tests/lambda/conformance.sh tests/lambda/example.sh
 TESTS += $(lambda_tests)
 dist_check_SCRIPTS += $(lambda_tests) tests/lambda/lib.sh tests/lambda/server.py

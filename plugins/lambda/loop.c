@@ -448,6 +448,8 @@ int sy_lambda_loop_start(sy_instance *inst, char *err, size_t err_len)
     inst->curl_timer.data = inst;
     uv_timer_init(&inst->loop, &inst->pause_timer);
     inst->pause_timer.data = inst;
+    uv_timer_init(&inst->loop, &inst->refresh_timer);
+    inst->refresh_timer.data = inst;
     inst->multi = curl_multi_init();
     if (!inst->multi) {
         sy_sdk_errf(err, err_len, "out of memory (curl_multi_init)");

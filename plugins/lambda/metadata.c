@@ -11,7 +11,9 @@
  * jobs that find no usable credentials wait in inst->waiting and start
  * when they arrive (or fail with the reason).  Credentials within five
  * minutes of their expiry are refreshed in the background while still in
- * use; within one minute they are no longer used.
+ * use; within one minute they are no longer used.  A timer starts that
+ * refresh also when no call comes, so an instance idle for hours does not
+ * make its next call wait for a fetch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,10 @@
 #define REFRESH_BEFORE_MS (5 * 60 * 1000)
 #define USABLE_BEFORE_MS (60 * 1000)
 #define META_TIMEOUT_MS 2000
+/* The refresh timer's shortest wait: credentials handed out already
+ * inside the refresh window (or a refresh that failed while the old keys
+ * still serve) are fetched again this often, not in a loop. */
+#define REFRESH_RETRY_MS (30 * 1000)
 #define META_MAX_BODY 65536
 
 enum { META_CONTAINER, META_IMDS };
@@ -284,6 +290,23 @@ static bool take_creds(sy_instance *inst, sy_lambda_meta *m, char *why,
     return ok;
 }
 
+static void on_refresh_due(uv_timer_t *t)
+{
+    sy_instance *inst = t->data;
+    if (inst->meta)
+        (void)sy_lambda_meta_ready(inst);
+}
+
+/* Arms the idle refresh for credentials that expire. */
+static void arm_refresh(sy_instance *inst, int64_t delay_ms)
+{
+    if (inst->creds.expires_ms == 0)
+        return;
+    if (delay_ms <= 0)
+        delay_ms = REFRESH_RETRY_MS;
+    uv_timer_start(&inst->refresh_timer, on_refresh_due, (uint64_t)delay_ms, 0);
+}
+
 bool sy_lambda_meta_done(sy_instance *inst, CURL *easy, CURLcode code)
 {
     sy_lambda_meta *m = inst->meta;
@@ -319,6 +342,7 @@ bool sy_lambda_meta_done(sy_instance *inst, CURL *easy, CURLcode code)
     free(body);
     end_fetch(inst, m);
     if (ok) {
+        arm_refresh(inst, inst->creds.expires_ms - REFRESH_BEFORE_MS - wall_ms());
         resume_waiting(inst);
     } else if (inst->creds.access_key &&
                (inst->creds.expires_ms == 0 ||
@@ -327,6 +351,7 @@ bool sy_lambda_meta_done(sy_instance *inst, CURL *easy, CURLcode code)
          * again. */
         inst->api->log(inst->host, SY_LOG_WARN,
                        "refreshing credentials failed: %s", why);
+        arm_refresh(inst, REFRESH_RETRY_MS);
         resume_waiting(inst);
     } else {
         fail_waiting(inst, why);

@@ -296,5 +296,7 @@ int sy_lambda_request_prepare(sy_instance *inst, sy_lambda_job *job,
     curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 30L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    if (s->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, s->ca_file);
     return SY_OK;
 }

@@ -288,6 +288,12 @@ void sy_lambda_response_done(sy_instance *inst, sy_lambda_job *job, CURL *e,
     long status = 0, sent = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &sent);
+    long connects = 0, version = 0;
+    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
+    curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &version);
+    atomic_fetch_add(&inst->stats.connections, (int64_t)connects);
+    if (version == CURL_HTTP_VERSION_2_0)
+        atomic_fetch_add(&inst->stats.http2, 1);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;

@@ -4,9 +4,11 @@
  * and line), then read and judged here (values, combinations).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -30,6 +32,9 @@ SPEC(region, SY_PARAM_STRING,
 SPEC(endpoint_url, SY_PARAM_STRING,
      "a Lambda-compatible endpoint, http or https (default "
      "$AWS_ENDPOINT_URL_LAMBDA, then https://lambda.REGION.amazonaws.com)");
+SPEC(ca_file, SY_PARAM_STRING,
+     "a PEM file of the certificate authorities to trust for an https "
+     "endpoint_url with its own CA (default: the system's)");
 SPEC(max_in_flight, SY_PARAM_INT,
      "invocations in flight at once (default 1000)");
 SPEC(adaptive, SY_PARAM_BOOL,
@@ -58,7 +63,8 @@ SPEC(profile, SY_PARAM_STRING,
 const sy_param_spec *const sy_lambda_instance_params[] = {
     &function_spec,       &qualifier_spec,        &invocation_type_spec,
     &log_tail_spec,       &client_context_spec,   &region_spec,
-    &endpoint_url_spec,   &max_in_flight_spec,    &adaptive_spec,
+    &endpoint_url_spec,   &ca_file_spec,          &max_in_flight_spec,
+    &adaptive_spec,
     &connect_timeout_spec, &timeout_spec,         &max_payload_sync_spec,
     &max_payload_async_spec, &retries_spec,       &retry_base_spec,
     &retry_max_spec,      &access_key_id_spec,    &secret_access_key_spec,
@@ -319,6 +325,13 @@ int sy_lambda_settings_read(const sy_host_api *api, const sy_params *cfg,
                      err_len);
     if (rc == SY_OK)
         rc = dup_opt(api, cfg, "profile", NULL, &s->profile, err, err_len);
+    if (rc == SY_OK)
+        rc = dup_opt(api, cfg, "ca_file", NULL, &s->ca_file, err, err_len);
+    if (rc == SY_OK && s->ca_file && access(s->ca_file, R_OK) != 0) {
+        sy_sdk_errf(err, err_len, "ca_file: cannot read %s: %s", s->ca_file,
+                    strerror(errno));
+        rc = SY_EINVAL;
+    }
     if (rc != SY_OK)
         sy_lambda_settings_free(s);
     return rc;
@@ -345,6 +358,7 @@ void sy_lambda_settings_free(sy_lambda_settings *s)
     free_secret(&s->secret_key);
     free_secret(&s->session_token);
     free(s->profile);
+    free(s->ca_file);
     memset(s, 0, sizeof *s);
 }
 

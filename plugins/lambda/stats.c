@@ -1,7 +1,8 @@
 /*
  * stats.c -- capacity (max_in_flight, the adaptive limit, the pause after
  * a 429) and the metrics: the conventional ones, then in_flight, limit,
- * paused, retries, deferred, throttled.REASON, errors.TYPE and latency
+ * paused, retries, connections (opened), http2 (answers over HTTP/2),
+ * deferred, throttled.REASON, errors.TYPE and latency
  * percentiles (latency_ms.p50, .p90, .p99, .max).
  */
 #include <ctype.h>
@@ -167,6 +168,8 @@ void sy_lambda_stats_emit(sy_instance *inst, sy_metric_fn emit, void *sink)
     emit(sink, "max_in_flight", inst->set.max_in_flight);
     emit(sink, "paused", atomic_load(&inst->paused_until) > 0);
     emit(sink, "retries", atomic_load(&s->retries));
+    emit(sink, "connections", atomic_load(&s->connections));
+    emit(sink, "http2", atomic_load(&s->http2));
 
     /* Copied under the lock, emitted outside it: emit() is the host's. */
     int64_t hist[SY_LAMBDA_HIST], n;

@@ -50,6 +50,18 @@ for k in $(known log.zz6); do
     in_page "Cm $k" switchyard.cfg.5
     ok $? "switchyard.cfg(5) describes the key log.$k"
 done
+printf 'admin = { zz6 = 1; };\n' >"$tmp/c.cfg"
+run --config "$tmp/c.cfg" check
+for k in $(known admin.zz6); do
+    in_page "Cm $k" switchyard.cfg.5
+    ok $? "switchyard.cfg(5) describes the admin key $k"
+done
+# The global options, from the program's usage.
+run help
+for o in $(printf '%s\n' "$out" | sed -n '/^  --/s/^  \(--[a-z-]*\).*/\1/p'); do
+    in_page "Fl -${o#--}" switchyard.1
+    ok $? "switchyard(1) describes the global option $o"
+done
 cat >"$tmp/b.cfg" <<CFG
 plugin_dirs = ["plugins"];
 workflow_dirs = ["wf"];

@@ -145,4 +145,28 @@ rc_is 0 "calls go on while expiring credentials are refreshed"
 n=$(requests 'q.get("metadata") == "imds" and q.get("role") == "test-role"')
 [ "$n" -ge 2 ]; ok $? "the credentials were fetched again before they expired ($n fetches)"
 
+# An idle instance refreshes them too, so its next call does not wait for a
+# fetch: credentials of 5 min 2 s are due for refresh 2 s after they came.
+if [ -z "$SY_WRAP" ]; then
+    stop_server
+    start_server --token 'session/token==' --creds-ttl 302
+    make_lambda_host ""
+    run submit lam::one
+    id=$out
+    AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$port" "$SWITCHYARD" serve \
+        >"$dir/serve.log" 2>&1 &
+    spid=$!
+    for _ in $(seq 1 100); do
+        [ "$($SWITCHYARD status "$id" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = Completed ] && break
+        sleep 0.05
+    done
+    n1=$(requests 'q.get("metadata") == "imds" and q.get("role") == "test-role"')
+    sleep 3.5
+    n2=$(requests 'q.get("metadata") == "imds" and q.get("role") == "test-role"')
+    kill -TERM $spid
+    wait $spid
+    [ "$n1" -ge 1 ] && [ "$n2" -gt "$n1" ]
+    ok $? "an idle instance fetched its expiring credentials again ($n1 fetches after the call, $n2 after 3.5 s idle)"
+fi
+
 done_testing

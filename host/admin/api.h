@@ -1,0 +1,35 @@
+/*
+ * admin/api.h -- the handlers the route table (admin/routes.c) names, one
+ * group a file.  Each answers one request on the loop thread and returns
+ * MHD_YES or MHD_NO.
+ */
+#ifndef SY_ADMIN_API_H
+#define SY_ADMIN_API_H
+
+#include "admin/internal.h"
+
+/* admin/api_runs.c */
+int sy_api_runs_list(sy_admin_req *rq);
+int sy_api_run_get(sy_admin_req *rq);
+int sy_api_run_submit(sy_admin_req *rq);
+int sy_api_run_cancel(sy_admin_req *rq);
+int sy_api_run_retry(sy_admin_req *rq);
+
+/* admin/api_config.c */
+int sy_api_health(sy_admin_req *rq);
+int sy_api_workflows(sy_admin_req *rq);
+int sy_api_workflow_get(sy_admin_req *rq);
+int sy_api_instances(sy_admin_req *rq);
+int sy_api_routes(sy_admin_req *rq);
+int sy_api_reload(sy_admin_req *rq);
+
+/* admin/api_logs.c */
+int sy_api_run_logs(sy_admin_req *rq);
+
+/* admin/api_events.c */
+int sy_api_events(sy_admin_req *rq);
+
+/* admin/api_metrics.c */
+int sy_api_metrics(sy_admin_req *rq);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * admin/internal.h -- what the admin API's files share: the server, a
+ * request, streams.  Loop thread only.
+ */
+#ifndef SY_ADMIN_INTERNAL_H
+#define SY_ADMIN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <uv.h>
+
+#include "admin/admin.h"
+#include "admin/router.h"
+
+typedef struct sy_admin_stream sy_admin_stream;
+struct sy_admin_events;
+
+struct sy_admin {
+    sy_service *sv;
+    const sy_admin_config *cfg;
+    struct MHD_Daemon *d;
+    uv_poll_t poll;                 /* MHD's epoll descriptor */
+    uv_timer_t timer;               /* MHD_get_timeout, and kicks */
+    int n_open;                     /* handles not closed yet */
+    char *token;                    /* owned; NULL: changes refused */
+    bool reads_open;                /* loopback or Unix socket */
+    char *unix_path;                /* owned: to unlink at stop */
+    char where[300];
+    bool stopping;
+    sy_admin_stream *streams;       /* admin/stream.c */
+    struct sy_admin_events *events; /* admin/api_events.c */
+    void (*kick)(sy_admin *a);      /* have MHD run soon (server.c) */
+};
+
+/* One request, from its first callback to its completion. */
+typedef struct sy_admin_req {
+    sy_admin *admin;
+    struct MHD_Connection *conn;
+    const char *method, *path;
+    const sy_admin_route *route;
+    char caps[SY_ADMIN_MAX_CAPS][SY_ADMIN_CAP_LEN]; /* the path's {} parts */
+    char *body;                     /* owned, NUL-terminated */
+    size_t len;
+    bool overflow;
+} sy_admin_req;
+
+/* --- replies (admin/reply.c) ------------------------------------------- */
+
+/* Sends `len` bytes of `text` (copied) as `content_type` with `status`:
+ * for a reply that is not JSON (e.g. GET /metrics, "text/plain;
+ * version=0.0.4"). */
+enum MHD_Result sy_admin_text(sy_admin_req *rq, unsigned status, const char *content_type,
+                              const char *text, size_t len);
+
+/* Sends `body` (stolen) with `status`; MHD_YES or MHD_NO. */
+enum MHD_Result sy_admin_json(sy_admin_req *rq, unsigned status, json_t *body);
+
+/* Sends {"error": MSG} with `status`. */
+enum MHD_Result sy_admin_error(sy_admin_req *rq, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Query parameter `key`, or NULL. */
+const char *sy_admin_query(sy_admin_req *rq, const char *key);
+
+/* Query parameter `key` as an integer in [lo, hi] (absent: *out = def).
+ * false after replying 400 naming the parameter. */
+bool sy_admin_query_int(sy_admin_req *rq, const char *key, long long lo, long long hi,
+                        long long def, long long *out, enum MHD_Result *res);
+
+/* Query parameter `key` as a boolean ("true", "1", "false", "0"). */
+bool sy_admin_query_bool(sy_admin_req *rq, const char *key, bool *out, enum MHD_Result *res);
+
+/* The request body as a JSON object (an empty body: {}), or NULL after
+ * replying 400 with the line and column. */
+json_t *sy_admin_body(sy_admin_req *rq, enum MHD_Result *res);
+
+/* Capture i of the path as a run id; false after replying 400. */
+bool sy_admin_cap_id(sy_admin_req *rq, size_t i, int64_t *id, enum MHD_Result *res);
+
+/* --- streams (admin/stream.c) ------------------------------------------ */
+
+struct sy_admin_stream {
+    sy_admin *admin;
+    struct MHD_Connection *conn;
+    char *buf;                      /* pending bytes: buf[off..len) */
+    size_t off, len, cap;
+    bool suspended, ended;
+    void (*on_free)(sy_admin_stream *s); /* the owner's cleanup; may be NULL */
+    void *owner;
+    sy_admin_stream *prev, *next;
+};
+
+/* Answers the request with a chunked stream of `content_type`; NULL after
+ * replying 500.  The stream lives until the connection ends. */
+sy_admin_stream *sy_admin_stream_open(sy_admin_req *rq, const char *content_type,
+                                      enum MHD_Result *res);
+
+/* Queues bytes; false (and the stream ended) when the client is more than
+ * SY_ADMIN_STREAM_MAX behind. */
+bool sy_admin_stream_write(sy_admin_stream *s, const char *data, size_t len);
+
+/* Bytes queued and not yet sent. */
+size_t sy_admin_stream_pending(const sy_admin_stream *s);
+
+/* No more data: the response ends once what is queued is sent. */
+void sy_admin_stream_end(sy_admin_stream *s);
+
+/* Ends every stream (the server is stopping). */
+void sy_admin_streams_end_all(sy_admin *a);
+
+#define SY_ADMIN_STREAM_MAX (4u << 20)
+
+#endif

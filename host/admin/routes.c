@@ -1,0 +1,26 @@
+/* The routes the admin listener serves: one line each.  A new endpoint is
+ * a handler (admin/api.h) and a line here, as `GET /metrics` is: its
+ * handler renders into a buffer and answers with sy_admin_text.
+ * SY_ADMIN_CHANGE asks for the bearer token, SY_ADMIN_BODY reads a JSON
+ * body (admin/router.h). */
+#include "admin/api.h"
+
+const sy_admin_route sy_admin_routes[] = {
+    {"GET", "/api/v1/health", sy_api_health, 0},
+    {"GET", "/api/v1/runs", sy_api_runs_list, 0},
+    {"POST", "/api/v1/runs", sy_api_run_submit, SY_ADMIN_CHANGE | SY_ADMIN_BODY},
+    {"GET", "/api/v1/runs/{}", sy_api_run_get, 0},
+    {"POST", "/api/v1/runs/{}/cancel", sy_api_run_cancel, SY_ADMIN_CHANGE},
+    {"DELETE", "/api/v1/runs/{}", sy_api_run_cancel, SY_ADMIN_CHANGE},
+    {"POST", "/api/v1/runs/{}/retry", sy_api_run_retry, SY_ADMIN_CHANGE | SY_ADMIN_BODY},
+    {"GET", "/api/v1/runs/{}/logs", sy_api_run_logs, 0},
+    {"GET", "/api/v1/workflows", sy_api_workflows, 0},
+    {"GET", "/api/v1/workflows/{}", sy_api_workflow_get, 0},
+    {"GET", "/api/v1/instances", sy_api_instances, 0},
+    {"GET", "/api/v1/routes", sy_api_routes, 0},
+    {"GET", "/api/v1/events", sy_api_events, 0},
+    {"POST", "/api/v1/reload", sy_api_reload, SY_ADMIN_CHANGE},
+    {"GET", "/metrics", sy_api_metrics, 0},
+};
+
+const size_t sy_admin_n_routes = sizeof sy_admin_routes / sizeof sy_admin_routes[0];

@@ -1,0 +1,353 @@
+/* libmicrohttpd on the engine's loop: its epoll descriptor watched by a
+ * uv_poll, its timeout by a uv_timer, MHD_run called from both; the
+ * listening socket made here (TCP or Unix) and handed to it. */
+#include "admin/internal.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include "admin/auth.h"
+#include "base/log.h"
+#include "base/util.h"
+
+static void on_timer(uv_timer_t *t);
+
+/* MHD_run, then the timer set to MHD's next deadline.  MHD_get_timeout
+ * says 0 when a connection still has work (the epoll descriptor will not
+ * tell again), so that work is never left waiting. */
+static void drive(sy_admin *a)
+{
+    if (a->stopping || !a->d)
+        return;
+    MHD_run(a->d);
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    if (MHD_get_timeout(a->d, &ms) != MHD_YES || ms > 1000)
+        ms = 1000;
+    uv_timer_start(&a->timer, on_timer, (uint64_t)ms, 0);
+}
+
+static void on_timer(uv_timer_t *t) { drive(t->data); }
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+    (void)status;
+    (void)events;
+    drive(p->data);
+}
+
+static void kick(sy_admin *a)
+{
+    if (!a->stopping)
+        uv_timer_start(&a->timer, on_timer, 0, 0);
+}
+
+static void log_mhd(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    sy_log(SY_LOG_WARN, "admin", "%s", line);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode why)
+{
+    (void)cls;
+    (void)c;
+    (void)why;
+    sy_admin_req *rq = *con_cls;
+    if (!rq)
+        return;
+    free(rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+/* Who may go on: changes need the token; reads too on a listener others
+ * can reach. */
+static enum MHD_Result refuse(sy_admin_req *rq, bool *refused)
+{
+    sy_admin *a = rq->admin;
+    bool change = rq->route->flags & SY_ADMIN_CHANGE;
+    *refused = false;
+    if (!change && a->reads_open)
+        return MHD_YES;
+    *refused = true;
+    if (!a->token)
+        return sy_admin_error(rq, 403, "changes are disabled: admin.token_file is not set");
+    const char *h = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h) {
+        struct MHD_Response *r = MHD_create_response_from_buffer(
+            31, (void *)"{\"error\":\"a token is required\"}", MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+        enum MHD_Result res = MHD_queue_response(rq->conn, 401, r);
+        MHD_destroy_response(r);
+        return res;
+    }
+    if (!sy_admin_bearer_ok(h, a->token))
+        return sy_admin_error(rq, 403, "the token is wrong");
+    *refused = false;
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_len, void **con_cls)
+{
+    (void)version;
+    sy_admin *a = cls;
+    sy_admin_req *rq = *con_cls;
+    if (!rq) {
+        rq = calloc(1, sizeof *rq);
+        if (!rq)
+            return MHD_NO;
+        *con_cls = rq;
+        rq->admin = a;
+        rq->conn = c;
+        rq->method = method;
+        rq->path = url;
+        char allow[64];
+        int found = sy_admin_route_find(sy_admin_routes, sy_admin_n_routes, method, url,
+                                        &rq->route, rq->caps, allow, sizeof allow);
+        if (found == SY_ROUTE_NO_PATH)
+            return sy_admin_error(rq, 404, "no such path: %s", url);
+        if (found == SY_ROUTE_NO_METHOD) {
+            char msg[160];
+            int n = snprintf(msg, sizeof msg, "{\"error\":\"%s is not allowed here (allowed: %s)\"}\n",
+                             strcmp(method, "GET") == 0 || strcmp(method, "POST") == 0 ||
+                                     strcmp(method, "DELETE") == 0 || strcmp(method, "PUT") == 0 ||
+                                     strcmp(method, "PATCH") == 0
+                                 ? method
+                                 : "the method",
+                             allow);
+            struct MHD_Response *r =
+                MHD_create_response_from_buffer((size_t)n, msg, MHD_RESPMEM_MUST_COPY);
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+            MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+            enum MHD_Result res = MHD_queue_response(c, 405, r);
+            MHD_destroy_response(r);
+            return res;
+        }
+        bool refused;
+        enum MHD_Result res = refuse(rq, &refused);
+        if (refused)
+            return res;
+        /* Refused before the body is read, by its announced length. */
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > (unsigned long long)a->cfg->max_body)
+            return sy_admin_error(rq, 413, "the body is over admin.max_body (%lld bytes)",
+                                  (long long)a->cfg->max_body);
+        return MHD_YES;
+    }
+    if (*upload_len) {
+        if (rq->len + *upload_len > (size_t)a->cfg->max_body) {
+            /* Chunked, so not refused by its length: the connection is
+             * dropped rather than read to its end. */
+            sy_log(SY_LOG_WARN, "admin", "%s %s: body over admin.max_body; connection closed",
+                   method, url);
+            return MHD_NO;
+        }
+        char *nb = realloc(rq->body, rq->len + *upload_len + 1);
+        if (!nb)
+            return MHD_NO;
+        memcpy(nb + rq->len, upload, *upload_len);
+        rq->body = nb;
+        rq->len += *upload_len;
+        rq->body[rq->len] = '\0';
+        *upload_len = 0;
+        return MHD_YES;
+    }
+    if (!(rq->route->flags & SY_ADMIN_BODY) && rq->len)
+        return sy_admin_error(rq, 400, "body: this request takes none");
+    if (rq->route->flags & SY_ADMIN_CHANGE)
+        sy_log(SY_LOG_INFO, "admin", "%s %s", method, url);
+    return (enum MHD_Result)rq->route->handler(rq);
+}
+
+/* The listening socket for "HOST:PORT" or "unix:PATH". */
+static int open_listener(sy_admin *a, const char *spec, char *err, size_t err_len)
+{
+    if (strncmp(spec, "unix:", 5) == 0) {
+        const char *path = spec + 5;
+        struct sockaddr_un sun = {.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof sun.sun_path)
+            return sy_errf(err, err_len, "admin.listen: the socket path is too long"), -1;
+        strcpy(sun.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+            return sy_errf(err, err_len, "admin.listen: socket: %s", strerror(errno)), -1;
+        /* A socket file left by a host that is gone is replaced; one a
+         * live host listens on is not. */
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+            int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            bool live = probe >= 0 && connect(probe, (struct sockaddr *)&sun, sizeof sun) == 0;
+            if (probe >= 0)
+                close(probe);
+            if (live) {
+                close(fd);
+                return sy_errf(err, err_len, "admin.listen %s: another process listens there",
+                               spec), -1;
+            }
+            unlink(path);
+        }
+        mode_t old = umask(077); /* this user only: reads are open on it */
+        int rc = bind(fd, (struct sockaddr *)&sun, sizeof sun);
+        umask(old);
+        if (rc != 0 || listen(fd, 64) != 0) {
+            sy_errf(err, err_len, "admin.listen %s: %s", spec, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        a->unix_path = sy_xstrdup(path);
+        snprintf(a->where, sizeof a->where, "%s", spec);
+        return fd;
+    }
+    char host[256], port[8];
+    int p;
+    if (!sy_config_admin_split(spec, host, sizeof host, &p))
+        return sy_errf(err, err_len, "admin.listen: \"%s\" is not HOST:PORT", spec), -1;
+    snprintf(port, sizeof port, "%d", p);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0)
+        return sy_errf(err, err_len, "admin.listen %s: %s", spec, gai_strerror(gai)), -1;
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+        sy_errf(err, err_len, "admin.listen %s: %s", spec, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char addr[INET6_ADDRSTRLEN] = "?";
+    int bound = p;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof addr);
+            bound = ntohs(s6->sin6_port);
+        } else {
+            struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &s4->sin_addr, addr, sizeof addr);
+            bound = ntohs(s4->sin_port);
+        }
+    }
+    snprintf(a->where, sizeof a->where, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", addr,
+             bound);
+    return fd;
+}
+
+static void closed(uv_handle_t *h)
+{
+    sy_admin *a = h->data;
+    if (--a->n_open == 0) {
+        free(a->token);
+        free(a->unix_path);
+        free(a);
+    }
+}
+
+int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, char *err,
+                   size_t err_len)
+{
+    *out = NULL;
+    sy_admin *a = calloc(1, sizeof *a);
+    if (!a)
+        return sy_errf(err, err_len, "out of memory"), SY_ENOMEM;
+    a->sv = sv;
+    a->cfg = cfg;
+    a->kick = kick;
+    a->reads_open = sy_admin_listen_local(cfg->listen);
+    if (cfg->token_file &&
+        sy_admin_token_load(cfg->token_file, &a->token, err, err_len) != SY_OK) {
+        free(a);
+        return SY_EINVAL;
+    }
+    if (!a->reads_open && !a->token) {
+        sy_errf(err, err_len, "admin.listen %s is reachable from other machines: set "
+                "admin.token_file (%s:%d), every request then needs the token",
+                cfg->listen, cfg->file, cfg->line);
+        free(a);
+        return SY_EINVAL;
+    }
+    int fd = open_listener(a, cfg->listen, err, err_len);
+    if (fd < 0) {
+        free(a->token);
+        free(a);
+        return SY_EIO;
+    }
+    a->d = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+        on_request, a, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, a, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)(cfg->timeout_ms / 1000), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)cfg->max_header, MHD_OPTION_NOTIFY_COMPLETED, completed, a, MHD_OPTION_END);
+    const union MHD_DaemonInfo *info =
+        a->d ? MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+    if (!info) {
+        sy_errf(err, err_len, "admin.listen %s: the HTTP server did not start", cfg->listen);
+        if (a->d)
+            MHD_stop_daemon(a->d);
+        else
+            close(fd);
+        if (a->unix_path)
+            unlink(a->unix_path);
+        free(a->unix_path);
+        free(a->token);
+        free(a);
+        return SY_EIO;
+    }
+    uv_timer_init(&sv->loop, &a->timer);
+    a->timer.data = a;
+    uv_poll_init(&sv->loop, &a->poll, info->epoll_fd);
+    a->poll.data = a;
+    a->n_open = 2;
+    uv_poll_start(&a->poll, UV_READABLE, on_poll);
+    kick(a);
+    sy_log(SY_LOG_INFO, "admin", "listening on %s (changes %s)", a->where,
+           a->token ? "need the token" : "disabled: no admin.token_file");
+    *out = a;
+    return SY_OK;
+}
+
+const char *sy_admin_where(const sy_admin *a) { return a->where; }
+
+void sy_admin_stop(sy_admin *a)
+{
+    if (!a)
+        return;
+    /* The handles go first: MHD closes the descriptor they watch. */
+    uv_poll_stop(&a->poll);
+    uv_timer_stop(&a->timer);
+    a->stopping = true;
+    /* MHD refuses to stop with suspended connections. */
+    sy_admin_streams_end_all(a);
+    MHD_stop_daemon(a->d);
+    a->d = NULL;
+    if (a->unix_path)
+        unlink(a->unix_path);
+    uv_close((uv_handle_t *)&a->poll, closed);
+    uv_close((uv_handle_t *)&a->timer, closed);
+}

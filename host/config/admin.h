@@ -1,0 +1,51 @@
+/*
+ * config/admin.h -- the `admin` group of switchyard.cfg: where the admin
+ * HTTP API listens (host/admin/) and its limits.  No group: no listener.
+ *
+ *   admin = {
+ *     listen = "127.0.0.1:8787";   # "HOST:PORT", "[V6]:PORT", "unix:PATH"
+ *     token_file = "admin.token";  # bearer token for changes (mode 0600)
+ *     max_body = "64KiB";          # request body, else 413
+ *     max_header = "16KiB";        # request line and headers, else 431
+ *     max_connections = 64;
+ *     timeout = "30s";             # an idle connection is closed after it
+ *   };
+ *
+ * Threading: no shared state; any thread.
+ */
+#ifndef SY_CONFIG_ADMIN_H
+#define SY_CONFIG_ADMIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libconfig.h>
+
+#include "base/diagnostics.h"
+
+typedef struct sy_admin_config {
+    bool enabled;            /* the group is there */
+    char *listen;            /* owned: "HOST:PORT" or "unix:PATH" (PATH
+                                resolved against the config's directory) */
+    char *token_file;        /* owned, resolved likewise; NULL: none, and
+                                every change is refused */
+    int64_t max_body;        /* bytes (default 1 MiB) */
+    int64_t max_header;      /* bytes (default 16 KiB) */
+    int64_t max_connections; /* default 64 */
+    int64_t timeout_ms;      /* default 30 s; whole seconds */
+    char *file;              /* owned: where the group is written */
+    int line;
+} sy_admin_config;
+
+/* Reads the group `s` (paths relative to `dir`) into *a; the number of
+ * errors added to d, each naming the field (admin.KEY) at its line. */
+int sy_config_admin_read(sy_admin_config *a, const config_setting_t *s, const char *dir,
+                         sy_diags *d);
+
+void sy_config_admin_free(sy_admin_config *a);
+
+/* Splits "HOST:PORT" or "[V6]:PORT" into host (without brackets) and
+ * port (0 to 65535).  false when it is neither. */
+bool sy_config_admin_split(const char *listen, char *host, size_t host_len, int *port);
+
+#endif
