@@ -42,6 +42,7 @@ libsyhost_la_SOURCES += \
 	host/config/integers.c host/config/integers.h \
 	host/config/glob.c host/config/glob.h \
 	host/config/routes.c host/config/routes.h \
+	host/config/size.c host/config/size.h \
 	host/config/params.c host/config/params.h \
 	host/config/admin.c host/config/admin.h
 
@@ -164,7 +165,7 @@ libsyhost_la_SOURCES += \
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
 	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h
 # libcurl (when found) for --host; without it --host says so.

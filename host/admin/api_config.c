@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config/glob.h"
+#include "engine/metrics.h"
 #include "service/route_explain.h"
 
 int sy_api_health(sy_admin_req *rq)
@@ -68,21 +69,31 @@ int sy_api_workflow_get(sy_admin_req *rq)
     return sy_admin_json(rq, 200, workflow_json(s, wf));
 }
 
+static void add_figure(void *sink, const char *name, int64_t value)
+{
+    if (name && !json_object_get(sink, name))
+        json_object_set_new(sink, name, json_integer((json_int_t)value));
+}
+
 int sy_api_instances(sy_admin_req *rq)
 {
-    const sy_setup *s = sy_service_setup(rq->admin->sv);
+    sy_setup *s = sy_service_setup(rq->admin->sv);
     json_t *list = json_array();
-    /* Settings are left out: an instance's may hold credentials. */
+    /* Settings are left out: an instance's may hold credentials.  Its
+     * figures (the plugin's metrics(): a gpu instance's drained devices,
+     * their Xid and time) are what an operator asks it about. */
     for (size_t i = 0; i < s->n_instances; i++) {
-        const sy_instance_entry *e = &s->instances[i];
+        sy_instance_entry *e = &s->instances[i];
         bool unhealthy = atomic_load(&e->unhealthy);
         const char *health = !e->inst ? "not created" : unhealthy ? "stuck" : "ok";
+        json_t *figures = json_object();
+        sy_engine_metrics_plugin(e, add_figure, figures);
         json_array_append_new(
-            list, json_pack("{s:s, s:s?, s:s?, s:b, s:b, s:s, s:b}", "name", e->name, "plugin",
-                            e->cfg ? e->cfg->plugin : NULL, "version",
+            list, json_pack("{s:s, s:s?, s:s?, s:b, s:b, s:s, s:b, s:o}", "name", e->name,
+                            "plugin", e->cfg ? e->cfg->plugin : NULL, "version",
                             e->plugin ? e->plugin->version : NULL, "created", e->inst != NULL,
                             "healthy", e->inst != NULL && !unhealthy, "health", health,
-                            "isolated", e->cfg && e->cfg->isolate));
+                            "isolated", e->cfg && e->cfg->isolate, "metrics", figures));
     }
     json_t *plugins = json_array();
     for (size_t i = 0; i < s->plugins.n; i++) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/util.h"
 
 static struct sockaddr_un addr;
 static socklen_t addr_len;
@@ -39,27 +40,12 @@ int sy_sd_address(const char *path, struct sockaddr_un *sa, socklen_t *len)
     return 0;
 }
 
-/* Digits only, no sign and no wrap. */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!s || !*s)
-        return false;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = v;
-    return true;
-}
-
 uint64_t sy_sd_parse_watchdog(const char *usec, const char *pid, long self)
 {
     uint64_t us = 0, p = 0;
-    if (!parse_u64(usec, &us) || us == 0)
+    if (!sy_parse_digits(usec, &us) || us == 0)
         return 0;
-    if (pid && (!parse_u64(pid, &p) || p != (uint64_t)self))
+    if (pid && (!sy_parse_digits(pid, &p) || p != (uint64_t)self))
         return 0;
     return us;
 }

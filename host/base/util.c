@@ -64,6 +64,67 @@ char *sy_path_join(const char *base, const char *rel)
     return s;
 }
 
+bool sy_parse_digits(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s || !*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static void (*release_fn)(void);
+
+void sy_memory_release_hook(void (*fn)(void)) { release_fn = fn; }
+
+void sy_memory_release(void)
+{
+    if (release_fn)
+        release_fn();
+}
+
+char *sy_concat(char *buf, size_t len, ...)
+{
+    va_list ap;
+    va_start(ap, len);
+    size_t off = 0;
+    for (const char *s; (s = va_arg(ap, const char *)) != NULL;) {
+        size_t n = strlen(s);
+        if (n > len - 1 - off)
+            n = len - 1 - off;
+        memcpy(buf + off, s, n);
+        off += n;
+    }
+    va_end(ap);
+    buf[off] = '\0';
+    return buf;
+}
+
+char *sy_xconcat(const char *first, ...)
+{
+    va_list ap;
+    size_t total = 0;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *))
+        total += strlen(s);
+    va_end(ap);
+    char *out = sy_xmalloc(total + 1), *p = out;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) {
+        size_t n = strlen(s);
+        memcpy(p, s, n);
+        p += n;
+    }
+    va_end(ap);
+    *p = '\0';
+    return out;
+}
+
 bool sy_str_ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);

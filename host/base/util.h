@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #define SY_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -27,6 +28,27 @@ char *sy_path_dirname(const char *path);
 char *sy_path_join(const char *base, const char *rel);
 
 bool sy_str_ends_with(const char *s, const char *suffix);
+
+/* Decimal digits only into *out: strtoull would take a sign, spaces and
+ * "0x", and wrap a negative number round to a huge one.  False for an
+ * empty string, any other character or a value past UINT64_MAX. */
+bool sy_parse_digits(const char *s, uint64_t *out);
+
+/* The strings up to a NULL laid end to end into buf (truncated to len - 1
+ * bytes, NUL-terminated; len > 0), or malloc'd (aborting when out of
+ * memory): what snprintf("%s%s%s") does, without its cost per call, for
+ * text made once per task of a workflow of a million. */
+char *sy_concat(char *buf, size_t len, ...);
+char *sy_xconcat(const char *first, ...);
+
+/* Hands memory the process freed back to the system now, through the
+ * hook the program set (main.c: mimalloc's, which otherwise keeps freed
+ * pages resident a while); a no-op without one.  For after a large
+ * transient structure, such as the parse tree of a workflow of a million
+ * tasks, is freed and before the next one is built, so that the two do not
+ * add up in the peak RSS. */
+void sy_memory_release(void);
+void sy_memory_release_hook(void (*fn)(void));
 
 /* Aborts with a message: for allocation failures in places where the
  * program cannot go on meaningfully (startup, CLI). */

@@ -26,9 +26,11 @@ static const sy_cli_command commands[] = {
     {"plugins", sy_cmd_plugins, "[-v] [--json]",
      "list every plugin found: loaded, or refused and why",
      "  -v, --verbose  add each plugin's instance settings and task parameters\n"
+     "                 (with --host: each instance's figures, its plugin's metrics)\n"
      "  --json         print an array of {\"name\", \"version\", \"abi\", \"status\",\n"
      "                 \"path\", \"reason\"} and the directories searched\n"
-     "Exit: 0; 2 for a bad config.\n", false},
+     "With --host, the serving host's instances and their health come first.\n"
+     "Exit: 0; 2 for a bad config.\n", true},
     {"workflows", sy_cmd_workflows, "[--json]",
      "list the workflows of the workflow directories",
      "  --json   print an array of {\"tenant\", \"name\", \"tasks\", \"schedule\",\n"
@@ -61,7 +63,7 @@ static const sy_cli_command commands[] = {
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
      "Exit: 0; 2 usage or config.\n", true},
-    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all]",
+    {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all] [--limit N] [--offset N]",
      "a run and each of its tasks",
      "  --json       print the run as JSON, errors and outputs in full (with\n"
      "               --task: that task's object)\n"
@@ -69,6 +71,10 @@ static const sy_cli_command commands[] = {
      "               whole error (stderr included) and output; for a mapped\n"
      "               task, each of its elements too\n"
      "  --all        every element of every mapped task\n"
+     "  --limit N    list at most N tasks (0: every one; default 1000, with\n"
+     "               --json every one), in the workflow's order, with the\n"
+     "               counts by state of all of them\n"
+     "  --offset N   from the task N places after the first (default 0)\n"
      "The table shows the last line of each error only; `switchyard logs`\n"
      "shows what the attempts wrote.  A mapped task is summed up in one\n"
      "line (its elements by state) unless asked.\n"
@@ -169,7 +175,7 @@ void sy_cli_usage(FILE *out)
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT or\n"
             "                 unix:PATH) instead of the store: status, runs, submit,\n"
-            "                 cancel, retry, logs, workflows, route\n"
+            "                 cancel, retry, logs, workflows, route, plugins\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --version      the version, the executor ABI and the malloc\n"

@@ -61,22 +61,6 @@ char *sy_cli_context(const char *arg, char *err, size_t err_len)
     return text;
 }
 
-/* Digits only: strtoull would take a sign, spaces and "0x", and wrap a
- * negative number round to a huge one. */
-static bool parse_digits(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!s || !*s)
-        return false;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = v;
-    return true;
-}
-
 int sy_cli_number(const char *cmd, const char *opt, const char *arg, uint64_t min,
                   uint64_t max, uint64_t *out)
 {
@@ -84,7 +68,7 @@ int sy_cli_number(const char *cmd, const char *opt, const char *arg, uint64_t mi
     if (!arg)
         return sy_cli_usage_error(cmd, "%s needs a value (a whole number from %llu to %llu)",
                                   opt, (unsigned long long)min, (unsigned long long)max);
-    if (!parse_digits(arg, &v) || v < min || v > max)
+    if (!sy_parse_digits(arg, &v) || v < min || v > max)
         return sy_cli_usage_error(cmd, "%s '%s': expected a whole number from %llu to %llu",
                                   opt, arg, (unsigned long long)min, (unsigned long long)max);
     *out = v;
@@ -94,7 +78,7 @@ int sy_cli_number(const char *cmd, const char *opt, const char *arg, uint64_t mi
 int64_t sy_cli_run_id(const char *cmd, const char *arg)
 {
     uint64_t id = 0;
-    if (!parse_digits(arg, &id) || id == 0 || id > INT64_MAX) {
+    if (!sy_parse_digits(arg, &id) || id == 0 || id > INT64_MAX) {
         sy_cli_usage_error(cmd, "expected a run id (a positive number), got '%s'",
                            arg ? arg : "");
         return -1;

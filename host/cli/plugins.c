@@ -8,6 +8,7 @@
 #include <switchyard/config_json.h>
 
 #include "cli/cli.h"
+#include "cli/plugins_remote.h"
 #include "service/setup.h"
 
 static void print_specs(const char *title, const sy_param_spec *const *spec)
@@ -96,6 +97,8 @@ int sy_cmd_plugins(const sy_cli *cli, int argc, char **argv)
         else
             return sy_cli_usage_error("plugins", "unexpected argument '%s'", argv[i]);
     }
+    if (cli->host)
+        return sy_cli_plugins_remote(cli, verbose, json);
     /* Without a config file the environment and the default directory are
      * still worth listing. */
     const char *cfg = cli->config;

@@ -68,6 +68,10 @@ static void print_map(const json_t *t)
     }
 }
 
+/* Tasks the table lists unless told otherwise: a run of a million tasks
+ * is summed up by state, and paged. */
+#define STATUS_LIMIT 1000
+
 static void print_status(const json_t *run)
 {
     char c[32], s[32], f[32];
@@ -112,6 +116,18 @@ static void print_status(const json_t *run)
             printf("  abandoned: %s attempt %lld on %s (taken over %s)\n", name,
                    number(a, "attempt"), text(a, "host", "an unknown host"), at);
         }
+    }
+    size_t shown = json_array_size(json_object_get(run, "tasks"));
+    long long total = number(run, "n_tasks"), from = number(run, "tasks_offset");
+    if ((long long)shown < total) {
+        char counts[256];
+        fmt_counts(json_object_get(run, "task_counts"), counts, sizeof counts);
+        printf("  %lld tasks: %s\n", total, counts);
+        if (shown)
+            printf("  (tasks %lld-%lld of %lld listed: --offset N --limit N for others, "
+                   "--limit 0 for every one)\n", from + 1, from + (long long)shown, total);
+        else
+            printf("  (no tasks listed from --offset %lld: the run has %lld)\n", from, total);
     }
     if (cut)
         printf("  (errors shortened: switchyard status %lld --task TASK shows one in full, "
@@ -183,9 +199,16 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
 {
     const char *id_arg = NULL, *task = NULL;
     bool json = false, all = false;
+    uint64_t limit = UINT64_MAX, offset = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
+        else if (strcmp(argv[i], "--limit") == 0 || strcmp(argv[i], "--offset") == 0) {
+            if (sy_cli_number("status", argv[i], i + 1 < argc ? argv[i + 1] : NULL, 0,
+                              1000000000, argv[i][2] == 'l' ? &limit : &offset) != SY_EXIT_OK)
+                return SY_EXIT_USAGE;
+            i++;
+        }
         else if (strcmp(argv[i], "--all") == 0)
             all = true;
         else if (strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "-t") == 0) {
@@ -222,8 +245,13 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     if (rc != SY_EXIT_OK)
         return rc;
     char err[512];
-    if (sy_runs_status(sv.store, id, json ? 0 : SY_RUNS_DETAIL, &run, err, sizeof err) ==
-            SY_OK &&
+    /* JSON is read by programs that expect every task unless they page. */
+    if (limit == UINT64_MAX)
+        limit = json ? 0 : STATUS_LIMIT;
+    sy_runs_page page = {(size_t)offset, (size_t)limit, task};
+    /* The table prints no output; --task prints its task's. */
+    unsigned flags = json ? 0 : task ? SY_RUNS_DETAIL : SY_RUNS_DETAIL | SY_RUNS_NO_OUTPUT;
+    if (sy_runs_status_page(sv.store, id, flags, &page, &run, err, sizeof err) == SY_OK &&
         sy_runs_add_maps(sv.store, id, json_object_get(run, "tasks"),
                          task ? task : all ? "*" : NULL, err, sizeof err) == SY_OK) {
         if (task)

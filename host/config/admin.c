@@ -9,6 +9,7 @@
 #include <switchyard/sdk.h>
 
 #include "base/util.h"
+#include "config/size.h"
 
 #define SRC_FILE(s) config_setting_source_file(s)
 #define SRC_LINE(s) ((int)config_setting_source_line(s))
@@ -75,23 +76,8 @@ static int read_string(const config_setting_t *s, const char **out, sy_diags *d,
 static int read_bytes(const config_setting_t *s, int64_t lo, int64_t hi, int64_t *out,
                       sy_diags *d)
 {
-    int t = config_setting_type(s);
-    long long v = -1;
-    if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
-        v = config_setting_get_int64(s);
-    } else if (t == CONFIG_TYPE_STRING) {
-        const char *str = config_setting_get_string(s);
-        char *end = NULL;
-        errno = 0;
-        long long n = strtoll(str, &end, 10);
-        long long unit = !end || end == str || errno ? 0
-                         : !*end || strcmp(end, "B") == 0 ? 1
-                         : strcmp(end, "KiB") == 0 ? 1024
-                         : strcmp(end, "MiB") == 0 ? 1024 * 1024 : 0;
-        if (unit && n >= 0 && n <= hi / unit)
-            v = n * unit;
-    }
-    if (v < lo || v > hi) {
+    long long v = sy_cfg_size(s, hi);
+    if (v < lo) {
         char what[160];
         snprintf(what, sizeof what, "a size from %lld to %lld bytes (an integer, or a string "
                  "such as \"64KiB\")", (long long)lo, (long long)hi);

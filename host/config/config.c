@@ -7,6 +7,7 @@
 #include <switchyard/sdk.h>
 
 #include "config/integers.h"
+#include "config/size.h"
 #include "base/util.h"
 
 #define SRC_FILE(s) config_setting_source_file(s)
@@ -253,23 +254,8 @@ static int read_int_range(const config_setting_t *s, long long lo, long long hi,
 /* A size: integer bytes, or a string "N", "NB", "NKiB" or "NMiB". */
 static int read_size(const config_setting_t *s, long long hi, int64_t *out, sy_diags *d)
 {
-    int t = config_setting_type(s);
-    long long v = -1;
-    if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
-        v = config_setting_get_int64(s);
-    } else if (t == CONFIG_TYPE_STRING) {
-        const char *str = config_setting_get_string(s);
-        char *end = NULL;
-        errno = 0;
-        long long n = strtoll(str, &end, 10);
-        long long unit = !end || end == str || errno ? 0
-                         : !*end || strcmp(end, "B") == 0 ? 1
-                         : strcmp(end, "KiB") == 0 ? 1024
-                         : strcmp(end, "MiB") == 0 ? 1024 * 1024 : 0;
-        if (unit && n >= 0 && n <= hi / unit)
-            v = n * unit;
-    }
-    if (v < 0 || v > hi) {
+    long long v = sy_cfg_size(s, hi);
+    if (v < 0) {
         sy_error(d, SRC_FILE(s), SRC_LINE(s), "'%s' must be a size between 0 and %lld "
                  "bytes: an integer, or a string such as \"64KiB\" or \"1MiB\"",
                  config_setting_name(s), hi);

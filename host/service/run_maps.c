@@ -12,8 +12,8 @@ struct maps_ctx {
     const char *elements_of;
 };
 
-/* The mapped task's object in `tasks` (by idx, the listing's order). */
-static json_t *task_at(json_t *tasks, uint32_t idx) { return json_array_get(tasks, idx); }
+/* The mapped task's object in `tasks` (by idx; NULL when not listed). */
+static json_t *task_at(json_t *tasks, uint32_t idx) { return sy_runs_task_at(tasks, idx); }
 
 static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
@@ -63,7 +63,9 @@ int sy_runs_add_maps(sy_store *st, int64_t run_id, json_t *tasks, const char *el
             continue;
         json_t *elements = json_array();
         json_object_set_new(map, "list", elements);
-        rc = sy_store_list_elements(st, run_id, (uint32_t)i, false, add_element, elements);
+        rc = sy_store_list_elements(st, run_id,
+                                    (uint32_t)json_integer_value(json_object_get(t, "index")),
+                                    false, add_element, elements);
     }
     if (rc != SY_OK)
         sy_errf(err, err_len, "%s", sy_store_errmsg(st));

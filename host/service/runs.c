@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/util.h"
+#include "workflow/state.h"
 
 int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
                    int64_t *run_id, char *err, size_t err_len)
@@ -49,26 +50,64 @@ int sy_runs_cancel(sy_store *st, int64_t run_id, sy_run_state *state, char *err,
 
 static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
+/* A page of a run's tasks, and every task counted by state: a run of a
+ * million tasks is summed up without a million objects. */
+struct listing {
+    json_t *tasks;
+    const sy_runs_page *page;
+    bool outputs;                       /* parse each listed task's output */
+    size_t n;                           /* tasks seen */
+    size_t count[SY_TASK_STATE_COUNT];  /* by state */
+};
+
 static int add_task(void *arg, const sy_task_record *t)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:[]}", "namespace",
+    struct listing *l = arg;
+    size_t at = l->n++;
+    if ((unsigned)t->state < SY_TASK_STATE_COUNT)
+        l->count[t->state]++;
+    const sy_runs_page *p = l->page;
+    if (p && p->task_id ? strcmp(t->task_id, p->task_id) != 0
+                        : p && (at < p->offset || (p->limit && at - p->offset >= p->limit)))
+        return 0;
+    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:[]}", "index",
+                          (json_int_t)t->idx, "namespace",
                           t->ns, "id", t->task_id, "status", sy_task_state_name(t->state),
                           "attempts", (json_int_t)t->attempts, "recoveries",
                           (json_int_t)t->recoveries, "executor", string_or_null(t->executor),
                           "error", string_or_null(t->error), "host",
                           string_or_null(t->host), "abandoned");
-    json_t *out = t->output ? json_loads(t->output, 0, NULL) : NULL;
+    json_t *out = t->output && l->outputs ? json_loads(t->output, 0, NULL) : NULL;
     json_object_set_new(o, "output", out ? out : json_null());
-    json_array_append_new(arg, o);
+    json_array_append_new(l->tasks, o);
     return 0;
+}
+
+json_t *sy_runs_task_at(const json_t *tasks, uint32_t idx)
+{
+    size_t lo = 0, hi = json_array_size(tasks);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        json_t *t = json_array_get(tasks, mid);
+        json_int_t at = json_integer_value(json_object_get(t, "index"));
+        if (at == (json_int_t)idx)
+            return t;
+        if (at < (json_int_t)idx)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 /* An attempt abandoned by a host that lost the run, under its task. */
 static int add_abandoned(void *arg, uint32_t idx, uint32_t attempt, const char *kind,
                          const char *detail, int64_t at)
 {
-    json_t *task = json_array_get(arg, idx);
-    if (strcmp(kind, "abandoned") != 0 || !task)
+    if (strcmp(kind, "abandoned") != 0)
+        return 0;
+    json_t *task = sy_runs_task_at(arg, idx);
+    if (!task)
         return 0;
     /* An element's event starts with its index: "[17] HOST". */
     long long element = -1;
@@ -91,6 +130,12 @@ static int add_abandoned(void *arg, uint32_t idx, uint32_t attempt, const char *
 int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags, json_t **out, char *err,
                    size_t err_len)
 {
+    return sy_runs_status_page(st, run_id, flags, NULL, out, err, err_len);
+}
+
+int sy_runs_status_page(sy_store *st, int64_t run_id, unsigned flags,
+                        const sy_runs_page *page, json_t **out, char *err, size_t err_len)
+{
     sy_run_record r;
     int rc = sy_store_get_run(st, run_id, &r);
     if (rc != SY_OK) {
@@ -103,14 +148,25 @@ int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags, json_t **out, c
     if (!(flags & SY_RUNS_NO_TASKS)) {
         json_t *tasks = json_array();
         json_object_set_new(o, "tasks", tasks);
+        struct listing l = {.tasks = tasks, .page = page,
+                            .outputs = !(flags & SY_RUNS_NO_OUTPUT)};
         /* A partial list would read as a run with fewer tasks. */
-        if ((rc = sy_store_list_tasks(st, r.id, add_task, tasks)) != SY_OK ||
+        if ((rc = sy_store_list_tasks(st, r.id, add_task, &l)) != SY_OK ||
             (rc = sy_store_list_events(st, r.id, add_abandoned, tasks)) != SY_OK) {
             sy_errf(err, err_len, "%s", sy_store_errmsg(st));
             sy_run_record_clear(&r);
             json_decref(o);
             return rc;
         }
+        json_t *by_state = json_object();
+        for (int s = 0; s < SY_TASK_STATE_COUNT; s++)
+            if (l.count[s])
+                json_object_set_new(by_state, sy_task_state_name((sy_task_state)s),
+                                    json_integer((json_int_t)l.count[s]));
+        json_object_set_new(o, "n_tasks", json_integer((json_int_t)l.n));
+        json_object_set_new(o, "task_counts", by_state);
+        if (page && !page->task_id)
+            json_object_set_new(o, "tasks_offset", json_integer((json_int_t)page->offset));
     }
     if (flags & SY_RUNS_DETAIL) {
         json_object_set_new(o, "created", json_integer(r.created));
@@ -158,10 +214,9 @@ static int add_run(void *arg, const sy_run_record *r)
 
 static int count_task(void *arg, const sy_task_record *t)
 {
-    json_t *by_state = arg;
-    const char *name = sy_task_state_name(t->state);
-    json_object_set_new(by_state, name,
-                        json_integer(json_integer_value(json_object_get(by_state, name)) + 1));
+    size_t *count = arg;
+    if ((unsigned)t->state < SY_TASK_STATE_COUNT)
+        count[t->state]++;
     return 0;
 }
 
@@ -185,8 +240,14 @@ int sy_runs_find(sy_store *st, const sy_runs_filter *f, json_t **out, char *err,
     json_array_foreach(runs, i, r) {
         if (rc != SY_OK)
             break;
+        size_t count[SY_TASK_STATE_COUNT] = {0};
         rc = sy_store_list_tasks(st, (int64_t)json_integer_value(json_object_get(r, "run_id")),
-                                 count_task, json_object_get(r, "tasks"));
+                                 count_task, count);
+        json_t *by_state = json_object_get(r, "tasks");
+        for (int s = 0; s < SY_TASK_STATE_COUNT; s++)
+            if (count[s])
+                json_object_set_new(by_state, sy_task_state_name((sy_task_state)s),
+                                    json_integer((json_int_t)count[s]));
     }
     if (rc != SY_OK) {
         json_decref(runs);

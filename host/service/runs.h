@@ -33,10 +33,13 @@ enum {
     SY_RUNS_DETAIL = 1u << 0,   /* "created", "started", "finished" (ms since
                                    the epoch, 0: not yet) and "owner" */
     SY_RUNS_NO_TASKS = 1u << 1, /* no "tasks": the run alone, cheap */
+    SY_RUNS_NO_OUTPUT = 1u << 2, /* each task's "output" null: a reduce
+                                    over a million elements is a million
+                                    JSON values not parsed for a table */
 };
 
 /* Run `run_id` as an object: {"run_id", "workflow", "tenant", "status",
- * "error", "tasks": [{"namespace", "id", "status", "attempts",
+ * "error", "tasks": [{"index", "namespace", "id", "status", "attempts",
  * "recoveries", "executor", "error", "host", "abandoned", "output"}...]}
  * (the shape `status --json` prints).  "host" is the host that started
  * the task's latest attempt; "abandoned" lists the attempts hosts lost
@@ -45,6 +48,27 @@ enum {
  * run") or a store error. */
 int sy_runs_status(sy_store *st, int64_t run_id, unsigned flags,
                    json_t **out, char *err, size_t err_len);
+
+/* Which of a run's tasks sy_runs_status_page lists: `limit` of them (0:
+ * all) from the `offset`-th in index order, or with `task_id` the task of
+ * that id alone. */
+typedef struct sy_runs_page {
+    size_t offset, limit;
+    const char *task_id;
+} sy_runs_page;
+
+/* sy_runs_status with only the page's tasks in "tasks" (each with its
+ * "index" in the definition), and "n_tasks" and "task_counts" (every
+ * task's count by state name, states with none left out) for the whole
+ * run; "tasks_offset" is the page's offset (not with task_id).  A NULL
+ * page lists every task. */
+int sy_runs_status_page(sy_store *st, int64_t run_id, unsigned flags,
+                        const sy_runs_page *page, json_t **out, char *err,
+                        size_t err_len);
+
+/* The object of task `idx` in a listing of sy_runs_status_page (in index
+ * order), or NULL when the page does not hold it.  Borrowed. */
+json_t *sy_runs_task_at(const json_t *tasks, uint32_t idx);
 
 /* Adds to each mapped task of `tasks` (sy_runs_status's array, in idx
  * order) "map": {"size", "created" (element rows so far), "elements"

@@ -182,8 +182,8 @@ static int check_task_on(sy_setup *s, const sy_workflow *wf, const sy_task_def *
     if (!instance->plugin)
         return 0; /* the instance's own error says why */
     char what[256];
-    snprintf(what, sizeof what, "task '%s' (executor '%s', plugin '%s')", t->id, name,
-             instance->plugin->name);
+    sy_concat(what, sizeof what, "task '", t->id, "' (executor '", name, "', plugin '",
+              instance->plugin->name, "')", (char *)NULL);
     int errors = sy_params_check(setting, sy_workflow_task_keys,
                                  instance->desc->task_params, what, d);
     /* The command's program is the task's, whichever instance runs it. */

@@ -24,6 +24,9 @@ typedef struct wbuf {
     bool bad;
     double last_real;    /* the last real written, and its text: most */
     char last_text[40];  /* tasks share one retry backoff */
+    sy_retry last_retry; /* the last retry group written, and where its */
+    size_t retry_at, retry_len; /* text is in p: most tasks share one */
+    bool have_retry;
 } wbuf;
 
 /* Room for `n` more bytes and the NUL; where they go, or NULL (and the
@@ -83,8 +86,14 @@ static void put_json(wbuf *b, json_t *v)
 
 static void put_int(wbuf *b, long long v)
 {
-    char num[32];
-    put_mem(b, num, (size_t)snprintf(num, sizeof num, "%lld", v));
+    char num[24], *p = num + sizeof num;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--p = '-';
+    put_mem(b, p, (size_t)(num + sizeof num - p));
 }
 
 /* A real as jansson writes it (its own formatting, remembered once). */
@@ -198,7 +207,36 @@ static void put_value(wbuf *b, const json_t *v)
     }
 }
 
+static bool same_retry(const sy_retry *x, const sy_retry *y)
+{
+    return x->attempts == y->attempts && x->delay_ms == y->delay_ms &&
+           x->backoff == y->backoff && x->max_delay_ms == y->max_delay_ms &&
+           x->jitter == y->jitter && x->retry_on == y->retry_on;
+}
+
+static void put_retry_text(wbuf *b, const sy_retry *r);
+
+/* The same group as the last task's is copied from the text written then. */
 static void put_retry(wbuf *b, const sy_retry *r)
+{
+    if (b->have_retry && same_retry(r, &b->last_retry)) {
+        char *p = reserve(b, b->retry_len);
+        if (p) {
+            memcpy(p, b->p + b->retry_at, b->retry_len);
+            b->len += b->retry_len;
+            b->p[b->len] = '\0';
+        }
+        return;
+    }
+    size_t at = b->len;
+    put_retry_text(b, r);
+    b->last_retry = *r;
+    b->retry_at = at;
+    b->retry_len = b->len - at;
+    b->have_retry = true;
+}
+
+static void put_retry_text(wbuf *b, const sy_retry *r)
 {
     put_str(b, "{\"attempts\":");
     put_int(b, r->attempts);
@@ -392,8 +430,11 @@ static int sha256_hex(const char *text, char out[65])
     unsigned int len = 0;
     if (EVP_Digest(text, strlen(text), md, &len, EVP_sha256(), NULL) != 1 || len != 32)
         return -1;
-    for (unsigned i = 0; i < len; i++)
-        sprintf(out + 2 * i, "%02x", md[i]);
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned i = 0; i < len; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
     out[64] = '\0';
     return 0;
 }

@@ -31,7 +31,7 @@ static void *xcalloc(size_t n, size_t size)
 const char *sy_wf_task_label(const sy_task_def *t, size_t i, char *buf, size_t len)
 {
     if (t->id)
-        snprintf(buf, len, "task '%s'", t->id);
+        sy_concat(buf, len, "task '", t->id, "'", (char *)NULL);
     else
         snprintf(buf, len, "task %zu", i + 1);
     return buf;
@@ -144,25 +144,26 @@ static int resolve_task(sy_workflow *wf, size_t i, const sy_wf_after *a,
                         sy_diags *d)
 {
     sy_task_def *t = &wf->tasks[i];
-    char who[160];
-    sy_wf_task_label(t, i, who, sizeof who);
+    char who[160] = "";
     t->deps = xcalloc(a->n, sizeof *t->deps);
     int errors = 0;
     for (size_t k = 0; k < a->n; k++) {
         const sy_wf_ref *r = &a->v[k];
         long j = find_id(ix, r->id);
+        if (j >= 0 && (size_t)j != i && seen[j] != i + 1) {
+            seen[j] = i + 1;
+            t->deps[t->n_deps++] = (size_t)j;
+            continue;
+        }
+        if (!who[0]) /* only for a message: a million tasks need none */
+            sy_wf_task_label(t, i, who, sizeof who);
         if (j < 0)
             sy_error(d, file, r->line, "%s: 'after' names unknown task '%s'", who, r->id);
         else if ((size_t)j == i)
             sy_error(d, file, r->line, "%s cannot run after itself ('after' names '%s')",
                      who, r->id);
-        else if (seen[j] == i + 1)
+        else
             sy_error(d, file, r->line, "%s names '%s' twice in 'after'", who, r->id);
-        else {
-            seen[j] = i + 1;
-            t->deps[t->n_deps++] = (size_t)j;
-            continue;
-        }
         errors++;
     }
     return errors;

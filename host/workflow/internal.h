@@ -171,6 +171,9 @@ typedef struct sy_wf_loader {
     int name_line;
     sy_wf_after *after;    /* per task */
     const config_setting_t **settings; /* per task; NULL when not a group */
+    json_t *no_params;     /* one reference to the empty object that every
+                              task without parameters shares (a million
+                              tasks, a million empty objects otherwise) */
 } sy_wf_loader;
 
 /* Reads the `tasks` list of workflow group `g` into L->wf->tasks (with

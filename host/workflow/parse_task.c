@@ -87,6 +87,14 @@ static void read_params(sy_wf_loader *L, sy_task_def *t, const config_setting_t 
                         const char *who)
 {
     t->params = sy_sdk_json_from_setting(g, sy_workflow_task_keys);
+    if (t->params && json_object_size(t->params) == 0) {
+        if (L->no_params) {
+            json_decref(t->params);
+            t->params = json_incref(L->no_params);
+        } else {
+            L->no_params = json_incref(t->params);
+        }
+    }
     if (!t->params)
         sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
                  "%s: its parameters cannot be held in JSON (text that is not "
@@ -126,7 +134,7 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
     sy_map_read(g, t, L->max_map, who, L->d);
     read_params(L, t, g, who);
     if (L->ns_ok && t->id)
-        t->ns = sy_asprintf("%s::%s::%s", L->wf->tenant, L->wf->name, t->id);
+        t->ns = sy_xconcat(L->wf->tenant, "::", L->wf->name, "::", t->id, (char *)NULL);
 }
 
 void sy_wf_tasks_read(sy_wf_loader *L, const config_setting_t *g)

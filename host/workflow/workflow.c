@@ -263,8 +263,13 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
     int errors = (int)(d->errors - before) + extra;
     sort_diags(d, first);
     config_destroy(&lc);
+    /* The tree of a big file is most of the peak: the definition written
+     * next must not add to it (a tree of a million tasks is 880 MiB). */
+    if (L.wf->n_tasks >= 10000)
+        sy_memory_release();
     sy_wf_after_free(L.after, L.wf->n_tasks);
     free(L.settings);
+    json_decref(L.no_params);
     if (errors == 0 && sy_workflow_seal(L.wf) != 0) {
         sy_error(d, path, 0, "out of memory writing the workflow's definition");
         errors++;
