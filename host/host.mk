@@ -130,6 +130,7 @@ libsyhost_la_SOURCES += \
 	host/engine/timer.c host/engine/timer.h \
 	host/engine/shutdown.c host/engine/shutdown.h \
 	host/engine/reload.c host/engine/reload.h \
+	host/engine/route.c host/engine/route.h \
 	host/engine/wake.c host/engine/wake.h \
 	host/engine/metrics.c host/engine/metrics.h
 
@@ -145,6 +146,7 @@ libsyhost_la_SOURCES += \
 	host/service/retry.c host/service/retry.h \
 	host/service/logs.c host/service/logs.h \
 	host/service/inspect.c host/service/inspect.h \
+	host/service/route_explain.c host/service/route_explain.h \
 	host/service/metrics.c host/service/metrics_file.c host/service/metrics.h
 
 # admin: the HTTP API `serve` answers on the engine's loop (libmicrohttpd):

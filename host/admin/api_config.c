@@ -7,6 +7,7 @@
 
 #include "config/glob.h"
 #include "engine/metrics.h"
+#include "service/route_explain.h"
 
 int sy_api_health(sy_admin_req *rq)
 {
@@ -29,10 +30,16 @@ static json_t *workflow_json(const sy_setup *s, const sy_workflow *wf)
     for (size_t i = 0; i < wf->n_tasks; i++) {
         const sy_task_def *t = &wf->tasks[i];
         const char *exec = NULL;
-        sy_routes_resolve(&s->cfg.routes, t->ns, &exec, NULL);
-        json_array_append_new(nodes, json_pack("{s:s, s:s, s:s?, s:s}", "id", t->id,
+        size_t n = 0;
+        const sy_route_rule *win = sy_routes_resolve(&s->cfg.routes, t->ns, &exec, NULL);
+        const char *const *to = sy_routes_targets(&s->cfg.routes, win, &n);
+        json_t *all = json_array();
+        for (size_t k = 0; k < n; k++)
+            json_array_append_new(all, json_string(to[k]));
+        json_array_append_new(nodes, json_pack("{s:s, s:s, s:s?, s:o, s:s}", "id", t->id,
                                                "namespace", t->ns, "executor", exec,
-                                               "trigger", sy_trigger_name(t->trigger)));
+                                               "executors", all, "trigger",
+                                               sy_trigger_name(t->trigger)));
         for (size_t j = 0; j < t->n_deps; j++)
             json_array_append_new(edges, json_pack("{s:s, s:s}", "from",
                                                    wf->tasks[t->deps[j]].id, "to", t->id));
@@ -109,38 +116,12 @@ int sy_api_routes(sy_admin_req *rq)
     const sy_setup *s = sy_service_setup(rq->admin->sv);
     const sy_routes *r = &s->cfg.routes;
     const char *ns = sy_admin_query(rq, "namespace");
-    if (!ns) {
-        json_t *rules = json_array();
-        for (size_t i = 0; i < r->n; i++)
-            json_array_append_new(rules, json_pack("{s:s, s:i, s:s, s:s}", "file",
-                                                   r->rules[i].file, "line", r->rules[i].line,
-                                                   "match", r->rules[i].glob.source,
-                                                   "executor", r->rules[i].executor));
-        return sy_admin_json(rq, 200, json_pack("{s:o, s:s?}", "rules", rules, "default",
-                                                r->default_executor));
-    }
+    if (!ns)
+        return sy_admin_json(rq, 200, sy_route_rules(r));
     char why[256];
     if (sy_ns_validate(ns, why, sizeof why) != 0)
         return sy_admin_error(rq, 400, "query 'namespace': \"%s\": %s", ns, why);
-    const char *exec = NULL;
-    size_t tried = 0;
-    const sy_route_rule *win = sy_routes_resolve(r, ns, &exec, &tried);
-    json_t *list = json_array();
-    for (size_t i = 0; i < tried; i++) {
-        const sy_route_rule *x = &r->rules[i];
-        json_array_append_new(list, json_pack("{s:s, s:i, s:s, s:s, s:b}", "file", x->file,
-                                              "line", x->line, "match", x->glob.source,
-                                              "executor", x->executor, "matched", x == win));
-    }
-    json_t *rule = win ? json_pack("{s:s, s:i, s:s}", "file", win->file, "line", win->line,
-                                   "match", win->glob.source)
-                       : json_null();
-    json_t *def = !win && r->default_file ? json_pack("{s:s, s:i}", "file", r->default_file,
-                                                      "line", r->default_line)
-                                          : json_null();
-    return sy_admin_json(rq, 200, json_pack("{s:s, s:s, s:o, s:o, s:o}", "namespace", ns,
-                                            "executor", exec, "rule", rule, "default", def,
-                                            "tried", list));
+    return sy_admin_json(rq, 200, sy_route_explain(r, ns));
 }
 
 int sy_api_reload(sy_admin_req *rq)

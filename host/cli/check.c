@@ -28,6 +28,35 @@ static void warn_unmatched(const sy_setup *s, sy_diags *d)
     }
 }
 
+/* An overflow list past an instance that never runs out of capacity: the
+ * instances after it never get a task. */
+static void warn_overflow(sy_setup *s, const char *const *to, size_t n, const char *what,
+                          const char *file, int line, sy_diags *d)
+{
+    for (size_t k = 0; k + 1 < n; k++) {
+        sy_instance_entry *e = sy_setup_instance(s, to[k]);
+        if (!e || !e->inst || e->desc->capacity(e->inst) != SY_CAPACITY_UNLIMITED)
+            continue;
+        sy_warn(d, file, line,
+                "%s: executor '%s' has unlimited capacity, so '%s' after it never gets a task",
+                what, to[k], to[k + 1]);
+        return;
+    }
+}
+
+static void warn_overflows(sy_setup *s, sy_diags *d)
+{
+    const sy_routes *r = &s->cfg.routes;
+    for (size_t i = 0; i < r->n; i++) {
+        char what[300];
+        snprintf(what, sizeof what, "rule \"%s\"", r->rules[i].glob.source);
+        warn_overflow(s, (const char *const *)r->rules[i].to, r->rules[i].n_to, what,
+                      r->rules[i].file, r->rules[i].line, d);
+    }
+    warn_overflow(s, (const char *const *)r->default_to, r->n_default_to, "the default route",
+                  r->default_file, r->default_line, d);
+}
+
 int sy_cmd_check(const sy_cli *cli, int argc, char **argv)
 {
     if (argc > 0)
@@ -41,8 +70,10 @@ int sy_cmd_check(const sy_cli *cli, int argc, char **argv)
         sy_routes_check_shadowing(&s.cfg.routes, &d);
         warn_unmatched(&s, &d);
     }
-    if (s.cfg_ok)
+    if (s.cfg_ok) {
         sy_inspect(&s, &d);
+        warn_overflows(&s, &d);
+    }
     sy_diags_print(&d, stdout);
     if (errors == 0 && d.errors == 0) {
         size_t loaded = 0;

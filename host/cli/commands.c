@@ -19,8 +19,9 @@ static const sy_cli_command commands[] = {
      "Exit: 0 valid, 1 errors.\n", false},
     {"route", sy_cmd_route, "NAMESPACE [--quiet | --json]",
      "show which executor instance gets NAMESPACE, and why",
-     "  --quiet, -q   print the instance name alone\n"
-     "  --json        print {\"namespace\", \"executor\", \"rule\", \"tried\"}\n"
+     "  --quiet, -q   print the instance name alone (an overflow list: one a line)\n"
+     "  --json        print {\"namespace\", \"executor\", \"executors\", \"rule\",\n"
+     "                \"tried\"}\n"
      "Exit: 0; 2 for a bad namespace or config.\n", true},
     {"plugins", sy_cmd_plugins, "[-v] [--json]",
      "list every plugin found: loaded, or refused and why",
@@ -135,7 +136,8 @@ static const sy_cli_command commands[] = {
      "  --metrics-interval DURATION  how often (default 15s)\n"
      "The first SIGTERM or SIGINT drains (at most shutdown_grace); the\n"
      "second cancels the attempts in flight, their tasks back to Ready, and\n"
-     "exits 130; the third exits at once.  SIGHUP reloads the configuration.\n"
+     "exits 130; the third exits at once.  SIGHUP reloads the configuration\n"
+     "(routes, instances, workflows, and plugins added to the plugin directories).\n"
      "A workflow file with errors is reported and skipped; the others run.\n"
      "Under systemd (switchyard.service, Type=notify) it reports READY=1,\n"
      "STATUS=, RELOADING=1, STOPPING=1 and WATCHDOG=1 on NOTIFY_SOCKET.\n"

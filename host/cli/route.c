@@ -7,7 +7,18 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
+#include "service/route_explain.h"
 #include "service/setup.h"
+
+/* "a" or "a, b, c": the instances of a route in the order they are tried. */
+static const char *join(const char *const *to, size_t n, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", to[i]);
+    return buf;
+}
 
 static void print_trace(const sy_routes *r, size_t tried, const sy_route_rule *win)
 {
@@ -18,39 +29,35 @@ static void print_trace(const sy_routes *r, size_t tried, const sy_route_rule *w
     printf("  tried:\n");
     for (size_t i = 0; i < tried; i++) {
         const sy_route_rule *x = &r->rules[i];
+        char names[1024];
         printf("    %s:%d: \"%s\" -> %s: %s\n", x->file, x->line, x->glob.source,
-               x->executor, x == win ? "match" : "no match");
+               join((const char *const *)x->to, x->n_to, names, sizeof names),
+               x == win ? "match" : "no match");
     }
     if (tried < r->n)
         printf("    (%zu later rule%s not tried)\n", r->n - tried,
                r->n - tried == 1 ? "" : "s");
 }
 
-/* {"namespace", "executor", "rule": {"file", "line", "match"} or null,
- *  "default": {"file", "line"} or null, "tried": [{"file", "line",
- *  "match", "executor", "matched"}]}. */
-static void print_json(const sy_routes *r, const char *ns, const char *exec, size_t tried,
-                       const sy_route_rule *win)
+static void print_json(json_t *o)
 {
-    json_t *list = json_array();
-    for (size_t i = 0; i < tried; i++) {
-        const sy_route_rule *x = &r->rules[i];
-        json_array_append_new(list, json_pack("{s:s, s:i, s:s, s:s, s:b}", "file", x->file,
-                                              "line", x->line, "match", x->glob.source,
-                                              "executor", x->executor, "matched", x == win));
-    }
-    json_t *rule = win ? json_pack("{s:s, s:i, s:s}", "file", win->file, "line", win->line,
-                                   "match", win->glob.source)
-                       : json_null();
-    json_t *def = !win && r->default_file ? json_pack("{s:s, s:i}", "file", r->default_file,
-                                                      "line", r->default_line)
-                                          : json_null();
-    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o}", "namespace", ns, "executor", exec,
-                          "rule", rule, "default", def, "tried", list);
     char *dump = json_dumps(o, JSON_INDENT(2));
     puts(dump ? dump : "null");
     free(dump);
-    json_decref(o);
+}
+
+/* The names of a route as explained: "executors", else "executor". */
+static size_t explained_names(const json_t *o, const char **to, size_t max)
+{
+    const json_t *list = json_object_get(o, "executors");
+    size_t n = 0, i;
+    const json_t *x;
+    json_array_foreach(list, i, x)
+        if (n < max && json_is_string(x))
+            to[n++] = json_string_value(x);
+    if (n == 0 && json_is_string(json_object_get(o, "executor")))
+        to[n++] = json_string_value(json_object_get(o, "executor"));
+    return n;
 }
 
 /* Over --host: the serving host's routes, as it loaded them. */
@@ -63,15 +70,17 @@ static int remote_route(const sy_cli *cli, const char *ns, int quiet, bool json)
     int rc = sy_remote_json(cli, "route", "GET", path, NULL, &o);
     if (rc != SY_EXIT_OK)
         return rc;
-    const char *exec = json_string_value(json_object_get(o, "executor"));
+    const char *to[64];
+    size_t n_to = explained_names(o, to, 64);
+    char names[1024];
+    join(to, n_to, names, sizeof names);
     if (quiet) {
-        printf("%s\n", exec ? exec : "");
+        for (size_t k = 0; k < n_to; k++)
+            printf("%s\n", to[k]);
     } else if (json) {
-        char *dump = json_dumps(o, JSON_INDENT(2));
-        puts(dump ? dump : "null");
-        free(dump);
+        print_json(o);
     } else {
-        printf("%s -> %s\n", ns, exec ? exec : "");
+        printf("%s -> %s\n", ns, names);
         const json_t *win = json_object_get(o, "rule"), *def = json_object_get(o, "default");
         if (json_is_object(win))
             printf("  rule: %s:%lld: match = \"%s\"\n",
@@ -84,16 +93,23 @@ static int remote_route(const sy_cli *cli, const char *ns, int quiet, bool json)
                    (long long)json_integer_value(json_object_get(def, "line")));
         else
             printf("  rule: default (implicit), no rule matched\n");
+        if (n_to > 1)
+            printf("  overflow: a task goes to the first of %s with capacity; when all are "
+                   "full it waits for whichever frees a slot first\n",
+                   names);
         const json_t *tried = json_object_get(o, "tried");
         printf(json_array_size(tried) ? "  tried:\n" : "  no rule tried\n");
         size_t i;
         const json_t *x;
-        json_array_foreach(tried, i, x)
+        json_array_foreach(tried, i, x) {
+            const char *rt[64];
+            char rnames[1024];
+            join(rt, explained_names(x, rt, 64), rnames, sizeof rnames);
             printf("    %s:%lld: \"%s\" -> %s: %s\n", json_string_value(json_object_get(x, "file")),
                    (long long)json_integer_value(json_object_get(x, "line")),
-                   json_string_value(json_object_get(x, "match")),
-                   json_string_value(json_object_get(x, "executor")),
+                   json_string_value(json_object_get(x, "match")), rnames,
                    json_is_true(json_object_get(x, "matched")) ? "match" : "no match");
+        }
     }
     json_decref(o);
     return SY_EXIT_OK;
@@ -135,15 +151,22 @@ int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
     size_t tried = 0;
     const sy_routes *r = &s.cfg.routes;
     const sy_route_rule *win = sy_routes_resolve(r, ns, &exec, &tried);
+    size_t n_to = 0;
+    const char *const *to = sy_routes_targets(r, win, &n_to);
     if (quiet) {
-        printf("%s\n", exec);
+        /* One name a line, in the order they are tried. */
+        for (size_t i = 0; i < n_to; i++)
+            printf("%s\n", to[i]);
         goto out;
     }
     if (json) {
-        print_json(r, ns, exec, tried, win);
+        json_t *o = sy_route_explain(r, ns);
+        print_json(o);
+        json_decref(o);
         goto out;
     }
-    printf("%s -> %s\n", ns, exec);
+    char names[1024];
+    printf("%s -> %s\n", ns, join(to, n_to, names, sizeof names));
     if (win)
         printf("  rule: %s:%d: match = \"%s\"\n", win->file, win->line, win->glob.source);
     else if (r->default_file)
@@ -151,6 +174,10 @@ int sy_cmd_route(const sy_cli *cli, int argc, char **argv)
                r->default_line);
     else
         printf("  rule: default (implicit), no rule matched\n");
+    if (n_to > 1)
+        printf("  overflow: a task goes to the first of %s with capacity; when all are "
+               "full it waits for whichever frees a slot first\n",
+               names);
     print_trace(r, tried, win);
 out:
     sy_setup_close(&s);

@@ -371,10 +371,12 @@ static int check_routing(sy_config *cfg, sy_diags *d)
         const sy_route_rule *r = &cfg->routes.rules[i];
         char what[300];
         snprintf(what, sizeof what, "rule \"%s\"", r->glob.source);
-        errors += check_target(cfg, r->executor, r->file, r->line, what, d);
+        /* Every instance of an overflow list, not only the first. */
+        for (size_t k = 0; k < r->n_to; k++)
+            errors += check_target(cfg, r->to[k], r->file, r->line, what, d);
     }
-    if (cfg->routes.default_executor)
-        errors += check_target(cfg, def, cfg->routes.default_file,
+    for (size_t k = 0; k < cfg->routes.n_default_to; k++)
+        errors += check_target(cfg, cfg->routes.default_to[k], cfg->routes.default_file,
                                cfg->routes.default_line, "the default route", d);
     return errors;
 }

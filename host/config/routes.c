@@ -16,6 +16,13 @@
 #define SY_ROUTE_NO_FILE "<config>"
 #define SY_ROUTE_PATH_MAX 4096
 
+static void strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 void sy_routes_init(sy_routes *r)
 {
     if (r)
@@ -28,11 +35,11 @@ void sy_routes_free(sy_routes *r)
         return;
     for (size_t i = 0; i < r->n; i++) {
         sy_glob_free(&r->rules[i].glob);
-        free(r->rules[i].executor);
+        strv_free(r->rules[i].to, r->rules[i].n_to);
         free(r->rules[i].file);
     }
     free(r->rules);
-    free(r->default_executor);
+    strv_free(r->default_to, r->n_default_to);
     free(r->default_file);
     memset(r, 0, sizeof *r);
 }
@@ -118,7 +125,8 @@ static const char *name_value(const config_setting_t *s, const char *key,
                               sy_diags *d)
 {
     if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-        report(d, s, "'%s' must be a string, not %s",
+        report(d, s, "'%s' must be a string, not %s: an instance's name, or a list of "
+                 "names",
                  key, type_name(s));
         return NULL;
     }
@@ -130,24 +138,66 @@ static const char *name_value(const config_setting_t *s, const char *key,
     return v;
 }
 
+/* The instances a `default`, `executor` or `to` setting names: one name,
+ * or a list of them tried in order.  Returns false after reporting why the
+ * value is no such thing (*to is then NULL). */
+static bool read_targets(const config_setting_t *s, const char *key, char ***to,
+                         size_t *n, sy_diags *d)
+{
+    *to = NULL;
+    *n = 0;
+    bool list = config_setting_is_list(s) || config_setting_is_array(s);
+    int len = list ? config_setting_length(s) : 1;
+    if (list && len == 0) {
+        report(d, s, "'%s' is an empty list: it must name at least one executor", key);
+        return false;
+    }
+    char **v = calloc((size_t)len, sizeof *v);
+    if (!v) {
+        report(d, s, "out of memory");
+        return false;
+    }
+    bool ok = true;
+    for (int i = 0; i < len && ok; i++) {
+        const config_setting_t *e = list ? config_setting_get_elem(s, (unsigned)i) : s;
+        const char *name = name_value(e, key, d);
+        for (int j = 0; name && j < i; j++)
+            if (strcmp(v[j], name) == 0) {
+                report(d, e, "'%s' names executor '%s' twice", key, name);
+                name = NULL;
+            }
+        ok = name && (v[i] = strdup(name));
+    }
+    if (!ok) {
+        strv_free(v, (size_t)len);
+        return false;
+    }
+    *to = v;
+    *n = (size_t)len;
+    return true;
+}
+
 static void set_default(sy_routes *r, const config_setting_t *s, sy_diags *d)
 {
-    const char *v = name_value(s, "default", d);
-    if (!v)
+    char **to;
+    size_t n;
+    if (!read_targets(s, "default", &to, &n, d))
         return;
     if (r->default_executor) {
         report(d, s, "'default' given twice: first at %s:%d", r->default_file,
                  r->default_line);
+        strv_free(to, n);
         return;
     }
-    char *exec = strdup(v), *file = setting_path_dup(s);
-    if (!exec || !file) {
-        free(exec);
-        free(file);
+    char *file = setting_path_dup(s);
+    if (!file) {
+        strv_free(to, n);
         report(d, s, "out of memory");
         return;
     }
-    r->default_executor = exec;
+    r->default_to = to;
+    r->n_default_to = n;
+    r->default_executor = to[0];
     r->default_file = file;
     r->default_line = src_line(s);
 }
@@ -157,11 +207,11 @@ static void append_rule(sy_routes *r, sy_route_rule *rule,
                         const config_setting_t *where, sy_diags *d)
 {
     sy_route_rule *v = NULL;
-    if (rule->executor && rule->file)
+    if (rule->to && rule->file)
         v = realloc(r->rules, (r->n + 1) * sizeof *v);
     if (!v) {
         sy_glob_free(&rule->glob);
-        free(rule->executor);
+        strv_free(rule->to, rule->n_to);
         free(rule->file);
         report(d, where, "out of memory");
         return;
@@ -187,11 +237,15 @@ static bool read_rule_members(const config_setting_t *g,
                 report(d, m, "'match' must be a string, not %s", type_name(m));
                 ok = false;
             }
-        } else if (name && strcmp(name, "executor") == 0) {
+        } else if (name && (strcmp(name, "executor") == 0 || strcmp(name, "to") == 0)) {
+            if (*executor) {
+                report(d, m, "'%s' and '%s' in one rule: they are the same thing; give one",
+                       config_setting_name(*executor), name);
+                ok = false;
+            }
             *executor = m;
-            ok = name_value(m, "executor", d) && ok;
         } else {
-            report(d, m, "unknown key '%s' in rule (known: match, executor)",
+            report(d, m, "unknown key '%s' in rule (known: match, executor, to)",
                      name ? name : "?");
             ok = false;
         }
@@ -224,17 +278,21 @@ static void add_rule(sy_routes *r, const config_setting_t *g, unsigned index,
     if (!match)
         report(d, g, "rule without 'match'");
     if (!executor)
-        report(d, g, "rule without 'executor'");
+        report(d, g, "rule without 'executor' (or 'to'): the instance, or the list of "
+                     "instances, it sends to");
     sy_route_rule rule = {.line = src_line(g)};
-    /* The pattern is checked even in a rule already known to be bad, so
-     * one pass shows every problem. */
+    /* The pattern and the targets are checked even in a rule already
+     * known to be bad, so one pass shows every problem. */
     bool compiled = match && config_setting_type(match) == CONFIG_TYPE_STRING
                     && compile_match(&rule.glob, match, d);
-    if (!compiled || !ok || !executor) {
+    bool targets = executor && read_targets(executor, config_setting_name(executor), &rule.to,
+                                            &rule.n_to, d);
+    if (!compiled || !ok || !targets) {
         sy_glob_free(&rule.glob);
+        strv_free(rule.to, rule.n_to);
         return;
     }
-    rule.executor = strdup(config_setting_get_string(executor));
+    rule.executor = rule.to[0];
     rule.file = setting_path_dup(g);
     append_rule(r, &rule, g, d);
 }
@@ -393,6 +451,22 @@ const sy_route_rule *sy_routes_resolve(const sy_routes *r, const char *ns,
                     : r && r->default_executor ? r->default_executor
                                                : SY_DEFAULT_INSTANCE;
     return win;
+}
+
+const char *const *sy_routes_targets(const sy_routes *r, const sy_route_rule *win,
+                                     size_t *n)
+{
+    static const char *const implicit[] = {SY_DEFAULT_INSTANCE};
+    if (win) {
+        *n = win->n_to;
+        return (const char *const *)win->to;
+    }
+    if (r && r->default_to) {
+        *n = r->n_default_to;
+        return (const char *const *)r->default_to;
+    }
+    *n = 1;
+    return implicit;
 }
 
 void sy_routes_check_shadowing(const sy_routes *r, sy_diags *d)

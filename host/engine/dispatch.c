@@ -10,6 +10,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/map.h"
+#include "engine/route.h"
 #include "engine/run.h"
 #include "executor/call_record.h"
 
@@ -36,14 +37,14 @@ void sy_dispatch_init(sy_engine *e)
         entry->host.on_wake = on_plugin_wake;
         entry->host.data = q;
     }
+    sy_route_init(e);
 }
 
 void sy_dispatch_free(sy_engine *e)
 {
-    for (size_t i = 0; i < e->n_instances; i++) {
-        free(e->instances[i].waiting);
+    sy_route_free(e, false);
+    for (size_t i = 0; i < e->n_instances; i++)
         e->instances[i].entry->host.on_wake = NULL;
-    }
     free(e->instances);
     e->instances = NULL;
     e->n_instances = 0;
@@ -57,14 +58,11 @@ void sy_dispatch_begin_turn(sy_engine *e)
     }
 }
 
-static void wait_for_capacity(sy_instance_queue *q, sy_live_run *r, size_t idx)
-{
-    q->waiting = sy_engine_grow(q->waiting, &q->cap_waiting, q->n_waiting + 1,
-                                sizeof *q->waiting);
-    q->waiting[q->n_waiting++] = (sy_task_ref){r, idx};
-}
-
-/* Capacity is asked once per instance and turn. */
+/* An instance has capacity for one more task this turn when it is healthy
+ * and its plugin's capacity(), asked once per instance and turn, is
+ * unlimited or more than the submits already decided for it this turn.
+ * Capacity freed later in the turn is seen in the next one, through the
+ * plugin's wake(). */
 static bool has_capacity(sy_instance_queue *q)
 {
     if (atomic_load_explicit(&q->entry->unhealthy, memory_order_relaxed))
@@ -92,11 +90,11 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             sy_live_arm_backoff(r, ref.idx, t->ready_at);
             continue;
         }
-        if (!t->queue) {
+        if (!t->route->n) {
             char msg[256];
             snprintf(msg, sizeof msg,
                      "routed to executor '%s', which is not defined in this configuration",
-                     t->instance_name ? t->instance_name : "?");
+                     t->route->first);
             sy_live_fail_now(r, ref.idx, msg);
             continue;
         }
@@ -104,10 +102,17 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             sy_map_start(r, ref.idx, now);
             continue;
         }
-        if (!has_capacity(t->queue)) {
-            wait_for_capacity(t->queue, r, ref.idx);
+        /* Overflow: the first instance of the route with capacity. */
+        sy_instance_queue *q = NULL;
+        for (size_t k = 0; k < t->route->n && !q; k++)
+            if (has_capacity(t->route->q[k]))
+                q = t->route->q[k];
+        if (!q) {
+            sy_route_park(r, ref.idx);
             continue;
         }
+        t->queue = q;
+        t->instance_name = q->entry->name;
         char err[256];
         sy_attempt *a = sy_attempt_new(e, r, ref.idx, err, sizeof err);
         if (!a) {
@@ -199,7 +204,7 @@ void sy_dispatch_submit(sy_engine *e)
                 a->queue->metrics->busy++;
                 t->attempts--;
                 sy_live_set_state(r, a->idx, SY_TASK_READY);
-                wait_for_capacity(a->queue, r, a->idx);
+                sy_route_park(r, a->idx);
             } else {
                 char msg[600];
                 a->queue->metrics->failed++;
@@ -230,25 +235,18 @@ void sy_dispatch_discard(sy_engine *e)
 
 void sy_dispatch_take_wakes(sy_engine *e)
 {
+    bool any = false;
     for (size_t i = 0; i < e->n_instances; i++) {
         sy_instance_queue *q = &e->instances[i];
-        if (!atomic_exchange(&q->woken, 0))
-            continue;
-        for (size_t j = 0; j < q->n_waiting; j++)
-            sy_ready_push(e, q->waiting[j].run, q->waiting[j].idx);
-        q->n_waiting = 0;
+        q->woke = atomic_exchange(&q->woken, 0) != 0;
+        any |= q->woke;
     }
+    if (any)
+        sy_route_take_wakes(e);
 }
 
 void sy_dispatch_forget_run(sy_engine *e, const sy_live_run *r)
 {
     sy_ready_forget_run(e, r);
-    for (size_t i = 0; i < e->n_instances; i++) {
-        sy_instance_queue *q = &e->instances[i];
-        size_t keep = 0;
-        for (size_t j = 0; j < q->n_waiting; j++)
-            if (q->waiting[j].run != r)
-                q->waiting[keep++] = q->waiting[j];
-        q->n_waiting = keep;
-    }
+    sy_route_forget_run(e, r);
 }

@@ -145,14 +145,27 @@ int sy_engine_run(sy_engine *e);
 void sy_engine_drain(sy_engine *e);
 
 /* Swaps in a new configuration while runs go on (engine/reload.h): routes,
- * instance table and workflows, borrowed like the options' until the next
- * reload.  Tasks not running are routed anew; attempts in flight finish
- * where they are.  `retired(arg)` is called on the loop thread once no
+ * instance table and workflows, borrowed like the options'.  Runs loaded
+ * before keep pointing into the configurations they were loaded and run
+ * under (their workflow, the names of the instances their tasks ran on),
+ * so the caller keeps every configuration's routes, workflows and
+ * instance names until the engine is freed (service/reload.c keeps each
+ * setup).  Tasks not running are routed anew, by a route that may name
+ * several instances (engine/route.h); attempts in flight finish where they
+ * are.  `retired(arg)` is called on the loop thread once no
  * attempt uses the instance table this replaced: the caller may then
  * destroy those instances.  SY_OK or SY_ENOMEM (nothing changed). */
 int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,
                      size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
                      void (*retired)(void *arg), void *arg);
+
+/* The reload generation (0 before the first sy_engine_reload, then 1,
+ * 2, ...) of the oldest run the engine holds, or the current one when it
+ * holds none.  A run may point into the configuration of every
+ * generation from the one it was loaded under on (its workflow, the names
+ * of the instances its tasks ran on); a configuration older than this one
+ * whose instances were handed back (`retired`) is no longer used. */
+uint32_t sy_engine_oldest_generation(const sy_engine *e);
 
 /* How many drains have begun: 0 none, 1 draining, 2 cancelling. */
 int sy_engine_draining(const sy_engine *e);

@@ -25,6 +25,7 @@ typedef struct sy_live_run sy_live_run;
 typedef struct sy_attempt sy_attempt;
 typedef struct sy_instance_queue sy_instance_queue;
 typedef struct sy_process_request sy_process_request;
+typedef struct sy_route_queue sy_route_queue;
 
 /* One stream of an attempt as the host keeps it (engine/attempt_log.c). */
 typedef struct sy_attempt_log {
@@ -54,9 +55,14 @@ typedef struct sy_live_task {
     char *error;           /* owned; NULL */
     json_t *output;        /* owned object when Completed with output */
     char *output_text;     /* owned, as stored; NULL */
-    sy_instance_queue *queue;  /* routed instance; NULL when the route names
-                                  an instance that does not exist */
-    const char *instance_name; /* the routed name (points into the routes) */
+    sy_route_queue *route;     /* its route: the instances it may go to
+                                  (engine/route.h) */
+    sy_instance_queue *queue;  /* the instance of the attempt in flight, or
+                                  of the last one; before one, the route's
+                                  first (NULL when it does not exist) */
+    const char *instance_name; /* that instance's name, as the store keeps
+                                  it (points into a configuration the
+                                  caller keeps while the engine lives) */
     sy_attempt *current;   /* the attempt in flight, NULL */
     sy_timer backoff;      /* armed while waiting for ready_at; data = run */
     bool dirty;            /* in the batch's dirty list */
@@ -150,6 +156,8 @@ struct sy_live_run {
     bool lost;             /* dropped: nothing more is written or started
                               for it; freed once its attempts are back */
     bool renewed;          /* scratch of serve.c's renewal */
+    uint32_t gen;          /* the engine's reload generation when it was
+                              loaded (engine/reload.c) */
     sy_live_run *next;
 };
 
@@ -163,9 +171,20 @@ struct sy_instance_queue {
     atomic_int woken;      /* set by wake() on any thread */
     int64_t reserved;      /* submits decided this turn, not yet made */
     int64_t cap;           /* capacity read this turn, -1 unread */
-    sy_task_ref *waiting;  /* kept Ready for lack of capacity */
-    size_t n_waiting, cap_waiting;
+    bool woke;             /* took a wake() this turn (dispatch.c) */
     sy_instance_metrics *metrics; /* its figures: e->metrics' */
+};
+
+/* One route of the routing table in force: a rule's (or the default's)
+ * instances in the order they are tried (overflow), and the Ready tasks
+ * that found all of them full (engine/route.c). */
+struct sy_route_queue {
+    sy_instance_queue **q; /* owned array; the queues that exist, in order */
+    size_t n;
+    const char *first;     /* the route's first instance name, even when it
+                              does not exist (points into the routes) */
+    sy_task_ref *waiting;  /* kept Ready until one of q frees capacity */
+    size_t n_waiting, cap_waiting;
 };
 
 struct sy_attempt {
@@ -207,7 +226,11 @@ struct sy_engine {
     int64_t (*now)(void);           /* the clock: o.clock or sy_clock_now_ms */
     sy_instance_queue *instances;
     size_t n_instances;
+    sy_route_queue *routes;         /* engine/route.c: one per rule of
+                                       o.routes, then the default's */
+    size_t n_routes;
     sy_retired_table *retired;      /* engine/reload.c */
+    uint32_t gen;                   /* reloads so far */
     sy_live_run *runs;
     bool maps_pending;              /* a run has a pending map */
     sy_wake done;                   /* completions and wakes */

@@ -13,6 +13,7 @@
 #include "engine/input.h"
 #include "engine/orphans.h"
 #include "engine/map.h"
+#include "engine/route.h"
 #include "engine/run.h"
 
 struct load_ctx {
@@ -22,6 +23,8 @@ struct load_ctx {
     size_t err_len;
     char **hosts; /* per task: the host of an attempt found Running;
                      made at the first one */
+    char **execs; /* per task (not element): the instance it was Running
+                     on, as recorded; made at the first one */
 };
 
 static int load_task(void *arg, const sy_task_record *row)
@@ -50,6 +53,14 @@ static int load_task(void *arg, const sy_task_record *row)
         if (c->hosts)
             c->hosts[row->idx] = sy_xstrdup(row->host);
     }
+    /* With an overflow list the route's first instance is not
+     * necessarily the one it ran on: a crash is judged by the record. */
+    if (row->state == SY_TASK_RUNNING && row->executor) {
+        if (!c->execs)
+            c->execs = calloc(r->wf->n_tasks, sizeof *c->execs);
+        if (c->execs)
+            c->execs[row->idx] = sy_xstrdup(row->executor);
+    }
     if (row->output) {
         t->output = json_loads(row->output, 0, NULL);
         t->output_text = sy_xstrdup(row->output);
@@ -71,37 +82,20 @@ static void free_hosts(char **hosts, size_t n)
     free(hosts);
 }
 
-static sy_instance_queue *instance_queue(sy_engine *e, const char *name)
-{
-    for (size_t i = 0; i < e->n_instances; i++)
-        if (strcmp(e->instances[i].entry->name, name) == 0)
-            return &e->instances[i];
-    return NULL;
-}
-
 void sy_live_route(sy_engine *e, sy_live_run *r)
 {
-    /* No routes: every task goes to the default instance. */
-    static const sy_routes none;
-    const sy_routes *routes = e->o.routes ? e->o.routes : &none;
-    for (size_t i = 0; i < r->wf->n_tasks; i++) {
-        const char *name = NULL;
-        sy_routes_resolve(routes, r->wf->tasks[i].ns, &name, NULL);
-        r->t[i].instance_name = name;
-        r->t[i].queue = instance_queue(e, name);
-    }
+    for (size_t i = 0; i < r->wf->n_tasks; i++)
+        sy_route_task(e, r, i);
     /* Elements route as their task does. */
-    for (size_t i = r->wf->n_tasks; i < r->n_t; i++) {
-        const sy_live_task *owner = &r->t[r->maps[r->t[i].map].idx];
-        r->t[i].instance_name = owner->instance_name;
-        r->t[i].queue = owner->queue;
-    }
+    for (size_t i = r->wf->n_tasks; i < r->n_t; i++)
+        sy_route_copy(r, i, r->maps[r->t[i].map].idx);
 }
 
 /* What the previous host's crash says of task i, when there was one. */
 typedef enum { CRASH_NONE, CRASH_GUILTY, CRASH_SUSPECT, CRASH_INNOCENT } crash_verdict;
 
-static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
+static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i,
+                           const char *ran_on)
 {
     const sy_call_snapshot *c = e->o.crash;
     if (!c || !c->fault[0])
@@ -117,12 +111,20 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
     if (call_guilty)
         return CRASH_INNOCENT;
     const sy_live_task *t = &r->t[i];
-    const char *plugin = t->queue && t->queue->entry->host.plugin ? t->queue->entry->host.plugin : "";
+    /* The instance it ran on as recorded, else its route's first. */
+    const sy_instance_queue *q = t->queue;
+    const char *instance = t->instance_name;
+    for (size_t k = 0; ran_on && k < e->n_instances; k++)
+        if (strcmp(e->instances[k].entry->name, ran_on) == 0) {
+            q = &e->instances[k];
+            instance = ran_on;
+        }
+    const char *plugin = q && q->entry->host.plugin ? q->entry->host.plugin : "";
     /* A fault on a plugin's own thread names the plugin, not the task:
      * every task on it is suspect, and pays as a lost attempt does. */
     if (c->fault_plugin[0] && strcmp(c->fault_plugin, plugin) == 0)
         return CRASH_SUSPECT;
-    if (c->in_call && !c->ns[0] && t->instance_name && strcmp(c->instance, t->instance_name) == 0)
+    if (c->in_call && !c->ns[0] && instance && strcmp(c->instance, instance) == 0)
         return CRASH_SUSPECT;
     return CRASH_INNOCENT;
 }
@@ -134,7 +136,7 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i)
  * each attempt's host.  When the host died inside a plugin, the task in
  * the crashing call is charged an attempt and the others are not charged
  * at all.  In a run cancelled meanwhile (`cancel`) they end Cancelled. */
-static void recover(sy_live_run *r, char *const *hosts, bool cancel)
+static void recover(sy_live_run *r, char *const *hosts, char *const *execs, bool cancel)
 {
     sy_engine *e = r->e;
     for (size_t i = 0; i < r->n_t; i++) {
@@ -155,7 +157,7 @@ static void recover(sy_live_run *r, char *const *hosts, bool cancel)
             sy_live_task_terminal(r, i);
             continue;
         }
-        crash_verdict v = judge(e, r, i);
+        crash_verdict v = judge(e, r, i, execs && i < r->wf->n_tasks ? execs[i] : NULL);
         char crash[768] = "", msg[1024];
         if (v != CRASH_NONE)
             sy_call_describe(e->o.crash, crash, sizeof crash);
@@ -258,6 +260,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
     r->e = e;
     r->fence = (sy_store_fence){e->o.owner, epoch};
+    r->gen = e->gen;
     r->lease_until = lease_until;
     r->wf = wf;
     r->wf_borrowed = borrowed;
@@ -268,7 +271,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     bool cancel = record.cancel_requested;
     sy_run_record_clear(&record);
     r->n_t = wf->n_tasks;
-    struct load_ctx load = {r, 0, err, err_len, NULL};
+    struct load_ctx load = {r, 0, err, err_len, NULL, NULL};
     rc = sy_store_list_tasks(e->o.store, run_id, load_task, &load);
     if (rc == SY_OK && !load.errors)
         rc = sy_map_load(r, &load.hosts, err, err_len);
@@ -276,6 +279,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         if (rc != SY_OK)
             sy_errf(err, err_len, "%s", sy_store_errmsg(e->o.store));
         free_hosts(load.hosts, r->n_t);
+        free_hosts(load.execs, wf->n_tasks);
         r->finished = true;
         sy_live_free(r);
         return rc != SY_OK ? rc : SY_EINVAL;
@@ -294,8 +298,9 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
      * last host left running is recovered: that ends Cancelled too. */
     if (cancel)
         sy_live_cancel(r, "cancelled on request");
-    recover(r, load.hosts, cancel);
+    recover(r, load.hosts, load.execs, cancel);
     free_hosts(load.hosts, r->n_t);
+    free_hosts(load.execs, wf->n_tasks);
     for (size_t i = 0; i < r->n_t; i++)
         if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty &&
             (!sy_live_is_slot(r, i) || r->t[i].elem >= 0))

@@ -10,6 +10,7 @@
 #include "engine/batch.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
+#include "engine/route.h"
 #include "engine/run.h"
 
 static sy_live_map *map_of(sy_live_run *r, size_t idx)
@@ -76,13 +77,11 @@ static bool bind_list(sy_live_run *r, sy_live_map *m, json_t *ctx, char *err, si
 static void fill_slot(sy_live_run *r, sy_live_map *m, size_t slot)
 {
     sy_live_task *t = &r->t[slot];
-    const sy_live_task *owner = &r->t[m->idx];
     uint32_t which = t->map;
     memset(t, 0, sizeof *t);
     t->map = which;
     t->elem = (int32_t)m->next++;
-    t->queue = owner->queue;
-    t->instance_name = owner->instance_name;
+    sy_route_copy(r, slot, m->idx);
     m->busy++;
     sy_live_task_ready(r, slot, 0);
 }
@@ -393,10 +392,8 @@ void sy_map_resume(sy_live_run *r)
         }
         for (size_t i = 0; i < m->n_slots; i++) {
             sy_live_task *t = &r->t[m->first_slot + i];
-            if (t->elem >= 0) {
-                t->queue = r->t[m->idx].queue;
-                t->instance_name = r->t[m->idx].instance_name;
-            }
+            if (t->elem >= 0)
+                sy_route_copy(r, m->first_slot + i, m->idx);
         }
         rebind(r, m);
         mark_pending(r, m);

@@ -7,6 +7,7 @@
 #include "engine/batch.h"
 #include "engine/dispatch.h"
 #include "engine/load.h"
+#include "engine/route.h"
 #include "engine/schedule.h"
 
 int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,
@@ -18,16 +19,13 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
         return SY_ENOMEM;
     *old = (sy_retired_table){.queues = e->instances, .n = e->n_instances, .retired = retired,
                               .arg = arg, .next = e->retired};
+    for (size_t i = 0; i < old->n; i++)
+        old->queues[i].retired = true;
     /* What waited for an old instance's capacity is offered again, to be
      * routed anew. */
-    for (size_t i = 0; i < old->n; i++) {
-        sy_instance_queue *q = &old->queues[i];
-        q->retired = true;
-        for (size_t j = 0; j < q->n_waiting; j++)
-            sy_ready_push(e, q->waiting[j].run, q->waiting[j].idx);
-        q->n_waiting = 0;
-    }
+    sy_route_free(e, true);
     e->retired = old;
+    e->gen++;
     e->o.routes = routes;
     e->o.instances = instances;
     e->o.n_instances = n_instances;
@@ -43,6 +41,15 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
     return SY_OK;
 }
 
+uint32_t sy_engine_oldest_generation(const sy_engine *e)
+{
+    uint32_t oldest = e->gen;
+    for (const sy_live_run *r = e->runs; r; r = r->next)
+        if (r->gen < oldest)
+            oldest = r->gen;
+    return oldest;
+}
+
 static bool in_use(const sy_engine *e, const sy_retired_table *t)
 {
     for (const sy_attempt *a = e->live; a; a = a->live_next)
@@ -53,10 +60,8 @@ static bool in_use(const sy_engine *e, const sy_retired_table *t)
 
 static void free_table(sy_retired_table *t)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        free(t->queues[i].waiting);
+    for (size_t i = 0; i < t->n; i++)
         t->queues[i].entry->host.on_wake = NULL;
-    }
     free(t->queues);
     free(t);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <switchyard/loader.h>
 #include <switchyard/sdk.h>
@@ -180,6 +181,12 @@ static sy_plugin *entry_for(sy_plugins *p, const char *path, const char *why)
     sy_plugin *e = entry_new(path);
     if (!e)
         return NULL;
+    struct stat st;
+    if (resolved && stat(real, &st) == 0) {
+        e->file_dev = (uint64_t)st.st_dev;
+        e->file_ino = (uint64_t)st.st_ino;
+        e->file_mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
     if (why)
         refuse(e, "%s", why);
     else if (!resolved)
@@ -246,6 +253,18 @@ sy_plugin *sy_plugins_find(const sy_plugins *p, const char *name)
             strcmp(p->v[i]->name, name) == 0)
             return p->v[i];
     return NULL;
+}
+
+bool sy_plugins_replaced(sy_plugin *now, const sy_plugin *then)
+{
+    if (!now || !then || !now->handle || now->handle != then->handle)
+        return false;
+    bool replaced = now->file_dev != then->file_dev || now->file_ino != then->file_ino ||
+                    now->file_mtime != then->file_mtime;
+    now->file_dev = then->file_dev;
+    now->file_ino = then->file_ino;
+    now->file_mtime = then->file_mtime;
+    return replaced;
 }
 
 void sy_plugins_free(sy_plugins *p)

@@ -41,6 +41,12 @@ typedef struct sy_plugin {
     void *handle;     /* dlopen handle; NULL if it never opened */
     unsigned instances; /* live instances; the registry refuses to free a
                            plugin with instances > 0 */
+    /* The file whose code is mapped: device, inode and modification time
+     * (ns) when it was opened; all 0 when it could not be read.  The
+     * dynamic loader hands back the copy already mapped for a path, so a
+     * file replaced since is not what runs (sy_plugins_replaced). */
+    uint64_t file_dev, file_ino;
+    int64_t file_mtime;
 } sy_plugin;
 
 typedef struct sy_plugins {
@@ -64,6 +70,13 @@ sy_plugin *sy_plugins_load_file(sy_plugins *p, const char *path);
 
 /* The loaded plugin called `name`, or NULL. */
 sy_plugin *sy_plugins_find(const sy_plugins *p, const char *name);
+
+/* Whether the plugin loaded `now` is the same mapping as `then` (one
+ * handle: the loader gave back the copy loaded first) while its file was
+ * replaced on disk since `then` was loaded: the code running is then not
+ * the file's.  When it is the same mapping, `now` takes on the identity
+ * of the file actually mapped, so that the next comparison sees it too. */
+bool sy_plugins_replaced(sy_plugin *now, const sy_plugin *then);
 
 /* dlcloses and frees everything.  A plugin that still has instances is
  * left mapped (its memory is leaked on purpose, and a line says so): a

@@ -18,6 +18,7 @@ static void stop_retired(void *arg)
     sy_setup *old = arg;
     for (size_t i = 0; i < old->n_instances; i++)
         sy_instance_destroy(&old->instances[i]);
+    old->stopped = true;
     sy_log(SY_LOG_INFO, "reload", "the previous configuration's instances finished their "
                                   "attempts and were stopped");
 }
@@ -30,6 +31,70 @@ static void refuse(const sy_diags *d, const char *why)
             sy_log(SY_LOG_ERROR, "reload", "%s", sy_diag_format(&d->v[i], line, sizeof line));
     }
     sy_log(SY_LOG_ERROR, "reload", "reload refused: %s; the configuration in force stays", why);
+}
+
+/* Plugins found now that the configuration in force did not have: a
+ * `.so` dropped into a plugin directory is loaded by the reload. */
+static void log_new_plugins(const sy_setup *next, const sy_setup *old)
+{
+    for (size_t i = 0; i < next->plugins.n; i++) {
+        const sy_plugin *p = next->plugins.v[i];
+        if (p->state != SY_PLUGIN_LOADED)
+            continue;
+        bool known = false;
+        for (size_t j = 0; j < old->plugins.n && !known; j++)
+            known = old->plugins.v[j]->handle == p->handle;
+        if (!known)
+            sy_log(SY_LOG_INFO, "reload", "plugin %s %s loaded from %s", p->name,
+                   p->version ? p->version : "", p->path);
+    }
+}
+
+/* A plugin file replaced in place is not loaded again: dlopen() of a path
+ * already mapped returns that mapping, and it stays mapped while the
+ * instances of any configuration still use it (a plugin is never unloaded
+ * under its instances).  Said, so that nobody believes the new version
+ * runs. */
+static void warn_replaced(sy_setup *next, const sy_setup *old)
+{
+    for (size_t i = 0; i < next->plugins.n; i++) {
+        sy_plugin *p = next->plugins.v[i];
+        for (size_t j = 0; j < old->plugins.n; j++) {
+            if (!sy_plugins_replaced(p, old->plugins.v[j]))
+                continue;
+            sy_log(SY_LOG_WARN, "reload",
+                   "plugin %s: %s was replaced on disk, but this host keeps running the "
+                   "version it loaded (%s) until it restarts: the loader gives back the copy "
+                   "already loaded for a path; to switch without a restart, install the new "
+                   "version under a new file name and remove the old file",
+                   p->name ? p->name : "?", p->path, p->version ? p->version : "?");
+            break;
+        }
+    }
+}
+
+/* Frees the configurations of past reloads nothing uses any more: their
+ * instances stopped, and no run loaded while they were in force or before
+ * (such a run may point into them) is held.  The first configuration is
+ * kept (the service reads it to the end).  Their plugins stay mapped: a
+ * plugin is never unloaded while the host runs (the call record names
+ * plugins by the addresses of their code). */
+static void release_unused(sy_service *sv)
+{
+    uint32_t oldest = sy_engine_oldest_generation(sv->engine);
+    /* reloads[k - 1] is generation k; the last is in force. */
+    for (size_t k = 1; k < sv->n_reloads && k < oldest; k++) {
+        sy_setup *s = sv->reloads[k - 1];
+        if (!s || !s->stopped)
+            continue;
+        for (size_t i = 0; i < s->plugins.n; i++)
+            s->plugins.v[i]->handle = NULL; /* left open on purpose */
+        sy_setup_close(s);
+        free(s);
+        sv->reloads[k - 1] = NULL;
+        sy_log(SY_LOG_DEBUG, "reload", "the configuration of reload %zu was freed: nothing "
+                                       "uses it any more", k);
+    }
 }
 
 int sy_service_reload(sy_service *sv)
@@ -66,6 +131,7 @@ int sy_service_reload(sy_service *sv)
         return -1;
     }
     sy_diags_free(&d);
+    warn_replaced(next, old);
     if (sy_engine_reload(sv->engine, &next->cfg.routes, next->instances, next->n_instances,
                          next->wfs, next->n_wfs, stop_retired, old) != SY_OK) {
         sy_log(SY_LOG_ERROR, "reload", "reload refused: out of memory");
@@ -74,10 +140,12 @@ int sy_service_reload(sy_service *sv)
         return -1;
     }
     sv->reloads[sv->n_reloads++] = next;
+    release_unused(sv);
     sy_log(SY_LOG_INFO, "reload",
            "reloaded: %zu instance%s, %zu workflow%s; tasks not started go where the new routes "
            "say, attempts in flight finish where they are",
            next->n_instances, next->n_instances == 1 ? "" : "s", next->n_wfs,
            next->n_wfs == 1 ? "" : "s");
+    log_new_plugins(next, old);
     return 0;
 }

@@ -189,6 +189,8 @@ void sy_service_close(sy_service *sv)
     }
     sy_store_close(sv->store);
     for (size_t i = sv->n_reloads; i-- > 0;) {
+        if (!sv->reloads[i])
+            continue; /* released by a later reload */
         sy_setup_close(sv->reloads[i]);
         free(sv->reloads[i]);
     }

@@ -37,7 +37,9 @@ typedef struct sy_service {
                                 NULL when none */
     unsigned flags;          /* what sy_service_open was asked (SY_SETUP_*) */
     sy_setup **reloads;      /* owned: configurations SIGHUP loaded, the
-                                last one in force; `setup` until the first */
+                                last one in force; `setup` until the first.
+                                reloads[k - 1] is generation k (engine.h);
+                                NULL once released (service/reload.c) */
     size_t n_reloads;
 } sy_service;
 

@@ -164,14 +164,13 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
     return errors;
 }
 
-/* A task's parameters are judged by the plugin it routes to, while the
- * workflow file still knows their lines. */
-static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
-                      const config_setting_t *setting, sy_diags *d)
+/* A task's parameters are judged by the plugin of every instance it may
+ * go to (an overflow list's too), while the workflow file still knows
+ * their lines. */
+static int check_task_on(sy_setup *s, const sy_workflow *wf, const sy_task_def *t,
+                         const config_setting_t *setting, const char *name, bool first,
+                         sy_diags *d)
 {
-    sy_setup *s = arg;
-    const char *name = NULL;
-    sy_routes_resolve(&s->cfg.routes, t->ns, &name, NULL);
     sy_instance_entry *instance = sy_setup_instance(s, name);
     const char *file = config_setting_source_file(setting);
     int line = (int)config_setting_source_line(setting);
@@ -187,7 +186,8 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
               instance->plugin->name, "')", (char *)NULL);
     int errors = sy_params_check(setting, sy_workflow_task_keys,
                                  instance->desc->task_params, what, d);
-    if (errors == 0 && (s->flags & SY_SETUP_CHECK_COMMANDS))
+    /* The command's program is the task's, whichever instance runs it. */
+    if (errors == 0 && first && (s->flags & SY_SETUP_CHECK_COMMANDS))
         errors += sy_inspect_command(wf, t, file, line, d);
     const sy_executor *desc = instance->desc;
     if (errors == 0 && instance->inst && desc->validate) {
@@ -199,6 +199,19 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
             errors++;
         }
     }
+    return errors;
+}
+
+static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
+                      const config_setting_t *setting, sy_diags *d)
+{
+    sy_setup *s = arg;
+    size_t n = 0;
+    const sy_route_rule *win = sy_routes_resolve(&s->cfg.routes, t->ns, NULL, NULL);
+    const char *const *to = sy_routes_targets(&s->cfg.routes, win, &n);
+    int errors = 0;
+    for (size_t k = 0; k < n; k++)
+        errors += check_task_on(s, wf, t, setting, to[k], k == 0, d);
     return errors;
 }
 

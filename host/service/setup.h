@@ -27,6 +27,8 @@ typedef struct sy_setup {
     sy_workflow **wfs;       /* owned: the workflows of workflow_dirs */
     size_t n_wfs;
     unsigned flags;          /* what sy_setup_open was asked to do */
+    bool stopped;            /* a reload replaced it and its instances were
+                                stopped (service/reload.c) */
 } sy_setup;
 
 /* What sy_setup_open does beyond reading the config. */

@@ -185,7 +185,7 @@ static void test_planted_errors(void **state)
     expect_diag(&f->d, SY_DIAG_ERROR, e, 4,
                 "unknown key 'colour' in routes (known: default, rules)");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 7,
-                "unknown key 'exector' in rule (known: match, executor)");
+                "unknown key 'exector' in rule (known: match, executor, to)");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 7, "rule without 'executor'");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 8, "rule without 'match'");
     expect_diag(&f->d, SY_DIAG_ERROR, e, 9, "rule without 'executor'");
@@ -266,6 +266,57 @@ static void test_group_from_string(void **state)
     assert_string_equal(f->r.rules[0].file, "<config>");
     assert_int_equal(f->r.rules[0].line, 4);
     assert_int_equal(sy_routes_add_group(&f->r, NULL, &f->d), 1);
+}
+
+/* Overflow lists: `to` or `executor`, a name or a list, for rules and the
+ * default; the single name stays the one-element list. */
+static void test_overflow_lists(void **state)
+{
+    fixture *f = *state;
+    config_t cfg;
+    config_init(&cfg);
+    assert_int_equal(config_read_string(&cfg, "routes = {\n"
+                                              " default = [\"d1\", \"d2\"];\n"
+                                              " rules = (\n"
+                                              "  { match = \"a::*\"; to = [\"x\", \"y\", \"z\"]; },\n"
+                                              "  { match = \"b::*\"; executor = [\"y\"]; },\n"
+                                              "  { match = \"c::*\"; to = \"z\"; },\n"
+                                              "  { match = \"d::*\"; executor = \"w\"; },\n"
+                                              "  { match = \"e::*\"; to = []; },\n"
+                                              "  { match = \"f::*\"; to = (\"x\", 3); },\n"
+                                              "  { match = \"g::*\"; to = [\"x\", \"x\"]; } );\n"
+                                              "};\n"),
+                     CONFIG_TRUE);
+    assert_int_equal(sy_routes_add_group(&f->r, config_lookup(&cfg, "routes"), &f->d), 3);
+    config_destroy(&cfg);
+    expect_diag(&f->d, SY_DIAG_ERROR, "<config>", 8, "'to' is an empty list");
+    expect_diag(&f->d, SY_DIAG_ERROR, "<config>", 9, "'to' must be a string, not an integer");
+    expect_diag(&f->d, SY_DIAG_ERROR, "<config>", 10, "'to' names executor 'x' twice");
+    assert_int_equal(f->r.n, 4);
+    size_t n = 0;
+    const char *const *to = sy_routes_targets(&f->r, &f->r.rules[0], &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(to[0], "x");
+    assert_string_equal(to[2], "z");
+    assert_string_equal(f->r.rules[0].executor, "x");
+    to = sy_routes_targets(&f->r, &f->r.rules[1], &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(to[0], "y");
+    assert_int_equal(f->r.rules[2].n_to, 1);
+    assert_string_equal(f->r.rules[3].executor, "w");
+    const char *exec = NULL;
+    const sy_route_rule *win = sy_routes_resolve(&f->r, "q::r", &exec, NULL);
+    assert_null(win);
+    assert_string_equal(exec, "d1");
+    to = sy_routes_targets(&f->r, win, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(to[1], "d2");
+    /* No default at all: the implicit one alone. */
+    sy_routes empty;
+    sy_routes_init(&empty);
+    to = sy_routes_targets(&empty, NULL, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(to[0], SY_DEFAULT_INSTANCE);
 }
 
 static void test_shadowing(void **state)
@@ -405,6 +456,7 @@ int main(void)
         T(test_default_twice),
         T(test_default_twice_across_groups),
         T(test_group_from_string),
+        T(test_overflow_lists),
         T(test_shadowing),
         T(test_no_shadowing_in_basic),
         T(test_syntax_error),

@@ -59,6 +59,12 @@ wait_log "reload refused" 100
 ok $? "a configuration that does not validate is refused"
 grep -q "routes.cfg:1: error: .*three" "$host/serve.log"
 ok $? "naming the file, the line and the reason"
+# An overflow list naming an instance that does not exist: refused too.
+printf 'routes = {\n  default = ["two", "nowhere"];\n};\n' >"$host/routes.cfg"
+kill -HUP "$pid"
+for _ in $(seq 1 100); do [ "$(grep -c "reload refused" "$host/serve.log")" -ge 2 ] && break; sleep 0.1; done
+grep -q "routes.cfg:2: error: the default route sends to executor 'nowhere', which is not defined" "$host/serve.log"
+ok $? "an overflow list with an unknown instance is refused, naming the file and line"
 # The CLI reads the valid copy from here on; the host keeps what it has.
 SWITCHYARD_CONFIG="$host/submit.cfg"
 run submit pair
