@@ -91,4 +91,9 @@ code_is 200 "and with it, serves"
 stop_serve
 ok $? "serve stops cleanly"
 cleanup_host
+
+# make install puts every file of dashboard/ where serve looks by default.
+installed="$SY_SDK_PREFIX/share/switchyard/dashboard"
+[ "$(ls "$SY_SRCDIR/dashboard")" = "$(ls "$installed" 2>/dev/null)" ]
+ok $? "make install installs every dashboard file"
 done_testing
