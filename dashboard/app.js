@@ -77,8 +77,7 @@ function stateBadge(s, parent, id) {
 function taskCounts(r) {
   const c = r.tasks || {};
   const done = c.Completed || 0;
-  const bad = (c.Failed || 0) + (c.Cancelled || 0);
-  return `${done}/${r.n_tasks}` + (bad ? ` (${bad} failed)` : '');
+  return `${done}/${r.n_tasks}` + (c.Failed ? `, ${c.Failed} failed` : '');
 }
 
 async function loadRuns() {

@@ -126,6 +126,10 @@ try:
     wait_for(lambda: "not there yet" in driver.find_element(By.ID, "detail-logs").text,
              "and shows its log tail", lambda: driver.find_element(By.ID, "detail").text)
 
+    failed_shot = shot.replace(".png", "-failed.png")
+    driver.save_screenshot(failed_shot)
+    print("# screenshot: " + failed_shot)
+
     # A wrong token: the API's refusal shown, the token forgotten.
     driver.find_element(By.ID, "btn-retry").click()
     wait_for(lambda: driver.find_element(By.ID, "token-dialog").get_attribute("open") is not None,
@@ -153,6 +157,25 @@ try:
     check(driver.execute_script("return sessionStorage.getItem('switchyard.token')") == token,
           "the token is kept for the tab")
     check(driver.execute_script("return window.syNoReload") == 42, "still without a reload")
+
+    # Cancel, with the token kept: no dialog.
+    slow = submit("slow")
+    wait_for(lambda: row_status(slow) == "Running", "a long run shows Running",
+             lambda: str(row_status(slow)))
+    driver.find_element(By.CSS_SELECTOR, f'#runs tr[data-run="{slow}"]').click()
+    wait_for(lambda: driver.find_element(By.ID, "run").get_attribute("data-run") == str(slow)
+             and driver.find_element(By.ID, "btn-cancel").is_enabled(),
+             "its cancel button is enabled", lambda: driver.find_element(By.ID, "run").text[:500])
+    driver.find_element(By.ID, "btn-cancel").click()
+    wait_for(lambda: row_status(slow) == "Cancelled", "cancel stops it, seen live",
+             lambda: str(row_status(slow)) + " " + driver.find_element(By.ID, "action-msg").text)
+    check(driver.find_element(By.ID, "token-dialog").get_attribute("open") is None,
+          "without asking for the token again")
+
+    driver.find_element(By.CSS_SELECTOR, f'#runs tr[data-run="{flaky}"]').click()
+    wait_for(lambda: driver.find_elements(
+        By.CSS_SELECTOR, '#gantt rect.bar[data-task="then"][data-attempt="2"]'),
+        "the retried run opens again", lambda: driver.find_element(By.ID, "run").text[:500])
     driver.find_element(
         By.CSS_SELECTOR, '#gantt rect.bar[data-task="then"][data-attempt="2"]').click()
     wait_for(lambda: "passed" in driver.find_element(By.ID, "detail-logs").text,

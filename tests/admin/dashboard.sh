@@ -1,8 +1,9 @@
 #!/bin/sh
 # The dashboard in a real headless browser (tests/admin/dashboard.py):
 # a run seen completing live, a failed run opened, retried from the page
-# with the token, seen completing.  Keeps a screenshot in the build tree:
-# tests/admin/dashboard.png.  Needs Debian's chromium, chromium-driver and
+# with the token, seen completing; a run cancelled.  Keeps screenshots in
+# the build tree: tests/admin/dashboard.png (the retried run) and
+# tests/admin/dashboard-failed.png (the failed one, its attempt opened).  Needs Debian's chromium, chromium-driver and
 # python3-selenium (scripts/test installs them); skipped without them, and
 # under valgrind (a browser waiting on a host ten times slower proves
 # nothing the sanitizer pass does not).
@@ -30,6 +31,9 @@ workflow steady <<'WF'
 workflow = { name = "steady"; tasks = ( { id = "prepare"; command = ["true"]; },
   { id = "work"; after = ["prepare"]; command = ["sh", "-c", "echo working >&2; sleep 2"]; } ); };
 WF
+workflow slow <<'WF'
+workflow = { name = "slow"; tasks = ( { id = "wait"; command = ["sleep", "30"]; } ); };
+WF
 # `then` fails until the test creates the flag, just before it clicks retry.
 workflow flaky <<WF
 workflow = { name = "flaky"; tasks = (
@@ -43,7 +47,7 @@ start_serve
 ok $? "serve listens"
 mkdir -p tests/admin
 shot=$(pwd)/tests/admin/dashboard.png
-rm -f "$shot"
+rm -f "$shot" tests/admin/dashboard-failed.png
 timeout 120 "$py" "$SY_SRCDIR/tests/admin/dashboard.py" "$base" "$host/token" "$host/flag" \
     "$shot" >"$host/browser.out" 2>&1
 rc=$?
