@@ -90,6 +90,11 @@ api GET /api/v1/health '' token
 code_is 200 "and with it, serves"
 stop_serve
 ok $? "serve stops cleanly"
+
+sed -i 's|^admin = .*|admin = { dashboard_dir = 3; };|' "$host/switchyard.cfg"
+run check
+rc_is 1 "check refuses a dashboard_dir that is not a string"
+has "switchyard.cfg:5: error: 'admin.dashboard_dir' must be a directory name" "naming the field and line"
 cleanup_host
 
 # make install puts every file of dashboard/ where serve looks by default.
