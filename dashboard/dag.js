@@ -4,7 +4,7 @@
 // each task filled with its state's colour.
 import { svg, legend, textClass, clip } from './svg.js';
 
-const W = 150, H = 34, GX = 60, GY = 14, PAD = 12;
+const W = 140, H = 34, GX = 44, GY = 14, PAD = 12;
 
 export function layout(nodes, edges) {
   const ids = nodes.map((n) => n.id);
@@ -80,12 +80,12 @@ export function drawDag(box, dag, tasks, selected, onPick) {
                          'data-task': n.id, 'data-state': state,
                          transform: `translate(${p.x},${p.y})` }, root);
     svg('rect', { class: 's-' + state, width: W, height: H, rx: 5 }, g);
-    let label = clip(n.id, 19);
+    let label = clip(n.id, 18);
     if (t && t.attempts > 1) label += ` ×${t.attempts}`;
     const txt = svg('text', { class: textClass(state), x: 8, y: H / 2 + 4 }, g);
     txt.textContent = label;
     if (t && t.map) {
-      const done = t.map.Completed || 0, all = t.map.size || 0;
+      const done = (t.map.elements || {}).Completed || 0, all = t.map.size || 0;
       const sub = svg('text', { class: textClass(state), x: W - 6, y: H - 5,
                                 'text-anchor': 'end', 'font-size': 10 }, g);
       sub.textContent = `${done}/${all}`;

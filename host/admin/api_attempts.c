@@ -142,6 +142,12 @@ static int by_end(const void *x, const void *y)
     return ea < eb ? -1 : ea > eb;
 }
 
+/* json_equal() is false for two NULLs: two bars of an unmapped task. */
+static bool same_element(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal(a, b));
+}
+
 /* An unknown start: the end of the task's (element's) bar before it. */
 static void fill_starts(json_t *list, json_int_t created)
 {
@@ -160,7 +166,7 @@ static void fill_starts(json_t *list, json_int_t created)
         json_t *el = json_object_get(v[i], "element");
         for (size_t j = 0; j < i; j++)
             if (strcmp(json_string_value(json_object_get(v[j], "task")), id) == 0 &&
-                json_equal(json_object_get(v[j], "element"), el) &&
+                same_element(json_object_get(v[j], "element"), el) &&
                 json_is_integer(json_object_get(v[j], "end")))
                 start = json_integer_value(json_object_get(v[j], "end"));
         json_int_t end = json_integer_value(json_object_get(v[i], "end"));

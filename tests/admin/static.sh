@@ -15,8 +15,8 @@ echo hidden >"$host/dash/.hidden.txt"
 workflow flaky <<WF
 workflow = { name = "flaky"; tasks = (
   { id = "first"; command = ["true"]; },
-  { id = "then"; after = ["first"]; retry = { attempts = 2; delay = "100ms"; };
-    command = ["sh", "-c", "test -f $host/flag || { touch $host/flag; echo not yet >&2; exit 3; }"]; }
+  { id = "then"; after = ["first"]; retry = { attempts = 3; delay = "100ms"; };
+    command = ["sh", "-c", "n=\$(cat $host/n 2>/dev/null || echo 0); echo \$((n + 1)) >$host/n; [ \$n -ge 2 ] || { echo not yet >&2; exit 3; }"]; }
 ); };
 WF
 start_serve
@@ -60,14 +60,16 @@ code_is 404 "attempts of no run: 404"
 api POST /api/v1/runs '{"workflow": "flaky"}' token
 run=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
 wait_status "$run" Completed
-ok $? "a run that retries once completes"
+ok $? "a run that retries twice completes"
 api GET "/api/v1/runs/$run/attempts"
 code_is 200 "its attempts"
-jq_is '[["first", 1, "Completed", true], ["then", 1, "Failed", false], ["then", 2, "Completed", true]]' \
+jq_is '[["first", 1, "Completed", true], ["then", 1, "Failed", false], ["then", 2, "Failed", false], ["then", 3, "Completed", true]]' \
     '[[a["task"], a["attempt"], a["outcome"], a["start_known"]] for a in b["attempts"]]' \
-    "each attempt with its outcome, the failed one's start not recorded"
-jq_is true 'all(a["start"] <= a["end"] for a in b["attempts"]) and b["attempts"][1]["end"] <= b["attempts"][2]["start"]' \
+    "each attempt with its outcome, the failed ones' starts not recorded"
+jq_is true 'all(a["start"] <= a["end"] for a in b["attempts"]) and b["attempts"][2]["end"] <= b["attempts"][3]["start"]' \
     "in order, each starting before it ends"
+jq_is true 'b["attempts"][2]["start"] == b["attempts"][1]["end"] and b["attempts"][1]["start"] == b["created"]' \
+    "an unrecorded start is the previous attempt's end, or the run's creation"
 jq_is 'command sh exited with status 3: not yet' 'b["attempts"][1]["detail"].split(";")[0]' \
     "the failed attempt's error"
 stop_serve
