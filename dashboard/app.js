@@ -18,7 +18,14 @@ const state = {
 
 // --- the token: asked once, kept in this tab ---------------------------
 
+// One dialog at a time: reads made together share its answer.
+let asking = null;
 function askToken() {
+  if (!asking) asking = dialog().finally(() => { asking = null; });
+  return asking;
+}
+
+function dialog() {
   const dlg = $('token-dialog'), input = $('token-input');
   input.value = '';
   return new Promise((resolve) => {
@@ -45,14 +52,16 @@ async function withToken(change, fn) {
     setToken(t);
     showForget();
   }
+  const sent = token();
   try {
     return await fn();
   } catch (e) {
     if (e instanceof ApiError && (e.status === 401 || (e.status === 403 && /token/.test(e.message)))) {
-      forgetToken();
+      // Not one a read made meanwhile was given.
+      if (token() === sent) forgetToken();
       showForget();
       if (!change) {
-        const t = await askToken();
+        const t = token() || await askToken();
         if (t) { setToken(t); showForget(); return fn(); }
       }
     }
