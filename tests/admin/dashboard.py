@@ -10,6 +10,9 @@ Prints one line per check: "PASS\tNAME" or "FAIL\tNAME", and "# ..." lines;
 tests/admin/dashboard.sh turns them into TAP.
 
 usage: dashboard.py BASE TOKEN_FILE FLAG_FILE SCREENSHOT
+       dashboard.py --remote BASE TOKEN_FILE
+With --remote, BASE is a listener other machines reach, where reads need
+the token too: the page asks for it once and then shows the runs.
 """
 import json
 import os
@@ -24,7 +27,12 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-base, token_file, flag, shot = sys.argv[1:5]
+remote = sys.argv[1] == "--remote"
+if remote:
+    base, token_file = sys.argv[2:4]
+    flag = shot = None
+else:
+    base, token_file, flag, shot = sys.argv[1:5]
 token = open(token_file).read().strip()
 failed = 0
 
@@ -81,7 +89,24 @@ def wait_for(fn, name, why):
         return False
 
 
+def remote_checks():
+    driver.get(base + "/")
+    wait_for(lambda: driver.find_element(By.ID, "token-dialog").get_attribute("open") is not None,
+             "where reads need the token, the page asks for it", lambda: driver.page_source[:1500])
+    driver.find_element(By.ID, "token-input").send_keys(token)
+    driver.find_element(By.ID, "token-ok").click()
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#runs tbody tr"),
+             "then lists the runs", lambda: driver.find_element(By.ID, "health").text)
+    wait_for(lambda: driver.find_element(By.ID, "live").text == "live",
+             "and follows the events with it", lambda: driver.find_element(By.ID, "live").text)
+    check(driver.find_element(By.ID, "token-dialog").get_attribute("open") is None,
+          "having asked once")
+
+
 try:
+    if remote:
+        remote_checks()
+        raise SystemExit
     driver.get(base + "/")
     wait.until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
     check(driver.title == "Switchyard", "the page loads from /")
@@ -185,6 +210,8 @@ try:
     driver.save_screenshot(shot)
     check(os.path.getsize(shot) > 10000, "a screenshot is saved", shot)
     print("# screenshot: " + shot)
+except SystemExit:
+    pass
 except (WebDriverException, OSError) as e:
     check(False, "the browser session", str(e).splitlines()[0] if str(e) else repr(e))
 finally:
