@@ -13,7 +13,7 @@ const POLL_MS = 10000, POLL_OFFLINE_MS = 3000;
 
 const state = {
   runs: [], runId: null, run: null, attempts: null, dag: null, dagOf: null,
-  task: null, pick: null, live: false, more: null,
+  task: null, pick: null, live: false, more: null, limit: 50,
 };
 
 // --- the token: asked once, kept in this tab ---------------------------
@@ -90,7 +90,7 @@ function taskCounts(r) {
 }
 
 async function loadRuns() {
-  const q = new URLSearchParams({ limit: 50 });
+  const q = new URLSearchParams({ limit: state.limit });
   if ($('filter-state').value) q.set('state', $('filter-state').value);
   const j = await withToken(false, () => api('GET', '/api/v1/runs?' + q));
   state.runs = j.runs;
@@ -110,9 +110,14 @@ function drawRuns() {
     el('td', {}, taskCounts(r), tr);
     el('td', {}, when(r.started || r.created), tr);
     el('td', {}, r.finished ? duration(r.duration_ms) : r.started ? duration(Date.now() - r.started) + '…' : '', tr);
+    tr.tabIndex = 0;
     tr.addEventListener('click', () => { location.hash = 'run=' + r.run_id; });
+    tr.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') location.hash = 'run=' + r.run_id;
+    });
   }
   $('runs-empty').hidden = state.runs.length > 0;
+  $('runs-more').hidden = state.more === null || state.more === undefined || state.limit >= 1000;
 }
 
 // --- one run ------------------------------------------------------------
@@ -292,6 +297,11 @@ function start() {
   $('btn-retry').addEventListener('click', () => act('retry'));
   $('btn-forget').addEventListener('click', () => { forgetToken(); showForget(); });
   $('filter-state').addEventListener('change', refresh);
+  // The list is read whole each time (it is kept live): a longer one.
+  $('runs-more').addEventListener('click', () => {
+    state.limit = Math.min(1000, state.limit + 50);
+    refresh();
+  });
   window.addEventListener('hashchange', route);
   showForget();
   followEvents(() => refresh(), (live) => {
