@@ -253,20 +253,27 @@ async function act(what) {
 
 // --- keeping it live ----------------------------------------------------
 
-let pending = null;
+// Events come in bursts: one read of each after a burst, and never more
+// than a third of the time spent reading and drawing (a run of thousands
+// of tasks is not redrawn at every event).
+let pending = null, busy = false, again = false, cost = 0;
 function refresh() {
-  // Events come in bursts: one read of each after the burst.
+  if (busy) { again = true; return; }
   if (pending) return;
   pending = setTimeout(async () => {
     pending = null;
+    busy = true;
+    const t0 = performance.now();
     try {
       await loadRuns();
       await loadRun();
-      $('health').classList.remove('error');
     } catch (e) {
       $('health').textContent = e.message;
     }
-  }, 150);
+    cost = performance.now() - t0;
+    busy = false;
+    if (again) { again = false; refresh(); }
+  }, Math.max(150, 2 * cost));
 }
 
 async function loadHealth() {

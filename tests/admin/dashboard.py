@@ -22,7 +22,9 @@ import time
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException, WebDriverException
+from selenium.common.exceptions import (NoSuchElementException,
+                                        StaleElementReferenceException, TimeoutException,
+                                        WebDriverException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -71,12 +73,26 @@ for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usag
           "--disable-sync", "--window-size=1400,1000", "--user-data-dir=" + profile):
     opts.add_argument(a)
 driver = webdriver.Chrome(service=Service(find_binary("chromedriver")), options=opts)
-wait = WebDriverWait(driver, 15, poll_frequency=0.1)
+wait = WebDriverWait(driver, 15, poll_frequency=0.1,
+                     ignored_exceptions=[StaleElementReferenceException, NoSuchElementException])
 
 
 def row_status(run):
     rows = driver.find_elements(By.CSS_SELECTOR, f'#runs tr[data-run="{run}"]')
     return rows[0].get_attribute("data-status") if rows else None
+
+
+def click(css):
+    """Clicks what css names; the page redraws the runs list, the DAG and
+    the Gantt as events come, so an element found may be replaced before
+    the click lands: found again then."""
+    for _ in range(50):
+        try:
+            driver.find_element(By.CSS_SELECTOR, css).click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    raise TimeoutException("kept being redrawn: " + css)
 
 
 def wait_for(fn, name, why):
@@ -120,7 +136,7 @@ try:
     steady = submit("steady")
     wait_for(lambda: row_status(steady) in ("Pending", "Running"),
              "a run submitted while the page is open appears", lambda: driver.page_source[:2000])
-    driver.find_element(By.CSS_SELECTOR, f'#runs tr[data-run="{steady}"]').click()
+    click(f'#runs tr[data-run="{steady}"]')
     wait_for(lambda: driver.find_elements(
         By.CSS_SELECTOR, '#dag g.node[data-task="work"][data-state="Running"]'),
         "its DAG shows the task Running", lambda: driver.find_element(By.ID, "dag").get_attribute("innerHTML")[:1500])
@@ -129,23 +145,27 @@ try:
     wait_for(lambda: driver.find_element(By.ID, "run").get_attribute("data-status") == "Completed",
              "and in the run's pane", lambda: driver.find_element(By.ID, "run").get_attribute("data-status"))
     check(driver.execute_script("return window.syNoReload") == 42, "without a reload")
-    states = {g.get_attribute("data-task"): g.get_attribute("data-state")
-              for g in driver.find_elements(By.CSS_SELECTOR, "#dag g.node")}
+    # Read in one go in the page: a redraw between two reads here would
+    # leave stale elements.
+    states = dict(driver.execute_script(
+        "return [...document.querySelectorAll('#dag g.node')]"
+        ".map(g => [g.dataset.task, g.dataset.state])"))
     check(states == {"prepare": "Completed", "work": "Completed"}, "every DAG node Completed",
           json.dumps(states))
 
     flaky = submit("flaky")
     wait_for(lambda: row_status(flaky) == "Failed", "a failing run shows Failed",
              lambda: str(row_status(flaky)))
-    driver.find_element(By.CSS_SELECTOR, f'#runs tr[data-run="{flaky}"]').click()
+    click(f'#runs tr[data-run="{flaky}"]')
     wait_for(lambda: driver.find_elements(
         By.CSS_SELECTOR, '#dag g.node[data-task="then"][data-state="Failed"]'),
         "its DAG shows the failed task", lambda: driver.find_element(By.ID, "dag").get_attribute("innerHTML")[:1500])
-    check(len(driver.find_elements(By.CSS_SELECTOR, '#dag path.edge')) == 2, "with its edges")
+    check(driver.execute_script("return document.querySelectorAll('#dag path.edge').length") == 2,
+          "with its edges")
     bar = '#gantt rect.bar[data-task="then"][data-attempt="1"][data-outcome="Failed"]'
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, bar),
              "the Gantt has its failed attempt", lambda: driver.find_element(By.ID, "gantt").get_attribute("innerHTML")[:1500])
-    driver.find_element(By.CSS_SELECTOR, bar).click()
+    click(bar)
     wait_for(lambda: "exited with status 3" in driver.find_element(By.ID, "detail").text,
              "the attempt's detail says its exit status", lambda: driver.find_element(By.ID, "detail").text)
     wait_for(lambda: "not there yet" in driver.find_element(By.ID, "detail-logs").text,
@@ -187,7 +207,7 @@ try:
     slow = submit("slow")
     wait_for(lambda: row_status(slow) == "Running", "a long run shows Running",
              lambda: str(row_status(slow)))
-    driver.find_element(By.CSS_SELECTOR, f'#runs tr[data-run="{slow}"]').click()
+    click(f'#runs tr[data-run="{slow}"]')
     wait_for(lambda: driver.find_element(By.ID, "run").get_attribute("data-run") == str(slow)
              and driver.find_element(By.ID, "btn-cancel").is_enabled(),
              "its cancel button is enabled", lambda: driver.find_element(By.ID, "run").text[:500])
@@ -197,12 +217,11 @@ try:
     check(driver.find_element(By.ID, "token-dialog").get_attribute("open") is None,
           "without asking for the token again")
 
-    driver.find_element(By.CSS_SELECTOR, f'#runs tr[data-run="{flaky}"]').click()
+    click(f'#runs tr[data-run="{flaky}"]')
     wait_for(lambda: driver.find_elements(
         By.CSS_SELECTOR, '#gantt rect.bar[data-task="then"][data-attempt="2"]'),
         "the retried run opens again", lambda: driver.find_element(By.ID, "run").text[:500])
-    driver.find_element(
-        By.CSS_SELECTOR, '#gantt rect.bar[data-task="then"][data-attempt="2"]').click()
+    click('#gantt rect.bar[data-task="then"][data-attempt="2"]')
     wait_for(lambda: "passed" in driver.find_element(By.ID, "detail-logs").text,
              "the second attempt's detail has its own log", lambda: driver.find_element(By.ID, "detail").text)
     driver.execute_script("window.scrollTo(0, 0)")
