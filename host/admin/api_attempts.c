@@ -119,7 +119,10 @@ static void add_current(struct collect *c, json_t *task)
             break;
         }
     }
-    json_t *err = json_object_get(task, "error");
+    /* A running or completed task's error is an earlier attempt's. */
+    json_t *err = strcmp(state, "Running") && strcmp(state, "Completed")
+                      ? json_object_get(task, "error")
+                      : NULL;
     json_array_append_new(
         c->attempts,
         json_pack("{s:s, s:I, s:I, s:o, s:s, s:o, s:o, s:O, s:b}", "task", id, "attempt", n,
