@@ -20,7 +20,8 @@
 noinst_LTLIBRARIES += libsyhost.la
 libsyhost_la_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 libsyhost_la_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DSY_PLUGIN_WORKER='"$(pkglibexecdir)/switchyard-plugin-worker"'
+	-DSY_PLUGIN_WORKER='"$(pkglibexecdir)/switchyard-plugin-worker"' \
+	-DSY_DASHBOARD_DIR='"$(pkgdatadir)/dashboard"'
 libsyhost_la_LIBADD = $(DEP_LIBS)
 HOST_LDADD = libsyhost.la $(SDK_LIB) $(DEP_LIBS)
 
@@ -161,6 +162,7 @@ libsyhost_la_SOURCES += \
 	host/admin/api_runs.c host/admin/api_config.c \
 	host/admin/api_logs.c host/admin/api_events.c \
 	host/admin/api_metrics.c
+libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

@@ -8,7 +8,9 @@ libssl-dev libcmocka-dev libpq-dev libmimalloc-dev libmicrohttpd-dev"
 SY_PG_TEST_PACKAGES="postgresql-15"
 # tzdata: the schedule tests read Europe/Berlin and America/New_York.
 # prometheus: its promtool checks the metrics file (tests/integration/metrics.sh).
-SY_TEST_PACKAGES="valgrind python3 mandoc tzdata prometheus nghttp2-proxy openssl"
+# chromium, chromium-driver, python3-selenium: the dashboard's browser test;
+# nghttp2-proxy, openssl: the lambda plugin's HTTP/2 test.
+SY_TEST_PACKAGES="valgrind python3 mandoc tzdata prometheus nghttp2-proxy openssl chromium chromium-driver python3-selenium"
 # Only scripts/fuzz needs these (clang with libFuzzer): make check never does.
 SY_FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 

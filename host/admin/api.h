@@ -32,4 +32,10 @@ int sy_api_events(sy_admin_req *rq);
 /* admin/api_metrics.c */
 int sy_api_metrics(sy_admin_req *rq);
 
+/* admin/api_attempts.c */
+int sy_api_run_attempts(sy_admin_req *rq);
+
+/* admin/static.c: the dashboard's files */
+int sy_api_dashboard(sy_admin_req *rq);
+
 #endif

@@ -17,6 +17,7 @@ struct sy_admin_req;
 enum {
     SY_ADMIN_CHANGE = 1u << 0, /* changes something: the bearer token */
     SY_ADMIN_BODY = 1u << 1,   /* reads a JSON body */
+    SY_ADMIN_OPEN = 1u << 2,   /* installed files: no token on any listener */
 };
 
 typedef struct sy_admin_route {

@@ -21,6 +21,9 @@ const sy_admin_route sy_admin_routes[] = {
     {"GET", "/api/v1/events", sy_api_events, 0},
     {"POST", "/api/v1/reload", sy_api_reload, SY_ADMIN_CHANGE},
     {"GET", "/metrics", sy_api_metrics, 0},
+    {"GET", "/api/v1/runs/{}/attempts", sy_api_run_attempts, 0},
+    {"GET", "/", sy_api_dashboard, SY_ADMIN_OPEN},
+    {"GET", "/dashboard/{}", sy_api_dashboard, SY_ADMIN_OPEN},
 };
 
 const size_t sy_admin_n_routes = sizeof sy_admin_routes / sizeof sy_admin_routes[0];

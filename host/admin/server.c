@@ -80,7 +80,7 @@ static enum MHD_Result refuse(sy_admin_req *rq, bool *refused)
     sy_admin *a = rq->admin;
     bool change = rq->route->flags & SY_ADMIN_CHANGE;
     *refused = false;
-    if (!change && a->reads_open)
+    if ((!change && a->reads_open) || (rq->route->flags & SY_ADMIN_OPEN))
         return MHD_YES;
     *refused = true;
     if (!a->token)

@@ -15,7 +15,7 @@
 #define SRC_LINE(s) ((int)config_setting_source_line(s))
 
 static const char *const admin_keys =
-    "listen, token_file, max_body, max_header, max_connections, timeout";
+    "listen, token_file, max_body, max_header, max_connections, timeout, dashboard_dir";
 
 bool sy_config_admin_split(const char *listen, char *host, size_t host_len, int *port)
 {
@@ -129,6 +129,14 @@ static int read_key(sy_admin_config *a, const config_setting_t *s, const char *d
         a->token_file = sy_path_join(dir ? dir : ".", v);
         return 0;
     }
+    if (strcmp(name, "dashboard_dir") == 0) {
+        const char *v;
+        if (read_string(s, &v, d, "a directory name"))
+            return 1;
+        free(a->dashboard_dir);
+        a->dashboard_dir = sy_path_join(dir ? dir : ".", v);
+        return 0;
+    }
     if (strcmp(name, "max_body") == 0)
         return read_bytes(s, 1024, 64LL << 20, &a->max_body, d);
     if (strcmp(name, "max_header") == 0)
@@ -188,6 +196,7 @@ void sy_config_admin_free(sy_admin_config *a)
 {
     free(a->listen);
     free(a->token_file);
+    free(a->dashboard_dir);
     free(a->file);
     memset(a, 0, sizeof *a);
 }

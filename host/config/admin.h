@@ -9,6 +9,7 @@
  *     max_header = "16KiB";        # request line and headers, else 431
  *     max_connections = 64;
  *     timeout = "30s";             # an idle connection is closed after it
+ *     dashboard_dir = "dashboard"; # the web page's files (default: installed)
  *   };
  *
  * Threading: no shared state; any thread.
@@ -33,6 +34,8 @@ typedef struct sy_admin_config {
     int64_t max_header;      /* bytes (default 16 KiB) */
     int64_t max_connections; /* default 64 */
     int64_t timeout_ms;      /* default 30 s; whole seconds */
+    char *dashboard_dir;     /* owned, resolved like token_file; NULL: the
+                                installed $(pkgdatadir)/dashboard */
     char *file;              /* owned: where the group is written */
     int line;
 } sy_admin_config;
