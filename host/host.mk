@@ -90,6 +90,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite_schedule.c \
 	host/store/sqlite_logs.c \
 	host/store/sqlite_elements.c host/store/elements.c \
+	host/store/task_writes.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres_internal.h),
@@ -103,7 +104,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_listen.c \
 	host/store/postgres_tasks.c host/store/postgres_processes.c \
 	host/store/postgres_schedule.c host/store/postgres_logs.c \
-	host/store/postgres_elements.c
+	host/store/postgres_elements.c host/store/postgres_batch.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,

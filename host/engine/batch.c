@@ -65,49 +65,76 @@ static void free_slot(sy_live_run *r, sy_live_task *t)
     r->e->maps_pending = true;
 }
 
-size_t sy_batch_write(sy_engine *e, int64_t now)
+/* The turn's task-row writes, sent together (store.h,
+ * sy_store_update_tasks); an element's row is written on its own. */
+typedef struct {
+    sy_engine *e;
+    sy_task_ref *ref;
+    bool *refused;
+} task_writes;
+
+/* A refused write leaves the batch usable for the other runs; nothing
+ * more is tried for its run, dropped after the commit (engine.c) with the
+ * store's reason in its one log line. */
+static void refused_write(void *arg, size_t i, int status)
 {
-    size_t rows = 0;
-    for (size_t i = 0; i < e->n_dirty; i++) {
+    task_writes *w = arg;
+    w->refused[i] = true;
+    if (!sy_fenced_refused(w->ref[i].run, status)) {
+        sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
+               sy_store_errmsg(w->e->o.store));
+        w->e->fatal = true;
+    }
+}
+
+static sy_task_record record_of(const sy_live_task *t, size_t idx)
+{
+    return (sy_task_record){
+        .idx = (uint32_t)idx,
+        .state = t->state,
+        .attempts = t->attempts,
+        .failures = t->failures,
+        .recoveries = t->recoveries,
+        .executor = (char *)t->instance_name,
+        .error = t->error,
+        .output = t->output_text,
+        .ready_at = t->ready_at,
+        .started = t->started,
+        .finished = t->finished,
+        .fence = t->token,
+    };
+}
+
+static size_t write_tasks(sy_engine *e)
+{
+    size_t n = 0, m = e->n_dirty, rows = 0;
+    sy_store_task_write *w = sy_xmalloc((m ? m : 1) * sizeof *w);
+    sy_task_record *rec = sy_xmalloc((m ? m : 1) * sizeof *rec);
+    task_writes tw = {e, sy_xmalloc((m ? m : 1) * sizeof *tw.ref),
+                      sy_xmalloc((m ? m : 1) * sizeof *tw.refused)};
+    for (size_t i = 0; i < m; i++) {
         sy_live_run *r = e->dirty[i].run;
         size_t idx = e->dirty[i].idx;
         sy_live_task *t = &r->t[idx];
         t->dirty = false;
         if (r->fenced || r->lost)
             continue;
-        sy_task_record record = {
-            .idx = (uint32_t)idx,
-            .state = t->state,
-            .attempts = t->attempts,
-            .failures = t->failures,
-            .recoveries = t->recoveries,
-            .executor = (char *)t->instance_name,
-            .error = t->error,
-            .output = t->output_text,
-            .ready_at = t->ready_at,
-            .started = t->started,
-            .finished = t->finished,
-            .fence = t->token,
-        };
-        /* A refused write leaves the batch usable for the other runs;
-         * nothing more is tried for this one, and it is dropped after the
-         * commit (engine.c) with the store's reason in its one log line. */
-        int rc;
-        if (sy_live_is_slot(r, idx)) {
-            record.idx = (uint32_t)r->maps[t->map].idx;
-            rc = sy_store_update_element(e->o.store, r->id, &r->fence, t->token_stored,
-                                         t->elem, &record);
-            /* Told before the slot forgets its element and error. */
-            if (rc == SY_OK)
-                sy_observe_task(e, r, idx);
-            if (rc == SY_OK && sy_task_state_terminal(t->state))
-                free_slot(r, t);
-        } else {
-            rc = sy_store_update_task(e->o.store, r->id, &r->fence, t->token_stored, &record);
-            if (rc == SY_OK)
-                sy_observe_task(e, r, idx);
+        if (!sy_live_is_slot(r, idx)) {
+            rec[n] = record_of(t, idx);
+            w[n] = (sy_store_task_write){r->id, &r->fence, t->token_stored, &rec[n]};
+            tw.ref[n] = e->dirty[i];
+            tw.refused[n++] = false;
+            continue;
         }
+        sy_task_record record = record_of(t, (size_t)r->maps[t->map].idx);
+        int rc = sy_store_update_element(e->o.store, r->id, &r->fence, t->token_stored,
+                                         t->elem, &record);
         rows++;
+        /* Told before the slot forgets its element and error. */
+        if (rc == SY_OK)
+            sy_observe_task(e, r, idx);
+        if (rc == SY_OK && sy_task_state_terminal(t->state))
+            free_slot(r, t);
         if (rc == SY_OK)
             t->token_stored = t->token;
         else if (!sy_fenced_refused(r, rc)) {
@@ -116,6 +143,30 @@ size_t sy_batch_write(sy_engine *e, int64_t now)
             e->fatal = true;
         }
     }
+    rows += n;
+    if (sy_store_update_tasks(e->o.store, w, n, refused_write, &tw) != SY_OK) {
+        sy_log(SY_LOG_ERROR, "store", "cannot record tasks: %s",
+               sy_store_errmsg(e->o.store));
+        e->fatal = true;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            sy_live_task *t = &tw.ref[i].run->t[tw.ref[i].idx];
+            if (tw.refused[i])
+                continue;
+            t->token_stored = t->token;
+            sy_observe_task(e, tw.ref[i].run, tw.ref[i].idx);
+        }
+    }
+    free(w);
+    free(rec);
+    free(tw.ref);
+    free(tw.refused);
+    return rows;
+}
+
+size_t sy_batch_write(sy_engine *e, int64_t now)
+{
+    size_t rows = write_tasks(e);
     e->n_dirty = 0;
     for (sy_live_run *r = e->runs; r; r = r->next) {
         if (!r->dirty)

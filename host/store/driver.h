@@ -74,6 +74,10 @@ struct sy_store_ops {
     int (*update_task)(sy_store *s, int64_t run_id,
                        const sy_store_fence *fence, int64_t token,
                        const sy_task_record *t);
+    /* May be NULL: store/task_writes.c then makes each write with
+     * update_task.  Called with every write checked valid. */
+    int (*update_tasks)(sy_store *s, const sy_store_task_write *w, size_t n,
+                        sy_store_refused_cb refused, void *arg);
     int (*update_run)(sy_store *s, int64_t run_id,
                       const sy_store_fence *fence, sy_run_state state,
                       const char *error, int64_t now);

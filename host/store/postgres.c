@@ -51,6 +51,7 @@ static const struct sy_store_ops pg_ops = {
     .commit = sy_pg_commit,
     .rollback = sy_pg_rollback,
     .update_task = sy_pg_update_task,
+    .update_tasks = sy_pg_update_tasks,
     .update_run = sy_pg_update_run,
     .add_event = sy_pg_add_event,
     .list_events = sy_pg_list_events,

@@ -133,6 +133,31 @@ static const char *const sql_text[SY_PG_COUNT] = {
      * parameters. */
     [SY_PG_UPDATE_TASK_HELD] =
         UPDATE_TASK_SET " AND fence = $16 AND $14::bigint IS NOT NULL",
+    /* Many task rows, each written and fenced as by UPDATE_TASK: one
+     * array per column, a row per element; the rows written come back by
+     * their position (postgres_batch.c).  Each run's claim is checked
+     * once per statement, not once per row: `held` share-locks the run
+     * rows the writes name (FOR SHARE returns the newest version of a
+     * row a claim changed meanwhile, and makes later claims wait for the
+     * batch, as FENCE does) and each row compares its fence with it. */
+    [SY_PG_UPDATE_TASKS] =
+        "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::int[],"
+        " $3::int[], $4::int[], $5::int[], $6::int[], $7::text[],"
+        " $8::text[], $9::text[], $10::bigint[], $11::bigint[],"
+        " $12::bigint[], $13::text[], $14::bigint[], $15::bigint[],"
+        " $16::bigint[]) WITH ORDINALITY AS u(run, i, st, att, fail, rec,"
+        " ex, err, out, ra, sa, fi, ow, ep, fe, tok, n)),"
+        " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
+        " WHERE id IN (SELECT run FROM u WHERE ow IS NOT NULL) FOR SHARE)"
+        " UPDATE tasks AS t SET state = u.st, attempts = u.att,"
+        " failures = u.fail, recoveries = u.rec, executor = u.ex,"
+        " error = u.err, output = u.out, ready_at = u.ra, started = u.sa,"
+        " finished = u.fi,"
+        " host = CASE WHEN u.fe <> t.fence THEN u.ow ELSE t.host END,"
+        " fence = u.fe FROM u LEFT JOIN held h ON h.id = u.run"
+        " WHERE t.run_id = u.run AND t.idx = u.i AND (u.ow IS NULL OR"
+        " (t.fence = u.tok AND h.owner = u.ow AND h.lease_epoch = u.ep))"
+        " RETURNING u.n",
     [SY_PG_UPDATE_RUN] =
         "UPDATE runs SET"
         " started = CASE WHEN $2 = 1 AND state <> 1 THEN $4 ELSE started END,"

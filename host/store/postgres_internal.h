@@ -18,6 +18,7 @@
  *   postgres_ownership.c  which host runs what: claims (FOR UPDATE SKIP
  *                         LOCKED), leases, cancel requests
  *   postgres_tasks.c      batches, task rows, the event log
+ *   postgres_batch.c      a turn's task-row writes in one statement
  *   postgres_schedule.c   the ticks schedules fired
  *   postgres_logs.c       attempt logs, reopening a finished run to retry
  *                         it
@@ -46,7 +47,8 @@ enum {
     SY_PG_RELEASE_OWNER,
     SY_PG_RUN_STATE, SY_PG_CANCEL_PENDING, SY_PG_SKIP_TASKS,
     SY_PG_FLAG_CANCEL, SY_PG_CANCEL_REQUESTS,
-    SY_PG_UPDATE_TASK, SY_PG_UPDATE_TASK_HELD, SY_PG_UPDATE_RUN,
+    SY_PG_UPDATE_TASK, SY_PG_UPDATE_TASK_HELD, SY_PG_UPDATE_TASKS,
+    SY_PG_UPDATE_RUN,
     SY_PG_ADD_EVENT, SY_PG_LIST_EVENTS, SY_PG_RUN_HOLDER, SY_PG_TASK_TOKEN,
     SY_PG_DELETE_FINISHED,
     SY_PG_RECORD_PROCESS, SY_PG_LIST_PROCESSES,
@@ -262,6 +264,9 @@ int sy_pg_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
                      void *arg);
 int sy_pg_update_task(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                       int64_t token, const sy_task_record *t);
+/* postgres_batch.c */
+int sy_pg_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
+                       sy_store_refused_cb refused, void *arg);
 int sy_pg_add_event(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                     int64_t token, uint32_t idx, uint32_t attempt,
                     const char *kind, const char *detail, int64_t now);

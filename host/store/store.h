@@ -254,6 +254,31 @@ int sy_store_update_task(sy_store *s, int64_t run_id,
                          const sy_store_fence *fence, int64_t token,
                          const sy_task_record *t);
 
+/* One task-row write of sy_store_update_tasks: the arguments of
+ * sy_store_update_task. */
+typedef struct sy_store_task_write {
+    int64_t run_id;
+    const sy_store_fence *fence;
+    int64_t token;
+    const sy_task_record *t;
+} sy_store_task_write;
+
+/* Called for write w[i] that its fence refused (SY_STORE_EFENCED) or that
+ * found no row (SY_ENOENT), with the reason in sy_store_errmsg during the
+ * call. */
+typedef void (*sy_store_refused_cb)(void *arg, size_t i, int status);
+
+/* The n writes, each exactly as sy_store_update_task would make it, its
+ * fence checked per row in the same statement, in as few round trips as
+ * the store can (PostgreSQL: one).  Inside a batch; no task twice in one
+ * call.  Every write lands or is refused: `refused` names each refused
+ * one before this returns, the others have landed, and SY_OK.  Any other
+ * failure returns it, and which writes landed is unknown: the caller rolls
+ * the batch back.  An invalid write (as update_task would refuse it)
+ * fails the call before anything is sent. */
+int sy_store_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
+                          sy_store_refused_cb refused, void *arg);
+
 /* Sets a run's state (started/finished stamped with `now` when it becomes
  * Running/terminal) and error (NULL clears).  Inside a batch.
  * SY_STORE_EFENCED as above. */

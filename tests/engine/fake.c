@@ -204,6 +204,8 @@ const sy_executor fake_executor = {
     .cancel = fake_cancel,
 };
 
+const char *fake_store_url;
+
 void fake_open(fake_env *env, const char *workflow)
 {
     fake_open_lease(env, workflow, FAKE_LEASE_MS, false);
@@ -227,7 +229,10 @@ void fake_open_lease(fake_env *env, const char *workflow, int64_t lease_ms, bool
     assert_int_equal(errors, 0);
 
     char url[4200], err[512];
-    snprintf(url, sizeof url, "sqlite:%s/store.db", env->dir);
+    if (fake_store_url)
+        snprintf(url, sizeof url, "%s", fake_store_url);
+    else
+        snprintf(url, sizeof url, "sqlite:%s/store.db", env->dir);
     assert_int_equal(sy_store_open(url, env->dir, &env->store, err, sizeof err), SY_OK);
     assert_int_equal(sy_runs_record(env->store, env->wf, "{}", &env->run_id, err, sizeof err),
                      SY_OK);

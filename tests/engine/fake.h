@@ -91,6 +91,10 @@ void fake_open(fake_env *env, const char *workflow);
  * (0: the engine's default). */
 extern uint32_t fake_map_window;
 
+/* The store the engines fake_open makes from now on use: a URL, or NULL
+ * (the default) for a SQLite file in the test's temp dir. */
+extern const char *fake_store_url;
+
 /* fake_open with a lease of `lease_ms`; with `serve` the engine comes back
  * as a new host after its lease lapsed instead of stopping.  (Its timers
  * for polling and renewing start in sy_engine_run, which these tests never

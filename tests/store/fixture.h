@@ -1,8 +1,9 @@
 /*
  * fixture.h -- what the store suites that play two hosts share
- * (test_fencing, test_processes, test_logs, test_ticks): two handles on
- * one store, on SQLite or, with libpq, on a throwaway PostgreSQL, and
- * optionally a run of two tasks claimed by "h1" on the first.
+ * (test_fencing, test_task_writes, test_processes, test_logs, test_ticks):
+ * two handles on one store, on SQLite or, with libpq, on a throwaway
+ * PostgreSQL, and optionally a run of two tasks claimed by "h1" on the
+ * first.
  */
 #ifndef SY_TESTS_STORE_FIXTURE_H
 #define SY_TESTS_STORE_FIXTURE_H
