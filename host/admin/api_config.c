@@ -129,7 +129,7 @@ int sy_api_reload(sy_admin_req *rq)
     sy_service *sv = rq->admin->sv;
     if (!sv->cfg_path)
         return sy_admin_error(rq, 409, "no configuration file to read again");
-    if (sy_service_reload(sv) != 0)
+    if (sy_service_reload_notified(sv) != 0)
         return sy_admin_error(rq, 422, "reload refused: the configuration has errors (the "
                               "host's log names each); the one in force stays");
     return sy_admin_json(rq, 200, json_pack("{s:b}", "reloaded", 1));

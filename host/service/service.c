@@ -141,12 +141,17 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     return sy_engine_new(&sv->engine, &sv->loop, &o, err, err_len);
 }
 
-static void reload_on_hangup(void *arg)
+int sy_service_reload_notified(sy_service *sv)
 {
-    sy_service *sv = arg;
     sy_supervise_reloading(&sv->supervise);
     int rc = sy_service_reload(sv);
     sy_supervise_reloaded(&sv->supervise, rc == 0);
+    return rc;
+}
+
+static void reload_on_hangup(void *arg)
+{
+    (void)sy_service_reload_notified(arg);
 }
 
 int sy_service_run(sy_service *sv)

@@ -112,4 +112,9 @@ sy_setup *sy_service_setup(sy_service *sv);
  * stays.  0, or -1.  Loop thread, after sy_service_start. */
 int sy_service_reload(sy_service *sv);
 
+/* sy_service_reload with the service manager told around it
+ * (RELOADING=1, then READY=1: service/supervise.c), as SIGHUP and
+ * `POST /api/v1/reload` do.  0, or -1.  Loop thread. */
+int sy_service_reload_notified(sy_service *sv);
+
 #endif

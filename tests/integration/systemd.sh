@@ -1,7 +1,7 @@
 #!/bin/sh
 # What `serve` tells systemd (Type=notify, sd_notify(3)): READY=1 once it
 # serves, STATUS= lines, RELOADING=1 with MONOTONIC_USEC then READY=1 around
-# a SIGHUP reload, STOPPING=1 on SIGTERM, WATCHDOG=1 every half of
+# a SIGHUP reload (and one asked through the admin API), STOPPING=1 on SIGTERM, WATCHDOG=1 every half of
 # WATCHDOG_USEC when WATCHDOG_PID names it (and none when it names another
 # process), and none while the loop is wedged; an abstract socket ("@name")
 # works too, and the tasks it runs do not inherit NOTIFY_SOCKET.  A
@@ -11,7 +11,10 @@ if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP five hosts started, timed pings; the sanitizer pass runs it (test_sdnotify runs under valgrind)"
     exit 0
 fi
-make_host
+make_host 'admin = { listen = "127.0.0.1:0"; token_file = "token"; };'
+token=admin-test-token-0123456789abcdef
+printf '%s\n' "$token" >"$host/token"
+chmod 0600 "$host/token"
 workflow slow <<'WF'
 workflow = {
   name = "slow";
@@ -69,6 +72,21 @@ assert abs(now - int(m.group(1))) < 60e6, (now, m.group(1))
 assert any(l.startswith("READY=1") for l in lines[i + 1:]), lines[i:]
 PY
 ok $? "with MONOTONIC_USEC on CLOCK_MONOTONIC, then READY=1 again"
+
+# A reload asked through the admin API tells systemd the same.
+if command -v curl >/dev/null 2>&1; then
+    where=$(sed -n 's/.*admin: listening on \([^ ]*\).*/\1/p' "$host/serve.log" | head -n1)
+    r1=$(grep -c '^RELOADING=1' "$n")
+    y1=$(grep -c '^READY=1' "$n")
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $token" \
+        "http://$where/api/v1/reload")
+    [ "$code" = 200 ]; ok $? "POST /api/v1/reload reloads (HTTP $code)"
+    for _ in $(seq 1 50); do [ "$(grep -c '^RELOADING=1' "$n")" -gt "$r1" ] && break; sleep 0.1; done
+    [ "$(grep -c '^RELOADING=1' "$n")" -gt "$r1" ]
+    ok $? "and sends RELOADING=1 as SIGHUP does"
+    for _ in $(seq 1 50); do [ "$(grep -c '^READY=1' "$n")" -gt "$y1" ] && break; sleep 0.1; done
+    [ "$(grep -c '^READY=1' "$n")" -gt "$y1" ]; ok $? "then READY=1 again"
+fi
 
 kill -TERM "$pid"
 seen '^STOPPING=1' "$n"; ok $? "SIGTERM sends STOPPING=1 as the drain begins"
