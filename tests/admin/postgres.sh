@@ -1,0 +1,53 @@
+#!/bin/sh
+# The admin API on the shared store: `serve` on a throwaway PostgreSQL
+# (tests/bin/pg-throwaway) answers the same calls as on SQLite: a run
+# submitted through the API completes, one run with its tasks and
+# attempts, the list filtered by state, a retry, the metrics.
+. "$SY_SRCDIR/tests/admin/lib.sh"
+make_admin_host
+url=$("$SY_SRCDIR/tests/bin/pg-throwaway" start "$host")
+case $? in
+0) ;;
+77) echo "1..0 # SKIP no PostgreSQL server binaries (apt-get install postgresql-15)"; exit 0 ;;
+*) echo "Bail out! the throwaway PostgreSQL server did not start"; exit 1 ;;
+esac
+stop_pg() { "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host"; cleanup_host; }
+trap stop_pg EXIT
+sed -i "s|sqlite:var/sy.db|$url|" "$host/switchyard.cfg"
+cd "$host" || exit 1
+case $("$SWITCHYARD" migrate 2>&1) in
+*"not in this build"*)
+    echo "1..0 # SKIP this build has no PostgreSQL store (configure found no libpq)"
+    exit 0 ;;
+esac
+workflow pair <<'WF'
+workflow = {
+  name = "pair";
+  tasks = ( { id = "a"; command = ["/bin/echo", "{\"n\": 1}"]; },
+            { id = "b"; after = ["a"]; command = ["/bin/sh", "-c", "[ -f ../flag ] && echo '{}'"];
+              retry = { attempts = 1; }; } );
+};
+WF
+start_serve
+ok $? "serve listens on the PostgreSQL store"
+
+api POST /api/v1/runs '{"workflow": "pair"}' token
+code_is 201 "submit through the API"
+id=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
+wait_status "$id" Failed
+ok $? "the run ends (its second task fails until the flag exists)"
+api GET "/api/v1/runs/$id"
+jq_is '["Completed", "Failed"]' '[t["status"] for t in b["tasks"]]' "one run with its tasks, from PostgreSQL"
+api GET "/api/v1/runs?state=Failed"
+jq_is "[$id]" '[r["run_id"] for r in b["runs"]]' "the list filtered by state"
+: >"$host/flag"
+api POST "/api/v1/runs/$id/retry" '{}' token
+code_is 200 "retry from failed"
+wait_status "$id" Completed
+ok $? "and the same run completes"
+api GET /metrics
+code_is 200 "the metrics"
+case "$body" in *'switchyard_runs_ended_total{state="completed"} 1'*) ok 0 "count the run ended Completed" ;; *) ok 1 "count the run ended Completed" ;; esac
+stop_serve
+ok $? "serve drains and exits 0"
+done_testing
