@@ -75,7 +75,11 @@ static void check_idle(sy_engine *e)
             stop_loop(e);
         return;
     }
-    if (e->o.serve && e->o.exit_when_idle && !e->runs && e->watched_left == 0)
+    /* Idle means nothing held and no claim due: a host that filled its
+     * claim batch claims again after its turn (serve.c), and the runs of
+     * that next claim are work too. */
+    if (e->o.serve && e->o.exit_when_idle && !e->runs && e->watched_left == 0 &&
+        !uv_is_active((uv_handle_t *)&e->claim))
         stop_loop(e);
     /* Not before the last changes are written: a task a refused submit
      * ended, after this turn's write, is written by the next. */

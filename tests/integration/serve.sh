@@ -70,5 +70,16 @@ is Completed "$id2" 'r["status"]' "the interrupted run completed"
 is 1 "$id2" 't["first"]["attempts"]' "the attempt cut off by the stop ran again, not charged"
 is 1 "$id" 't["first"]["attempts"]' "the drained attempt did not run again"
 
+# More runs waiting than one claim takes (8): --exit-when-idle waits for the
+# claims after the first batch, not only for the runs it holds.
+workflow quick <<'WF'
+workflow = { name = "quick"; tasks = ( { id = "t"; } ); };
+WF
+for _ in $(seq 1 30); do "$SWITCHYARD" submit quick >/dev/null || echo "# submit failed"; done
+run serve --exit-when-idle
+rc_is 0 "a host with 30 runs waiting serves until idle"
+n=$("$SWITCHYARD" runs --all --json | python3 -c 'import json, sys; print(sum(1 for r in json.load(sys.stdin) if r["workflow"] == "quick" and r["status"] == "Completed"))')
+[ "$n" = 30 ]; ok $? "and completes all 30 before it exits, not the first claim's 8 ($n)"
+
 cleanup_host
 done_testing
