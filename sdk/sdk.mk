@@ -22,7 +22,7 @@ sdk_spawn_sources = sdk/spawn_internal.h sdk/spawn_start.c sdk/spawn_io.c \
 libswitchyard_sdk_a_SOURCES = \
 	sdk/message.c sdk/duration.c sdk/param_read.c sdk/result.c \
 	sdk/inflight.c sdk/counters.c $(sdk_spawn_sources) \
-	sdk/json_params.c sdk/config_json.c sdk/testhost.c \
+	sdk/json_params.c sdk/config_json.c sdk/config_include.c sdk/testhost.c \
 	sdk/loader.c sdk/loader_internal.h sdk/descriptor.c sdk/file_check.c
 libswitchyard_sdk_a_CPPFLAGS = $(SDK_CPPFLAGS)
 libswitchyard_sdk_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -pthread \

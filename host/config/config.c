@@ -7,6 +7,7 @@
 #include <switchyard/sdk.h>
 
 #include "config/integers.h"
+#include "config/params.h"
 #include "config/size.h"
 #include "base/util.h"
 
@@ -395,6 +396,8 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     cfg->log_limit = 64 << 10;
     cfg->shutdown_grace_ms = 30000;
     config_set_include_dir(&cfg->lc, cfg->dir);
+    if (!sy_cfg_includes_ok(&cfg->lc, path, d))
+        return 1;
     errno = 0;
     if (!config_read_file(&cfg->lc, path)) {
         sy_config_parse_error(&cfg->lc, path, d);

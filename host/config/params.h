@@ -12,6 +12,8 @@
 #ifndef SY_PARAMS_H
 #define SY_PARAMS_H
 
+#include <stdbool.h>
+
 #include <libconfig.h>
 
 #include <switchyard/executor.h>
@@ -26,5 +28,11 @@
 int sy_params_check(const config_setting_t *group, const char *const *skip,
                     const sy_param_spec *const *spec, const char *what,
                     sy_diags *d);
+
+/* Before config_read_file(lc, path): false, with an error at the
+ * including file's line, when a file it @includes is there but is not a
+ * regular file (libconfig 1.5 would exit the process reading it; SDK:
+ * sy_sdk_config_includes_ok). */
+bool sy_cfg_includes_ok(const config_t *lc, const char *path, sy_diags *d);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "config/integers.h"
+#include "config/params.h"
 #include "base/util.h"
 
 /* libconfig knows no file for a configuration read from a string; a name
@@ -415,7 +416,9 @@ static void add_file(sy_routes *r, const char *path, sy_diags *d)
     config_set_include_dir(&cfg, dir);
     free(dir);
     errno = 0;
-    if (config_read_file(&cfg, path) != CONFIG_TRUE) {
+    if (!sy_cfg_includes_ok(&cfg, path, d)) {
+        /* reported */
+    } else if (config_read_file(&cfg, path) != CONFIG_TRUE) {
         report_read_error(&cfg, path, errno, d);
     } else {
         sy_cfg_check_ints(&cfg, path, d);

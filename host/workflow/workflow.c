@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "config/integers.h"
+#include "config/params.h"
 #include "base/tz.h"
 #include "base/util.h"
 #include "workflow/internal.h"
@@ -241,8 +242,9 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
     char *dir = sy_path_dirname(path);
     config_set_include_dir(&lc, dir);
     errno = 0;
-    if (config_read_file(&lc, path) != CONFIG_TRUE) {
-        parse_error(&lc, path, errno, d);
+    if (!sy_cfg_includes_ok(&lc, path, d) || config_read_file(&lc, path) != CONFIG_TRUE) {
+        if (d->errors == before)
+            parse_error(&lc, path, errno, d);
         config_destroy(&lc);
         free(dir);
         return (int)(d->errors - before);

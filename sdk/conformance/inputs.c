@@ -104,8 +104,22 @@ static int read_input(kit_inputs *in, const config_setting_t *root, char *err,
     return in->input ? 0 : -1;
 }
 
+typedef struct {
+    char *err;
+    size_t len;
+} include_problem;
+
+static void on_include_problem(void *arg, const char *file, int line, const char *msg)
+{
+    include_problem *p = arg;
+    sy_sdk_errf(p->err, p->len, "%s:%d: %s", file, line, msg);
+}
+
 static int read_file(kit_inputs *in, const char *path, char *err, size_t len)
 {
+    include_problem problem = {err, len};
+    if (!sy_sdk_config_includes_ok(&in->cfg, path, on_include_problem, &problem))
+        return -1;
     if (!config_read_file(&in->cfg, path)) {
         if (config_error_type(&in->cfg) == CONFIG_ERR_FILE_IO)
             sy_sdk_errf(err, len, "%s: cannot read the params file", path);

@@ -11,6 +11,8 @@
 #ifndef SWITCHYARD_CONFIG_JSON_H
 #define SWITCHYARD_CONFIG_JSON_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 #include <libconfig.h>
 
@@ -46,5 +48,15 @@ int sy_sdk_params_check_setting(const config_setting_t *group,
                                 const sy_param_spec *const *spec,
                                 const char *what, sy_sdk_problem_fn report,
                                 void *arg);
+
+/* Before config_read_file(lc, path): false, with one problem reported
+ * (the including file, its line, "@include "NAME": a directory is not a
+ * regular file"), when a file `path` @includes, at any depth, is there but
+ * is not a regular file.  libconfig 1.5 reads such a path as a file and
+ * its scanner then exits the process; a file that is not there is left
+ * for libconfig to report.  Names resolve as libconfig resolves them,
+ * against lc's include directory. */
+bool sy_sdk_config_includes_ok(const config_t *lc, const char *path, sy_sdk_problem_fn report,
+                               void *arg);
 
 #endif /* SWITCHYARD_CONFIG_JSON_H */
