@@ -13,6 +13,46 @@
 #include "base/diagnostics.h"
 #include "base/util.h"
 
+void th_capture_start(th_capture *c)
+{
+    snprintf(c->path, sizeof c->path, "/tmp/sy_test_log_XXXXXX");
+    c->fd = mkstemp(c->path);
+    if (c->fd < 0) {
+        perror("mkstemp");
+        abort();
+    }
+    fflush(stderr);
+    c->saved = dup(STDERR_FILENO);
+    if (c->saved < 0 || dup2(c->fd, STDERR_FILENO) < 0) {
+        perror("dup");
+        abort();
+    }
+}
+
+char *th_capture_end(th_capture *c)
+{
+    fflush(stderr);
+    dup2(c->saved, STDERR_FILENO);
+    close(c->saved);
+    char *buf = calloc(1, 16384);
+    if (!buf)
+        abort();
+    ssize_t n = pread(c->fd, buf, 16383, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    close(c->fd);
+    unlink(c->path);
+    fputs(buf, stderr);
+    return buf;
+}
+
+size_t th_count(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
 char *th_mkdtemp(void)
 {
     const char *tmp = getenv("TMPDIR");

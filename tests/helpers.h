@@ -25,4 +25,18 @@ bool th_diag_has(const struct sy_diags *d, ...);
 /* Prints every diagnostic (for a failing test's context). */
 void th_diag_dump(const struct sy_diags *d);
 
+/* stderr, where the log goes, captured into a scratch file between
+ * th_capture_start and th_capture_end; the latter returns the text
+ * (malloc'd, at most 16 KiB) and prints it again, so that it still shows
+ * with the test's output. */
+typedef struct th_capture {
+    int fd, saved;
+    char path[64];
+} th_capture;
+void th_capture_start(th_capture *c);
+char *th_capture_end(th_capture *c);
+
+/* How many times `needle` occurs in `text`. */
+size_t th_count(const char *text, const char *needle);
+
 #endif

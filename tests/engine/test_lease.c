@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "../helpers.h"
 #include "fake.h"
 #include "service/runs.h"
 #include "store/store.h"
@@ -25,47 +26,6 @@ static const char workflow[] = "workflow = { name = \"w\"; tasks = (\n"
                                "  { id = \"b\"; hold = true; },\n"
                                "  { id = \"c\"; after = [\"a\"]; }\n"
                                "); };\n";
-
-/* --- stderr, where the log goes ------------------------------------------------ */
-
-typedef struct {
-    int fd, saved;
-    char path[64];
-} capture;
-
-static void capture_start(capture *c)
-{
-    snprintf(c->path, sizeof c->path, "/tmp/sy_test_lease_XXXXXX");
-    c->fd = mkstemp(c->path);
-    assert_true(c->fd >= 0);
-    fflush(stderr);
-    c->saved = dup(STDERR_FILENO);
-    assert_true(c->saved >= 0);
-    assert_true(dup2(c->fd, STDERR_FILENO) >= 0);
-}
-
-/* Stops capturing; the text is malloc'd. */
-static char *capture_end(capture *c)
-{
-    fflush(stderr);
-    dup2(c->saved, STDERR_FILENO);
-    close(c->saved);
-    char *buf = calloc(1, 16384);
-    ssize_t n = pread(c->fd, buf, 16383, 0);
-    buf[n > 0 ? n : 0] = '\0';
-    close(c->fd);
-    unlink(c->path);
-    fputs(buf, stderr); /* still shown with the test's output */
-    return buf;
-}
-
-static size_t count(const char *text, const char *needle)
-{
-    size_t n = 0;
-    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
 
 /* --- what the store holds -------------------------------------------------------- */
 
@@ -125,18 +85,18 @@ static void test_clock_jump_while_busy(void **state)
     char *before = snapshot(env.store, env.run_id);
     assert_non_null(strstr(before, "a 2 1 0 1 " FAKE_OWNER " - -|"));
 
-    capture cap;
-    capture_start(&cap);
+    th_capture cap;
+    th_capture_start(&cap);
     fake_advance(&env, LEASE_MS + 1); /* the clock jumps; no write yet */
     assert_int_equal(counters(&env).lapses, 0);
     fake_complete(&env, "a", SY_OUTCOME_SUCCEEDED);
-    char *log = capture_end(&cap);
+    char *log = th_capture_end(&cap);
 
     char *after = snapshot(env.store, env.run_id);
     assert_string_equal(after, before);
     assert_int_equal(fake_cancels("b"), 1);
     assert_int_equal(fake_submits("c"), 0);
-    assert_int_equal(count(log, "lost its lease"), 1);
+    assert_int_equal(th_count(log, "lost its lease"), 1);
     assert_non_null(strstr(log, "this host (" FAKE_OWNER ") lost its lease: its clock reads "
                                 "1 ms past its lease on run 1"));
     assert_non_null(strstr(log, "cancels its 1 attempt and writes nothing more for its 1 "
@@ -167,10 +127,10 @@ static void test_lapse_at_the_deadline(void **state)
     assert_int_equal(fake_state(&env, "a"), SY_TASK_COMPLETED);
     assert_int_equal(fake_submits("c"), 1);
     fake_advance(&env, 1);
-    capture cap;
-    capture_start(&cap);
+    th_capture cap;
+    th_capture_start(&cap);
     fake_complete(&env, "b", SY_OUTCOME_SUCCEEDED);
-    free(capture_end(&cap));
+    free(th_capture_end(&cap));
     assert_int_equal(counters(&env).lapses, 1);
     assert_int_equal(fake_state(&env, "b"), SY_TASK_RUNNING);
     fake_close(&env);
@@ -189,10 +149,10 @@ static void test_event_past_the_lease(void **state)
     fake_turn(&env);
     char *before = snapshot(env.store, env.run_id);
     fake_advance(&env, LEASE_MS + 5);
-    capture cap;
-    capture_start(&cap);
+    th_capture cap;
+    th_capture_start(&cap);
     fake_complete(&env, "a", SY_OUTCOME_FAILED);
-    free(capture_end(&cap));
+    free(th_capture_end(&cap));
     char *after = snapshot(env.store, env.run_id);
     assert_string_equal(after, before);
     assert_int_equal(counters(&env).lapses, 1);
@@ -213,10 +173,10 @@ static void test_serve_comes_back_and_takes_over(void **state)
     fake_open_lease(&env, workflow, LEASE_MS, true);
     fake_turn(&env);
     fake_advance(&env, LEASE_MS + 1);
-    capture cap;
-    capture_start(&cap);
+    th_capture cap;
+    th_capture_start(&cap);
     fake_complete(&env, "a", SY_OUTCOME_SUCCEEDED);
-    char *log = capture_end(&cap);
+    char *log = th_capture_end(&cap);
     assert_non_null(strstr(log, "it comes back as a new host once they are back"));
     assert_non_null(strstr(log, "this host comes back as " FAKE_OWNER ".1 (it was "
                                 FAKE_OWNER ")"));
@@ -307,8 +267,8 @@ static void test_takeover_refuses_late_writes(void **state)
     other_host h2;
     other_open(&h2, env.store);
     char err[512] = "";
-    capture cap;
-    capture_start(&cap);
+    th_capture cap;
+    th_capture_start(&cap);
     assert_int_equal(sy_engine_adopt(h2.engine, env.run_id, true, err, sizeof err), SY_OK);
     other_turn(&h2);
     assert_int_equal(fake_submits("a"), 2);
@@ -316,12 +276,12 @@ static void test_takeover_refuses_late_writes(void **state)
 
     fake_finish_attempt("a", 1, SY_OUTCOME_SUCCEEDED, "{\"late\": true}");
     fake_turn(&env);
-    char *log = capture_end(&cap);
+    char *log = th_capture_end(&cap);
     sy_engine_counters c = counters(&env);
     assert_true(c.writes_refused >= 1);
     assert_int_equal(c.runs_lost, 1);
     assert_int_equal(c.lapses, 0);
-    assert_int_equal(count(log, "run 1: lost its lease"), 1);
+    assert_int_equal(th_count(log, "run 1: lost its lease"), 1);
     assert_non_null(strstr(log, "run 1 is held by test:2 (claim 2), not by " FAKE_OWNER
                                 " (claim 1): not written"));
     assert_int_equal(fake_cancels("b"), 1);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "../helpers.h"
 #include "fake.h"
 #ifdef SY_HAVE_LIBPQ
 #include "../helpers_pg.h"
@@ -31,44 +32,6 @@ static const char workflow[] = "workflow = { name = \"w\"; tasks = (\n"
                                "); };\n";
 
 #ifdef SY_HAVE_LIBPQ
-typedef struct {
-    int fd, saved;
-    char path[64];
-} capture;
-
-static void capture_start(capture *c)
-{
-    snprintf(c->path, sizeof c->path, "/tmp/sy_test_refused_XXXXXX");
-    c->fd = mkstemp(c->path);
-    assert_true(c->fd >= 0);
-    fflush(stderr);
-    c->saved = dup(STDERR_FILENO);
-    assert_true(c->saved >= 0);
-    assert_true(dup2(c->fd, STDERR_FILENO) >= 0);
-}
-
-static char *capture_end(capture *c)
-{
-    fflush(stderr);
-    dup2(c->saved, STDERR_FILENO);
-    close(c->saved);
-    char *buf = calloc(1, 16384);
-    ssize_t n = pread(c->fd, buf, 16383, 0);
-    buf[n > 0 ? n : 0] = '\0';
-    close(c->fd);
-    unlink(c->path);
-    fputs(buf, stderr);
-    return buf;
-}
-
-static size_t count(const char *text, const char *needle)
-{
-    size_t n = 0;
-    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 struct row {
     const char *id;
     sy_task_state state;
@@ -143,12 +106,12 @@ static void test_refused_in_batch_drops_its_run(void **state)
 
     /* Both held first attempts end; the first host writes both in one
      * turn. */
-    capture cap;
-    capture_start(&cap);
+    th_capture cap;
+    th_capture_start(&cap);
     fake_finish_attempt("a", 1, SY_OUTCOME_SUCCEEDED, "{\"x\": 1}");
     fake_finish_attempt("a", 1, SY_OUTCOME_SUCCEEDED, "{\"x\": 1}");
     fake_turn(&env);
-    char *log = capture_end(&cap);
+    char *log = th_capture_end(&cap);
     sy_engine_counters c;
     sy_engine_counters_get(env.engine, &c);
     /* a's outcome and c made Ready: both rows went in the statement and
@@ -156,8 +119,8 @@ static void test_refused_in_batch_drops_its_run(void **state)
     assert_int_equal(c.writes_refused, 2);
     assert_int_equal(c.runs_lost, 1);
     assert_int_equal(c.lapses, 0);
-    assert_int_equal(count(log, "lost its lease"), 1);
-    assert_int_equal(count(log, "update_task: run 1 is held by test:2 (claim 2), not by "
+    assert_int_equal(th_count(log, "lost its lease"), 1);
+    assert_int_equal(th_count(log, "update_task: run 1 is held by test:2 (claim 2), not by "
                                 FAKE_OWNER " (claim 1): not written"), 1);
 
     struct row late = task(env.store, env.run_id, "a");
