@@ -84,3 +84,23 @@ int fx_teardown(void **state)
     free(f);
     return 0;
 }
+
+int fx_run_groups(const char *name, const struct CMUnitTest *sqlite, size_t n,
+                  const struct CMUnitTest *pg, size_t n_pg)
+{
+#ifdef SY_HAVE_LIBPQ
+    if (!th_pg_url())
+        n_pg = 0;
+#else
+    n_pg = 0;
+#endif
+    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
+    if (!all)
+        return 1;
+    memcpy(all, sqlite, n * sizeof *all);
+    if (n_pg)
+        memcpy(all + n, pg, n_pg * sizeof *all);
+    int failed = _cmocka_run_group_tests(name, all, n + n_pg, NULL, NULL);
+    free(all);
+    return failed;
+}

@@ -30,6 +30,13 @@ typedef struct fx {
             fail_msg("%s: %d %s", #call, rc_, sy_store_errmsg(s));            \
     } while (0)
 
+/* Runs `sqlite` (n tests) then `pg` (n_pg; left out when no throwaway
+ * PostgreSQL server could be started) as one cmocka group; the number
+ * failed. */
+struct CMUnitTest;
+int fx_run_groups(const char *name, const struct CMUnitTest *sqlite, size_t n,
+                  const struct CMUnitTest *pg, size_t n_pg);
+
 /* The store the running test's handles open: set by its setup. */
 extern const char *fx_store_url;
 

@@ -328,18 +328,10 @@ int main(void)
         P(test_events_follow_the_token),
         P(test_takeover_moves_both_tokens),
     };
-    size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
-#else
-    size_t n_pg = 0;
-#endif
     /* One plan for the TAP driver: both stores' tests in one group. */
-    size_t n = SY_ARRAY_LEN(sqlite_tests);
-    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
-    memcpy(all, sqlite_tests, sizeof sqlite_tests);
-#ifdef SY_HAVE_LIBPQ
-    memcpy(all + n, pg_tests, n_pg * sizeof *all);
+    return fx_run_groups("fencing", sqlite_tests, SY_ARRAY_LEN(sqlite_tests), pg_tests,
+                         SY_ARRAY_LEN(pg_tests));
+#else
+    return fx_run_groups("fencing", sqlite_tests, SY_ARRAY_LEN(sqlite_tests), NULL, 0);
 #endif
-    int failed = _cmocka_run_group_tests("fencing", all, n + n_pg, NULL, NULL);
-    free(all);
-    return failed;
 }

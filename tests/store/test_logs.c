@@ -232,17 +232,9 @@ int main(void)
         P(test_reopen),
         P(test_logs_go_with_their_run),
     };
-    size_t n_pg = th_pg_url() ? SY_ARRAY_LEN(pg_tests) : 0;
+    return fx_run_groups("logs", sqlite_tests, SY_ARRAY_LEN(sqlite_tests), pg_tests,
+                         SY_ARRAY_LEN(pg_tests));
 #else
-    size_t n_pg = 0;
+    return fx_run_groups("logs", sqlite_tests, SY_ARRAY_LEN(sqlite_tests), NULL, 0);
 #endif
-    size_t n = SY_ARRAY_LEN(sqlite_tests);
-    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
-    memcpy(all, sqlite_tests, sizeof sqlite_tests);
-#ifdef SY_HAVE_LIBPQ
-    memcpy(all + n, pg_tests, n_pg * sizeof *all);
-#endif
-    int failed = _cmocka_run_group_tests("logs", all, n + n_pg, NULL, NULL);
-    free(all);
-    return failed;
 }
