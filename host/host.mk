@@ -104,7 +104,8 @@ libsyhost_la_SOURCES += \
 	host/store/postgres_listen.c \
 	host/store/postgres_tasks.c host/store/postgres_processes.c \
 	host/store/postgres_schedule.c host/store/postgres_logs.c \
-	host/store/postgres_elements.c host/store/postgres_batch.c
+	host/store/postgres_elements.c host/store/postgres_batch.c \
+	host/store/postgres_map_sql.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,

@@ -66,7 +66,8 @@ static void free_slot(sy_live_run *r, sy_live_task *t)
 }
 
 /* The turn's task-row writes, sent together (store.h,
- * sy_store_update_tasks); an element's row is written on its own. */
+ * sy_store_update_tasks), and its element-row writes, sent together
+ * (sy_store_update_elements). */
 typedef struct {
     sy_engine *e;
     sy_task_ref *ref;
@@ -105,13 +106,55 @@ static sy_task_record record_of(const sy_live_task *t, size_t idx)
     };
 }
 
+/* Room for a turn's writes of one kind: task rows (`w`) or element rows
+ * (`ew`), each with its record and the live slot it came from. */
+typedef struct {
+    size_t n;
+    sy_store_task_write *w;
+    sy_store_element_write *ew;
+    sy_task_record *rec;
+    task_writes tw;
+} writes;
+
+static void writes_init(writes *x, sy_engine *e, size_t m, bool elements)
+{
+    size_t k = m ? m : 1;
+    *x = (writes){0};
+    if (elements)
+        x->ew = sy_xmalloc(k * sizeof *x->ew);
+    else
+        x->w = sy_xmalloc(k * sizeof *x->w);
+    x->rec = sy_xmalloc(k * sizeof *x->rec);
+    x->tw = (task_writes){e, sy_xmalloc(k * sizeof *x->tw.ref), sy_xmalloc(k * sizeof(bool))};
+}
+
+static void writes_free(writes *x)
+{
+    free(x->w);
+    free(x->ew);
+    free(x->rec);
+    free(x->tw.ref);
+    free(x->tw.refused);
+}
+
+/* What follows a write that landed: its token is the stored one, its
+ * observers are told, and an element written terminal frees its slot
+ * (told before the slot forgets its element and error). */
+static void landed(sy_engine *e, sy_task_ref ref)
+{
+    sy_live_task *t = &ref.run->t[ref.idx];
+    t->token_stored = t->token;
+    sy_observe_task(e, ref.run, ref.idx);
+    if (sy_live_is_slot(ref.run, ref.idx) && sy_task_state_terminal(t->state))
+        free_slot(ref.run, t);
+}
+
 static size_t write_tasks(sy_engine *e)
 {
-    size_t n = 0, m = e->n_dirty, rows = 0;
-    sy_store_task_write *w = sy_xmalloc((m ? m : 1) * sizeof *w);
-    sy_task_record *rec = sy_xmalloc((m ? m : 1) * sizeof *rec);
-    task_writes tw = {e, sy_xmalloc((m ? m : 1) * sizeof *tw.ref),
-                      sy_xmalloc((m ? m : 1) * sizeof *tw.refused)};
+    size_t m = e->n_dirty;
+    writes tasks, elems;
+    writes_init(&tasks, e, m, false);
+    writes_init(&elems, e, m, true);
     for (size_t i = 0; i < m; i++) {
         sy_live_run *r = e->dirty[i].run;
         size_t idx = e->dirty[i].idx;
@@ -119,48 +162,35 @@ static size_t write_tasks(sy_engine *e)
         t->dirty = false;
         if (r->fenced || r->lost)
             continue;
-        if (!sy_live_is_slot(r, idx)) {
-            rec[n] = record_of(t, idx);
-            w[n] = (sy_store_task_write){r->id, &r->fence, t->token_stored, &rec[n]};
-            tw.ref[n] = e->dirty[i];
-            tw.refused[n++] = false;
-            continue;
-        }
-        sy_task_record record = record_of(t, (size_t)r->maps[t->map].idx);
-        int rc = sy_store_update_element(e->o.store, r->id, &r->fence, t->token_stored,
-                                         t->elem, &record);
-        rows++;
-        /* Told before the slot forgets its element and error. */
-        if (rc == SY_OK)
-            sy_observe_task(e, r, idx);
-        if (rc == SY_OK && sy_task_state_terminal(t->state))
-            free_slot(r, t);
-        if (rc == SY_OK)
-            t->token_stored = t->token;
-        else if (!sy_fenced_refused(r, rc)) {
-            sy_log(SY_LOG_ERROR, "store", "cannot record task: %s",
-                   sy_store_errmsg(e->o.store));
-            e->fatal = true;
-        }
+        bool slot = sy_live_is_slot(r, idx);
+        writes *x = slot ? &elems : &tasks;
+        size_t n = x->n++;
+        x->rec[n] = record_of(t, slot ? (size_t)r->maps[t->map].idx : idx);
+        if (slot)
+            x->ew[n] = (sy_store_element_write){r->id, &r->fence, t->token_stored, t->elem,
+                                                &x->rec[n]};
+        else
+            x->w[n] = (sy_store_task_write){r->id, &r->fence, t->token_stored, &x->rec[n]};
+        x->tw.ref[n] = e->dirty[i];
+        x->tw.refused[n] = false;
     }
-    rows += n;
-    if (sy_store_update_tasks(e->o.store, w, n, refused_write, &tw) != SY_OK) {
-        sy_log(SY_LOG_ERROR, "store", "cannot record tasks: %s",
-               sy_store_errmsg(e->o.store));
+    int rc = sy_store_update_elements(e->o.store, elems.ew, elems.n, refused_write, &elems.tw);
+    if (rc == SY_OK)
+        rc = sy_store_update_tasks(e->o.store, tasks.w, tasks.n, refused_write, &tasks.tw);
+    if (rc != SY_OK) {
+        sy_log(SY_LOG_ERROR, "store", "cannot record tasks: %s", sy_store_errmsg(e->o.store));
         e->fatal = true;
     } else {
-        for (size_t i = 0; i < n; i++) {
-            sy_live_task *t = &tw.ref[i].run->t[tw.ref[i].idx];
-            if (tw.refused[i])
-                continue;
-            t->token_stored = t->token;
-            sy_observe_task(e, tw.ref[i].run, tw.ref[i].idx);
-        }
+        for (size_t i = 0; i < elems.n; i++)
+            if (!elems.tw.refused[i])
+                landed(e, elems.tw.ref[i]);
+        for (size_t i = 0; i < tasks.n; i++)
+            if (!tasks.tw.refused[i])
+                landed(e, tasks.tw.ref[i]);
     }
-    free(w);
-    free(rec);
-    free(tw.ref);
-    free(tw.refused);
+    size_t rows = elems.n + tasks.n;
+    writes_free(&tasks);
+    writes_free(&elems);
     return rows;
 }
 

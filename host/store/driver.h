@@ -114,6 +114,10 @@ struct sy_store_ops {
     int (*update_element)(sy_store *s, int64_t run_id,
                           const sy_store_fence *fence, int64_t token,
                           int64_t elem, const sy_task_record *t);
+    /* May be NULL: store/elements.c then makes each write with
+     * update_element.  Called with every write checked valid. */
+    int (*update_elements)(sy_store *s, const sy_store_element_write *w, size_t n,
+                           sy_store_refused_cb refused, void *arg);
     int (*list_maps)(sy_store *s, int64_t run_id, sy_store_map_cb cb,
                      void *arg);
     int (*list_elements)(sy_store *s, int64_t run_id, uint32_t idx,

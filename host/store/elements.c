@@ -1,5 +1,6 @@
 /* The store's interface for mapped tasks (store.h, "mapped tasks"): the
- * arguments checked once here, for both implementations. */
+ * arguments checked once here, for both implementations; a store without
+ * a batched element write makes them one by one. */
 #include "store/driver.h"
 
 static int bad(sy_store *s, const char *fn, const char *what)
@@ -17,11 +18,11 @@ int sy_store_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence, u
     return s->ops->put_map(s, run_id, fence, idx, size);
 }
 
-int sy_store_update_element(sy_store *s, int64_t run_id, const sy_store_fence *fence,
-                            int64_t token, int64_t elem, const sy_task_record *t)
+/* What both the single and the batched write check before the store
+ * sees a write. */
+static int check(sy_store *s, const sy_store_fence *fence, int64_t token, int64_t elem,
+                 const sy_task_record *t, int64_t run_id)
 {
-    if (!s)
-        return SY_EINVAL;
     if (!t || elem < 0 || (fence && !fence->owner))
         return bad(s, "update_element", "an element >= 0, its row and a fence's owner");
     if ((unsigned)t->state >= SY_TASK_STATE_COUNT)
@@ -33,7 +34,41 @@ int sy_store_update_element(sy_store *s, int64_t run_id, const sy_store_fence *f
                              "would go back to %lld",
                              (long long)run_id, t->idx, (long long)elem, (long long)token,
                              (long long)t->fence);
-    return s->ops->update_element(s, run_id, fence, token, elem, t);
+    return SY_OK;
+}
+
+int sy_store_update_element(sy_store *s, int64_t run_id, const sy_store_fence *fence,
+                            int64_t token, int64_t elem, const sy_task_record *t)
+{
+    if (!s)
+        return SY_EINVAL;
+    int status = check(s, fence, token, elem, t, run_id);
+    return status != SY_OK ? status : s->ops->update_element(s, run_id, fence, token, elem, t);
+}
+
+int sy_store_update_elements(sy_store *s, const sy_store_element_write *w, size_t n,
+                             sy_store_refused_cb refused, void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (n && (!w || !refused))
+        return bad(s, "update_elements", "the writes and the callback are required");
+    for (size_t i = 0; i < n; i++) {
+        int status = check(s, w[i].fence, w[i].token, w[i].elem, w[i].t, w[i].run_id);
+        if (status != SY_OK)
+            return status;
+    }
+    if (s->ops->update_elements)
+        return s->ops->update_elements(s, w, n, refused, arg);
+    for (size_t i = 0; i < n; i++) {
+        int status =
+            s->ops->update_element(s, w[i].run_id, w[i].fence, w[i].token, w[i].elem, w[i].t);
+        if (status == SY_STORE_EFENCED || status == SY_ENOENT)
+            refused(arg, i, status);
+        else if (status != SY_OK)
+            return status;
+    }
+    return SY_OK;
 }
 
 int sy_store_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb, void *arg)

@@ -65,6 +65,7 @@ static const struct sy_store_ops pg_ops = {
     .reopen_run = sy_pg_reopen_run,
     .put_map = sy_pg_put_map,
     .update_element = sy_pg_update_element,
+    .update_elements = sy_pg_update_elements,
     .list_maps = sy_pg_list_maps,
     .list_elements = sy_pg_list_elements,
     .listen = sy_pg_listen,

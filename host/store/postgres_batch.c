@@ -1,6 +1,7 @@
 /*
  * store/postgres_batch.c -- a turn's task-row writes in one statement
- * (store.h, sy_store_update_tasks).
+ * (store.h, sy_store_update_tasks), and its element-row writes in another
+ * (sy_store_update_elements).
  *
  * One write each was one round trip each: on a loaded machine most of a
  * host's time went waiting for them.  Here the n writes travel as one
@@ -11,7 +12,9 @@
  * found no row; only then is its cause looked up (sy_pg_fenced), one
  * statement per refused write, as the single write does.  The statement
  * goes through the batch's journal like any other, so a reconnect replays
- * it and checks that it writes as many rows again.
+ * it and checks that it writes as many rows again.  Element rows go the
+ * same way; a write of an element not there yet inserts its row in the
+ * same statement.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +22,7 @@
 
 #include "store/postgres_internal.h"
 
-enum { COLS = 16 };
+enum { TASK_COLS = 16, ELEMENT_COLS = 17 };
 
 /* An array literal being built; `bad` once out of memory. */
 typedef struct {
@@ -83,28 +86,83 @@ static void put_text(literal *a, size_t i, const char *s)
     put(a, "\"", 1);
 }
 
+/* The row's mutable columns from c[0] on (state ... finished), as both
+ * statements take them. */
+static void put_record(literal *c, size_t i, const sy_task_record *t)
+{
+    put_int(&c[0], i, (int)t->state);
+    put_int(&c[1], i, t->attempts);
+    put_int(&c[2], i, t->failures);
+    put_int(&c[3], i, t->recoveries);
+    put_text(&c[4], i, t->executor);
+    put_text(&c[5], i, t->error);
+    put_text(&c[6], i, t->output);
+    put_int(&c[7], i, t->ready_at);
+    put_int(&c[8], i, t->started);
+    put_int(&c[9], i, t->finished);
+}
+
+/* The fence's columns from c[0] on: owner, epoch, the row's new token and
+ * the one its writer holds. */
+static void put_fence(literal *c, size_t i, const sy_store_fence *fence, int64_t fe,
+                      int64_t token)
+{
+    put_text(&c[0], i, fence ? fence->owner : NULL);
+    if (fence)
+        put_int(&c[1], i, fence->epoch);
+    else
+        put_text(&c[1], i, NULL);
+    put_int(&c[2], i, fe);
+    put_int(&c[3], i, token);
+}
+
 static void put_row(literal *c, size_t i, const sy_store_task_write *w)
 {
-    const sy_task_record *t = w->t;
     put_int(&c[0], i, w->run_id);
-    put_int(&c[1], i, t->idx);
-    put_int(&c[2], i, (int)t->state);
-    put_int(&c[3], i, t->attempts);
-    put_int(&c[4], i, t->failures);
-    put_int(&c[5], i, t->recoveries);
-    put_text(&c[6], i, t->executor);
-    put_text(&c[7], i, t->error);
-    put_text(&c[8], i, t->output);
-    put_int(&c[9], i, t->ready_at);
-    put_int(&c[10], i, t->started);
-    put_int(&c[11], i, t->finished);
-    put_text(&c[12], i, w->fence ? w->fence->owner : NULL);
-    if (w->fence)
-        put_int(&c[13], i, w->fence->epoch);
-    else
-        put_text(&c[13], i, NULL);
-    put_int(&c[14], i, t->fence);
-    put_int(&c[15], i, w->token);
+    put_int(&c[1], i, w->t->idx);
+    put_record(&c[2], i, w->t);
+    put_fence(&c[12], i, w->fence, w->t->fence, w->token);
+}
+
+static void put_element(literal *c, size_t i, const sy_store_element_write *w)
+{
+    put_int(&c[0], i, w->run_id);
+    put_int(&c[1], i, w->t->idx);
+    put_int(&c[2], i, w->elem);
+    put_record(&c[3], i, w->t);
+    put_fence(&c[13], i, w->fence, w->t->fence, w->token);
+}
+
+/* Sends statement `id` with the k arrays (freed here); landed[i] set for
+ * each write among the rows it returned, *rows how many. */
+static int send(sy_store_pg *q, int id, literal *c, int k, bool *landed, size_t n,
+                size_t *rows, const char *what)
+{
+    sy_pg_params p = {0};
+    bool bad = !landed;
+    for (int j = 0; j < k; j++) {
+        put(&c[j], "}", 1);
+        bad |= c[j].bad;
+        sy_pg_text(&p, j + 1, c[j].v);
+    }
+    PGresult *r = NULL;
+    int status = bad ? sy_store_fail(&q->base, SY_ENOMEM, "out of memory")
+                     : sy_pg_run(q, id, &p, &r, what);
+    for (int j = 0; j < k; j++)
+        free(c[j].v);
+    *rows = 0;
+    if (status != SY_OK)
+        return status;
+    int got = PQntuples(r);
+    for (int i = 0; i < got; i++) {
+        int64_t at = sy_pg_col_int(r, i, 0);
+        if (at >= 1 && (size_t)at <= n && !landed[at - 1]) {
+            landed[at - 1] = true;
+            ++*rows;
+        }
+    }
+    PQclear(r);
+    return SY_OK;
 }
 
 /* Each write the statement did not make, refused or missing, with its
@@ -136,35 +194,43 @@ int sy_pg_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
         return sy_store_fail(s, SY_ESTATE, "update_tasks: no batch is open");
     if (n == 0)
         return SY_OK;
-    literal c[COLS] = {{0}};
+    literal c[TASK_COLS] = {{0}};
     for (size_t i = 0; i < n; i++)
         put_row(c, i, &w[i]);
-    sy_pg_params p = {0};
-    bool bad = false;
-    for (int k = 0; k < COLS; k++) {
-        put(&c[k], "}", 1);
-        bad |= c[k].bad;
-        sy_pg_text(&p, k + 1, c[k].v);
-    }
-    bool *landed = bad ? NULL : calloc(n, sizeof *landed);
-    int status = SY_ENOMEM;
-    PGresult *r = NULL;
-    if (!landed)
-        sy_store_fail(s, SY_ENOMEM, "out of memory");
-    else
-        status = sy_pg_run(q, SY_PG_UPDATE_TASKS, &p, &r, "update tasks");
-    for (int k = 0; k < COLS; k++)
-        free(c[k].v);
-    if (status == SY_OK) {
-        int rows = PQntuples(r);
-        for (int i = 0; i < rows; i++) {
-            int64_t at = sy_pg_col_int(r, i, 0);
-            if (at >= 1 && (size_t)at <= n)
-                landed[at - 1] = true;
-        }
-        PQclear(r);
-        if ((size_t)rows < n)
-            status = name_refused(q, w, n, landed, refused, arg);
+    bool *landed = calloc(n, sizeof *landed);
+    size_t rows = 0;
+    int status = send(q, SY_PG_UPDATE_TASKS, c, TASK_COLS, landed, n, &rows, "update tasks");
+    if (status == SY_OK && rows < n)
+        status = name_refused(q, w, n, landed, refused, arg);
+    free(landed);
+    return status;
+}
+
+int sy_pg_update_elements(sy_store *s, const sy_store_element_write *w, size_t n,
+                          sy_store_refused_cb refused, void *arg)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (!q->batch)
+        return sy_store_fail(s, SY_ESTATE, "update_elements: no batch is open");
+    if (n == 0)
+        return SY_OK;
+    literal c[ELEMENT_COLS] = {{0}};
+    for (size_t i = 0; i < n; i++)
+        put_element(c, i, &w[i]);
+    bool *landed = calloc(n, sizeof *landed);
+    size_t rows = 0;
+    int status =
+        send(q, SY_PG_UPDATE_ELEMENTS, c, ELEMENT_COLS, landed, n, &rows, "write elements");
+    /* Each write not made, with its cause, as the single write finds it. */
+    for (size_t i = 0; status == SY_OK && rows < n && i < n; i++) {
+        if (landed[i])
+            continue;
+        int why = sy_pg_element_refused(q, w[i].run_id, w[i].fence, w[i].token, w[i].elem,
+                                        w[i].t->idx);
+        if (why == SY_STORE_EFENCED || why == SY_ENOENT)
+            refused(arg, i, why);
+        else
+            status = why;
     }
     free(landed);
     return status;

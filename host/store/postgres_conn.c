@@ -1,7 +1,8 @@
 /*
  * store/postgres_conn.c -- the PostgreSQL store's connection: connecting
- * and reconnecting, the SQL of every statement, running them, errors as
- * sy_status, transactions and savepoints.
+ * and reconnecting, the SQL of every statement (mapped tasks' in
+ * postgres_map_sql.c), running them, errors as sy_status, transactions
+ * and savepoints.
  *
  * Each statement is prepared on the connection the first time it runs and
  * kept; a reconnect forgets them.  A statement that fails because the
@@ -37,16 +38,6 @@
     "cancel_requested, created, started, finished, error, n_tasks, "          \
     "lease_epoch"
 
-/* A fenced write's condition (store.h): the run is still held by the
- * fence's claim.  FOR SHARE makes it hold until the write's transaction
- * ends: a claim by another host (an UPDATE of the row) waits for the
- * batch to commit, and a claim that committed first is seen (the lock
- * reads the newest row version), so no write lands under a claim that was
- * already taken over.  SQLite gets the same from its single writer. */
-#define FENCE(run, owner, epoch)                                              \
-    " (" owner "::text IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = "    \
-    run " AND owner = " owner " AND lease_epoch = " epoch " FOR SHARE))"
-
 /* The task-row write: every mutable column; a write that moves the
  * attempt token on ($15 past the row's) starts an attempt, and the
  * fence's owner ($13) is recorded as its host. */
@@ -68,7 +59,7 @@
     "state IN (0, 1) AND (owner IS NULL OR lease_until < $3"                  \
     " OR owner = ANY ($5::text[]))"
 
-static const char *const sql_text[SY_PG_COUNT] = {
+static const char *const sql_text[SY_PG_MAP_FIRST] = {
     [SY_PG_PUT_DEF] =
         "INSERT INTO definitions (hash, tenant, workflow, definition, created)"
         " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (hash) DO NOTHING",
@@ -126,7 +117,7 @@ static const char *const sql_text[SY_PG_COUNT] = {
      * the token on the first's row. */
     [SY_PG_UPDATE_TASK] =
         UPDATE_TASK_SET " AND ($13::text IS NULL OR fence = $16) AND"
-        FENCE("$1", "$13", "$14"),
+        SY_PG_FENCE("$1", "$13", "$14"),
     /* The same for a run whose claim this batch has checked (and share-
      * locked) already; the token is still checked, per task.  $14 (the
      * epoch) is named only so that both statements take the same
@@ -168,7 +159,7 @@ static const char *const sql_text[SY_PG_COUNT] = {
     [SY_PG_ADD_EVENT] =
         "INSERT INTO events (run_id, idx, attempt, kind, detail, at)"
         " SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM runs"
-        " WHERE id = $1) AND" FENCE("$1", "$7", "$8") " AND ($7::text IS NULL"
+        " WHERE id = $1) AND" SY_PG_FENCE("$1", "$7", "$8") " AND ($7::text IS NULL"
         " OR EXISTS (SELECT 1 FROM tasks WHERE run_id = $1 AND idx = $2"
         " AND fence = $9 FOR SHARE))",
     [SY_PG_RUN_HOLDER] = "SELECT owner, lease_epoch FROM runs WHERE id = $1",
@@ -180,36 +171,6 @@ static const char *const sql_text[SY_PG_COUNT] = {
         "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE state >= 2"
         " AND finished < $1 ORDER BY finished, id LIMIT $2"
         " FOR UPDATE SKIP LOCKED)",
-    [SY_PG_PUT_MAP] = "INSERT INTO task_maps (run_id, idx, size)"
-                      " SELECT $1, $2, $3 WHERE" FENCE("$1", "$4", "$5")
-                      " ON CONFLICT DO NOTHING",
-    /* An element row's write (postgres_elements.c): as UPDATE_TASK with
-     * the element's own token; a row not there yet is inserted by the
-     * next. */
-    [SY_PG_UPDATE_ELEMENT] =
-        "UPDATE task_elements SET state = $4, attempts = $5, failures = $6,"
-        " recoveries = $7, executor = $8, error = $9, output = $10,"
-        " ready_at = $11, started = $12, finished = $13,"
-        " host = CASE WHEN $16 <> fence THEN $14::text ELSE host END, fence = $16"
-        " WHERE run_id = $1 AND idx = $2 AND elem = $3"
-        " AND ($14::text IS NULL OR fence = $17) AND" FENCE("$1", "$14", "$15"),
-    [SY_PG_INSERT_ELEMENT] =
-        "INSERT INTO task_elements (run_id, idx, elem, state, attempts, failures,"
-        " recoveries, executor, error, output, ready_at, started, finished, host,"
-        " fence) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
-        " CASE WHEN $16::bigint <> 0 THEN $14::text END, $16"
-        " WHERE (SELECT size FROM task_maps WHERE run_id = $1 AND idx = $2) > $3"
-        " AND $17::bigint = 0 AND" FENCE("$1", "$14", "$15")
-        " ON CONFLICT DO NOTHING",
-    [SY_PG_LIST_MAPS] =
-        "SELECT m.idx, m.size, e.state, count(e.elem) FROM task_maps m"
-        " LEFT JOIN task_elements e ON e.run_id = m.run_id AND e.idx = m.idx"
-        " WHERE m.run_id = $1 GROUP BY m.idx, m.size, e.state ORDER BY m.idx",
-    [SY_PG_LIST_ELEMENTS] =
-        "SELECT elem, state, attempts, failures, recoveries, executor, error,"
-        " output, ready_at, started, finished, fence, host FROM task_elements"
-        " WHERE run_id = $1 AND idx = $2 AND ($3::int = 0 OR state < 3)"
-        " ORDER BY elem",
     [SY_PG_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                           " WHERE run_id = $1 ORDER BY id",
     /* Fenced like an event: only for the attempt the task still holds. */
@@ -217,7 +178,7 @@ static const char *const sql_text[SY_PG_COUNT] = {
         "INSERT INTO processes (run_id, idx, attempt, pgid, host, machine,"
         " boot_id, start_time, recorded)"
         " SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1"
-        " FROM runs WHERE id = $1) AND" FENCE("$1", "$10", "$11")
+        " FROM runs WHERE id = $1) AND" SY_PG_FENCE("$1", "$10", "$11")
         " AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE"
         " run_id = $1 AND idx = $2 AND fence = $12 FOR SHARE))"
         " ON CONFLICT (run_id, idx, attempt, pgid) DO UPDATE SET"
@@ -250,7 +211,7 @@ static const char *const sql_text[SY_PG_COUNT] = {
     [SY_PG_ADD_LOG] =
         "INSERT INTO attempt_logs (run_id, idx, attempt, stream, text, size,"
         " dropped, at) SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS"
-        " (SELECT 1 FROM runs WHERE id = $1) AND" FENCE("$1", "$9", "$10")
+        " (SELECT 1 FROM runs WHERE id = $1) AND" SY_PG_FENCE("$1", "$9", "$10")
         " AND ($9::text IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE"
         " run_id = $1 AND idx = $2 AND fence = $11 FOR SHARE))"
         " ON CONFLICT (run_id, idx, attempt, stream) DO UPDATE SET"
@@ -419,7 +380,8 @@ static int prepare(sy_store_pg *q, int id)
         return SY_OK;
     char name[16];
     snprintf(name, sizeof name, "sy%d", id);
-    PGresult *r = PQprepare(q->conn, name, sql_text[id], 0, NULL);
+    const char *sql = id < SY_PG_MAP_FIRST ? sql_text[id] : sy_pg_map_sql[id - SY_PG_MAP_FIRST];
+    PGresult *r = PQprepare(q->conn, name, sql, 0, NULL);
     int status = PQresultStatus(r) == PGRES_COMMAND_OK
                      ? SY_OK
                      : sy_pg_fail(q, r, "prepare statement %d", id);

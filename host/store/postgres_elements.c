@@ -79,18 +79,24 @@ int sy_pg_update_element(sy_store *s, int64_t run_id, const sy_store_fence *fenc
         if (token != 0)
             break;
     }
+    return sy_pg_element_refused(q, run_id, fence, token, elem, t->idx);
+}
+
+int sy_pg_element_refused(sy_store_pg *q, int64_t run_id, const sy_store_fence *fence,
+                          int64_t token, int64_t elem, uint32_t idx)
+{
     if (fence) {
         int status = sy_pg_fenced(q, run_id, fence, SY_PG_NO_TASK, 0, "update_element");
         if (status != SY_ENOENT)
             return status;
-        return sy_store_fail(s, SY_STORE_EFENCED,
+        return sy_store_fail(&q->base, SY_STORE_EFENCED,
                              "update_element: run %lld task %u[%lld] no longer holds attempt "
                              "token %lld",
-                             (long long)run_id, t->idx, (long long)elem, (long long)token);
+                             (long long)run_id, idx, (long long)elem, (long long)token);
     }
-    return sy_store_fail(s, SY_ENOENT,
+    return sy_store_fail(&q->base, SY_ENOENT,
                          "update_element: run %lld has no map at task %u with element %lld",
-                         (long long)run_id, t->idx, (long long)elem);
+                         (long long)run_id, idx, (long long)elem);
 }
 
 int sy_pg_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb, void *arg)

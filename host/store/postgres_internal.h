@@ -58,10 +58,26 @@ enum {
     SY_PG_ADD_LOG, SY_PG_LIST_LOGS, SY_PG_REOPEN_RUN, SY_PG_REOPEN_TASK,
     SY_PG_RUN_STATE_OF,
 
-    SY_PG_PUT_MAP, SY_PG_UPDATE_ELEMENT, SY_PG_INSERT_ELEMENT,
-    SY_PG_LIST_MAPS, SY_PG_LIST_ELEMENTS,
+    /* Mapped tasks' statements, from here on: their SQL is in
+     * postgres_map_sql.c. */
+    SY_PG_MAP_FIRST,
+    SY_PG_PUT_MAP = SY_PG_MAP_FIRST, SY_PG_UPDATE_ELEMENT, SY_PG_INSERT_ELEMENT,
+    SY_PG_UPDATE_ELEMENTS, SY_PG_LIST_MAPS, SY_PG_LIST_ELEMENTS,
     SY_PG_COUNT
 };
+
+/* The SQL of statement SY_PG_MAP_FIRST + i. */
+extern const char *const sy_pg_map_sql[SY_PG_COUNT - SY_PG_MAP_FIRST];
+
+/* A fenced write's condition (store.h): the run is still held by the
+ * fence's claim.  FOR SHARE makes it hold until the write's transaction
+ * ends: a claim by another host (an UPDATE of the row) waits for the
+ * batch to commit, and a claim that committed first is seen (the lock
+ * reads the newest row version), so no write lands under a claim that was
+ * already taken over.  SQLite gets the same from its single writer. */
+#define SY_PG_FENCE(run, owner, epoch)                                        \
+    " (" owner "::text IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = "    \
+    run " AND owner = " owner " AND lease_epoch = " epoch " FOR SHARE))"
 
 /* The listings that refuse to be entered again from their own callback,
  * as the SQLite store's do (store.h). */
@@ -135,6 +151,11 @@ int sy_pg_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence,
 int sy_pg_update_element(sy_store *s, int64_t run_id,
                          const sy_store_fence *fence, int64_t token,
                          int64_t elem, const sy_task_record *t);
+/* Why an element write found no row to write (one statement): its fence
+ * refused it (SY_STORE_EFENCED) or it has no map or row (SY_ENOENT), with
+ * the reason set; any other failure as it came. */
+int sy_pg_element_refused(sy_store_pg *q, int64_t run_id, const sy_store_fence *fence,
+                          int64_t token, int64_t elem, uint32_t idx);
 int sy_pg_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
                     void *arg);
 int sy_pg_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
@@ -267,6 +288,8 @@ int sy_pg_update_task(sy_store *s, int64_t run_id, const sy_store_fence *fence,
 /* postgres_batch.c */
 int sy_pg_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
                        sy_store_refused_cb refused, void *arg);
+int sy_pg_update_elements(sy_store *s, const sy_store_element_write *w, size_t n,
+                          sy_store_refused_cb refused, void *arg);
 int sy_pg_add_event(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                     int64_t token, uint32_t idx, uint32_t attempt,
                     const char *kind, const char *detail, int64_t now);

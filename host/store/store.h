@@ -411,6 +411,27 @@ int sy_store_update_element(sy_store *s, int64_t run_id,
                             const sy_store_fence *fence, int64_t token,
                             int64_t elem, const sy_task_record *t);
 
+/* One element-row write of sy_store_update_elements: the arguments of
+ * sy_store_update_element. */
+typedef struct sy_store_element_write {
+    int64_t run_id;
+    const sy_store_fence *fence;
+    int64_t token;
+    int64_t elem;
+    const sy_task_record *t;
+} sy_store_element_write;
+
+/* The n writes, each exactly as sy_store_update_element would make it
+ * (the row made by its first write), fenced per row in the same
+ * statement, in as few round trips as the store can (PostgreSQL: one).
+ * The rest as sy_store_update_tasks: inside a batch, no element twice in
+ * one call, `refused` told of each write refused (SY_STORE_EFENCED) or
+ * without its map or row (SY_ENOENT) before this returns, any other
+ * failure returned with the batch to roll back, an invalid write failing
+ * the call before anything is sent. */
+int sy_store_update_elements(sy_store *s, const sy_store_element_write *w, size_t n,
+                             sy_store_refused_cb refused, void *arg);
+
 /* The run's maps in idx order, with their element counts by state. */
 int sy_store_list_maps(sy_store *s, int64_t run_id,
                        int (*cb)(void *arg, const sy_map_record *m),

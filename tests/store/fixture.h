@@ -1,6 +1,7 @@
 /*
  * fixture.h -- what the store suites that play two hosts share
- * (test_fencing, test_task_writes, test_processes, test_logs, test_ticks):
+ * (test_fencing, test_task_writes, test_element_writes, test_processes,
+ * test_logs, test_ticks):
  * two handles on one store, on SQLite or, with libpq, on a throwaway
  * PostgreSQL, and optionally a run of two tasks claimed by "h1" on the
  * first.
