@@ -11,7 +11,8 @@ TRACE_PREFIX: bench/noop.c's `trace` files, PREFIX.PID, one per host:
 
 A hop is the time from the parent's completion to the child's start.  A
 child with several parents became ready when the last of them finished,
-so its hop is measured from that one.  Two figures per edge:
+so its hop is measured from that one (and counted once among the
+"edges" printed).  Two figures per edge:
 
 * trace: the noop executor completes a task inside submit(); the hop is
   the parent's completion handed back to the host (END) to the child's
