@@ -363,7 +363,7 @@ int sy_pg_connect(sy_store_pg *q)
     if (q->conn)
         PQfinish(q->conn);
     memset(q->prepared, 0, sizeof q->prepared);
-    q->conn = PQconnectdb(q->conninfo);
+    q->conn = sy_pg_dial(q->conninfo);
     if (!q->conn)
         return sy_store_fail(&q->base, SY_ENOMEM, "%s: out of memory",
                              q->where);

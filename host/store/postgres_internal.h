@@ -3,6 +3,8 @@
  *
  * Internal to store/.  The files, from the bottom up; each calls only
  * files above it in this list, never one below:
+ *   postgres_dial.c       opening a connection with keepalives and TCP
+ *                         timeouts unless the connection string sets them
  *   postgres_journal.c    the open batch's statements, kept to be sent
  *                         again after a reconnect
  *   postgres_conn.c       the connection: connecting and reconnecting with
@@ -147,6 +149,15 @@ int sy_pg_journal_add(sy_store_pg *q, int id, const char *sql,
                       const sy_pg_params *p, int64_t changes);
 void sy_pg_journal_clear(sy_store_pg *q);
 void sy_pg_journal_free(sy_store_pg *q);
+
+/* --- postgres_dial.c -------------------------------------------------------- */
+
+/* A new connection from `conninfo` (a libpq connection string or URI),
+ * with keepalives, a connect timeout and a TCP user timeout added unless
+ * the string sets them: a partitioned server then shows as a dropped
+ * connection within seconds, not after the kernel's 15 minutes.  As
+ * PQconnectdb: NULL only when out of memory; check PQstatus. */
+PGconn *sy_pg_dial(const char *conninfo);
 
 /* --- postgres_conn.c -------------------------------------------------------- */
 
