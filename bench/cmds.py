@@ -20,6 +20,16 @@ graph, timed as the others are; "floorsdk" is the same with the SDK's
 sy_spawn_run (pipes, a process group, a pidfd).  A last line, "load", is
 `switchyard check` of the same configuration: the load that precedes the
 first command.
+
+For the two Switchyard systems a "phases" line follows, medians over the
+rounds of what `switchyard run --metrics-file` reports at the end of each
+run: the loop thread's busy time (the run's wall time less the loop's
+idle time, less the load), its share in store writes, and the thread
+plugin's time per command from a worker's call to the command running
+(pipes, clone, exec: "spawn") and from there to its end reaped ("run",
+the command's own life and its output read), in microseconds:
+
+    phases NAME loop_busy=S store=S spawn_us=U run_us=U commands=N
 """
 import os, re, shutil, statistics, subprocess, sys, time
 
@@ -57,11 +67,41 @@ def forget_ninja(d):
             pass
 
 
+def prom(path):
+    """The samples of a Prometheus text file: {name{labels}: value}."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            key, _, value = line.rpartition(" ")
+            out[key] = float(value)
+    return out
+
+
+def phases(path, whole):
+    m = prom(path)
+    def plugin(name):
+        return sum(v for k, v in m.items()
+                   if k.startswith("switchyard_executor_plugin_value{")
+                   and f'name="{name}"' in k)
+    n = plugin("commands.started")
+    return {
+        "loop_busy": whole - m.get("switchyard_loop_idle_seconds_total", 0.0),
+        "store": m.get("switchyard_store_write_seconds_sum", 0.0),
+        "spawn_us": plugin("commands.spawn_us") / n if n else 0.0,
+        "run_us": plugin("commands.run_us") / n if n else 0.0,
+        "commands": n,
+    }
+
+
 class System:
-    def __init__(self, name, cmd, cwd=None, env=None, before=None):
+    def __init__(self, name, cmd, cwd=None, env=None, before=None,
+                 metrics=None):
         self.name, self.cmd, self.cwd, self.env = name, cmd, cwd, env
         self.before = before
-        self.whole, self.run = [], []
+        self.metrics = metrics
+        self.whole, self.run, self.phases = [], [], []
 
     def once(self):
         if self.before:
@@ -73,13 +113,18 @@ class System:
         if out.returncode != 0:
             sys.exit(f"{self.name} failed ({out.returncode}): {out.stderr[-2000:]}")
         m = re.search(r"Completed in ([0-9.]+)s", out.stdout)
+        if self.metrics:
+            self.phases.append(phases(self.metrics, dt))
         return dt, (float(m[1]) if m else None)
 
 
 systems, missing = [], []
 for key, wf in (("pinned", "cmds"), ("default", "cmdsfloat")):
     env = dict(os.environ, SWITCHYARD_CONFIG=os.path.join(work, wf + ".cfg"))
-    systems.append(System(key, [switchyard, "run", wf, "--quiet"], env=env))
+    metrics = os.path.join(work, key + ".prom")
+    systems.append(System(key, [switchyard, "run", wf, "--quiet",
+                                "--metrics-file", metrics],
+                          env=env, metrics=metrics))
 for tool, writer in (("make", write_make), ("ninja", write_ninja)):
     if not shutil.which(tool):
         missing.append(tool)
@@ -103,6 +148,7 @@ systems.append(System("load", [switchyard, "check"],
 
 for s in systems:
     s.once()
+    s.phases = []
 for r in range(rounds):
     k = r % len(systems)
     for s in systems[k:] + systems[:k]:
@@ -114,5 +160,13 @@ for r in range(rounds):
 for s in systems:
     run = f"{statistics.median(s.run):.3f}" if s.run else "-"
     print(f"{s.name} {statistics.median(s.whole):.3f} {min(s.whole):.3f} {run}")
+load = next((statistics.median(s.whole) for s in systems if s.name == "load"), 0.0)
+for s in systems:
+    if not s.phases:
+        continue
+    med = {k: statistics.median(p[k] for p in s.phases) for k in s.phases[0]}
+    print(f"phases {s.name} loop_busy={med['loop_busy'] - load:.3f} "
+          f"store={med['store']:.3f} spawn_us={med['spawn_us']:.0f} "
+          f"run_us={med['run_us']:.0f} commands={med['commands']:.0f}")
 for m in missing:
     print(f"{m} missing")

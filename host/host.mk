@@ -98,6 +98,7 @@ libsyhost_la_SOURCES += \
 if HAVE_LIBPQ
 libsyhost_la_SOURCES += \
 	host/store/postgres.c host/store/postgres_internal.h \
+	host/store/postgres_dial.c \
 	host/store/postgres_journal.c host/store/postgres_conn.c \
 	host/store/postgres_schema.c \
 	host/store/postgres_runs.c host/store/postgres_ownership.c \

@@ -46,7 +46,8 @@ static const sy_cli_command commands[] = {
      "Times are ISO 8601 in the workflow's zone.  The last tick is the latest\n"
      "one a host fired, from the store; `serve` fires the schedules.\n"
      "Exit: 0; 1 the store failed; 2 for a bad config.\n", false},
-    {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS]",
+    {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS] "
+                        "[--metrics-file PATH]",
      "run one workflow to its end here, with progress",
      "  --context JSON|@FILE     the run's initial context, a JSON object\n"
      "                           (default {})\n"
@@ -54,6 +55,8 @@ static const sy_cli_command commands[] = {
      "  --progress-every SECONDS when not on a terminal, a progress line at\n"
      "                           most this often (default 10; 0: after every\n"
      "                           task)\n"
+     "  --metrics-file PATH      when the run ends, write the host's metrics\n"
+     "                           (Prometheus text format) to PATH\n"
      "On a terminal one progress line is rewritten in place: tasks done of\n"
      "the total, running, failed, skipped, tasks per second and the elapsed\n"
      "time.  Exit: 0 completed, 1 failed or lease lost, 2 usage or config.\n", false},

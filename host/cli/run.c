@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "cli/common.h"
 #include "cli/remote.h"
+#include "service/metrics.h"
 #include "service/runs.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -16,6 +17,7 @@ typedef struct {
     const char *context;
     bool quiet;
     uint64_t every_s; /* --progress-every: plain progress lines' interval */
+    const char *metrics_path; /* run --metrics-file: written when it ends */
 } run_args;
 
 static int parse(const char *cmd, int argc, char **argv, run_args *a)
@@ -34,6 +36,10 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
                               &a->every_s) != SY_EXIT_OK)
                 return SY_EXIT_USAGE;
             i++;
+        } else if (strcmp(argv[i], "--metrics-file") == 0 && strcmp(cmd, "run") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return sy_cli_usage_error(cmd, "--metrics-file needs a PATH");
+            a->metrics_path = argv[++i];
         } else if (strcmp(argv[i], "--context") == 0)
             return sy_cli_usage_error(cmd, "--context needs a value: JSON text or @FILE");
         else if (argv[i][0] != '-' && !a->wf)
@@ -255,6 +261,16 @@ int sy_cmd_run(const sy_cli *cli, int argc, char **argv)
                wf->n_tasks, wf->n_tasks == 1 ? "" : "s");
     fflush(stdout);
     rc = sy_cli_drive(&sv, "run", id, a.quiet, a.every_s, NULL);
+    if (a.metrics_path && sv.engine) {
+        /* The figures of the whole run, once, as `serve --metrics-file`
+         * writes them: where the command's time went (bench/cmds). */
+        sy_metrics_file mf = {.sv = &sv, .path = (char *)a.metrics_path};
+        char err[512];
+        if (sy_metrics_file_write(&mf, err, sizeof err) != SY_OK) {
+            fprintf(stderr, "switchyard: run: %s\n", err);
+            rc = SY_EXIT_FAIL;
+        }
+    }
     sy_service_close(&sv);
     return rc;
 }

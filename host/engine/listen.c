@@ -18,10 +18,18 @@ static void on_readable(uv_poll_t *p, int status, int events)
     (void)events;
     sy_listen *l = p->data;
     size_t n = 0;
-    if (status < 0 || sy_store_wakeups(l->store, &n) != SY_OK) {
-        sy_log(SY_LOG_WARN, "store",
-               "%s; this host looks for new runs by polling until it listens again",
-               status < 0 ? uv_strerror(status) : sy_store_errmsg(l->store));
+    /* Read even when the poll failed: libuv reports a socket's error
+     * condition (a reset connection) as EBADF, and the store's reading
+     * names what actually happened. */
+    int rc = sy_store_wakeups(l->store, &n);
+    if (rc != SY_OK || status < 0) {
+        if (rc != SY_OK)
+            sy_log(SY_LOG_WARN, "store", "%s; this host looks for new runs by polling "
+                   "until it listens again", sy_store_errmsg(l->store));
+        else
+            sy_log(SY_LOG_WARN, "store", "the listening connection's socket failed (%s); "
+                   "this host looks for new runs by polling until it listens again",
+                   uv_strerror(status));
         l->lost = true;
         uv_poll_stop(p);
         return;

@@ -272,6 +272,19 @@ static int instances(FILE *f, sy_engine *e)
     return SY_OK;
 }
 
+/* The host's loop thread: how long it has waited for something to do
+ * since it started (libuv's idle-time metric, configured when the loop is
+ * made); the rest of its life it was dispatching, writing the store and
+ * answering, which is where a command's wall time goes that is not the
+ * tasks'. */
+static void loop_figures(FILE *f, sy_service *sv)
+{
+    const char *name = "switchyard_loop_idle_seconds_total";
+    sy_expo_family(f, name, "counter",
+                   "Time the host's loop has waited in poll since it started.");
+    sy_expo_sample(f, name, NULL, (double)uv_metrics_idle_time(&sv->loop) / 1e9);
+}
+
 int sy_metrics_render(sy_service *sv, char **text, size_t *len)
 {
     *text = NULL;
@@ -284,6 +297,7 @@ int sy_metrics_render(sy_service *sv, char **text, size_t *len)
     if (!f)
         return SY_ENOMEM;
     host_figures(f, sv->engine);
+    loop_figures(f, sv);
     states(f, sv->engine);
     histograms(f, sv->engine);
     int rc = instances(f, sv->engine);

@@ -1,13 +1,13 @@
 /*
- * store/postgres_conn.c -- the PostgreSQL store's connection: connecting
- * and reconnecting, the SQL of every statement (mapped tasks' in
- * postgres_map_sql.c), running them, errors as sy_status, transactions
- * and savepoints.
+ * store/postgres_conn.c -- the PostgreSQL store's statements: the SQL of
+ * each (mapped tasks' in postgres_map_sql.c), running them (again on a new
+ * connection when safe), errors as sy_status, transactions and
+ * savepoints.  Connecting and reconnecting are postgres_dial.c's.
  *
  * Each statement is prepared on the connection the first time it runs and
  * kept; a reconnect forgets them.  A statement that fails because the
  * connection dropped (a server restart, a network cut) is sent again on a
- * new connection, tried with a growing pause for up to RECONNECT_MS, when
+ * new connection, tried with a growing pause for up to SY_PG_RECONNECT_MS, when
  * that is safe: outside any transaction, or inside a batch, whose
  * statements so far are replayed first (postgres_journal.c).  It is not
  * safe inside a transaction of the store's own (create_run's: the caller
@@ -27,11 +27,6 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "store/postgres_internal.h"
-
-/* How long a lost connection is tried again before the store gives up;
- * the host's lease (30 s by default) bounds what waiting longer could
- * save. */
-#define RECONNECT_MS 30000
 
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
@@ -130,7 +125,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
      * once per statement, not once per row: `held` share-locks the run
      * rows the writes name (FOR SHARE returns the newest version of a
      * row a claim changed meanwhile, and makes later claims wait for the
-     * batch, as FENCE does) and each row compares its fence with it. */
+     * batch, as SY_PG_FENCE does) and each row compares its fence with it. */
     [SY_PG_UPDATE_TASKS] =
         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::int[],"
         " $3::int[], $4::int[], $5::int[], $6::int[], $7::text[],"
@@ -300,80 +295,6 @@ int sy_pg_fail(sy_store_pg *q, const PGresult *res, const char *fmt, ...)
                      bad);
 }
 
-/* --- connecting ------------------------------------------------------------ */
-
-static void describe(sy_store_pg *q)
-{
-    free(q->where);
-    const char *host = PQhost(q->conn);
-    q->where = sy_asprintf("postgresql://%s@%s:%s/%s", PQuser(q->conn),
-                           host && *host ? host : "localhost", PQport(q->conn),
-                           PQdb(q->conn));
-}
-
-/* Notices (a CREATE ... IF NOT EXISTS that found the table) are not the
- * host's business. */
-static void quiet(void *arg, const PGresult *res)
-{
-    (void)arg;
-    (void)res;
-}
-
-int sy_pg_connect(sy_store_pg *q)
-{
-    if (q->conn)
-        PQfinish(q->conn);
-    memset(q->prepared, 0, sizeof q->prepared);
-    q->conn = PQconnectdb(q->conninfo);
-    if (!q->conn)
-        return sy_store_fail(&q->base, SY_ENOMEM, "%s: out of memory",
-                             q->where);
-    if (PQstatus(q->conn) != CONNECTION_OK) {
-        const char *msg = PQerrorMessage(q->conn);
-        int len = (int)strcspn(msg, "\n");
-        return sy_store_fail(&q->base, SY_EIO, "%s: cannot connect: %.*s",
-                             q->where, len, msg);
-    }
-    describe(q);
-    PQsetNoticeReceiver(q->conn, quiet, NULL);
-    return SY_OK;
-}
-
-static void pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* A new connection for a dropped one, tried with a pause doubling from
- * 100 ms to 2 s until RECONNECT_MS have passed.  This blocks the caller
- * (the host's loop): tasks keep running in their executors, and their
- * results wait in the queue until the store answers again. */
-static int reconnect(sy_store_pg *q)
-{
-    int64_t start = sy_clock_now_ms();
-    sy_log(SY_LOG_WARN, "store", "%s: connection lost; reconnecting",
-           q->where);
-    for (int tries = 1, wait = 100;; tries++) {
-        PQreset(q->conn);
-        memset(q->prepared, 0, sizeof q->prepared);
-        int64_t took = sy_clock_now_ms() - start;
-        if (PQstatus(q->conn) == CONNECTION_OK) {
-            PQsetNoticeReceiver(q->conn, quiet, NULL);
-            sy_log(SY_LOG_WARN, "store", "%s: reconnected after %d tries in "
-                   "%lld ms", q->where, tries, (long long)took);
-            return SY_OK;
-        }
-        if (took >= RECONNECT_MS)
-            return sy_store_fail(&q->base, SY_EIO,
-                                 "%s: connection lost; gave up reconnecting "
-                                 "after %d tries in %lld ms", q->where,
-                                 tries, (long long)took);
-        pause_ms(wait);
-        wait = wait < 1000 ? wait * 2 : 2000;
-    }
-}
-
 static int prepare(sy_store_pg *q, int id)
 {
     if (q->prepared[id])
@@ -457,12 +378,13 @@ static int execute(sy_store_pg *q, int id, const char *sql,
                        strncmp(sql, "ROLLBACK", 8) == 0));
     int n = p ? p->n : 0;
     const char *const *v = p ? p->v : NULL;
+    int64_t first_loss = 0;
     for (int attempt = 0;; attempt++) {
         int status = SY_OK;
         /* A new connection inside a batch has lost the batch's
          * transaction: it is replayed before anything else is sent. */
         if (PQstatus(q->conn) == CONNECTION_BAD) {
-            status = resendable ? reconnect(q) : SY_EIO;
+            status = resendable ? sy_pg_reconnect(q) : SY_EIO;
             if (status == SY_OK && q->batch)
                 status = replay(q);
         }
@@ -483,8 +405,13 @@ static int execute(sy_store_pg *q, int id, const char *sql,
                 PQclear(r);
             return status;
         }
+        /* A statement that may be sent again is, on each new connection,
+         * for as long as a reconnect may take: a network that drops the
+         * new connection too (flapping) is ridden out like one drop. */
+        if (attempt == 0)
+            first_loss = sy_clock_now_ms();
         if (PQstatus(q->conn) != CONNECTION_BAD || !resendable ||
-            attempt > 0) {
+            sy_clock_now_ms() - first_loss >= SY_PG_RECONNECT_MS) {
             status = r ? sy_pg_fail(q, r, "%s", what) : sy_pg_fail(q, NULL, "%s", what);
             PQclear(r);
             if (q->batch && PQstatus(q->conn) == CONNECTION_BAD)

@@ -3,11 +3,14 @@
  *
  * Internal to store/.  The files, from the bottom up; each calls only
  * files above it in this list, never one below:
+ *   postgres_dial.c       connecting (keepalives and TCP timeouts unless
+ *                         the connection string sets them) and
+ *                         reconnecting with backoff
  *   postgres_journal.c    the open batch's statements, kept to be sent
  *                         again after a reconnect
- *   postgres_conn.c       the connection: connecting and reconnecting with
- *                         backoff, every statement's SQL prepared on first
- *                         use, PostgreSQL's errors as sy_status,
+ *   postgres_conn.c       the SQL of every statement, prepared on first
+ *                         use and sent again on a new connection when
+ *                         safe; PostgreSQL's errors as sy_status;
  *                         transactions and savepoints
  *   postgres_listen.c     wake-ups: NOTIFY, and LISTEN on a connection
  *                         of its own
@@ -169,10 +172,30 @@ int sy_pg_journal_add(sy_store_pg *q, int id, const char *sql,
 void sy_pg_journal_clear(sy_store_pg *q);
 void sy_pg_journal_free(sy_store_pg *q);
 
-/* --- postgres_conn.c -------------------------------------------------------- */
+/* --- postgres_dial.c -------------------------------------------------------- */
+
+/* A new connection from `conninfo` (a libpq connection string or URI),
+ * with keepalives, a connect timeout and a TCP user timeout added unless
+ * the string sets them: a partitioned server then shows as a dropped
+ * connection within seconds, not after the kernel's 15 minutes.  As
+ * PQconnectdb: NULL only when out of memory; check PQstatus. */
+PGconn *sy_pg_dial(const char *conninfo);
+
+/* How long a lost connection is tried again before the store gives up;
+ * the host's lease (30 s by default) bounds what waiting longer could
+ * save. */
+#define SY_PG_RECONNECT_MS 30000
 
 /* Connects q->conn from q->conninfo; sets q->where. */
 int sy_pg_connect(sy_store_pg *q);
+
+/* A new connection for q->conn's dropped one (PQreset), tried with a
+ * pause doubling from 100 ms to 2 s for up to SY_PG_RECONNECT_MS; the
+ * prepared statements forgotten.  Logged when it starts and when it
+ * ends.  SY_OK, or SY_EIO with the store's error once it gives up. */
+int sy_pg_reconnect(sy_store_pg *q);
+
+/* --- postgres_conn.c -------------------------------------------------------- */
 
 /* Records "<where>: <what>: <PostgreSQL's message>" in q->base.err and
  * returns the matching sy_status (SY_EIO for a lost connection, SY_EBUSY

@@ -56,7 +56,7 @@ int sy_pg_listen(sy_store *s, int *fd)
 {
     sy_store_pg *q = sy_pg_handle(s);
     drop_listener(q);
-    q->listener = PQconnectdb(q->conninfo);
+    q->listener = sy_pg_dial(q->conninfo);
     if (!q->listener || PQstatus(q->listener) != CONNECTION_OK)
         return listener_fail(q, "listen: cannot connect");
     PQsetNoticeReceiver(q->listener, quiet, NULL);

@@ -144,7 +144,7 @@ typedef struct sy_lambda_job {
     CURL *easy;                        /* while a try is in flight */
     struct curl_slist *headers;
     char *url;
-    size_t body_off;                   /* of the input, handed to curl */
+    int sends;                         /* requests curl began this try */
     char *body;                        /* the answer */
     size_t body_len, body_cap;
     bool body_too_big;

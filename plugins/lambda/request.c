@@ -45,28 +45,21 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     return len;
 }
 
-/* The body, handed to curl as it asks. */
-static size_t on_read(char *buf, size_t size, size_t n, void *arg)
+/* curl sends the request again, on a new connection, when a kept-alive
+ * one dies under it before an answer.  The request may have reached
+ * Lambda, and the function may run: refusing the second send makes that
+ * try fail as a connection dropped after sending, never a second
+ * invocation behind the task's back.  curl calls this once per request
+ * it is about to send, after the connection is made. */
+static int on_prereq(void *arg, char *conn_primary_ip, char *conn_local_ip,
+                     int conn_primary_port, int conn_local_port)
 {
+    (void)conn_primary_ip, (void)conn_local_ip;
+    (void)conn_primary_port, (void)conn_local_port;
     sy_lambda_job *job = arg;
-    size_t left = job->task->input_len - job->body_off;
-    size_t len = size * n < left ? size * n : left;
-    memcpy(buf, job->task->input + job->body_off, len);
-    job->body_off += len;
-    return len;
-}
-
-/* curl rewinds the body to send the request again, on a new connection,
- * when a kept-alive one dies under it before an answer.  Once any of the
- * body was read it may have reached Lambda, and the function may run:
- * refusing the rewind makes that try fail as a connection dropped after
- * sending, never a second invocation behind the task's back. */
-static int on_seek(void *arg, curl_off_t offset, int origin)
-{
-    sy_lambda_job *job = arg;
-    if (origin != SEEK_SET || offset != 0 || job->body_off != 0)
-        return CURL_SEEKFUNC_CANTSEEK;
-    return CURL_SEEKFUNC_OK;
+    if (job->sends++ > 0)
+        return CURL_PREREQFUNC_ABORT;
+    return CURL_PREREQFUNC_OK;
 }
 
 static void copy_value(char *dst, size_t cap, const char *v, size_t len)
@@ -276,14 +269,17 @@ int sy_lambda_request_prepare(sy_instance *inst, sy_lambda_job *job,
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR,
                      s->custom_endpoint ? "http,https" : "https");
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, job->headers);
-    job->body_off = 0;
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(e, CURLOPT_READDATA, job);
-    curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, on_seek);
-    curl_easy_setopt(e, CURLOPT_SEEKDATA, job);
+    /* The body from the task's own buffer (host-owned until complete),
+     * not through a read callback: curl then writes headers and a body
+     * under 64 KiB in one send instead of two, and allocates no upload
+     * buffer for the transfer. */
+    job->sends = 0;
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
                      (curl_off_t)job->task->input_len);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS,
+                     job->task->input_len ? job->task->input : "");
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, job);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, job);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <switchyard/spawn.h>
 
@@ -187,6 +188,38 @@ static char *command_cwd(const sy_job *job)
     return base && base[0] ? strdup(base) : NULL;
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* When the command runs: the end of its spawn, for the instance's
+ * figures, then the finished job held back for this moment is reported. */
+typedef struct started_at {
+    int64_t ns;
+} started_at;
+
+static void on_start(void *arg)
+{
+    ((started_at *)arg)->ns = now_ns();
+    sy_job_report_held(NULL);
+}
+
+static void count_time(sy_instance *inst, int64_t begun, int64_t started)
+{
+    if (!started)
+        return;
+    int64_t ended = now_ns();
+    atomic_fetch_add_explicit(&inst->commands_started, 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&inst->commands_spawn_ns, started - begun,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&inst->commands_run_ns, ended - started,
+                              memory_order_relaxed);
+}
+
 static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
 {
     sy_spawn_opts o;
@@ -205,12 +238,17 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
     o.timeout_ms = sy_job_time_left(job);
     o.kill_grace_ms = job->spec.kill_grace_ms;
     o.cancel_fd = job->cancel_fd;
-    o.on_start = sy_job_report_held;
+    started_at at = {0};
+    o.on_start = on_start;
+    o.on_start_arg = &at;
     o.on_process = record_process;
     o.on_process_arg = job;
     sy_spawn_result r;
     char err[1024];
-    if (sy_spawn_run(&o, &r, err, sizeof err) != 0) {
+    int64_t begun = now_ns();
+    int src = sy_spawn_run(&o, &r, err, sizeof err);
+    count_time(job->inst, begun, at.ns);
+    if (src != 0) {
         int why = errno;
         if (why == EAGAIN || why == EMFILE || why == ENFILE || why == ENOMEM) {
             /* The machine is out of processes, descriptors or memory: the

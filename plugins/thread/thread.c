@@ -367,6 +367,14 @@ static void thread_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
     emit(sink, "cancelled", sum.cancelled);
     for (int i = 0; i < SY_N_POOLS; i++)
         emit_pool(emit, sink, pool_names[i], &k[i]);
+    emit(sink, "commands.started",
+         atomic_load_explicit(&inst->commands_started, memory_order_relaxed));
+    emit(sink, "commands.spawn_us",
+         atomic_load_explicit(&inst->commands_spawn_ns, memory_order_relaxed) /
+             1000);
+    emit(sink, "commands.run_us",
+         atomic_load_explicit(&inst->commands_run_ns, memory_order_relaxed) /
+             1000);
 }
 
 /* ------------------------------------------------------------------------ */

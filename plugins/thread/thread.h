@@ -72,6 +72,12 @@ struct sy_instance {
     char *runner;            /* owned: switchyard-task-runner's path */
     sy_pool pools[SY_N_POOLS];
     sy_libs libs;
+    /* Where command tasks spend their time, summed over every command the
+     * instance ran (cmd.c adds, metrics read; relaxed atomics, any
+     * thread): started, then the nanoseconds from a worker's call to the
+     * command running (pipes, clone, exec) and from there to its end
+     * reaped (the command's own time, its output read). */
+    _Atomic int64_t commands_started, commands_spawn_ns, commands_run_ns;
 };
 
 /* ------------------------------------------------------------------------ */

@@ -123,5 +123,57 @@ run serve --metrics-interval 1s
 rc_is 2 "--metrics-interval without --metrics-file is a usage error"
 has "--metrics-interval needs --metrics-file PATH" "saying what it needs"
 
+# `run --metrics-file`: the figures of a whole run, written once at its
+# end, with the loop's idle time and where the thread plugin's commands
+# spent theirs.
+th="$host/th"
+mkdir -p "$th/plugins" "$th/workflows" "$th/var"
+install -m 0755 "$SY_THREAD_PLUGIN" "$th/plugins/thread.so"
+cat >"$th/switchyard.cfg" <<'CFG'
+store = "sqlite:var/sy.db";
+plugin_dirs = ["plugins"];
+workflow_dirs = ["workflows"];
+executors = { default = { plugin = "thread"; workers = 2; }; };
+CFG
+cat >"$th/workflows/cmds.cfg" <<'WF'
+workflow = {
+  name = "cmds";
+  tasks = (
+    { id = "a"; command = ["/bin/sh", "-c", "sleep 0.2"]; },
+    { id = "b"; command = ["/bin/true"]; after = ["a"]; },
+    { id = "c"; command = ["/bin/true"]; after = ["a"]; }
+  );
+};
+WF
+m="$th/var/run.prom"
+SWITCHYARD_CONFIG="$th/switchyard.cfg"; export SWITCHYARD_CONFIG
+$SY_WRAP "$SWITCHYARD" run cmds --quiet --metrics-file "$m" >"$th/run.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && [ -f "$m" ]; ok $? "run --metrics-file writes the file when the run ends (exit $rc)"
+lbl='executor="default",plugin="thread"'
+[ "$(value "switchyard_executor_plugin_value{$lbl,name=\"commands.started\"}")" = 3 ]
+ok $? "the thread plugin counts the 3 commands it started"
+spawn=$(value "switchyard_executor_plugin_value{$lbl,name=\"commands.spawn_us\"}")
+runus=$(value "switchyard_executor_plugin_value{$lbl,name=\"commands.run_us\"}")
+[ "${spawn:-0}" -gt 0 ] && [ "${runus:-0}" -ge 200000 ]
+ok $? "with their spawn time and their run time, the 0.2 s sleep in it (${spawn} us, ${runus} us)"
+idle=$(value switchyard_loop_idle_seconds_total)
+awk -v i="${idle:-x}" 'BEGIN { exit !(i ~ /^[0-9.e+-]+$/ && i >= 0.15) }'
+ok $? "the loop was idle while the sleep ran (${idle} s)"
+[ "$(value 'switchyard_runs_ended_total{state="completed"}')" = 1 ]
+ok $? "and the run is counted ended, completed"
+if command -v promtool >/dev/null 2>&1; then
+    out=$(promtool check metrics <"$m" 2>&1)
+    ok $? "promtool check metrics passes on it"
+else
+    echo "ok $((tap_n + 1)) - promtool check metrics # SKIP promtool is not installed (Debian: prometheus)"
+    tap_n=$((tap_n + 1))
+fi
+run run cmds --quiet --metrics-file "$host/no/such/dir/r.prom"
+rc_is 1 "a metrics file run cannot write fails the command"
+has "cannot write the metrics file $host/no/such/dir/r.prom" "naming the file"
+run run cmds --metrics-file
+rc_is 2 "run --metrics-file without a path is a usage error"
+
 cleanup_host
 done_testing
