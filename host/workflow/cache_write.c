@@ -151,10 +151,16 @@ static void put_retries(obuf *b, const sy_workflow *wf, uint32_t *ids)
 static json_t *when_json(const sy_task_def *t)
 {
     json_t *a = json_array();
-    for (size_t i = 0; a && i < t->n_when; i++)
-        json_array_append_new(a, json_pack("{s:s, s:s, s:O}", "path", t->when[i].path, "op",
-                                           sy_cond_op_name(t->when[i].op),
-                                           t->when[i].value));
+    for (size_t i = 0; a && i < t->n_when; i++) {
+        json_t *c = json_object();
+        if (!c || json_object_set_new(c, "path", json_string(t->when[i].path)) ||
+            json_object_set_new(c, "op", json_string(sy_cond_op_name(t->when[i].op))) ||
+            json_object_set_new(c, "value", json_incref(t->when[i].value)) ||
+            json_array_append_new(a, c)) {
+            json_decref(a);
+            return NULL;
+        }
+    }
     return a;
 }
 
