@@ -1,8 +1,9 @@
 /* Reading a parse cache entry (cache_write.c has the layout) back into a
  * workflow.  An entry is a file on disk that anything may have cut short
  * or changed: every length and index is checked against the buffer and
- * the model's own rules (names, ranges, an order in which each task comes
- * after its dependencies), and any doubt is a miss, never a guess. */
+ * the model's own rules (names, unique ids, ranges, an order in which each
+ * task comes after its dependencies), and any doubt is a miss, never a
+ * guess. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,13 @@ static void read_header(ibuf *b, sy_workflow *wf, int *name_line)
     char why[512];
     if (wf->schedule && sy_cron_problem(wf->schedule, why, sizeof why))
         b->bad = true;
+    /* Text jansson will hold, and a zone named as definition_read.c
+     * accepts one: the definition is written from these. */
+    if ((wf->description && !sy_wf_utf8_valid(wf->description)) ||
+        (wf->schedule && !sy_wf_utf8_valid(wf->schedule)) ||
+        (wf->timezone && (!sy_wf_utf8_valid(wf->timezone) || !*wf->timezone ||
+                          wf->timezone[0] == '/' || strstr(wf->timezone, ".."))))
+        b->bad = true;
     uint32_t catchup = get_u32(b);
     wf->catchup_max = get_u32(b);
     if (catchup > SY_CATCHUP_ALL || wf->catchup_max < 1 ||
@@ -191,7 +199,7 @@ static void read_task(ibuf *b, sy_workflow *wf, size_t i, const sy_retry *retrie
     if (mapped > 1 || (t->map && !t->mapped) ||
         (t->mapped && (t->max_map < 1 || t->max_map > SY_MAP_LIMIT || t->range_from < 0 ||
                        t->range_to < t->range_from)) ||
-        (t->map && sy_cond_path_problem(t->map)))
+        (t->map && (sy_cond_path_problem(t->map) || !sy_wf_utf8_valid(t->map))))
         b->bad = true;
     t->params = get_json(b);
     if (!t->params && !b->bad)
@@ -225,10 +233,22 @@ static void read_order(ibuf *b, sy_workflow *wf)
         pos[u] = k;
         wf->topo[k] = (size_t)u;
     }
+    /* Each dependency once per task: seen[] is the last task naming it. */
     for (size_t i = 0; i < n && !b->bad; i++)
         for (size_t k = 0; k < wf->tasks[i].n_deps; k++)
             if (pos[wf->tasks[i].deps[k]] >= pos[i])
                 b->bad = true;
+    size_t *seen = b->bad ? NULL : sy_xmalloc(sizeof *seen * n);
+    for (size_t i = 0; seen && i < n; i++)
+        seen[i] = SIZE_MAX;
+    for (size_t i = 0; seen && i < n && !b->bad; i++)
+        for (size_t k = 0; k < wf->tasks[i].n_deps; k++) {
+            size_t dep = wf->tasks[i].deps[k];
+            if (seen[dep] == i)
+                b->bad = true;
+            seen[dep] = i;
+        }
+    free(seen);
     free(pos);
     if (b->bad)
         return;
@@ -245,6 +265,34 @@ static void read_order(ibuf *b, sy_workflow *wf)
             sy_task_def *p = &wf->tasks[wf->tasks[i].deps[k]];
             p->children[p->n_children++] = i;
         }
+}
+
+/* Ids are unique, as the graph of a parse made sure: an open-addressing
+ * table of task indices (4 bytes a slot, twice the tasks). */
+static bool ids_unique(const sy_workflow *wf)
+{
+    size_t cap = 16;
+    while (cap < 2 * wf->n_tasks)
+        cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+        return false;
+    memset(slot, 0xff, cap * sizeof *slot);
+    bool unique = true;
+    for (size_t i = 0; i < wf->n_tasks && unique; i++) {
+        uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+        for (const char *c = wf->tasks[i].id; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+        size_t k = (size_t)h & (cap - 1);
+        for (; slot[k] != UINT32_MAX; k = (k + 1) & (cap - 1))
+            if (strcmp(wf->tasks[slot[k]].id, wf->tasks[i].id) == 0) {
+                unique = false;
+                break;
+            }
+        slot[k] = (uint32_t)i;
+    }
+    free(slot);
+    return unique;
 }
 
 static void read_tasks(ibuf *b, sy_workflow *wf)
@@ -270,6 +318,8 @@ static void read_tasks(ibuf *b, sy_workflow *wf)
         read_task(b, wf, i, retries, n_retries, no_params);
     json_decref(no_params);
     free(retries);
+    if (!b->bad && !ids_unique(wf))
+        b->bad = true;
     if (!b->bad)
         read_order(b, wf);
 }

@@ -122,7 +122,7 @@ TESTS += tests/fuzz/replay.sh
 dist_check_SCRIPTS += tests/fuzz/replay.sh
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/lsan.supp scripts/fuzz \
 	tests/fuzz/glob.dict tests/fuzz/glob_diff.dict tests/fuzz/config.dict \
-	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict \
+	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict tests/fuzz/cache.dict \
 	tests/fuzz/context.dict tests/fuzz/cron.dict tests/fuzz/duration.dict \
 	tests/fuzz/params.dict tests/fuzz/sigv4.dict
 
