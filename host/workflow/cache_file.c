@@ -177,7 +177,9 @@ void sy_wf_cache_put(const sy_wf_source *src, const char *path, const sy_workflo
     char *tmp = sy_xconcat(src->dir, "/.new-XXXXXX", (char *)NULL);
     int fd = mkstemp(tmp);
     struct stat now;
-    bool ok = fd >= 0 && write_all(fd, buf, len);
+    /* Readable as the workflow file usually is: a `check` run by another
+     * user than the host's leaves an entry the host can still read. */
+    bool ok = fd >= 0 && fchmod(fd, 0644) == 0 && write_all(fd, buf, len);
     if (fd >= 0 && close(fd) != 0)
         ok = false;
     /* The bytes hashed must be the bytes libconfig read: a file edited in
