@@ -247,6 +247,12 @@ static bool hit_usable(sy_workflow *wf, const char *path, sy_task_check_fn check
             return false;
         sy_tz_free(tz);
     }
+    /* A schedule's host records a run at every tick: it keeps the text,
+     * written once here, and the entry's hash must be the text's. */
+    char hash[65];
+    memcpy(hash, wf->hash, sizeof hash);
+    if (wf->schedule && (sy_workflow_seal(wf) != 0 || strcmp(hash, wf->hash) != 0))
+        return false;
     sy_diags quiet;
     sy_diags_init(&quiet);
     int problems = 0;

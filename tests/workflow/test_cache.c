@@ -389,6 +389,34 @@ static void test_concurrent_writers(void **state)
     }
 }
 
+/* A scheduled workflow from the cache keeps its text (its host records a
+ * run at every tick), written once at load and hashing as the entry says. */
+static void test_schedule_keeps_text(void **state)
+{
+    fixture *f = *state;
+    char *text = big_text(900, "");
+    char *at = strstr(text, "  description");
+    assert_non_null(at);
+    char *with = sy_asprintf("%.*s  schedule = \"0 3 * * *\";\n%s", (int)(at - text), text, at);
+    free(write_wf(f, with));
+    assert_int_equal(load(f, NULL, NULL), 0);
+    char *def = sy_xstrdup(f->v[0]->definition), hash[65];
+    memcpy(hash, f->v[0]->hash, sizeof hash);
+    char *path = entry(f);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    assert_int_equal(load(f, NULL, NULL), 0);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(before.st_ino, after.st_ino); /* a hit: not rewritten */
+    assert_non_null(f->v[0]->definition);
+    assert_string_equal(f->v[0]->definition, def);
+    assert_string_equal(f->v[0]->hash, hash);
+    free(def);
+    free(path);
+    free(text);
+    free(with);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +427,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checks_on_hit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schedule_keeps_text, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
