@@ -124,7 +124,8 @@ static void read_header(ibuf *b, sy_workflow *wf, int *name_line)
         wf->catchup_max > SY_CATCHUP_MAX_LIMIT)
         b->bad = true;
     wf->catchup = (sy_catchup)catchup;
-    *name_line = (int)get_u32(b);
+    uint32_t line = get_u32(b);
+    *name_line = line <= INT32_MAX ? (int)line : 0;
     const char *hash = take(b, 64);
     for (int i = 0; hash && i < 64; i++)
         if (!strchr("0123456789abcdef", hash[i]) || !hash[i])
@@ -171,7 +172,8 @@ static void read_task(ibuf *b, sy_workflow *wf, size_t i, const sy_retry *retrie
         b->bad = true;
         return;
     }
-    t->line = (int)get_u32(b);
+    uint32_t line = get_u32(b);
+    t->line = line <= INT32_MAX ? (int)line : 0;
     uint32_t trigger = get_u32(b);
     t->trigger = (sy_trigger)trigger;
     t->timeout_ms = get_i64(b);
@@ -185,10 +187,11 @@ static void read_task(ibuf *b, sy_workflow *wf, size_t i, const sy_retry *retrie
     t->retry = retries[retry];
     t->deps = sy_xmalloc(sizeof *t->deps * (n_deps ? n_deps : 1));
     for (uint32_t k = 0; k < n_deps; k++) {
-        int64_t dep = (int64_t)i + get_i64(b);
-        if (dep < 0 || (uint64_t)dep >= wf->n_tasks || (size_t)dep == i)
+        int64_t step = get_i64(b); /* the dependency's index minus i */
+        bool in = step >= -(int64_t)i && step < (int64_t)(wf->n_tasks - i) && step != 0;
+        if (!in)
             b->bad = true;
-        t->deps[t->n_deps++] = (size_t)dep;
+        t->deps[t->n_deps++] = in ? (size_t)((int64_t)i + step) : 0;
     }
     uint32_t mapped = get_u32(b);
     t->map = get_s(b);
@@ -225,7 +228,12 @@ static void read_order(ibuf *b, sy_workflow *wf)
         pos[i] = SIZE_MAX;
     int64_t u = 0;
     for (size_t k = 0; k < n && !b->bad; k++) {
-        u += get_i64(b);
+        int64_t step = get_i64(b);
+        if (step < -u || step >= (int64_t)n - u) {
+            b->bad = true;
+            break;
+        }
+        u += step;
         if (b->bad || u < 0 || (uint64_t)u >= n || pos[u] != SIZE_MAX) {
             b->bad = true;
             break;
