@@ -53,6 +53,7 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/workflow/workflow.c host/workflow/workflow.h host/workflow/internal.h \
 	host/workflow/parse_task.c host/workflow/model.c \
+	host/workflow/cache_write.c host/workflow/cache_read.c host/workflow/cache_file.c \
 	host/workflow/names.c host/workflow/cron.c host/workflow/cron_next.c \
 	host/workflow/cron.h host/workflow/settings.c \
 	host/workflow/graph.c \

@@ -17,7 +17,7 @@
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
     "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
-    "log_limit", "log", "admin", NULL,
+    "log_limit", "log", "admin", "workflow_cache", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -312,6 +312,15 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_dirs(cfg, s, &cfg->plugin_dirs, &cfg->n_plugin_dirs, d);
     if (strcmp(name, "workflow_dirs") == 0)
         return read_dirs(cfg, s, &cfg->workflow_dirs, &cfg->n_workflow_dirs, d);
+    if (strcmp(name, "workflow_cache") == 0) {
+        if (expect_type(s, CONFIG_TYPE_STRING,
+                        "a directory name such as \"var/workflow-cache\" (\"\": no cache)", d))
+            return 1;
+        const char *v = config_setting_get_string(s);
+        free(cfg->workflow_cache);
+        cfg->workflow_cache = *v ? sy_path_join(cfg->dir, v) : NULL;
+        return 0;
+    }
     if (strcmp(name, "strict_plugins") == 0) {
         if (expect_type(s, CONFIG_TYPE_BOOL, "true or false", d))
             return 1;
@@ -395,6 +404,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     cfg->max_recoveries = 5;
     cfg->log_limit = 64 << 10;
     cfg->shutdown_grace_ms = 30000;
+    cfg->workflow_cache = sy_path_join(cfg->dir, SY_WORKFLOW_CACHE_DEFAULT);
     config_set_include_dir(&cfg->lc, cfg->dir);
     if (!sy_cfg_includes_ok(&cfg->lc, path, d))
         return 1;
@@ -441,6 +451,7 @@ void sy_config_free(sy_config *cfg)
     sy_routes_free(&cfg->routes);
     sy_config_admin_free(&cfg->admin);
     free(cfg->store);
+    free(cfg->workflow_cache);
     free(cfg->path);
     free(cfg->dir);
     config_destroy(&cfg->lc);

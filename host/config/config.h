@@ -42,6 +42,10 @@ typedef struct sy_instance_config {
                                 for isolating each task */
 } sy_instance_config;
 
+/* Where parsed workflow files are kept (workflow.h), beside the default
+ * store's file. */
+#define SY_WORKFLOW_CACHE_DEFAULT "var/workflow-cache"
+
 typedef struct sy_config {
     config_t lc;           /* the parsed file; settings point into it */
     char *path;            /* owned: the file as given */
@@ -52,6 +56,9 @@ typedef struct sy_config {
     size_t n_plugin_dirs;
     char **workflow_dirs;  /* owned: resolved against dir */
     size_t n_workflow_dirs;
+    char *workflow_cache;  /* owned: the parse cache's directory, resolved
+                              against dir (default SY_WORKFLOW_CACHE_DEFAULT);
+                              NULL: no cache (workflow_cache = "") */
     bool strict_plugins;   /* a refused plugin is an error, not a warning */
     int64_t max_context_bytes; /* bound on a task's input and output
                                   (default 16 MiB) */

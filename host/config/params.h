@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 
+#include <jansson.h>
 #include <libconfig.h>
 
 #include <switchyard/executor.h>
@@ -28,6 +29,11 @@
 int sy_params_check(const config_setting_t *group, const char *const *skip,
                     const sy_param_spec *const *spec, const char *what,
                     sy_diags *d);
+
+/* The same check on parameters already converted to JSON (a task read
+ * from the parse cache): how many problems sy_params_check would report,
+ * without reporting them, for want of their lines. */
+int sy_params_problems_json(const json_t *params, const sy_param_spec *const *spec);
 
 /* Before config_read_file(lc, path): false, with an error at the
  * including file's line, when a file it @includes is there but is not a

@@ -78,11 +78,13 @@ static bool fire(sy_engine *e, const struct sy_sched *s, int64_t tick)
     }
     bool fired = false;
     int64_t run = 0;
-    int rc = ctx ? sy_store_put_definition(st, wf->hash, wf->tenant, wf->name, wf->definition)
-                 : SY_ENOMEM;
+    char hash[65], *built = NULL;
+    const char *def = ctx ? sy_workflow_definition(wf, &built, hash) : NULL;
+    int rc = def ? sy_store_put_definition(st, hash, wf->tenant, wf->name, def) : SY_ENOMEM;
     if (rc == SY_OK)
-        rc = sy_store_fire_tick(st, wf->hash, wf->tenant, wf->name, tick, ctx, wf->n_tasks,
+        rc = sy_store_fire_tick(st, hash, wf->tenant, wf->name, tick, ctx, wf->n_tasks,
                                 ids, ns, e->now(), &fired, &run);
+    free(built);
     free(ids);
     free(ns);
     free(ctx);

@@ -11,7 +11,15 @@
 int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
                    int64_t *run_id, char *err, size_t err_len)
 {
-    int rc = sy_store_put_definition(st, wf->hash, wf->tenant, wf->name, wf->definition);
+    /* A workflow from the parse cache writes its text only now. */
+    char hash[65], *built = NULL;
+    const char *def = sy_workflow_definition(wf, &built, hash);
+    if (!def) {
+        sy_errf(err, err_len, "out of memory writing the workflow's definition");
+        return SY_ENOMEM;
+    }
+    int rc = sy_store_put_definition(st, hash, wf->tenant, wf->name, def);
+    free(built);
     if (rc == SY_OK) {
         const char **ids = sy_xmalloc((wf->n_tasks + 1) * sizeof *ids);
         const char **ns = sy_xmalloc((wf->n_tasks + 1) * sizeof *ns);
@@ -19,7 +27,7 @@ int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
             ids[i] = wf->tasks[i].id;
             ns[i] = wf->tasks[i].ns;
         }
-        rc = sy_store_create_run(st, wf->hash, wf->tenant, wf->name, context, wf->n_tasks,
+        rc = sy_store_create_run(st, hash, wf->tenant, wf->name, context, wf->n_tasks,
                                  ids, ns, sy_clock_now_ms(), run_id);
         free(ids);
         free(ns);

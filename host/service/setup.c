@@ -172,8 +172,10 @@ static int check_task_on(sy_setup *s, const sy_workflow *wf, const sy_task_def *
                          sy_diags *d)
 {
     sy_instance_entry *instance = sy_setup_instance(s, name);
-    const char *file = config_setting_source_file(setting);
-    int line = (int)config_setting_source_line(setting);
+    /* No setting: a task from the parse cache, where a problem is only
+     * counted (the loader then parses the file and reports it). */
+    const char *file = setting ? config_setting_source_file(setting) : wf->file;
+    int line = setting ? (int)config_setting_source_line(setting) : t->line;
     if (!instance) {
         sy_error(d, file, line, "task '%s' (%s) routes to executor '%s', which is not defined",
                  t->id, t->ns, name);
@@ -184,8 +186,9 @@ static int check_task_on(sy_setup *s, const sy_workflow *wf, const sy_task_def *
     char what[256];
     sy_concat(what, sizeof what, "task '", t->id, "' (executor '", name, "', plugin '",
               instance->plugin->name, "')", (char *)NULL);
-    int errors = sy_params_check(setting, sy_workflow_task_keys,
-                                 instance->desc->task_params, what, d);
+    int errors = setting ? sy_params_check(setting, sy_workflow_task_keys,
+                                           instance->desc->task_params, what, d)
+                         : sy_params_problems_json(t->params, instance->desc->task_params);
     /* The command's program is the task's, whichever instance runs it. */
     if (errors == 0 && first && (s->flags & SY_SETUP_CHECK_COMMANDS))
         errors += sy_inspect_command(wf, t, file, line, d);
@@ -220,8 +223,8 @@ static int load_workflows(sy_setup *s, unsigned flags, sy_diags *d)
     int errors = 0;
     for (size_t i = 0; i < s->cfg.n_workflow_dirs; i++) {
         size_t before = s->n_wfs;
-        int bad = sy_workflow_load_dir(s->cfg.workflow_dirs[i], check_task, s, &s->wfs,
-                                       &s->n_wfs, d);
+        int bad = sy_workflow_load_dir_cached(s->cfg.workflow_dirs[i], s->cfg.workflow_cache,
+                                              check_task, s, &s->wfs, &s->n_wfs, d);
         if (bad && (flags & SY_SETUP_SKIP_BAD_WORKFLOWS)) {
             sy_warn(d, s->cfg.workflow_dirs[i], 0,
                     "workflow files with errors (above) skipped; %zu workflow%s loaded from "

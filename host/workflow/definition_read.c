@@ -144,6 +144,13 @@ static void read_when(reader *r, const json_t *a, sy_task_def *t, const char *wh
     }
 }
 
+bool sy_wf_when_from_json(const json_t *a, sy_task_def *t)
+{
+    reader r = {NULL, 0, false};
+    read_when(&r, a, t, "when");
+    return !r.bad;
+}
+
 static void read_after(reader *r, const json_t *a, sy_wf_after *out, const char *where)
 {
     if (!json_is_array(a)) {

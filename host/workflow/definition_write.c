@@ -439,14 +439,32 @@ static int sha256_hex(const char *text, char out[65])
     return 0;
 }
 
-int sy_workflow_seal(sy_workflow *wf)
+char *sy_wf_definition_build(const sy_workflow *wf, char hash[65])
 {
     char *text = workflow_text(wf);
-    char hash[65];
-    if (!text || sha256_hex(text, hash) != 0) {
+    if (text && sha256_hex(text, hash) != 0) {
         free(text);
-        return -1;
+        return NULL;
     }
+    return text;
+}
+
+const char *sy_workflow_definition(const sy_workflow *wf, char **built, char hash[65])
+{
+    *built = NULL;
+    if (wf->definition) {
+        memcpy(hash, wf->hash, 65);
+        return wf->definition;
+    }
+    return *built = sy_wf_definition_build(wf, hash);
+}
+
+int sy_workflow_seal(sy_workflow *wf)
+{
+    char hash[65];
+    char *text = sy_wf_definition_build(wf, hash);
+    if (!text)
+        return -1;
     free(wf->definition);
     wf->definition = text;
     memcpy(wf->hash, hash, sizeof hash);

@@ -16,6 +16,9 @@
  *   definition_write.c  the canonical definition and its hash
  *   definition_read.c   a canonical definition read back
  *   parse_task.c        a file's `tasks` list, each task's keys
+ *   cache_write.c       the parse cache's entry for a loaded workflow
+ *   cache_read.c        an entry read back, checked as strictly as a file
+ *   cache_file.c        entries on disk: keys, slots, atomic replacement
  *   workflow.c          a file's workflow keys, whole files, directories
  *
  * Loading is single-threaded; every function that takes a sy_diags adds
@@ -30,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "base/diagnostics.h"
 #include "workflow/workflow.h"
@@ -152,9 +156,18 @@ int sy_map_read(const config_setting_t *g, sy_task_def *t, int64_t wf_max,
 /* Bumped when the layout changes, so an old host refuses a newer one. */
 #define SY_DEFINITION_VERSION 1
 
+/* The canonical text of wf as it would be sealed, and its hash; NULL when
+ * out of memory.  For a workflow read from the parse cache, which keeps no
+ * text (sy_workflow_definition_text). */
+char *sy_wf_definition_build(const sy_workflow *wf, char hash[65]);
+
 /* Writes wf->definition (canonical JSON) and wf->hash.  0, or -1 when out
  * of memory or when a value cannot be held in JSON (both left unset). */
 int sy_workflow_seal(sy_workflow *wf);
+
+/* `when` in the canonical definition's form into t->when; false when any
+ * entry is malformed. */
+bool sy_wf_when_from_json(const json_t *a, sy_task_def *t);
 
 /* --- parse_task.c ------------------------------------------------------- */
 
@@ -179,5 +192,50 @@ typedef struct sy_wf_loader {
 /* Reads the `tasks` list of workflow group `g` into L->wf->tasks (with
  * L->after and L->settings beside them, one per task). */
 void sy_wf_tasks_read(sy_wf_loader *L, const config_setting_t *g);
+
+/* --- cache_write.c, cache_read.c, cache_file.c --------------------------- */
+
+#define SY_WF_CACHE_MAGIC "SYWC"
+#define SY_WF_CACHE_FORMAT 1u
+#define SY_WF_CACHE_BOM 0x01020304u
+#define SY_WF_CACHE_SUM_AT 16   /* the payload's SHA-256 */
+#define SY_WF_CACHE_HEADER 56   /* magic .. payload length */
+#define SY_WF_CACHE_NONE 0xffffffffu /* a string that is absent */
+/* Smaller files parse in well under a millisecond: not worth an entry. */
+#define SY_WF_CACHE_MIN_BYTES 65536
+
+/* An entry for wf (sealed, loaded without a diagnostic) made from the
+ * file whose bytes hash to `key`; 0, or -1 when out of memory. */
+int sy_wf_cache_encode(const sy_workflow *wf, const unsigned char key[32], int name_line,
+                       char **out, size_t *len);
+
+/* The workflow in an entry, when the entry is whole, made by this
+ * version from the file with this key in this directory; else NULL.
+ * Its `definition` is NULL, its `hash` the sealed one's; `file` unset. */
+sy_workflow *sy_wf_cache_decode(const char *buf, size_t len, const unsigned char key[32],
+                                const char *base_dir, int *name_line);
+
+/* A workflow file as the cache sees it. */
+typedef struct sy_wf_source {
+    unsigned char key[32]; /* SHA-256 of its bytes */
+    struct stat st;        /* its stat when they were read */
+    char *dir;             /* owned: the cache directory */
+    char *slot;            /* owned: its entry's path */
+} sy_wf_source;
+
+/* Whether the cache applies to `path` (a cache directory is set; a
+ * regular file of SY_WF_CACHE_MIN_BYTES or more without @include): then
+ * *src is filled in and must be freed. */
+bool sy_wf_cache_probe(const char *cache_dir, const char *path, const char *base_dir,
+                       sy_wf_source *src);
+void sy_wf_source_free(sy_wf_source *src);
+
+/* The cached workflow of src, or NULL (no entry, a stale or bad one). */
+sy_workflow *sy_wf_cache_get(const sy_wf_source *src, const char *base_dir, int *name_line);
+
+/* Stores wf as src's entry, unless the file changed since it was hashed.
+ * Failures are silent: the next load parses the file again. */
+void sy_wf_cache_put(const sy_wf_source *src, const char *path, const sy_workflow *wf,
+                     int name_line);
 
 #endif

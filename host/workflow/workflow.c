@@ -233,8 +233,38 @@ static void sort_diags(sy_diags *d, size_t from)
     free(v);
 }
 
-static int load_file(const char *path, sy_task_check_fn check, void *arg,
-                     sy_workflow **out, int *name_line, sy_diags *d)
+/* A workflow from the parse cache is handed out only when it would load
+ * from the file without a word: its zone still loads and the plugins'
+ * checks find nothing (they see the parameters without their settings;
+ * anything they say is left for the full parse to say at its line). */
+static bool hit_usable(sy_workflow *wf, const char *path, sy_task_check_fn check, void *arg)
+{
+    wf->file = sy_xstrdup(path);
+    if (wf->timezone) {
+        char why[512];
+        sy_tz *tz = sy_tz_load(wf->timezone, why, sizeof why);
+        if (!tz)
+            return false;
+        sy_tz_free(tz);
+    }
+    /* A schedule's host records a run at every tick: it keeps the text,
+     * written once here, and the entry's hash must be the text's. */
+    char hash[65];
+    memcpy(hash, wf->hash, sizeof hash);
+    if (wf->schedule && (sy_workflow_seal(wf) != 0 || strcmp(hash, wf->hash) != 0))
+        return false;
+    sy_diags quiet;
+    sy_diags_init(&quiet);
+    int problems = 0;
+    for (size_t i = 0; check && i < wf->n_tasks && problems == 0 && quiet.n == 0; i++)
+        problems += check(arg, wf, &wf->tasks[i], NULL, &quiet);
+    bool ok = problems == 0 && quiet.n == 0;
+    sy_diags_free(&quiet);
+    return ok;
+}
+
+static int parse_file(const char *path, char *base, sy_task_check_fn check, void *arg,
+                      sy_workflow **out, int *name_line, sy_diags *d)
 {
     size_t before = d->errors;
     config_t lc;
@@ -247,6 +277,7 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
             parse_error(&lc, path, errno, d);
         config_destroy(&lc);
         free(dir);
+        free(base);
         return (int)(d->errors - before);
     }
     free(dir);
@@ -257,7 +288,7 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
         abort();
     }
     L.wf->file = sy_xstrdup(path);
-    L.wf->base_dir = base_dir_of(path);
+    L.wf->base_dir = base;
     size_t first = d->n;
     sy_cfg_check_ints(&lc, path, d);
     read_config(&L, &lc, path);
@@ -281,15 +312,45 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
         return errors;
     }
     *out = L.wf;
-    if (name_line)
-        *name_line = L.name_line;
+    *name_line = L.name_line;
     return 0;
+}
+
+static int load_file(const char *path, const char *cache_dir, sy_task_check_fn check,
+                     void *arg, sy_workflow **out, int *name_line, sy_diags *d)
+{
+    int line = 0;
+    char *base = base_dir_of(path);
+    sy_wf_source src;
+    bool cached = sy_wf_cache_probe(cache_dir, path, base, &src);
+    if (cached) {
+        sy_workflow *wf = sy_wf_cache_get(&src, base, &line);
+        if (wf && hit_usable(wf, path, check, arg)) {
+            free(base);
+            sy_wf_source_free(&src);
+            *out = wf;
+            if (name_line)
+                *name_line = line;
+            return 0;
+        }
+        sy_workflow_free(wf);
+    }
+    size_t said = d->n;
+    int errors = parse_file(path, base, check, arg, out, &line, d);
+    /* Only a load with nothing to say: a hit reports nothing. */
+    if (cached && errors == 0 && d->n == said)
+        sy_wf_cache_put(&src, path, *out, line);
+    if (cached)
+        sy_wf_source_free(&src);
+    if (errors == 0 && name_line)
+        *name_line = line;
+    return errors;
 }
 
 int sy_workflow_load_file(const char *path, sy_task_check_fn check, void *arg,
                           sy_workflow **out, sy_diags *d)
 {
-    return load_file(path, check, arg, out, NULL, d);
+    return load_file(path, NULL, check, arg, out, NULL, d);
 }
 
 /* --- directories ----------------------------------------------------------------- */
@@ -335,8 +396,9 @@ static int add_loaded(sy_workflow *wf, int line, sy_workflow ***out, size_t *n,
     return 0;
 }
 
-static int load_entry(const char *dir, const char *name, sy_task_check_fn check,
-                      void *arg, sy_workflow ***out, size_t *n, sy_diags *d)
+static int load_entry(const char *dir, const char *name, const char *cache_dir,
+                      sy_task_check_fn check, void *arg, sy_workflow ***out, size_t *n,
+                      sy_diags *d)
 {
     char *path = sy_path_join(dir, name);
     struct stat st;
@@ -346,7 +408,7 @@ static int load_entry(const char *dir, const char *name, sy_task_check_fn check,
     } else {
         sy_workflow *wf = NULL;
         int line = 0;
-        errors = load_file(path, check, arg, &wf, &line, d);
+        errors = load_file(path, cache_dir, check, arg, &wf, &line, d);
         if (!errors)
             errors = add_loaded(wf, line, out, n, d);
     }
@@ -356,6 +418,13 @@ static int load_entry(const char *dir, const char *name, sy_task_check_fn check,
 
 int sy_workflow_load_dir(const char *dir, sy_task_check_fn check, void *arg,
                          sy_workflow ***out, size_t *n, sy_diags *d)
+{
+    return sy_workflow_load_dir_cached(dir, NULL, check, arg, out, n, d);
+}
+
+int sy_workflow_load_dir_cached(const char *dir, const char *cache_dir,
+                                sy_task_check_fn check, void *arg,
+                                sy_workflow ***out, size_t *n, sy_diags *d)
 {
     struct dirent **names = NULL;
     int count = scandir(dir, &names, cfg_filter, name_cmp);
@@ -369,7 +438,7 @@ int sy_workflow_load_dir(const char *dir, sy_task_check_fn check, void *arg,
     }
     int errors = 0;
     for (int i = 0; i < count; i++) {
-        errors += load_entry(dir, names[i]->d_name, check, arg, out, n, d);
+        errors += load_entry(dir, names[i]->d_name, cache_dir, check, arg, out, n, d);
         free(names[i]);
     }
     free(names);

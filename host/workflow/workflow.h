@@ -128,8 +128,10 @@ typedef struct sy_workflow {
     size_t n_tasks;
     size_t *topo;        /* owned: task indices in a topological order
                             (stable: file order among equals) */
-    char *definition;    /* owned: canonical JSON text (sorted keys) */
-    char hash[65];       /* lowercase hex SHA-256 of `definition` */
+    char *definition;    /* owned: canonical JSON text (sorted keys); NULL
+                            for a workflow read from the parse cache, which
+                            keeps only its hash: sy_workflow_definition() */
+    char hash[65];       /* lowercase hex SHA-256 of the definition */
 } sy_workflow;
 
 /* Keys of a task entry that belong to Switchyard; every other key is an
@@ -138,7 +140,10 @@ extern const char *const sy_workflow_task_keys[];
 
 /* Called for each task while its libconfig setting is alive, so the routed
  * plugin's declarations and validate() can report with FILE:LINE.  Returns
- * the number of errors it added. */
+ * the number of errors it added.  For a workflow read from the parse cache
+ * `setting` is NULL (the parameters are in task->params): then any problem
+ * found, error or warning, sends the loader back to the file, whose full
+ * parse reports it with its own line. */
 typedef int (*sy_task_check_fn)(void *arg, const sy_workflow *wf,
                                 const sy_task_def *task,
                                 const config_setting_t *setting,
@@ -152,6 +157,12 @@ typedef int (*sy_task_check_fn)(void *arg, const sy_workflow *wf,
  * Returns the number of errors; *out is set only when there are none. */
 int sy_workflow_load_file(const char *path, sy_task_check_fn check,
                           void *arg, sy_workflow **out, sy_diags *d);
+
+/* The canonical definition of wf: wf->definition, or (for a workflow
+ * from the parse cache) the text written now into *built, which the caller
+ * frees (*built is NULL otherwise).  `hash` gets the text's SHA-256: the
+ * one to store it under.  NULL when out of memory. */
+const char *sy_workflow_definition(const sy_workflow *wf, char **built, char hash[65]);
 
 /* Rebuilds a workflow from its canonical definition (as stored with a
  * run).  NULL with a reason in err on malformed input. */
@@ -185,5 +196,14 @@ json_t *sy_map_item(const sy_task_def *d, const json_t *list, int64_t k);
  * of errors. */
 int sy_workflow_load_dir(const char *dir, sy_task_check_fn check, void *arg,
                          sy_workflow ***out, size_t *n, sy_diags *d);
+
+/* The same, with the parse cache in `cache_dir` (NULL or "": none): a file
+ * of 64 KiB or more whose exact bytes were loaded before without a
+ * diagnostic is read back from its entry instead of parsed (the checks
+ * still run on it); one loaded now without a diagnostic gets an entry.
+ * A stale, cut short or corrupt entry is a miss and is rewritten. */
+int sy_workflow_load_dir_cached(const char *dir, const char *cache_dir,
+                                sy_task_check_fn check, void *arg,
+                                sy_workflow ***out, size_t *n, sy_diags *d);
 
 #endif

@@ -6,7 +6,7 @@
 # libFuzzer, built only by `make fuzz` in a tree configured with
 # --enable-fuzz (clang).
 
-fuzz_targets = glob glob_diff config routes workflow definition context \
+fuzz_targets = glob glob_diff config routes workflow definition cache context \
 	cron duration params sigv4
 fuzz_common = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
 fuzz_wf = tests/fuzz/wf_check.h tests/fuzz/wf_check.c
@@ -55,6 +55,13 @@ tests_fuzz_fuzz_definition_SOURCES = tests/fuzz/definition.c $(fuzz_common) $(fu
 tests_fuzz_fuzz_definition_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_fuzz_definition_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_definition_LDADD = $(HOST_LDADD)
+tests_fuzz_replay_cache_SOURCES = tests/fuzz/cache.c tests/fuzz/replay.c $(fuzz_common) $(fuzz_wf)
+tests_fuzz_replay_cache_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_replay_cache_LDADD = $(HOST_LDADD)
+tests_fuzz_fuzz_cache_SOURCES = tests/fuzz/cache.c $(fuzz_common) $(fuzz_wf)
+tests_fuzz_fuzz_cache_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_cache_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_cache_LDADD = $(HOST_LDADD)
 tests_fuzz_replay_context_SOURCES = tests/fuzz/context.c tests/fuzz/replay.c $(fuzz_common)
 tests_fuzz_replay_context_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_replay_context_LDADD = $(HOST_LDADD)
@@ -98,13 +105,13 @@ tests_fuzz_fuzz_sigv4_LDADD = $(HOST_LDADD) $(LIBCRYPTO_LIBS)
 
 check_PROGRAMS += tests/fuzz/replay_glob tests/fuzz/replay_glob_diff \
 	tests/fuzz/replay_config tests/fuzz/replay_routes \
-	tests/fuzz/replay_workflow tests/fuzz/replay_definition \
+	tests/fuzz/replay_workflow tests/fuzz/replay_definition tests/fuzz/replay_cache \
 	tests/fuzz/replay_context tests/fuzz/replay_cron \
 	tests/fuzz/replay_duration tests/fuzz/replay_params \
 	tests/fuzz/replay_sigv4
 fuzz_programs = tests/fuzz/fuzz_glob tests/fuzz/fuzz_glob_diff \
 	tests/fuzz/fuzz_config tests/fuzz/fuzz_routes \
-	tests/fuzz/fuzz_workflow tests/fuzz/fuzz_definition \
+	tests/fuzz/fuzz_workflow tests/fuzz/fuzz_definition tests/fuzz/fuzz_cache \
 	tests/fuzz/fuzz_context tests/fuzz/fuzz_cron \
 	tests/fuzz/fuzz_duration tests/fuzz/fuzz_params tests/fuzz/fuzz_sigv4
 EXTRA_PROGRAMS = $(fuzz_programs)
@@ -115,7 +122,7 @@ TESTS += tests/fuzz/replay.sh
 dist_check_SCRIPTS += tests/fuzz/replay.sh
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/lsan.supp scripts/fuzz \
 	tests/fuzz/glob.dict tests/fuzz/glob_diff.dict tests/fuzz/config.dict \
-	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict \
+	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict tests/fuzz/cache.dict \
 	tests/fuzz/context.dict tests/fuzz/cron.dict tests/fuzz/duration.dict \
 	tests/fuzz/params.dict tests/fuzz/sigv4.dict
 

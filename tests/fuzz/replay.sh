@@ -6,7 +6,7 @@ corpus="$SY_SRCDIR/tests/fuzz/corpus"
 # A leak inside libconfig itself is known and bounded: lsan.supp says which.
 LSAN_OPTIONS="suppressions=$SY_SRCDIR/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
-targets="glob glob_diff config routes workflow definition context cron
+targets="glob glob_diff config routes workflow definition cache context cron
 duration params sigv4"
 n=0
 for t in $targets; do n=$((n + 1)); done
