@@ -6,7 +6,8 @@
  * comes through an io of this file's (admin/internal.h) that records the
  * reply, against a real service: its configuration, workflows and
  * dashboard files written here, an in-memory SQLite store holding three
- * runs, an engine made (not run) so that events and cancels are real.
+ * runs (Pending, Failed with events and logs, Cancelled), an engine made
+ * (not run) so that events and cancels are real.
  *
  * Input, an HTTP/1 request without its version:
  *
@@ -213,6 +214,38 @@ static void close_host(void)
     open_ = false;
 }
 
+/* Run 2 as a host would have left it: task a failed twice (the second
+ * attempt an element's), with events, a note and logs, b Skipped, the run
+ * Failed; what logs, attempts and one run's events read. */
+static void add_history(void)
+{
+    sy_store *st = sv.store;
+    int64_t t0 = 1795000000000;
+    sy_task_record a = {.idx = 0, .state = SY_TASK_FAILED, .attempts = 2, .failures = 2,
+                        .executor = "default", .error = "exit status 1", .started = t0 + 10,
+                        .finished = t0 + 20, .fence = 2};
+    sy_task_record b = {.idx = 1, .state = SY_TASK_SKIPPED, .finished = t0 + 20};
+    sy_log_record out = {.idx = 0, .attempt = 1, .stream = "stdout", .text = "hello\n",
+                         .size = 6, .at = t0 + 5};
+    sy_log_record err = {.idx = 0, .attempt = 2, .stream = "stderr", .text = "he\n[...]\nlo\n",
+                         .size = 900, .dropped = 890, .at = t0 + 20};
+    bool ok = sy_store_begin(st) == SY_OK &&
+              sy_store_update_task(st, 2, NULL, 0, &a) == SY_OK &&
+              sy_store_update_task(st, 2, NULL, 0, &b) == SY_OK &&
+              sy_store_add_event(st, 2, NULL, 0, 0, 1, "failed", "exit status 1", t0 + 5) ==
+                  SY_OK &&
+              sy_store_add_event(st, 2, NULL, 0, 0, 2, "note", "[3] retrying", t0 + 15) ==
+                  SY_OK &&
+              sy_store_add_event(st, 2, NULL, 0, 0, 2, "failed", "[3] exit status 1", t0 + 20) ==
+                  SY_OK &&
+              sy_store_add_log(st, 2, NULL, 0, &out) == SY_OK &&
+              sy_store_add_log(st, 2, NULL, 0, &err) == SY_OK &&
+              sy_store_update_run(st, 2, NULL, SY_RUN_FAILED, "task a failed", t0 + 20) ==
+                  SY_OK &&
+              sy_store_commit(st) == SY_OK;
+    SY_FUZZ_CHECK(ok, "run 2's history: %s", sy_store_errmsg(st));
+}
+
 static void open_host(void)
 {
     sy_diags d;
@@ -241,7 +274,7 @@ static void open_host(void)
     uv_loop_init(&sv.loop);
     sv.have_loop = true;
     SY_FUZZ_CHECK(sy_engine_new(&sv.engine, &sv.loop, &o, err, sizeof err) == SY_OK, "%s", err);
-    /* Runs 1 to 3: the two Pending, the third Cancelled. */
+    /* Runs 1 to 3: Pending, Failed (add_history), Cancelled. */
     for (int i = 0; i < 3; i++) {
         int64_t id;
         SY_FUZZ_CHECK(sy_service_submit(&sv, "hello", "{\"n\": 1}", &id, NULL, err,
@@ -249,6 +282,7 @@ static void open_host(void)
     }
     sy_run_state st;
     SY_FUZZ_CHECK(sy_service_cancel_served(&sv, 3, &st, err, sizeof err) == SY_OK, "%s", err);
+    add_history();
     admin_cfg = sv.setup.cfg.admin;
     admin = (sy_admin){.sv = &sv, .cfg = &admin_cfg, .io = &fuzz_io, .token = TOKEN};
     open_ = true;
