@@ -155,13 +155,15 @@ libsyhost_la_SOURCES += \
 	host/service/metrics.c host/service/metrics_file.c host/service/metrics.h
 
 # admin: the HTTP API `serve` answers on the engine's loop (libmicrohttpd):
-# the server on the loop, the route table and matching, the token, replies
-# and streams, one file per group of endpoints.
+# the server on the loop and its io over libmicrohttpd, a request's way
+# through (request.c: what the fuzz target drives), the route table and
+# matching, the token, replies and streams, one file per group of endpoints.
 libsyhost_la_SOURCES += \
 	host/admin/admin.h host/admin/internal.h host/admin/api.h \
 	host/admin/server.c host/admin/router.c host/admin/router.h \
 	host/admin/routes.c host/admin/auth.c host/admin/auth.h \
 	host/admin/reply.c host/admin/stream.c \
+	host/admin/request.c host/admin/mhd.c \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c \
 	host/admin/api_logs.c host/admin/api_events.c \

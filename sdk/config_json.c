@@ -162,29 +162,40 @@ static bool type_fits(const config_setting_t *e, const sy_param_spec *sp,
     return false;
 }
 
-/* Formats one problem and reports it with the file and line of `at`. */
-/* The first string at or under `s` that JSON cannot hold (text that is not
- * valid UTF-8), or NULL.  jansson is the judge: it refuses exactly the
- * strings sy_sdk_json_from_setting could not convert. */
-static const config_setting_t *bad_text(const config_setting_t *s)
+/* The first value at or under `s` that JSON cannot hold, or NULL, with
+ * why: text that is not valid UTF-8, or a number out of range (libconfig
+ * reads 1.5e3007 as infinity, which JSON cannot write).  jansson is the
+ * judge: it refuses exactly the values sy_sdk_json_from_setting could not
+ * convert. */
+static const config_setting_t *unholdable(const config_setting_t *s,
+                                          const char **why)
 {
-    if (config_setting_type(s) == CONFIG_TYPE_STRING) {
-        json_t *t = json_string(config_setting_get_string(s));
+    int type = config_setting_type(s);
+    if (type == CONFIG_TYPE_STRING || type == CONFIG_TYPE_FLOAT) {
+        json_t *t = type == CONFIG_TYPE_STRING
+                        ? json_string(config_setting_get_string(s))
+                        : json_real(config_setting_get_float(s));
         json_decref(t);
-        return t ? NULL : s;
+        if (t)
+            return NULL;
+        *why = type == CONFIG_TYPE_STRING
+                   ? "text that is not valid UTF-8"
+                   : "a number out of range (JSON has no infinity)";
+        return s;
     }
     if (!config_setting_is_aggregate(s))
         return NULL;
     int n = config_setting_length(s);
     for (int i = 0; i < n; i++) {
         const config_setting_t *bad =
-            bad_text(config_setting_get_elem(s, (unsigned)i));
+            unholdable(config_setting_get_elem(s, (unsigned)i), why);
         if (bad)
             return bad;
     }
     return NULL;
 }
 
+/* Formats one problem and reports it with the file and line of `at`. */
 static void problem(sy_sdk_problem_fn report, void *arg,
                     const config_setting_t *at, const char *fmt, ...)
     SY_PRINTF(4, 5);
@@ -225,15 +236,15 @@ int sy_sdk_params_check_setting(const config_setting_t *group,
             continue;
         }
         char why[256];
+        const char *held = NULL;
         const config_setting_t *bad;
         if (!type_fits(e, sp, why, sizeof why)) {
             problem(report, arg, e, "%s: '%s': %s", what, name, why);
             errors++;
-        } else if ((bad = bad_text(e))) {
+        } else if ((bad = unholdable(e, &held))) {
             /* The host keeps parameters as JSON: say so here, at the line,
              * rather than fail the conversion later without one. */
-            problem(report, arg, bad, "%s: '%s': text that is not valid "
-                    "UTF-8", what, name);
+            problem(report, arg, bad, "%s: '%s': %s", what, name, held);
             errors++;
         }
     }

@@ -16,11 +16,33 @@
 #include "admin/router.h"
 
 typedef struct sy_admin_stream sy_admin_stream;
+typedef struct sy_admin_req sy_admin_req;
 struct sy_admin_events;
+
+/* How requests are read and answered: libmicrohttpd's connections
+ * (admin/mhd.c), or a caller's own that records the replies (the fuzz
+ * target, tests/fuzz/admin.c).  The handlers see only this. */
+typedef struct sy_admin_io {
+    /* A query argument (header false) or a request header (its name in
+     * any case), or NULL. */
+    const char *(*lookup)(sy_admin_req *rq, bool header, const char *key);
+    /* Queues the reply: `len` bytes of `body` (copied) with the headers
+     * (name, value, ..., NULL). */
+    enum MHD_Result (*reply)(sy_admin_req *rq, unsigned status, const char *body, size_t len,
+                             const char *const *headers);
+    /* Answers 200 with stream s as a chunked body of `content_type`, and
+     * calls sy_admin_stream_free once the connection is gone; false when
+     * it could not (s is the caller's to free, and it answers 500). */
+    bool (*stream)(sy_admin_req *rq, sy_admin_stream *s, const char *content_type,
+                   enum MHD_Result *res);
+    /* Bytes were queued on a stream, or it ended. */
+    void (*wake)(sy_admin_stream *s);
+} sy_admin_io;
 
 struct sy_admin {
     sy_service *sv;
     const sy_admin_config *cfg;
+    const sy_admin_io *io;
     struct MHD_Daemon *d;
     uv_poll_t poll;                 /* MHD's epoll descriptor */
     uv_timer_t timer;               /* MHD_get_timeout, and kicks */
@@ -36,7 +58,7 @@ struct sy_admin {
 };
 
 /* One request, from its first callback to its completion. */
-typedef struct sy_admin_req {
+struct sy_admin_req {
     sy_admin *admin;
     struct MHD_Connection *conn;
     const char *method, *path;
@@ -45,7 +67,19 @@ typedef struct sy_admin_req {
     char *body;                     /* owned, NUL-terminated */
     size_t len;
     bool overflow;
-} sy_admin_req;
+    void *io_data;                  /* the io's own, per request */
+};
+
+/* --- a request's way through (admin/request.c) ------------------------- */
+
+/* Before the body: the route (404, 405 with Allow), who may go on (401,
+ * 403) and the announced length (413).  true when that answered it (res:
+ * how the reply went); false: read the body, then sy_admin_answer. */
+bool sy_admin_screen(sy_admin_req *rq, enum MHD_Result *res);
+
+/* With the whole body (rq->body, rq->len): 400 for a body the route takes
+ * none of, else the route's handler. */
+enum MHD_Result sy_admin_answer(sy_admin_req *rq);
 
 /* --- replies (admin/reply.c) ------------------------------------------- */
 
@@ -64,6 +98,9 @@ enum MHD_Result sy_admin_error(sy_admin_req *rq, unsigned status, const char *fm
 
 /* Query parameter `key`, or NULL. */
 const char *sy_admin_query(sy_admin_req *rq, const char *key);
+
+/* Request header `name`, or NULL. */
+const char *sy_admin_header(sy_admin_req *rq, const char *name);
 
 /* Query parameter `key` as an integer in [lo, hi] (absent: *out = def).
  * false after replying 400 naming the parameter. */
@@ -87,7 +124,7 @@ struct sy_admin_stream {
     struct MHD_Connection *conn;
     char *buf;                      /* pending bytes: buf[off..len) */
     size_t off, len, cap;
-    bool suspended, ended;
+    bool suspended, ended;          /* suspended: the io's */
     void (*on_free)(sy_admin_stream *s); /* the owner's cleanup; may be NULL */
     void *owner;
     sy_admin_stream *prev, *next;
@@ -110,6 +147,17 @@ void sy_admin_stream_end(sy_admin_stream *s);
 
 /* Ends every stream (the server is stopping). */
 void sy_admin_streams_end_all(sy_admin *a);
+
+/* Moves up to `max` queued bytes to `out` for the io to send; how many. */
+size_t sy_admin_stream_take(sy_admin_stream *s, char *out, size_t max);
+
+/* The connection is gone: the owner's cleanup, then the stream freed.
+ * The io calls it once, whether the stream ended or not. */
+void sy_admin_stream_free(sy_admin_stream *s);
+
+/* --- libmicrohttpd (admin/mhd.c) --------------------------------------- */
+
+extern const sy_admin_io sy_admin_mhd_io;
 
 #define SY_ADMIN_STREAM_MAX (4u << 20)
 

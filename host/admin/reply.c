@@ -13,16 +13,10 @@
 enum MHD_Result sy_admin_text(sy_admin_req *rq, unsigned status, const char *content_type,
                               const char *text, size_t len)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    enum MHD_Result res = MHD_queue_response(rq->conn, status, r);
-    MHD_destroy_response(r);
-    return res;
+    const char *const headers[] = {MHD_HTTP_HEADER_CONTENT_TYPE, content_type,
+                                   MHD_HTTP_HEADER_CACHE_CONTROL, "no-store",
+                                   "X-Content-Type-Options", "nosniff", NULL};
+    return rq->admin->io->reply(rq, status, text, len, headers);
 }
 
 static enum MHD_Result send_text(sy_admin_req *rq, unsigned status, const char *text,
@@ -62,7 +56,12 @@ enum MHD_Result sy_admin_error(sy_admin_req *rq, unsigned status, const char *fm
 
 const char *sy_admin_query(sy_admin_req *rq, const char *key)
 {
-    return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
+    return rq->admin->io->lookup(rq, false, key);
+}
+
+const char *sy_admin_header(sy_admin_req *rq, const char *name)
+{
+    return rq->admin->io->lookup(rq, true, name);
 }
 
 bool sy_admin_query_int(sy_admin_req *rq, const char *key, long long lo, long long hi,

@@ -73,35 +73,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
-/* Who may go on: changes need the token; reads too on a listener others
- * can reach. */
-static enum MHD_Result refuse(sy_admin_req *rq, bool *refused)
-{
-    sy_admin *a = rq->admin;
-    bool change = rq->route->flags & SY_ADMIN_CHANGE;
-    *refused = false;
-    if ((!change && a->reads_open) || (rq->route->flags & SY_ADMIN_OPEN))
-        return MHD_YES;
-    *refused = true;
-    if (!a->token)
-        return sy_admin_error(rq, 403, "changes are disabled: admin.token_file is not set");
-    const char *h = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!h) {
-        struct MHD_Response *r = MHD_create_response_from_buffer(
-            31, (void *)"{\"error\":\"a token is required\"}", MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-        enum MHD_Result res = MHD_queue_response(rq->conn, 401, r);
-        MHD_destroy_response(r);
-        return res;
-    }
-    if (!sy_admin_bearer_ok(h, a->token))
-        return sy_admin_error(rq, 403, "the token is wrong");
-    *refused = false;
-    return MHD_YES;
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload, size_t *upload_len, void **con_cls)
@@ -118,38 +89,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq->conn = c;
         rq->method = method;
         rq->path = url;
-        char allow[64];
-        int found = sy_admin_route_find(sy_admin_routes, sy_admin_n_routes, method, url,
-                                        &rq->route, rq->caps, allow, sizeof allow);
-        if (found == SY_ROUTE_NO_PATH)
-            return sy_admin_error(rq, 404, "no such path: %s", url);
-        if (found == SY_ROUTE_NO_METHOD) {
-            char msg[160];
-            int n = snprintf(msg, sizeof msg, "{\"error\":\"%s is not allowed here (allowed: %s)\"}\n",
-                             strcmp(method, "GET") == 0 || strcmp(method, "POST") == 0 ||
-                                     strcmp(method, "DELETE") == 0 || strcmp(method, "PUT") == 0 ||
-                                     strcmp(method, "PATCH") == 0
-                                 ? method
-                                 : "the method",
-                             allow);
-            struct MHD_Response *r =
-                MHD_create_response_from_buffer((size_t)n, msg, MHD_RESPMEM_MUST_COPY);
-            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-            MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-            enum MHD_Result res = MHD_queue_response(c, 405, r);
-            MHD_destroy_response(r);
+        enum MHD_Result res;
+        if (sy_admin_screen(rq, &res))
             return res;
-        }
-        bool refused;
-        enum MHD_Result res = refuse(rq, &refused);
-        if (refused)
-            return res;
-        /* Refused before the body is read, by its announced length. */
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > (unsigned long long)a->cfg->max_body)
-            return sy_admin_error(rq, 413, "the body is over admin.max_body (%lld bytes)",
-                                  (long long)a->cfg->max_body);
         return MHD_YES;
     }
     if (*upload_len) {
@@ -170,11 +112,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_len = 0;
         return MHD_YES;
     }
-    if (!(rq->route->flags & SY_ADMIN_BODY) && rq->len)
-        return sy_admin_error(rq, 400, "body: this request takes none");
-    if (rq->route->flags & SY_ADMIN_CHANGE)
-        sy_log(SY_LOG_INFO, "admin", "%s %s", method, url);
-    return (enum MHD_Result)rq->route->handler(rq);
+    return sy_admin_answer(rq);
 }
 
 /* The listening socket for "HOST:PORT" or "unix:PATH". */
@@ -277,6 +215,7 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
         return sy_errf(err, err_len, "out of memory"), SY_ENOMEM;
     a->sv = sv;
     a->cfg = cfg;
+    a->io = &sy_admin_mhd_io;
     a->kick = kick;
     a->reads_open = sy_admin_listen_local(cfg->listen);
     if (cfg->token_file &&

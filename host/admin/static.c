@@ -74,28 +74,27 @@ static enum MHD_Result text(sy_admin_req *rq, unsigned status, const char *fmt, 
     if ((size_t)n > sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer((size_t)n, line, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result res = MHD_queue_response(rq->conn, status, r);
-    MHD_destroy_response(r);
-    return res;
+    const char *const headers[] = {MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8",
+                                   MHD_HTTP_HEADER_CACHE_CONTROL, "no-store", NULL};
+    return rq->admin->io->reply(rq, status, line, (size_t)n, headers);
 }
 
-static void common_headers(struct MHD_Response *r, const char *type, const char *etag)
+/* A file (or 304 for it) with its type and ETag. */
+static enum MHD_Result file_reply(sy_admin_req *rq, unsigned status, const char *body,
+                                  size_t len, const char *type, const char *etag)
 {
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    /* Kept, but asked about again each time: an upgrade changes the files
-     * under the same names, and the ETag makes asking cheap. */
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    /* Only this listener's own scripts and styles, and no framing. */
-    MHD_add_response_header(r, "Content-Security-Policy",
-                            "default-src 'self'; img-src 'self' data:; object-src 'none'; "
-                            "base-uri 'none'; frame-ancestors 'none'");
+    const char *const headers[] = {
+        MHD_HTTP_HEADER_CONTENT_TYPE, type,
+        /* Kept, but asked about again each time: an upgrade changes the
+         * files under the same names, and the ETag makes asking cheap. */
+        MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache", MHD_HTTP_HEADER_ETAG, etag,
+        "X-Content-Type-Options", "nosniff", "Referrer-Policy", "no-referrer",
+        /* Only this listener's own scripts and styles, and no framing. */
+        "Content-Security-Policy",
+        "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+        "base-uri 'none'; frame-ancestors 'none'",
+        NULL};
+    return rq->admin->io->reply(rq, status, body, len, headers);
 }
 
 int sy_api_dashboard(sy_admin_req *rq)
@@ -122,34 +121,27 @@ int sy_api_dashboard(sy_admin_req *rq)
     char etag[80];
     snprintf(etag, sizeof etag, "\"%jx-%jx-%lx\"", (uintmax_t)st.st_size,
              (uintmax_t)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec);
-    const char *inm = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                  MHD_HTTP_HEADER_IF_NONE_MATCH);
-    struct MHD_Response *r;
-    unsigned status = 200;
+    const char *inm = sy_admin_header(rq, MHD_HTTP_HEADER_IF_NONE_MATCH);
     if (inm && strcmp(inm, etag) == 0) {
         close(fd);
-        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        status = 304;
-    } else {
-        /* Read here rather than from the descriptor as MHD sends: a file
-         * replaced while it is sent would go out half old, half new. */
-        size_t len = (size_t)st.st_size, got = 0;
-        char *buf = malloc(len + 1);
-        while (buf && got < len) {
-            ssize_t n = read(fd, buf + got, len - got);
-            if (n <= 0)
-                break;
-            got += (size_t)n;
-        }
-        close(fd);
-        if (!buf || got != len) {
-            free(buf);
-            return text(rq, 500, "%s: could not be read", rq->path);
-        }
-        r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+        return file_reply(rq, 304, "", 0, type_of(name), etag);
     }
-    common_headers(r, type_of(name), etag);
-    enum MHD_Result res = MHD_queue_response(rq->conn, status, r);
-    MHD_destroy_response(r);
+    /* Read here rather than from the descriptor as MHD sends: a file
+     * replaced while it is sent would go out half old, half new. */
+    size_t len = (size_t)st.st_size, got = 0;
+    char *buf = malloc(len + 1);
+    while (buf && got < len) {
+        ssize_t n = read(fd, buf + got, len - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (!buf || got != len) {
+        free(buf);
+        return text(rq, 500, "%s: could not be read", rq->path);
+    }
+    enum MHD_Result res = file_reply(rq, 200, buf, len, type_of(name), etag);
+    free(buf);
     return res;
 }

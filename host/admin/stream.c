@@ -1,33 +1,25 @@
-/* Chunked responses fed from the loop: a connection with nothing to send
- * is suspended, never polled, and resumed when data is queued. */
+/* Chunked responses fed from the loop: bytes queued here, taken by the io
+ * (admin/mhd.c suspends a connection with nothing to send, and resumes it
+ * when data is queued). */
 #include "admin/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static ssize_t read_stream(void *cls, uint64_t pos, char *out, size_t max)
+size_t sy_admin_stream_take(sy_admin_stream *s, char *out, size_t max)
 {
-    (void)pos;
-    sy_admin_stream *s = cls;
-    if (s->off < s->len) {
-        size_t n = s->len - s->off < max ? s->len - s->off : max;
-        memcpy(out, s->buf + s->off, n);
-        s->off += n;
-        if (s->off == s->len)
-            s->off = s->len = 0;
-        return (ssize_t)n;
-    }
-    if (s->ended)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    /* Returning 0 without suspending would make MHD ask again at once. */
-    MHD_suspend_connection(s->conn);
-    s->suspended = true;
-    return 0;
+    size_t n = s->len - s->off < max ? s->len - s->off : max;
+    if (!n)
+        return 0;
+    memcpy(out, s->buf + s->off, n);
+    s->off += n;
+    if (s->off == s->len)
+        s->off = s->len = 0;
+    return n;
 }
 
-static void free_stream(void *cls)
+void sy_admin_stream_free(sy_admin_stream *s)
 {
-    sy_admin_stream *s = cls;
     if (s->prev)
         s->prev->next = s->next;
     else
@@ -44,12 +36,7 @@ sy_admin_stream *sy_admin_stream_open(sy_admin_req *rq, const char *content_type
                                       enum MHD_Result *res)
 {
     sy_admin_stream *s = calloc(1, sizeof *s);
-    struct MHD_Response *r =
-        s ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, read_stream, s,
-                                              free_stream)
-          : NULL;
-    if (!r) {
-        free(s);
+    if (!s) {
         *res = sy_admin_error(rq, 500, "out of memory");
         return NULL;
     }
@@ -59,22 +46,15 @@ sy_admin_stream *sy_admin_stream_open(sy_admin_req *rq, const char *content_type
     if (s->next)
         s->next->prev = s;
     rq->admin->streams = s;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(r, "X-Accel-Buffering", "no");
-    *res = MHD_queue_response(rq->conn, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
+    if (!rq->admin->io->stream(rq, s, content_type, res)) {
+        sy_admin_stream_free(s);
+        *res = sy_admin_error(rq, 500, "the stream could not be started");
+        return NULL;
+    }
     return s;
 }
 
-static void wake(sy_admin_stream *s)
-{
-    if (!s->suspended)
-        return;
-    s->suspended = false;
-    MHD_resume_connection(s->conn);
-    s->admin->kick(s->admin);
-}
+static void wake(sy_admin_stream *s) { s->admin->io->wake(s); }
 
 bool sy_admin_stream_write(sy_admin_stream *s, const char *data, size_t len)
 {

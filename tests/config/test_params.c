@@ -248,6 +248,34 @@ static void test_check_utf8(void **state)
     config_destroy(&lc);
 }
 
+/* A number JSON cannot hold (libconfig reads 1.5e3007 as infinity) is
+ * refused the same way, inside a list's group too: the fuzz target found
+ * one that passed the check and then did not convert. */
+static void test_check_infinity(void **state)
+{
+    (void)state;
+    static const sy_param_spec sp_l = {sizeof(sy_param_spec), 0, "l", SY_PARAM_ARRAY, NULL};
+    const sy_param_spec *const spec[] = {&sp_name, &sp_l, NULL};
+    config_t lc;
+    config_init(&lc);
+    assert_int_equal(config_read_string(&lc, "name = \"ok\";\n"
+                                             "l = (2,\n {f = 1.5e3007;});\n"),
+                     CONFIG_TRUE);
+    sy_diags d;
+    sy_diags_init(&d);
+    assert_int_equal(sy_params_check(config_root_setting(&lc), NULL, spec, "x", &d), 1);
+    assert_int_equal(d.v[0].line, 3);
+    assert_non_null(strstr(d.v[0].msg, "'l': a number out of range (JSON has no infinity)"));
+    assert_null(sy_sdk_json_from_setting(config_root_setting(&lc), NULL));
+    /* A large finite number is fine. */
+    config_destroy(&lc);
+    config_init(&lc);
+    assert_int_equal(config_read_string(&lc, "name = \"ok\";\nl = (1.5e300);\n"), CONFIG_TRUE);
+    assert_int_equal(sy_params_check(config_root_setting(&lc), NULL, spec, "x", &d), 0);
+    sy_diags_free(&d);
+    config_destroy(&lc);
+}
+
 /* --- complete() ------------------------------------------------------------- */
 
 static int completions;
@@ -336,6 +364,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_arrays_and_groups, setup, teardown),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_check_utf8),
+        cmocka_unit_test(test_check_infinity),
         cmocka_unit_test(test_complete_once),
         cmocka_unit_test(test_complete_bad_result),
         cmocka_unit_test(test_wake),

@@ -1,0 +1,90 @@
+/* A request's way through, whatever carries it (the io): the route, who
+ * may go on, the body's announced length, then the handler.  No I/O of
+ * its own: every look at the request and every reply is the io's. */
+#include "admin/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin/auth.h"
+#include "base/log.h"
+
+/* Who may go on: changes need the token; reads too on a listener others
+ * can reach. */
+static enum MHD_Result refuse(sy_admin_req *rq, bool *refused)
+{
+    sy_admin *a = rq->admin;
+    bool change = rq->route->flags & SY_ADMIN_CHANGE;
+    *refused = false;
+    if ((!change && a->reads_open) || (rq->route->flags & SY_ADMIN_OPEN))
+        return MHD_YES;
+    *refused = true;
+    if (!a->token)
+        return sy_admin_error(rq, 403, "changes are disabled: admin.token_file is not set");
+    const char *h = sy_admin_header(rq, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h) {
+        static const char msg[] = "{\"error\":\"a token is required\"}";
+        const char *const headers[] = {MHD_HTTP_HEADER_CONTENT_TYPE, "application/json",
+                                       MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer", NULL};
+        return a->io->reply(rq, 401, msg, sizeof msg - 1, headers);
+    }
+    if (!sy_admin_bearer_ok(h, a->token))
+        return sy_admin_error(rq, 403, "the token is wrong");
+    *refused = false;
+    return MHD_YES;
+}
+
+static enum MHD_Result no_method(sy_admin_req *rq, const char *allow)
+{
+    const char *m = rq->method;
+    /* Only a method known to be harmless is echoed back. */
+    bool known = strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0 || strcmp(m, "DELETE") == 0 ||
+                 strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
+    char msg[160];
+    int n = snprintf(msg, sizeof msg, "{\"error\":\"%s is not allowed here (allowed: %s)\"}\n",
+                     known ? m : "the method", allow);
+    if (n < 0 || (size_t)n >= sizeof msg)
+        n = (int)strlen(msg);
+    const char *const headers[] = {MHD_HTTP_HEADER_CONTENT_TYPE, "application/json",
+                                   MHD_HTTP_HEADER_ALLOW, allow, NULL};
+    return rq->admin->io->reply(rq, 405, msg, (size_t)n, headers);
+}
+
+bool sy_admin_screen(sy_admin_req *rq, enum MHD_Result *res)
+{
+    sy_admin *a = rq->admin;
+    char allow[64];
+    int found = sy_admin_route_find(sy_admin_routes, sy_admin_n_routes, rq->method, rq->path,
+                                    &rq->route, rq->caps, allow, sizeof allow);
+    if (found == SY_ROUTE_NO_PATH) {
+        *res = sy_admin_error(rq, 404, "no such path: %s", rq->path);
+        return true;
+    }
+    if (found == SY_ROUTE_NO_METHOD) {
+        *res = no_method(rq, allow);
+        return true;
+    }
+    bool refused;
+    *res = refuse(rq, &refused);
+    if (refused)
+        return true;
+    /* Refused before the body is read, by its announced length. */
+    const char *cl = sy_admin_header(rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)a->cfg->max_body) {
+        *res = sy_admin_error(rq, 413, "the body is over admin.max_body (%lld bytes)",
+                              (long long)a->cfg->max_body);
+        return true;
+    }
+    *res = MHD_YES;
+    return false;
+}
+
+enum MHD_Result sy_admin_answer(sy_admin_req *rq)
+{
+    if (!(rq->route->flags & SY_ADMIN_BODY) && rq->len)
+        return sy_admin_error(rq, 400, "body: this request takes none");
+    if (rq->route->flags & SY_ADMIN_CHANGE)
+        sy_log(SY_LOG_INFO, "admin", "%s %s", rq->method, rq->path);
+    return (enum MHD_Result)rq->route->handler(rq);
+}
