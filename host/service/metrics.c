@@ -279,6 +279,8 @@ static int instances(FILE *f, sy_engine *e)
  * tasks'. */
 static void loop_figures(FILE *f, sy_service *sv)
 {
+    if (!sv->have_loop)
+        return;
     const char *name = "switchyard_loop_idle_seconds_total";
     sy_expo_family(f, name, "counter",
                    "Time the host's loop has waited in poll since it started.");
