@@ -102,5 +102,6 @@ int main(int argc, char **argv)
         return sy_cli_usage_error(c->name, "--host: this command runs here only (over the "
                                   "admin API: status, runs, submit, cancel, retry, logs, "
                                   "workflows, route)");
+    sy_oom_context(c->name);
     return c->fn(&cli, argc - i - 1, argv + i + 1);
 }

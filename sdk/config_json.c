@@ -163,15 +163,46 @@ static bool type_fits(const config_setting_t *e, const sy_param_spec *sp,
 }
 
 /* Formats one problem and reports it with the file and line of `at`. */
+/* Whether `t` is UTF-8 as jansson accepts it (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), judged here rather than
+ * by asking jansson: its NULL also means out of memory, which is not the
+ * file's fault. */
+static bool utf8_ok(const char *t)
+{
+    const unsigned char *p = (const unsigned char *)t;
+    while (*p) {
+        unsigned c = *p++;
+        int more;
+        unsigned cp;
+        if (c < 0x80)
+            continue;
+        if (c >= 0xC2 && c <= 0xDF)
+            more = 1, cp = c & 0x1F;
+        else if (c >= 0xE0 && c <= 0xEF)
+            more = 2, cp = c & 0x0F;
+        else if (c >= 0xF0 && c <= 0xF4)
+            more = 3, cp = c & 0x07;
+        else
+            return false;
+        for (int i = 0; i < more; i++, p++) {
+            if ((*p & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (*p & 0x3F);
+        }
+        if ((more == 2 && cp < 0x800) || (more == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+    }
+    return true;
+}
+
 /* The first string at or under `s` that JSON cannot hold (text that is not
- * valid UTF-8), or NULL.  jansson is the judge: it refuses exactly the
- * strings sy_sdk_json_from_setting could not convert. */
+ * valid UTF-8), or NULL. */
 static const config_setting_t *bad_text(const config_setting_t *s)
 {
     if (config_setting_type(s) == CONFIG_TYPE_STRING) {
-        json_t *t = json_string(config_setting_get_string(s));
-        json_decref(t);
-        return t ? NULL : s;
+        const char *t = config_setting_get_string(s);
+        return !t || utf8_ok(t) ? NULL : s;
     }
     if (!config_setting_is_aggregate(s))
         return NULL;
@@ -183,6 +214,11 @@ static const config_setting_t *bad_text(const config_setting_t *s)
             return bad;
     }
     return NULL;
+}
+
+bool sy_sdk_setting_text_ok(const config_setting_t *s)
+{
+    return !s || !bad_text(s);
 }
 
 static void problem(sy_sdk_problem_fn report, void *arg,

@@ -421,6 +421,7 @@ static void add_file(sy_routes *r, const char *path, sy_diags *d)
     } else if (config_read_file(&cfg, path) != CONFIG_TRUE) {
         report_read_error(&cfg, path, errno, d);
     } else {
+        sy_cfg_whole(&cfg, path);
         sy_cfg_check_ints(&cfg, path, d);
         add_root(r, config_root_setting(&cfg), path, d);
     }

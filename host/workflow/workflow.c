@@ -250,11 +250,11 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
         return (int)(d->errors - before);
     }
     free(dir);
+    sy_cfg_whole(&lc, path);
     sy_wf_loader L = {.d = d, .retry = sy_retry_default, .max_map = SY_MAP_DEFAULT_MAX};
     L.wf = calloc(1, sizeof *L.wf);
     if (!L.wf) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("reading %s", path);
     }
     L.wf->file = sy_xstrdup(path);
     L.wf->base_dir = base_dir_of(path);
@@ -327,8 +327,7 @@ static int add_loaded(sy_workflow *wf, int line, sy_workflow ***out, size_t *n,
     }
     sy_workflow **v = realloc(*out, sizeof *v * (*n + 1));
     if (!v) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("listing workflows");
     }
     v[(*n)++] = wf;
     *out = v;
