@@ -28,6 +28,17 @@ char *sy_asprintf(const char *fmt, ...)
     return s;
 }
 
+char *sy_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = sy_vasprintf(fmt, ap);
+    va_end(ap);
+    if (!s)
+        sy_oom("formatting \"%.40s\"", fmt);
+    return s;
+}
+
 char *sy_errf(char *buf, size_t len, const char *fmt, ...)
 {
     if (!buf || len == 0)

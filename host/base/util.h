@@ -16,6 +16,9 @@
 /* malloc'd formatted string, or NULL when out of memory. */
 char *sy_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *sy_vasprintf(const char *fmt, va_list ap);
+/* The same, ending the process with the out-of-memory line instead of
+ * returning NULL (sy_oom). */
+char *sy_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Writes a formatted, NUL-terminated message into buf (truncating); a no-op
  * when buf is NULL or len is 0.  Returns buf. */

@@ -272,10 +272,10 @@ static int load_file(const char *path, sy_task_check_fn check, void *arg,
     sy_wf_after_free(L.after, L.wf->n_tasks);
     free(L.settings);
     json_decref(L.no_params);
-    if (errors == 0 && sy_workflow_seal(L.wf) != 0) {
-        sy_error(d, path, 0, "out of memory writing the workflow's definition");
-        errors++;
-    }
+    /* Not an error in the file: reported as one, the workflow was skipped
+     * and the command went on to say it did not exist. */
+    if (errors == 0 && sy_workflow_seal(L.wf) != 0)
+        sy_oom("writing the definition of %s", path);
     if (errors) {
         sy_workflow_free(L.wf);
         return errors;

@@ -39,6 +39,7 @@
 #endif
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdatomic.h>
@@ -149,23 +150,50 @@ static void where(char *line, size_t len, const char *tag, unsigned long long k,
     }
 }
 
+/* The address ranges of the objects SY_FAULT_ALLOC_SKIP names, found
+ * once at start (they are linked, so loaded by then): a dladdr() in every
+ * allocation would make each run ten times slower. */
+static struct {
+    uintptr_t lo, hi;
+} skip_range[8];
+static int n_skip;
+
+static int note_skip(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    const char *list = arg;
+    const char *base = strrchr(info->dlpi_name, '/');
+    base = base ? base + 1 : info->dlpi_name;
+    if (!*base || n_skip == (int)(sizeof skip_range / sizeof skip_range[0]))
+        return 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len && strncmp(base, p, len) == 0) {
+            uintptr_t lo = UINTPTR_MAX, hi = 0;
+            for (int i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                if (ph->p_type != PT_LOAD)
+                    continue;
+                uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+                lo = a < lo ? a : lo;
+                hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
+            }
+            skip_range[n_skip].lo = lo;
+            skip_range[n_skip++].hi = hi;
+            break;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 /* True when the caller lies in an object SY_FAULT_ALLOC_SKIP names. */
 static int skipped(void *caller)
 {
-    const char *list = getenv("SY_FAULT_ALLOC_SKIP");
-    if (!list || !*list)
-        return 0;
-    Dl_info info;
-    if (!dladdr(caller, &info) || !info.dli_fname)
-        return 0;
-    const char *base = strrchr(info.dli_fname, '/');
-    base = base ? base + 1 : info.dli_fname;
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len && strncmp(base, p, len) == 0)
+    uintptr_t a = (uintptr_t)caller;
+    for (int i = 0; i < n_skip; i++)
+        if (a >= skip_range[i].lo && a < skip_range[i].hi)
             return 1;
-        p += len + (p[len] == ',');
-    }
     return 0;
 }
 
@@ -200,6 +228,9 @@ static int fail_now(void *caller)
  * any code of the host runs, is not counted. */
 __attribute__((constructor)) static void start(void)
 {
+    const char *list = getenv("SY_FAULT_ALLOC_SKIP");
+    if (list && *list)
+        dl_iterate_phdr(note_skip, (void *)list);
     const char *t = getenv("SY_FAULT_ALLOC_TRACE");
     if (t)
         trace_fd = open(t, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
