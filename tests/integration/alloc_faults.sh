@@ -13,7 +13,9 @@
 #     (or `run`) completes the run.
 # `check` (configuration, routing, plugins, workflows) is swept at every N;
 # `submit` and `run` of a workflow with command and function tasks on the
-# SQLite store at a seeded stride (SY_ALLOC_SEED to repeat).
+# SQLite store at a seeded stride (SY_ALLOC_SEED to repeat;
+# SY_ALLOC_SUBMIT_POINTS and SY_ALLOC_RUN_POINTS, default 30 and 20, for a
+# longer sweep).
 #
 # Allocations made directly by libconfig and libcrypto are not counted
 # (SY_FAULT_ALLOC_SKIP): libconfig 1.5 dereferences its own failed
@@ -93,7 +95,7 @@ total() {
 # What a failure may say: the host's line, or glibc's own words where it
 # reports a failed allocation as something else (pthread_create: EAGAIN;
 # dlopen: a file it "cannot open" or "cannot create ... descriptor" for).
-memory_said='out of memory\|memory exhausted\|cannot allocate memory\|Resource temporarily unavailable\|dlopen failed\|cannot load task library'
+memory_said='out of memory\|not enough memory\|memory exhausted\|cannot allocate memory\|Resource temporarily unavailable\|dlopen failed\|cannot load task library'
 bad=0
 # judge WHAT: one faulted command against the promises; appends to bad.
 judge() {
@@ -149,11 +151,11 @@ echo "# check: $n_check points, $failed reported a failure, $((n_check - failed)
 # --- submit: a stride -------------------------------------------------------------
 n_submit=$(total submit small)
 echo "# submit makes $n_submit allocations"
-stride=$(( n_submit / 30 + 1 ))
+stride=$(( n_submit / ${SY_ALLOC_SUBMIT_POINTS:-30} + 1 ))
 bad=0 failed=0 swept=0 corrupt=0 unresumed=0
 k=$(( seed % stride + 1 ))
 while [ "$k" -le "$n_submit" ]; do
-    cp "$host/base.db" "$db"; rm -f "$db-wal" "$db-shm"
+    rm -rf "$host/var"; mkdir "$host/var"; cp "$host/base.db" "$db"
     faulted "$k" submit small
     swept=$((swept + 1))
     [ "$rc" -ne 0 ] && failed=$((failed + 1))
@@ -173,11 +175,11 @@ echo "# submit: $swept points (stride $stride), $failed reported a failure"
 rm -f "$host/witness"
 n_run=$(total run small)
 echo "# run makes about $n_run allocations (its threads make the order vary)"
-stride=$(( n_run / 20 + 1 ))
+stride=$(( n_run / ${SY_ALLOC_RUN_POINTS:-20} + 1 ))
 bad=0 failed=0 swept=0 corrupt=0 rerun=0 unfinished=0
 k=$(( seed % stride + 1 ))
 while [ "$k" -le "$n_run" ]; do
-    cp "$host/base.db" "$db"; rm -f "$db-wal" "$db-shm" "$host/witness"
+    rm -rf "$host/var" "$host/witness"; mkdir "$host/var"; cp "$host/base.db" "$db"
     CRASHLOOP_ROUND=1 faulted "$k" run small
     swept=$((swept + 1))
     [ "$rc" -ne 0 ] && failed=$((failed + 1))
