@@ -34,6 +34,9 @@ bool sy_name_valid(const char *name)
 
 void sy_config_parse_error(const config_t *lc, const char *path, sy_diags *d)
 {
+    if (errno == ENOMEM &&
+        (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc)))
+        sy_oom("reading %s", path);
     if (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc))
         sy_error(d, path, 0, "cannot read: %s", strerror(errno ? errno : ENOENT));
     else

@@ -369,6 +369,8 @@ static void report_read_error(const config_t *cfg, const char *path,
 {
     const char *file = config_error_file(cfg);
     const char *text = config_error_text(cfg);
+    if (!file && saved_errno == ENOMEM)
+        sy_oom("reading %s", path);
     if (!file) {
         sy_error(d, path, 0, "cannot read routing file: %s",
                  io_reason(cfg, path, saved_errno));

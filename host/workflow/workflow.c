@@ -166,6 +166,11 @@ static int run_checks(sy_wf_loader *L, sy_task_check_fn check, void *arg)
 static void parse_error(const config_t *lc, const char *path, int saved_errno,
                         sy_diags *d)
 {
+    /* Not the file's fault: reported as its error, the workflow was
+     * skipped and the command said it did not exist. */
+    if (saved_errno == ENOMEM &&
+        (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc)))
+        sy_oom("reading %s", path);
     if (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc))
         sy_error(d, path, 0, "cannot read: %s",
                  strerror(saved_errno ? saved_errno : ENOENT));
