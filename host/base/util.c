@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 char *sy_vasprintf(const char *fmt, va_list ap)
@@ -163,6 +164,11 @@ _Noreturn void sy_oom(const char *fmt, ...)
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
     line[len++] = '\n';
     (void)!write(STDERR_FILENO, line, len);
+    /* The abort tells a supervisor the process died, not that it chose to
+     * exit; a core of a process out of memory would be as large as the
+     * memory it could not have, and says nothing the line does not. */
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
     abort();
 }
 

@@ -34,13 +34,16 @@ if ldd "$SWITCHYARD" 2>/dev/null | grep -q 'libasan'; then
 fi
 # The plain build runs bare here, valgrind's pass or not.
 SY_WRAP=
-ulimit -c 0
+# Cores allowed, so that a crash or an abort that leaves one is seen (the
+# host's out-of-memory abort turns them off for itself).
+ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -Hc)" 2>/dev/null
 seed=${SY_ALLOC_SEED:-$(date +%s)}
 echo "# seed $seed (SY_ALLOC_SEED=$seed to repeat)"
 skip_objs="libconfig.so,libcrypto.so"
 
 host=$(mktemp -d "${TMPDIR:-/tmp}/sy-alloc-XXXXXX") || exit 1
 chmod 0700 "$host"
+trap 'rm -rf "$host"' EXIT
 mkdir -p "$host/plugins" "$host/workflows" "$host/lib"
 install -m 0755 "$SY_THREAD_PLUGIN" "$host/plugins/thread.so"
 cp "$SY_TASKLIB" "$host/lib/tasks.so"
@@ -106,11 +109,14 @@ judge() {
     # dlopen refused is a warning before the error it causes: not errors.
     lines=$(printf '%s\n%s\n' "$err" "$(printf '%s\n' "$out" | grep ': error: ')" |
         grep -v 'stopped because the store refused a write' | grep -v ': warning: ' | grep -c .)
+    local core=
+    ls "$host"/core* >/dev/null 2>&1 && core=yes
+    rm -f "$host"/core*
     if [ "$rc" -eq 124 ]; then
         why="hung"
     elif [ "$rc" -gt 128 ] && [ "$rc" -ne 134 ]; then
         why="killed by signal $((rc - 128))"
-    elif ls "$host"/core* >/dev/null 2>&1; then
+    elif [ -n "$core" ]; then
         why="left a core file"
     elif [ "$rc" -ne 0 ] && [ "$lines" -ne 1 ]; then
         why="exit $rc with $lines error lines"
@@ -215,5 +221,4 @@ echo "# run: $swept points (stride $stride), $failed reported a failure"
 [ "$unfinished" -eq 0 ]; ok $? "run: with the fault cleared, serve (or run) completes the run ($unfinished not)"
 [ "$failed" -gt 0 ]; ok $? "run: the faults were felt ($failed failed)"
 
-rm -rf "$host"
 done_testing
