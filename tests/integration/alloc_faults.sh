@@ -14,8 +14,9 @@
 # `check` (configuration, routing, plugins, workflows) is swept at every N;
 # `submit` and `run` of a workflow with command and function tasks on the
 # SQLite store at a seeded stride (SY_ALLOC_SEED to repeat;
-# SY_ALLOC_SUBMIT_POINTS and SY_ALLOC_RUN_POINTS, default 30 and 20, for a
-# longer sweep).
+# SY_ALLOC_SUBMIT_POINTS, SY_ALLOC_RUN_POINTS and SY_ALLOC_SERVE_POINTS,
+# default 30, 20 and 15, for a longer sweep); `serve --exit-when-idle` on a
+# submitted run the same way.
 #
 # Allocations made directly by libconfig and libcrypto are not counted
 # (SY_FAULT_ALLOC_SKIP): libconfig 1.5 dereferences its own failed
@@ -106,9 +107,11 @@ judge() {
     # `check` reports on stdout ("FILE:LINE: error: ..."); the others on stderr.
     # `run` follows a refused store write with what it means (the line the
     # full-disk fault checks, tests/integration/faults.sh), and a plugin
-    # dlopen refused is a warning before the error it causes: not errors.
+    # dlopen refused is a warning before the error it causes, and serve logs
+    # what it does at info: not errors.
     lines=$(printf '%s\n%s\n' "$err" "$(printf '%s\n' "$out" | grep ': error: ')" |
-        grep -v 'stopped because the store refused a write' | grep -v ': warning: ' | grep -c .)
+        grep -v 'stopped because the store refused a write' | grep -v ': warning: ' |
+        grep -Ev '^[0-9T:.Z-]+ (info|warn|debug) ' | grep -c .)
     local core=
     ls "$host"/core* >/dev/null 2>&1 && core=yes
     rm -f "$host"/core*
@@ -177,48 +180,69 @@ echo "# submit: $swept points (stride $stride), $failed reported a failure"
 [ "$corrupt" -eq 0 ]; ok $? "submit: the store passes PRAGMA integrity_check after each ($corrupt not)"
 [ "$unresumed" -eq 0 ]; ok $? "submit: a run is recorded whole or not at all ($unresumed not)"
 
-# --- run: a seeded stride, then serve resumes --------------------------------------
-rm -f "$host/witness"
-n_run=$(total run small)
-echo "# run makes about $n_run allocations (its threads make the order vary)"
-stride=$(( n_run / ${SY_ALLOC_RUN_POINTS:-20} + 1 ))
-bad=0 failed=0 swept=0 corrupt=0 rerun=0 unfinished=0
-k=$(( seed % stride + 1 ))
-while [ "$k" -le "$n_run" ]; do
-    rm -rf "$host/var" "$host/witness"; mkdir "$host/var"; cp "$host/base.db" "$db"
-    CRASHLOOP_ROUND=1 faulted "$k" run small
-    swept=$((swept + 1))
-    [ "$rc" -ne 0 ] && failed=$((failed + 1))
-    judge run
-    [ "$(integrity)" = ok ] || { corrupt=$((corrupt + 1)); echo "# run N=$k: integrity: $(integrity)"; }
-    done_before=$(python3 -c 'import sqlite3, sys
+# --- run and serve: a seeded stride, then serve (or run) resumes -------------------
+# reset BASE: var/ holds only a copy of BASE's store (a crashed host's call
+# record there would change the next N's allocations).
+reset() {
+    rm -rf "$host/var" "$host/witness"
+    mkdir "$host/var"
+    cp "$1" "$db"
+}
+
+# drive LABEL BASE POINTS ARGS...: the command ARGS on a store copied from
+# BASE, at POINTS seeded N, each followed by a clean resume.
+drive() {
+    label=$1 base=$2 points=$3
+    shift 3
+    reset "$base"
+    n_all=$(total "$@")
+    echo "# $label makes about $n_all allocations (its threads make the order vary)"
+    stride=$(( n_all / points + 1 ))
+    bad=0 failed=0 swept=0 corrupt=0 rerun=0 unfinished=0
+    k=$(( seed % stride + 1 ))
+    while [ "$k" -le "$n_all" ]; do
+        reset "$base"
+        CRASHLOOP_ROUND=1 faulted "$k" "$@"
+        swept=$((swept + 1))
+        [ "$rc" -ne 0 ] && failed=$((failed + 1))
+        judge "$label"
+        [ "$(integrity)" = ok ] || { corrupt=$((corrupt + 1)); echo "# $label N=$k: integrity: $(integrity)"; }
+        done_before=$(python3 -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 print(" ".join(r[0] for r in c.execute("SELECT task_id FROM tasks WHERE status = ?", ("Completed",))))' "$db" 2>/dev/null)
-    has_run=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM runs").fetchone()[0])' "$db" 2>/dev/null)
-    if [ "$has_run" = 1 ]; then
-        CRASHLOOP_ROUND=2 timeout 60 "$SWITCHYARD" serve --exit-when-idle >"$host/serve.log" 2>&1
-    else
-        CRASHLOOP_ROUND=2 timeout 60 "$SWITCHYARD" run small >"$host/serve.log" 2>&1
-    fi
-    r2=$?
-    state=$("$SWITCHYARD" status 1 --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)
-    if [ "$r2" -ne 0 ] || [ "$state" != Completed ]; then
-        unfinished=$((unfinished + 1))
-        echo "# run N=$k at ${site:-?}: resumed: exit $r2, run ${state:-missing}: $(tail -n 2 "$host/serve.log" | tr '\n' '|')"
-    fi
-    for t in $done_before; do
-        if grep -q "^2 $t " "$host/witness" 2>/dev/null; then
-            rerun=$((rerun + 1))
-            echo "# run N=$k: task $t was Completed before the fault and ran again"
+        has_run=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM runs").fetchone()[0])' "$db" 2>/dev/null)
+        if [ "$has_run" = 1 ]; then
+            CRASHLOOP_ROUND=2 timeout 60 "$SWITCHYARD" serve --exit-when-idle >"$host/serve.log" 2>&1
+        else
+            CRASHLOOP_ROUND=2 timeout 60 "$SWITCHYARD" run small >"$host/serve.log" 2>&1
         fi
+        r2=$?
+        state=$("$SWITCHYARD" status 1 --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["status"])' 2>/dev/null)
+        if [ "$r2" -ne 0 ] || [ "$state" != Completed ]; then
+            unfinished=$((unfinished + 1))
+            echo "# $label N=$k at ${site:-?}: resumed: exit $r2, run ${state:-missing}: $(tail -n 2 "$host/serve.log" | tr '\n' '|')"
+        fi
+        for t in $done_before; do
+            if grep -q "^2 $t " "$host/witness" 2>/dev/null; then
+                rerun=$((rerun + 1))
+                echo "# $label N=$k: task $t was Completed before the fault and ran again"
+            fi
+        done
+        k=$((k + stride))
     done
-    k=$((k + stride))
-done
-echo "# run: $swept points (stride $stride), $failed reported a failure"
-[ "$bad" -eq 0 ]; ok $? "run: every allocation failure ends in one clear line or is absorbed ($bad not)"
-[ "$corrupt" -eq 0 ]; ok $? "run: the store passes PRAGMA integrity_check after each ($corrupt not)"
-[ "$rerun" -eq 0 ]; ok $? "run: no task Completed before the fault ran again ($rerun did)"
-[ "$unfinished" -eq 0 ]; ok $? "run: with the fault cleared, serve (or run) completes the run ($unfinished not)"
-[ "$failed" -gt 0 ]; ok $? "run: the faults were felt ($failed failed)"
+    echo "# $label: $swept points (stride $stride), $failed reported a failure"
+    [ "$bad" -eq 0 ]; ok $? "$label: every allocation failure ends in one clear line or is absorbed ($bad not)"
+    [ "$corrupt" -eq 0 ]; ok $? "$label: the store passes PRAGMA integrity_check after each ($corrupt not)"
+    [ "$rerun" -eq 0 ]; ok $? "$label: no task Completed before the fault ran again ($rerun did)"
+    [ "$unfinished" -eq 0 ]; ok $? "$label: with the fault cleared, serve (or run) completes the run ($unfinished not)"
+    [ "$failed" -gt 0 ]; ok $? "$label: the faults were felt ($failed failed)"
+}
+
+drive run "$host/base.db" "${SY_ALLOC_RUN_POINTS:-20}" run small
+# serve picks up a submitted run and exits when it is idle.
+reset "$host/base.db"
+"$SWITCHYARD" submit small >/dev/null 2>&1 || { echo "Bail out! submit failed"; exit 1; }
+cp "$db" "$host/submitted.db"
+drive serve "$host/submitted.db" "${SY_ALLOC_SERVE_POINTS:-15}" serve --exit-when-idle
 
 done_testing
