@@ -142,7 +142,7 @@ bool sy_str_ends_with(const char *s, const char *suffix)
     return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
-static const char *oom_what = "switchyard";
+static const char *oom_what = "startup";
 
 void sy_oom_context(const char *what)
 {
@@ -159,9 +159,10 @@ _Noreturn void sy_oom(const char *fmt, ...)
         n = 0;
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    size_t room = sizeof line - (size_t)n - 1; /* one byte kept for the newline */
+    int m = vsnprintf(line + n, room, fmt, ap);
     va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < room ? (size_t)m : room - 1);
     line[len++] = '\n';
     (void)!write(STDERR_FILENO, line, len);
     /* The abort tells a supervisor the process died, not that it chose to
