@@ -197,6 +197,10 @@ static int check_task_on(sy_setup *s, const sy_workflow *wf, const sy_task_def *
         char err[1024] = "";
         int rc = desc->validate(instance->inst, sy_sdk_params_view(t->params),
                                 wf->base_dir ? wf->base_dir : ".", err, sizeof err);
+        /* The plugin's shortage is not the file's error: reported as one,
+         * the workflow was skipped and the command said it did not exist. */
+        if (rc == SY_ENOMEM)
+            sy_oom("in %s checking %s: %s", instance->plugin->name, what, err);
         if (rc != SY_OK) {
             sy_error(d, file, line, "%s: %s", what, err[0] ? err : "rejected its parameters");
             errors++;
