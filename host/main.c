@@ -7,6 +7,9 @@
 #include <mimalloc.h>
 #endif
 
+#include <jansson.h>
+#include <uv.h>
+
 #include <switchyard/executor.h>
 
 #include "cli/cli.h"
@@ -26,6 +29,45 @@ static void release_freed(void)
 }
 #endif
 
+/* jansson and libuv allocate through these: memory they cannot get ends
+ * the process with the host's one line (sy_oom), as the host's own does.
+ * Left to them, jansson's NULL reached code that read it as bad text or
+ * dereferenced it, and libuv aborts without a word where it cannot go on
+ * (docs/reliability.md, "Allocation failures").  SQLite keeps its own: it
+ * reports SQLITE_NOMEM, which the store turns into a clear error and a
+ * rolled-back transaction. */
+static void *json_alloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        sy_oom("(jansson, %zu bytes)", n);
+    return p;
+}
+
+static void *uv_alloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p && n)
+        sy_oom("(libuv, %zu bytes)", n);
+    return p;
+}
+
+static void *uv_realloc_or_die(void *q, size_t n)
+{
+    void *p = realloc(q, n);
+    if (!p && n)
+        sy_oom("(libuv, %zu bytes)", n);
+    return p;
+}
+
+static void *uv_calloc_or_die(size_t k, size_t n)
+{
+    void *p = calloc(k, n);
+    if (!p && k && n)
+        sy_oom("(libuv, %zu bytes)", k * n);
+    return p;
+}
+
 /* `switchyard CMD --help` (or -h) anywhere after the command: help, not
  * a run.  Values of options never start with "-h". */
 static bool wants_help(int argc, char **argv)
@@ -39,6 +81,8 @@ static bool wants_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
     sy_cli cli = {.prog = argv[0]};
+    json_set_alloc_funcs(json_alloc, free);
+    uv_replace_allocator(uv_alloc, uv_realloc_or_die, uv_calloc_or_die, free);
     sy_log_init_from_env();
 #ifdef SY_MIMALLOC
     sy_memory_release_hook(release_freed);
@@ -102,5 +146,6 @@ int main(int argc, char **argv)
         return sy_cli_usage_error(c->name, "--host: this command runs here only (over the "
                                   "admin API: status, runs, submit, cancel, retry, logs, "
                                   "workflows, route)");
+    sy_oom_context(c->name);
     return c->fn(&cli, argc - i - 1, argv + i + 1);
 }

@@ -2,6 +2,7 @@
  * config_json.c -- libconfig groups as jansson objects, and checked
  * against a plugin's declarations (switchyard/config_json.h).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -162,25 +163,58 @@ static bool type_fits(const config_setting_t *e, const sy_param_spec *sp,
     return false;
 }
 
+/* Whether `t` is UTF-8 as jansson accepts it (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), judged here rather than
+ * by asking jansson: its NULL also means out of memory, which is not the
+ * file's fault. */
+static bool utf8_ok(const char *t)
+{
+    const unsigned char *p = (const unsigned char *)t;
+    while (*p) {
+        unsigned c = *p++;
+        int more;
+        unsigned cp;
+        if (c < 0x80)
+            continue;
+        if (c >= 0xC2 && c <= 0xDF)
+            more = 1, cp = c & 0x1F;
+        else if (c >= 0xE0 && c <= 0xEF)
+            more = 2, cp = c & 0x0F;
+        else if (c >= 0xF0 && c <= 0xF4)
+            more = 3, cp = c & 0x07;
+        else
+            return false;
+        for (int i = 0; i < more; i++, p++) {
+            if ((*p & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (*p & 0x3F);
+        }
+        if ((more == 2 && cp < 0x800) || (more == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+    }
+    return true;
+}
+
 /* The first value at or under `s` that JSON cannot hold, or NULL, with
  * why: text that is not valid UTF-8, or a number out of range (libconfig
- * reads 1.5e3007 as infinity, which JSON cannot write).  jansson is the
- * judge: it refuses exactly the values sy_sdk_json_from_setting could not
- * convert. */
+ * reads 1.5e3007 as infinity, which JSON cannot write): exactly the values
+ * sy_sdk_json_from_setting could not convert. */
 static const config_setting_t *unholdable(const config_setting_t *s,
                                           const char **why)
 {
     int type = config_setting_type(s);
-    if (type == CONFIG_TYPE_STRING || type == CONFIG_TYPE_FLOAT) {
-        json_t *t = type == CONFIG_TYPE_STRING
-                        ? json_string(config_setting_get_string(s))
-                        : json_real(config_setting_get_float(s));
-        json_decref(t);
-        if (t)
+    if (type == CONFIG_TYPE_STRING) {
+        const char *t = config_setting_get_string(s);
+        if (!t || utf8_ok(t))
             return NULL;
-        *why = type == CONFIG_TYPE_STRING
-                   ? "text that is not valid UTF-8"
-                   : "a number out of range (JSON has no infinity)";
+        *why = "text that is not valid UTF-8";
+        return s;
+    }
+    if (type == CONFIG_TYPE_FLOAT) {
+        if (isfinite(config_setting_get_float(s)))
+            return NULL;
+        *why = "a number out of range (JSON has no infinity)";
         return s;
     }
     if (!config_setting_is_aggregate(s))
@@ -193,6 +227,12 @@ static const config_setting_t *unholdable(const config_setting_t *s,
             return bad;
     }
     return NULL;
+}
+
+bool sy_sdk_setting_text_ok(const config_setting_t *s)
+{
+    const char *why;
+    return !s || !unholdable(s, &why);
 }
 
 /* Formats one problem and reports it with the file and line of `at`. */

@@ -51,8 +51,7 @@ static void *grow(void *p, size_t n)
 {
     void *q = realloc(p, n);
     if (!q) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("reading a time zone");
     }
     return q;
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 char *sy_vasprintf(const char *fmt, va_list ap)
 {
@@ -24,6 +26,17 @@ char *sy_asprintf(const char *fmt, ...)
     va_start(ap, fmt);
     char *s = sy_vasprintf(fmt, ap);
     va_end(ap);
+    return s;
+}
+
+char *sy_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = sy_vasprintf(fmt, ap);
+    va_end(ap);
+    if (!s)
+        sy_oom("formatting \"%.40s\"", fmt);
     return s;
 }
 
@@ -57,10 +70,8 @@ char *sy_path_join(const char *base, const char *rel)
     if (rel[0] == '/' || !base || !*base || strcmp(base, ".") == 0)
         return sy_xstrdup(rel);
     char *s = sy_asprintf("%s/%s", base, rel);
-    if (!s) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
-    }
+    if (!s)
+        sy_oom("joining the path %s", rel);
     return s;
 }
 
@@ -131,13 +142,42 @@ bool sy_str_ends_with(const char *s, const char *suffix)
     return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+static const char *oom_what = "startup";
+
+void sy_oom_context(const char *what)
+{
+    oom_what = what;
+}
+
+/* No allocation on this path: the message is formatted on the stack and
+ * written with one write(2), so it is whole even with threads writing. */
+_Noreturn void sy_oom(const char *fmt, ...)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "switchyard: %s: out of memory ", oom_what);
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = sizeof line - (size_t)n - 1; /* one byte kept for the newline */
+    int m = vsnprintf(line + n, room, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < room ? (size_t)m : room - 1);
+    line[len++] = '\n';
+    (void)!write(STDERR_FILENO, line, len);
+    /* The abort tells a supervisor the process died, not that it chose to
+     * exit; a core of a process out of memory would be as large as the
+     * memory it could not have, and says nothing the line does not. */
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    abort();
+}
+
 void *sy_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
-    }
+    if (!p)
+        sy_oom("(%zu bytes)", n);
     return p;
 }
 

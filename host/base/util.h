@@ -1,6 +1,7 @@
 /*
  * util.h -- small helpers shared by the host modules: formatted allocation,
- * bounded message writing, paths.  Thread-safe (no state).
+ * bounded message writing, paths, the out-of-memory line.  Thread-safe
+ * (no state but the context main sets before any thread starts).
  */
 #ifndef SY_UTIL_H
 #define SY_UTIL_H
@@ -15,6 +16,9 @@
 /* malloc'd formatted string, or NULL when out of memory. */
 char *sy_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *sy_vasprintf(const char *fmt, va_list ap);
+/* The same, ending the process with the out-of-memory line instead of
+ * returning NULL (sy_oom). */
+char *sy_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Writes a formatted, NUL-terminated message into buf (truncating); a no-op
  * when buf is NULL or len is 0.  Returns buf. */
@@ -51,8 +55,20 @@ void sy_memory_release(void);
 void sy_memory_release_hook(void (*fn)(void));
 
 /* Aborts with a message: for allocation failures in places where the
- * program cannot go on meaningfully (startup, CLI). */
+ * program cannot go on meaningfully (startup, CLI).  The message names
+ * the command being run (sy_oom_context) and the size asked for. */
 void *sy_xmalloc(size_t n);
 char *sy_xstrdup(const char *s);
+
+/* What the process is doing, for the out-of-memory line: main sets the
+ * command's name.  The text is not copied. */
+void sy_oom_context(const char *what);
+
+/* The host's one answer to memory it could not get, its own or a
+ * library's (a NULL from jansson, a string libconfig could not keep):
+ * "switchyard: COMMAND: out of memory WHAT" on stderr, then abort().
+ * Committed state is safe: the store writes in transactions, and a
+ * restarted host resumes (docs/reliability.md, "Allocation failures"). */
+_Noreturn void sy_oom(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -228,10 +228,18 @@ int sy_cli_drive(sy_service *sv, const char *cmd, int64_t id, bool quiet, uint64
         } else if (sy_runs_status(sv->store, id, SY_RUNS_NO_TASKS, &run, err, sizeof err) == SY_OK) {
             const char *status = json_string_value(json_object_get(run, "status"));
             const char *error = json_string_value(json_object_get(run, "error"));
+            if (!status)
+                sy_oom("reading how run %lld ended", (long long)id);
             completed = strcmp(status, sy_run_state_name(SY_RUN_COMPLETED)) == 0;
             printf("run %lld %s in %.3fs%s%s\n", (long long)id, status, secs(&p),
                    error ? ": " : "", error ? error : "");
             json_decref(run);
+        } else {
+            /* The run ended and is recorded; only reading its end failed.
+             * Without this line the exit status was the only sign. */
+            fprintf(stderr, "switchyard: %s: run %lld: cannot read how it ended: %s "
+                    "(`switchyard status %lld` shows it)\n", cmd, (long long)id, err,
+                    (long long)id);
         }
         if (r == SY_ENGINE_ABANDONED)
             sy_service_leave(sv, completed ? SY_EXIT_OK : SY_EXIT_FAIL);

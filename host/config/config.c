@@ -34,6 +34,9 @@ bool sy_name_valid(const char *name)
 
 void sy_config_parse_error(const config_t *lc, const char *path, sy_diags *d)
 {
+    if (errno == ENOMEM &&
+        (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc)))
+        sy_oom("reading %s", path);
     if (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc))
         sy_error(d, path, 0, "cannot read: %s", strerror(errno ? errno : ENOENT));
     else
@@ -141,8 +144,7 @@ static void add_executor(sy_config *cfg, const char *name, const char *plugin,
     cfg->executors = realloc(cfg->executors,
                              sizeof(sy_instance_config) * (cfg->n_executors + 1));
     if (!cfg->executors) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("reading executor '%s'", name);
     }
     cfg->executors[cfg->n_executors++] = (sy_instance_config){
         .name = sy_xstrdup(name), .plugin = sy_xstrdup(plugin), .setting = s, .file = file,
@@ -413,6 +415,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
         sy_config_parse_error(&cfg->lc, path, d);
         return 1;
     }
+    sy_cfg_whole(&cfg->lc, path);
     const config_setting_t *root = config_root_setting(&cfg->lc);
     int errors = sy_cfg_check_ints(&cfg->lc, path, d);
     for (int i = 0; i < config_setting_length(root); i++)

@@ -41,4 +41,10 @@ int sy_params_problems_json(const json_t *params, const sy_param_spec *const *sp
  * sy_sdk_config_includes_ok). */
 bool sy_cfg_includes_ok(const config_t *lc, const char *path, sy_diags *d);
 
+/* After config_read_file(lc, path): libconfig 1.5 keeps a setting whose
+ * name or text it could not copy (a failed strdup) as NULL, which would
+ * read as a missing key or a wrong type further on.  Any such setting
+ * ends the process with the out-of-memory line (sy_oom) naming `path`. */
+void sy_cfg_whole(const config_t *lc, const char *path);
+
 #endif

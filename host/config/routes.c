@@ -369,6 +369,8 @@ static void report_read_error(const config_t *cfg, const char *path,
 {
     const char *file = config_error_file(cfg);
     const char *text = config_error_text(cfg);
+    if (!file && saved_errno == ENOMEM)
+        sy_oom("reading %s", path);
     if (!file) {
         sy_error(d, path, 0, "cannot read routing file: %s",
                  io_reason(cfg, path, saved_errno));
@@ -421,6 +423,7 @@ static void add_file(sy_routes *r, const char *path, sy_diags *d)
     } else if (config_read_file(&cfg, path) != CONFIG_TRUE) {
         report_read_error(&cfg, path, errno, d);
     } else {
+        sy_cfg_whole(&cfg, path);
         sy_cfg_check_ints(&cfg, path, d);
         add_root(r, config_root_setting(&cfg), path, d);
     }

@@ -79,13 +79,11 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
     char *input = sy_engine_input(r, idx, &borrowed, err, len);
     if (!input)
         return NULL;
+    /* Memory is the host's shortage, not the task's failure: failing the
+     * task here ended the run Failed for good (attempt 0). */
     sy_attempt *a = calloc(1, sizeof *a);
-    if (!a) {
-        if (!borrowed)
-            free(input);
-        sy_errf(err, len, "out of memory");
-        return NULL;
-    }
+    if (!a)
+        sy_oom("starting task %s of run %lld", d->id, (long long)r->id);
     a->e = e;
     a->live_next = e->live;
     if (e->live)

@@ -201,6 +201,10 @@ size_t sy_batch_write(sy_engine *e, int64_t now)
     for (sy_live_run *r = e->runs; r; r = r->next) {
         if (!r->dirty)
             continue;
+        /* A refused write rolled the batch back: what follows in it would
+         * only be refused for "no batch is open", each with a line. */
+        if (e->fatal)
+            break;
         r->dirty = false;
         if (r->fenced || r->lost)
             continue;

@@ -180,8 +180,14 @@ static void on_flush(uv_prepare_t *h)
     uint64_t t2 = uv_hrtime();
     size_t rows = sy_batch_write(e, now);
     sy_process_write(e, now);
-    if (e->fatal || sy_store_commit(e->o.store) != SY_OK) {
-        fatal_store(e, "commit");
+    bool refused = e->fatal;
+    if (refused || sy_store_commit(e->o.store) != SY_OK) {
+        /* A write the batch refused has its line already: no second one
+         * for the commit it made impossible. */
+        if (refused)
+            uv_stop(e->loop);
+        else
+            fatal_store(e, "commit");
         sy_store_rollback(e->o.store);
         sy_observe_discard(e);
         sy_dispatch_discard(e);

@@ -215,10 +215,8 @@ static char *element_input(sy_live_run *r, size_t slot, char *err, size_t err_le
         text = json_dumps(ctx, JSON_COMPACT);
     }
     json_decref(ctx);
-    if (!text) {
-        sy_errf(err, err_len, "out of memory building the input context");
-        return NULL;
-    }
+    if (!text)
+        sy_oom("building the input of a task of run %lld", (long long)r->id);
     if (!fits(r, strlen(text), err, err_len)) {
         free(text);
         return NULL;
@@ -240,10 +238,8 @@ char *sy_engine_input(sy_live_run *r, size_t idx, bool *borrowed, char *err, siz
     json_t *ctx = sy_engine_input_json(r, idx);
     char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
-    if (!text) {
-        sy_errf(err, err_len, "out of memory building the input context");
-        return NULL;
-    }
+    if (!text)
+        sy_oom("building the input of a task of run %lld", (long long)r->id);
     if (!fits(r, strlen(text), err, err_len)) {
         free(text);
         return NULL;

@@ -243,7 +243,11 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         return SY_EBUSY;
     }
     int64_t epoch = record.lease_epoch, lease_until = record.lease_until;
-    json_t *ctx = record.context ? json_loads(record.context, 0, NULL) : json_object();
+    json_error_t jerr;
+    json_t *ctx = record.context ? json_loads(record.context, 0, &jerr) : json_object();
+    /* Not "not a JSON object": jansson's NULL may be memory. */
+    if (!ctx && (!record.context || json_error_code(&jerr) == json_error_out_of_memory))
+        sy_oom("loading the context of run %lld", (long long)run_id);
     if (!wf || !json_is_object(ctx)) {
         if (rc != SY_OK)
             sy_errf(err, err_len, "definition %s: %s", record.hash, sy_store_errmsg(e->o.store));
@@ -256,6 +260,8 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         return SY_EINVAL;
     }
     sy_live_run *r = calloc(1, sizeof *r);
+    if (!r)
+        sy_oom("loading run %lld", (long long)run_id);
     r->id = run_id;
     snprintf(r->id_text, sizeof r->id_text, "%lld", (long long)run_id);
     r->e = e;
@@ -268,6 +274,8 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     r->context_text = json_dumps(ctx, JSON_COMPACT);
     r->state = SY_RUN_RUNNING;
     r->t = calloc(wf->n_tasks ? wf->n_tasks : 1, sizeof *r->t);
+    if (!r->context_text || !r->t)
+        sy_oom("loading run %lld", (long long)run_id);
     bool cancel = record.cancel_requested;
     sy_run_record_clear(&record);
     r->n_t = wf->n_tasks;

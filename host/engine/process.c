@@ -63,6 +63,10 @@ static int write_one(sy_engine *e, sy_process_request *q, int64_t now)
         sy_log(SY_LOG_ERROR, "store", "run %lld: cannot record process group %lld of "
                "task %s: %s", (long long)r->id, (long long)q->pgid, a->task.ns,
                sy_store_errmsg(e->o.store));
+        /* A refused write leaves the batch to be rolled back (store.h), as
+         * batch.c's do: the turn stops here, with this line only (the
+         * commit would fail next for "no batch is open"). */
+        e->fatal = true;
         return SY_EIO;
     }
     return SY_OK;
@@ -112,7 +116,7 @@ void sy_process_write(sy_engine *e, int64_t now)
     /* The requests stay on their waiters' stacks until answered; the
      * written list is the loop's alone. */
     for (sy_process_request *q = list; q; q = q->next) {
-        q->status = write_one(e, q, now);
+        q->status = e->fatal ? SY_EIO : write_one(e, q, now);
         q->written = true;
     }
     if (!list)

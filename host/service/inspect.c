@@ -98,7 +98,7 @@ static int check_store(const sy_config *c, sy_diags *d)
     }
     /* The options, read by the store's own parser on a throwaway store. */
     if (target[len]) {
-        char *probe = sy_asprintf("sqlite::memory:%s", target + len);
+        char *probe = sy_xasprintf("sqlite::memory:%s", target + len);
         int rc = sy_store_open(probe, NULL, &st, err, sizeof err);
         free(probe);
         if (rc != SY_OK) {
@@ -109,7 +109,7 @@ static int check_store(const sy_config *c, sy_diags *d)
     }
     if (sy_inspect_store_is_memory(url))
         return 0;
-    char *rel = sy_asprintf("%.*s", (int)len, target);
+    char *rel = sy_xasprintf("%.*s", (int)len, target);
     char *path = sy_path_join(c->dir, rel);
     int errors = check_store_path(c, path, d);
     free(rel);

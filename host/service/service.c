@@ -136,7 +136,10 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     o.owner = sv->owner;
     open_call_record(sv);
     o.crash = sv->crash;
-    uv_loop_init(&sv->loop);
+    int lrc = uv_loop_init(&sv->loop);
+    if (lrc != 0)
+        return sy_errf(err, err_len, "cannot start the event loop: %s", uv_strerror(lrc)),
+               SY_EIO;
     /* Its idle time is a metric (service/metrics.c); counting it costs
      * two clock reads a poll. */
     uv_loop_configure(&sv->loop, UV_METRICS_IDLE_TIME);

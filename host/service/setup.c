@@ -133,10 +133,8 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
 {
     s->n_instances = s->cfg.n_executors;
     s->instances = calloc(s->n_instances ? s->n_instances : 1, sizeof *s->instances);
-    if (!s->instances) {
-        sy_error(d, NULL, 0, "out of memory");
-        return 1;
-    }
+    if (!s->instances)
+        sy_oom("opening the executor instances");
     int errors = 0;
     for (size_t i = 0; i < s->n_instances; i++) {
         sy_instance_entry *e = &s->instances[i];
@@ -147,12 +145,17 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
         e->call_timeout_ms = c->call_timeout_ms;
         e->max_task_ms = c->max_task_ms;
         if (!e->settings) {
+            if (sy_sdk_setting_text_ok(c->setting))
+                sy_oom("converting the settings of executor '%s' to JSON", c->name);
             /* A plugin without declarations gets its settings unchecked:
-             * text that JSON cannot hold ends the conversion here. */
+             * text that JSON cannot hold ends the conversion here.  The
+             * next instances are still opened: a workflow checked after
+             * this finds each by its name. */
             sy_error(d, c->file, c->line, "executor '%s': its settings "
                      "cannot be held in JSON (text that is not valid "
-                     "UTF-8?)", c->name);
-            return errors + 1;
+                     "UTF-8)", c->name);
+            errors++;
+            continue;
         }
         int bad = bind_plugin(s, e, d);
         errors += bad;
@@ -197,6 +200,10 @@ static int check_task_on(sy_setup *s, const sy_workflow *wf, const sy_task_def *
         char err[1024] = "";
         int rc = desc->validate(instance->inst, sy_sdk_params_view(t->params),
                                 wf->base_dir ? wf->base_dir : ".", err, sizeof err);
+        /* The plugin's shortage is not the file's error: reported as one,
+         * the workflow was skipped and the command said it did not exist. */
+        if (rc == SY_ENOMEM)
+            sy_oom("in %s checking %s: %s", instance->plugin->name, what, err);
         if (rc != SY_OK) {
             sy_error(d, file, line, "%s: %s", what, err[0] ? err : "rejected its parameters");
             errors++;

@@ -262,6 +262,8 @@ static json_t *read_value(const config_setting_t *g, const config_setting_t *op,
 {
     static const char *const skip[] = {"path", NULL};
     json_t *obj = sy_sdk_json_from_setting(g, skip);
+    if (!obj && sy_sdk_setting_text_ok(g))
+        sy_oom("reading when condition %d", idx);
     json_t *v = json_incref(json_object_get(obj, config_setting_name(op)));
     json_decref(obj);
     const char *why = v ? sy_cond_value_problem(sy_cond_op_parse(config_setting_name(op)), v)

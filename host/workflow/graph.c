@@ -22,8 +22,7 @@ static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
     if (!p) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("building the task graph");
     }
     return p;
 }

@@ -95,10 +95,12 @@ static void read_params(sy_wf_loader *L, sy_task_def *t, const config_setting_t 
             L->no_params = json_incref(t->params);
         }
     }
+    if (!t->params && sy_sdk_setting_text_ok(g))
+        sy_oom("converting the parameters of %s to JSON", who);
     if (!t->params)
         sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
                  "%s: its parameters cannot be held in JSON (text that is not "
-                 "valid UTF-8?)",
+                 "valid UTF-8)",
                  who);
 }
 
@@ -162,8 +164,7 @@ void sy_wf_tasks_read(sy_wf_loader *L, const config_setting_t *g)
     L->after = calloc(n, sizeof *L->after);
     L->settings = calloc(n, sizeof *L->settings);
     if (!L->wf->tasks || !L->after || !L->settings) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("reading the tasks of %s", L->wf->file);
     }
     L->wf->n_tasks = n;
     for (size_t i = 0; i < n; i++)

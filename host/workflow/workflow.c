@@ -166,6 +166,11 @@ static int run_checks(sy_wf_loader *L, sy_task_check_fn check, void *arg)
 static void parse_error(const config_t *lc, const char *path, int saved_errno,
                         sy_diags *d)
 {
+    /* Not the file's fault: reported as its error, the workflow was
+     * skipped and the command said it did not exist. */
+    if (saved_errno == ENOMEM &&
+        (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc)))
+        sy_oom("reading %s", path);
     if (config_error_type(lc) == CONFIG_ERR_FILE_IO || !config_error_file(lc))
         sy_error(d, path, 0, "cannot read: %s",
                  strerror(saved_errno ? saved_errno : ENOENT));
@@ -281,11 +286,11 @@ static int parse_file(const char *path, char *base, sy_task_check_fn check, void
         return (int)(d->errors - before);
     }
     free(dir);
+    sy_cfg_whole(&lc, path);
     sy_wf_loader L = {.d = d, .retry = sy_retry_default, .max_map = SY_MAP_DEFAULT_MAX};
     L.wf = calloc(1, sizeof *L.wf);
     if (!L.wf) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("reading %s", path);
     }
     L.wf->file = sy_xstrdup(path);
     L.wf->base_dir = base;
@@ -303,10 +308,10 @@ static int parse_file(const char *path, char *base, sy_task_check_fn check, void
     sy_wf_after_free(L.after, L.wf->n_tasks);
     free(L.settings);
     json_decref(L.no_params);
-    if (errors == 0 && sy_workflow_seal(L.wf) != 0) {
-        sy_error(d, path, 0, "out of memory writing the workflow's definition");
-        errors++;
-    }
+    /* Not an error in the file: reported as one, the workflow was skipped
+     * and the command went on to say it did not exist. */
+    if (errors == 0 && sy_workflow_seal(L.wf) != 0)
+        sy_oom("writing the definition of %s", path);
     if (errors) {
         sy_workflow_free(L.wf);
         return errors;
@@ -388,8 +393,7 @@ static int add_loaded(sy_workflow *wf, int line, sy_workflow ***out, size_t *n,
     }
     sy_workflow **v = realloc(*out, sizeof *v * (*n + 1));
     if (!v) {
-        fputs("switchyard: out of memory\n", stderr);
-        abort();
+        sy_oom("listing workflows");
     }
     v[(*n)++] = wf;
     *out = v;

@@ -26,6 +26,11 @@
 json_t *sy_sdk_json_from_setting(const config_setting_t *group,
                                  const char *const *skip);
 
+/* True when JSON can hold every value at or under `s` (strings valid
+ * UTF-8, numbers finite): when sy_sdk_json_from_setting() returned NULL
+ * for such a group, it ran out of memory.  A NULL `s` is fine. */
+bool sy_sdk_setting_text_ok(const config_setting_t *s);
+
 /* The name of a type as config files speak of it: "string", "integer",
  * "number", "boolean", "list", "group", "duration", "nothing".  Static. */
 const char *sy_sdk_setting_type_name(sy_param_type t);

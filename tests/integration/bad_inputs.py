@@ -58,6 +58,13 @@ ROWS = [
          files={"switchyard.cfg": BASE_CFG + "workers = 4;\n"},
          cmd=["check"], error="{host}/switchyard.cfg:5: error: unknown key 'workers' (known: ...)",
          fix='remove it, or spell one of the keys listed'),
+    dict(what="executor settings that are not UTF-8 (the first of two executors)",
+         files={"switchyard.cfg": BASE_CFG.replace(
+             'executors = { default = { plugin = "thread"; workers = 2; }; };\n',
+             'executors = {\n  aaa = { plugin = "thread"; workers = 2; note = "\xe9"; };\n'
+             '  default = { plugin = "thread"; workers = 2; };\n};\n').encode("latin-1")},
+         cmd=["check"], error="{host}/switchyard.cfg:5: error: executor 'aaa': its settings cannot be held in JSON (text that is not valid UTF-8)",
+         fix='write the text in UTF-8'),
     dict(what="an executor instance of a plugin that is not loaded",
          files={"switchyard.cfg": BASE_CFG.replace('"thread"', '"nosuch"')},
          cmd=["check"], error="{host}/switchyard.cfg:4: error: executor 'default': plugin 'nosuch' is not loaded (see `switchyard plugins`)",
