@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,4 +104,19 @@ int fx_run_groups(const char *name, const struct CMUnitTest *sqlite, size_t n,
     int failed = _cmocka_run_group_tests(name, all, n + n_pg, NULL, NULL);
     free(all);
     return failed;
+}
+
+void fx_copy(char *dst, size_t len, const char *s)
+{
+    snprintf(dst, len, "%s", s ? s : "(null)");
+}
+
+void fx_note_refusal(void *arg, size_t i, int status)
+{
+    fx_refusals *r = arg;
+    assert_true(r->n < 8);
+    r->i[r->n] = i;
+    r->status[r->n] = status;
+    fx_copy(r->why[r->n], sizeof r->why[r->n], sy_store_errmsg(r->s));
+    r->n++;
 }

@@ -10,6 +10,7 @@
 #define SY_TESTS_STORE_FIXTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -48,6 +49,22 @@ sy_store *fx_open(const char *dir);
 int64_t fx_epoch(sy_store *s, int64_t run);
 
 void fx_assert_contains(const char *haystack, const char *needle);
+
+/* Copies `s` (or "(null)") into dst, cut to len. */
+void fx_copy(char *dst, size_t len, const char *s);
+
+/* What a batched write's refusal callback was told (fx_note_refusal, its
+ * arg): which writes, with which status, and the store's reason for each;
+ * at most 8 (more fails the test).  Set `s` before the call. */
+typedef struct fx_refusals {
+    sy_store *s;
+    size_t n;
+    size_t i[8];
+    int status[8];
+    char why[8][256];
+} fx_refusals;
+
+void fx_note_refusal(void *arg, size_t i, int status);
 
 /* Two handles on `url` with definition HASH; with `claimed_run`, a run of
  * tasks "x" and "y" claimed by h1 on handle a. */

@@ -35,11 +35,6 @@ static int setup_pg(void **state)
 }
 #endif
 
-static void copy(char *dst, size_t len, const char *s)
-{
-    snprintf(dst, len, "%s", s ? s : "(null)");
-}
-
 /* The element rows of task 0, in element order. */
 struct rows {
     size_t n;
@@ -56,8 +51,8 @@ static int on_element(void *arg, int64_t elem, const sy_task_record *t)
     r->elem[r->n] = elem;
     r->state[r->n] = t->state;
     r->fence[r->n] = t->fence;
-    copy(r->host[r->n], sizeof r->host[r->n], t->host);
-    copy(r->output[r->n], sizeof r->output[r->n], t->output);
+    fx_copy(r->host[r->n], sizeof r->host[r->n], t->host);
+    fx_copy(r->output[r->n], sizeof r->output[r->n], t->output);
     r->n++;
     return 0;
 }
@@ -67,25 +62,6 @@ static struct rows elements(sy_store *s, int64_t run)
     struct rows r = {0};
     OK(s, sy_store_list_elements(s, run, 0, false, on_element, &r));
     return r;
-}
-
-/* What the callback was told: which writes, with which status and why. */
-struct refusals {
-    sy_store *s;
-    size_t n;
-    size_t i[8];
-    int status[8];
-    char why[8][256];
-};
-
-static void note(void *arg, size_t i, int status)
-{
-    struct refusals *r = arg;
-    assert_true(r->n < 8);
-    r->i[r->n] = i;
-    r->status[r->n] = status;
-    copy(r->why[r->n], sizeof r->why[r->n], sy_store_errmsg(r->s));
-    r->n++;
 }
 
 /* Characters an array literal must escape and the word NULL: each comes
@@ -116,8 +92,8 @@ static void test_each_refusal_named(void **state)
         {f->run, &f->h1, 0, 5, &past},
         {f->run, &f->h1, 0, 1, &start},
     };
-    struct refusals r = {.s = f->a};
-    OK(f->a, sy_store_update_elements(f->a, w, 3, note, &r));
+    fx_refusals r = {.s = f->a};
+    OK(f->a, sy_store_update_elements(f->a, w, 3, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 1);
     assert_int_equal(r.i[0], 1);
@@ -134,7 +110,7 @@ static void test_each_refusal_named(void **state)
     };
     r.n = 0;
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_elements(f->a, w2, 3, note, &r));
+    OK(f->a, sy_store_update_elements(f->a, w2, 3, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 2);
     assert_int_equal(r.i[0], 0);
@@ -168,8 +144,8 @@ static void test_takeover_refuses_the_lot(void **state)
     OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 0, 2));
     sy_task_record t0 = element(SY_TASK_RUNNING, 1, NULL);
     sy_store_element_write w[] = {{f->run, &f->h1, 0, 0, &t0}};
-    struct refusals r = {.s = f->a};
-    OK(f->a, sy_store_update_elements(f->a, w, 1, note, &r));
+    fx_refusals r = {.s = f->a};
+    OK(f->a, sy_store_update_elements(f->a, w, 1, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 0);
 
@@ -181,7 +157,7 @@ static void test_takeover_refuses_the_lot(void **state)
     sy_store_element_write late[] = {{f->run, &f->h1, 1, 0, &done},
                                      {f->run, &f->h1, 0, 1, &first}};
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_elements(f->a, late, 2, note, &r));
+    OK(f->a, sy_store_update_elements(f->a, late, 2, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 2);
     assert_int_equal(r.status[0], SY_STORE_EFENCED);
@@ -198,7 +174,7 @@ static void test_takeover_refuses_the_lot(void **state)
                                      {f->run, NULL, 0, 9, &nomap}};
     r.n = 0;
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_elements(f->a, tool, 2, note, &r));
+    OK(f->a, sy_store_update_elements(f->a, tool, 2, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 1);
     assert_int_equal(r.i[0], 1);
@@ -218,15 +194,15 @@ static void test_bad_calls(void **state)
     sy_task_record good = element(SY_TASK_READY, 0, NULL);
     sy_task_record back = element(SY_TASK_RUNNING, 2, NULL);
     sy_store_element_write w[] = {{f->run, &f->h1, 0, 0, &good}, {f->run, &f->h1, 3, 1, &back}};
-    struct refusals r = {.s = f->a};
-    assert_int_equal(sy_store_update_elements(f->a, w, 1, note, &r), SY_ESTATE);
+    fx_refusals r = {.s = f->a};
+    assert_int_equal(sy_store_update_elements(f->a, w, 1, fx_note_refusal, &r), SY_ESTATE);
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 0, 2));
-    OK(f->a, sy_store_update_elements(f->a, w, 0, note, &r));
-    assert_int_equal(sy_store_update_elements(f->a, w, 2, note, &r), SY_EINVAL);
+    OK(f->a, sy_store_update_elements(f->a, w, 0, fx_note_refusal, &r));
+    assert_int_equal(sy_store_update_elements(f->a, w, 2, fx_note_refusal, &r), SY_EINVAL);
     fx_assert_contains(sy_store_errmsg(f->a), "attempt token 3 would go back to 2");
     w[0].elem = -1;
-    assert_int_equal(sy_store_update_elements(f->a, w, 1, note, &r), SY_EINVAL);
+    assert_int_equal(sy_store_update_elements(f->a, w, 1, fx_note_refusal, &r), SY_EINVAL);
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 0);
     assert_int_equal(elements(f->a, f->run).n, 0);

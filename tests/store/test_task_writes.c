@@ -45,21 +45,16 @@ struct find {
     row r;
 };
 
-static void copy(char *dst, size_t len, const char *s)
-{
-    snprintf(dst, len, "%s", s ? s : "(null)");
-}
-
 static int find_task(void *arg, const sy_task_record *t)
 {
     struct find *f = arg;
     if (t->idx == f->idx) {
         f->r.state = t->state;
         f->r.fence = t->fence;
-        copy(f->r.host, sizeof f->r.host, t->host);
-        copy(f->r.output, sizeof f->r.output, t->output);
-        copy(f->r.executor, sizeof f->r.executor, t->executor);
-        copy(f->r.error, sizeof f->r.error, t->error);
+        fx_copy(f->r.host, sizeof f->r.host, t->host);
+        fx_copy(f->r.output, sizeof f->r.output, t->output);
+        fx_copy(f->r.executor, sizeof f->r.executor, t->executor);
+        fx_copy(f->r.error, sizeof f->r.error, t->error);
     }
     return 0;
 }
@@ -69,25 +64,6 @@ static row task_row(sy_store *s, int64_t run, uint32_t idx)
     struct find f = {.idx = idx};
     OK(s, sy_store_list_tasks(s, run, find_task, &f));
     return f.r;
-}
-
-/* What the callback was told: which writes, with which status and why. */
-struct refusals {
-    sy_store *s;
-    size_t n;
-    size_t i[8];
-    int status[8];
-    char why[8][256];
-};
-
-static void note(void *arg, size_t i, int status)
-{
-    struct refusals *r = arg;
-    assert_true(r->n < 8);
-    r->i[r->n] = i;
-    r->status[r->n] = status;
-    copy(r->why[r->n], sizeof r->why[r->n], sy_store_errmsg(r->s));
-    r->n++;
 }
 
 /* Characters an array literal must escape, an empty string and the word
@@ -125,9 +101,9 @@ static void test_each_refusal_named(void **state)
         {f->run, &f->h1, 5, &stale},
         {f->run, &f->h1, 0, &missing},
     };
-    struct refusals r = {.s = f->a};
+    fx_refusals r = {.s = f->a};
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_tasks(f->a, w, 4, note, &r));
+    OK(f->a, sy_store_update_tasks(f->a, w, 4, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
 
     assert_int_equal(r.n, 3);
@@ -167,9 +143,9 @@ static void test_takeover_refuses_the_lot(void **state)
     sy_task_record t0 = {.idx = 0, .state = SY_TASK_RUNNING, .attempts = 1, .fence = 1};
     sy_task_record t1 = {.idx = 1, .state = SY_TASK_RUNNING, .attempts = 1, .fence = 1};
     sy_store_task_write w[] = {{f->run, &f->h1, 0, &t0}, {f->run, &f->h1, 0, &t1}};
-    struct refusals r = {.s = f->a};
+    fx_refusals r = {.s = f->a};
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_tasks(f->a, w, 2, note, &r));
+    OK(f->a, sy_store_update_tasks(f->a, w, 2, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 0);
 
@@ -180,7 +156,7 @@ static void test_takeover_refuses_the_lot(void **state)
     t0.output = t1.output = "{\"by\":\"h1\"}";
     w[0].token = w[1].token = 1;
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_tasks(f->a, w, 2, note, &r));
+    OK(f->a, sy_store_update_tasks(f->a, w, 2, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 2);
     assert_int_equal(r.status[0], SY_STORE_EFENCED);
@@ -191,7 +167,7 @@ static void test_takeover_refuses_the_lot(void **state)
 
     sy_store_task_write tool[] = {{f->run, NULL, 0, &t0}};
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_tasks(f->a, tool, 1, note, &r));
+    OK(f->a, sy_store_update_tasks(f->a, tool, 1, fx_note_refusal, &r));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 2);
     assert_int_equal(task_row(f->a, f->run, 0).state, SY_TASK_COMPLETED);
@@ -205,11 +181,11 @@ static void test_bad_calls(void **state)
     sy_task_record good = {.idx = 0, .state = SY_TASK_RUNNING, .attempts = 1, .fence = 1};
     sy_task_record back = {.idx = 1, .state = SY_TASK_RUNNING, .attempts = 1, .fence = 2};
     sy_store_task_write w[] = {{f->run, &f->h1, 0, &good}, {f->run, &f->h1, 3, &back}};
-    struct refusals r = {.s = f->a};
-    assert_int_equal(sy_store_update_tasks(f->a, w, 1, note, &r), SY_ESTATE);
+    fx_refusals r = {.s = f->a};
+    assert_int_equal(sy_store_update_tasks(f->a, w, 1, fx_note_refusal, &r), SY_ESTATE);
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_update_tasks(f->a, w, 0, note, &r));
-    assert_int_equal(sy_store_update_tasks(f->a, w, 2, note, &r), SY_EINVAL);
+    OK(f->a, sy_store_update_tasks(f->a, w, 0, fx_note_refusal, &r));
+    assert_int_equal(sy_store_update_tasks(f->a, w, 2, fx_note_refusal, &r), SY_EINVAL);
     fx_assert_contains(sy_store_errmsg(f->a), "attempt token 3 would go back to 2");
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(r.n, 0);
