@@ -82,7 +82,11 @@ static const sy_param_spec *const task_params[] = {&path_spec,
  * then by the loop; a queued request cancelled before the loop saw it is
  * freed by cancel(). */
 typedef struct req {
-    struct req *next;           /* in `incoming` or `dropped` */
+    struct req *next;           /* in `incoming`, then the loop's batch */
+    struct req *dropped_next;   /* in `dropped` (guarded by lock): its own
+                                   link, since the loop walks `next` of a
+                                   batch without the lock while cancel()
+                                   may drop one of its requests */
     sy_completion *c;           /* the host's; key of the in-flight table */
     const sy_task *task;        /* the host's; valid until completed */
     CURL *easy;                 /* owned */
@@ -304,7 +308,7 @@ static void add_all(sy_instance *inst, req *r)
 static void drop_all(sy_instance *inst, req *r)
 {
     while (r) {
-        req *next = r->next;
+        req *next = r->dropped_next;
         curl_multi_remove_handle(inst->multi, r->easy);
         req_free(r);
         sy_sdk_slots_release(&inst->slots);
@@ -535,7 +539,7 @@ static int wh_cancel(sy_instance *inst, sy_completion *c)
     req *r = v;
     bool in_loop = r->added;
     if (in_loop) {
-        r->next = inst->dropped; /* the loop removes it from the multi */
+        r->dropped_next = inst->dropped; /* the loop removes it from the multi */
         inst->dropped = r;
     } else {
         unlink_incoming(inst, r);
