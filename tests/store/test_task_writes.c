@@ -22,18 +22,6 @@
 #include "store/store.h"
 #include "fixture.h"
 
-static int setup(void **state)
-{
-    return fx_setup(state);
-}
-
-#ifdef SY_HAVE_LIBPQ
-static int setup_pg(void **state)
-{
-    return fx_setup_pg(state);
-}
-#endif
-
 typedef struct {
     sy_task_state state;
     int64_t fence;
@@ -194,8 +182,8 @@ static void test_bad_calls(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fx_teardown)
-#define P(fn) {#fn " (postgresql)", fn, setup_pg, fx_teardown, NULL}
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+#define P(fn) {#fn " (postgresql)", fn, fx_setup_pg, fx_teardown, NULL}
     const struct CMUnitTest sqlite_tests[] = {
         T(test_each_refusal_named),
         T(test_takeover_refuses_the_lot),
