@@ -15,6 +15,8 @@ typedef struct reader {
     char *err;
     size_t len;
     bool bad;
+    long long version;  /* the definition's own (1 .. SY_DEFINITION_VERSION) */
+    json_t *no_params;  /* the one empty object tasks without params share */
 } reader;
 
 static void fail(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -146,7 +148,7 @@ static void read_when(reader *r, const json_t *a, sy_task_def *t, const char *wh
 
 bool sy_wf_when_from_json(const json_t *a, sy_task_def *t)
 {
-    reader r = {NULL, 0, false};
+    reader r = {NULL, 0, false, 0, NULL};
     read_when(&r, a, t, "when");
     return !r.bad;
 }
@@ -196,6 +198,8 @@ static void read_map(reader *r, const json_t *m, sy_task_def *t, const char *whe
     t->mapped = true;
 }
 
+/* Version 1 wrote every member of a task; since 2 a member holding its
+ * default is left out (definition_write.c), and read back as that. */
 static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
                       sy_wf_after *after)
 {
@@ -207,27 +211,40 @@ static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
         fail(r, "%s must be an object", where);
         return;
     }
-    only_keys(r, o, keys, 7, where);
+    only_keys(r, o, keys, r->version == 1 ? 7 : 1, where);
     sy_task_def *t = &wf->tasks[i];
     const char *id = get_str(r, o, "id", where);
     if (!sy_wf_name_valid(id, false))
         fail(r, "%s: invalid id", where);
     t->id = dup_or_null(id);
-    int trig = sy_trigger_parse(get_str(r, o, "trigger", where));
+    int trig = json_object_get(o, "trigger") ? sy_trigger_parse(get_str(r, o, "trigger", where))
+                                             : SY_TRIGGER_ALL_SUCCESS;
     if (trig < 0)
         fail(r, "%s: unknown trigger", where);
     t->trigger = trig < 0 ? SY_TRIGGER_ALL_SUCCESS : (sy_trigger)trig;
-    t->timeout_ms = get_int(r, o, "timeout_ms", 0, INT64_MAX, where);
+    if (json_object_get(o, "timeout_ms"))
+        t->timeout_ms = get_int(r, o, "timeout_ms", 0, INT64_MAX, where);
     const json_t *params = json_object_get(o, "params");
-    if (!json_is_object(params))
+    if (!params) {
+        if (!r->no_params && !(r->no_params = json_object()))
+            sy_oom("reading a definition");
+        t->params = json_incref(r->no_params);
+    } else if (!json_is_object(params)) {
         fail(r, "%s: \"params\" must be an object", where);
-    else
+    } else {
         t->params = json_incref((json_t *)params);
+    }
     if (r->bad)
         return;
-    read_retry(r, json_object_get(o, "retry"), &t->retry, where);
-    read_when(r, json_object_get(o, "when"), t, where);
-    read_after(r, json_object_get(o, "after"), after, where);
+    const json_t *retry = json_object_get(o, "retry");
+    if (retry)
+        read_retry(r, retry, &t->retry, where);
+    else
+        t->retry = sy_retry_default;
+    if (json_object_get(o, "when"))
+        read_when(r, json_object_get(o, "when"), t, where);
+    if (json_object_get(o, "after"))
+        read_after(r, json_object_get(o, "after"), after, where);
     read_map(r, json_object_get(o, "map"), t, where);
     if (!r->bad)
         t->ns = sy_asprintf("%s::%s::%s", wf->tenant, wf->name, t->id);
@@ -262,8 +279,7 @@ static void read_header(reader *r, sy_workflow *wf, const json_t *o)
         return;
     }
     only_keys(r, o, keys, 5, "definition");
-    get_int(r, o, "version", SY_DEFINITION_VERSION, SY_DEFINITION_VERSION,
-            "definition");
+    r->version = get_int(r, o, "version", 1, SY_DEFINITION_VERSION, "definition");
     const char *name = get_str(r, o, "name", "definition");
     const char *tenant = get_str(r, o, "tenant", "definition");
     if (!r->bad && !sy_wf_name_valid(name, true))
@@ -311,7 +327,7 @@ static void read_tasks(reader *r, sy_workflow *wf, const json_t *a)
 
 sy_workflow *sy_workflow_from_json(const char *definition, char *err, size_t err_len)
 {
-    reader r = {err, err_len, false};
+    reader r = {err, err_len, false, 0, NULL};
     if (err && err_len)
         err[0] = '\0';
     if (!definition) {
@@ -335,6 +351,7 @@ sy_workflow *sy_workflow_from_json(const char *definition, char *err, size_t err
     if (!r.bad)
         read_tasks(&r, wf, json_object_get(root, "tasks"));
     json_decref(root);
+    json_decref(r.no_params);
     if (!r.bad && sy_workflow_seal(wf) != 0)
         fail(&r, "out of memory");
     if (r.bad) {

@@ -153,8 +153,10 @@ int sy_map_read(const config_setting_t *g, sy_task_def *t, int64_t wf_max,
 
 /* --- definition_write.c ------------------------------------------------- */
 
-/* Bumped when the layout changes, so an old host refuses a newer one. */
-#define SY_DEFINITION_VERSION 1
+/* Bumped when the layout changes, so an old host refuses a newer one; a
+ * host reads every version up to its own (2 left out a task's members
+ * that hold their defaults; 1 wrote them all). */
+#define SY_DEFINITION_VERSION 2
 
 /* The canonical text of wf as it would be sealed, and its hash; NULL when
  * out of memory.  For a workflow read from the parse cache, which keeps no

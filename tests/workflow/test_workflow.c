@@ -706,8 +706,22 @@ static void test_roundtrip(void **state)
     sy_workflow_free(back);
 }
 
-/* Canonical text and its SHA-256, computed outside (sha256sum). */
+/* Canonical text and its SHA-256, computed outside (sha256sum): task a
+ * holds every default but its parameters, task b sets everything. */
 static const char fixed_def[] =
+    "{\"base_dir\":\"/srv/wf\",\"name\":\"etl\",\"tasks\":[{\"id\":\"a\","
+    "\"params\":{\"command\":[\"./a\"]}},"
+    "{\"after\":[\"a\"],\"id\":\"b\",\"retry\":{\"attempts\":2,"
+    "\"backoff\":2.0,\"delay_ms\":1000,\"jitter\":false,\"max_delay_ms\":0,"
+    "\"retry_on\":[\"failed\"]},\"timeout_ms\":5000,\"trigger\":\"all_done\","
+    "\"when\":[{\"op\":\"equals\",\"path\":\"mode\",\"value\":\"full\"}]}],"
+    "\"tenant\":\"public\",\"version\":2}";
+static const char fixed_hash[] =
+    "3236ff901979ccf21813a39c192c41f2da2885da53c0a8037233fa5f91fa6638";
+
+/* The same workflow as version 1 wrote it, every member of every task
+ * present: what stores written before version 2 hold. */
+static const char fixed_def_v1[] =
     "{\"base_dir\":\"/srv/wf\",\"name\":\"etl\",\"tasks\":[{\"after\":[],\"id\":\"a\","
     "\"params\":{\"command\":[\"./a\"]},\"retry\":{\"attempts\":1,\"backoff\":2.0,"
     "\"delay_ms\":1000,\"jitter\":false,\"max_delay_ms\":0,\"retry_on\":[\"failed\","
@@ -717,8 +731,6 @@ static const char fixed_def[] =
     "\"retry_on\":[\"failed\"]},\"timeout_ms\":5000,\"trigger\":\"all_done\","
     "\"when\":[{\"op\":\"equals\",\"path\":\"mode\",\"value\":\"full\"}]}],"
     "\"tenant\":\"public\",\"version\":1}";
-static const char fixed_hash[] =
-    "791ef232694b6acf802cd0e6381342c871e4fae645c4d22c261039b7ba45e882";
 
 static void test_hash_known(void **state)
 {
@@ -742,6 +754,68 @@ static void test_hash_known(void **state)
     free(pretty);
     sy_workflow_free(again);
     sy_workflow_free(wf);
+}
+
+static void expect_json_error(const char *text, const char *needle);
+
+/* A version 1 definition still reads, as the same workflow, and is
+ * written back in today's form (so its hash is the version 2 one). */
+static void test_definition_v1_reads(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    sy_workflow *old = sy_workflow_from_json(fixed_def_v1, err, sizeof err);
+    if (!old)
+        fail_msg("from_json (version 1): %s", err);
+    sy_workflow *now = sy_workflow_from_json(fixed_def, err, sizeof err);
+    assert_non_null(now);
+    assert_same_workflow(old, now);
+    assert_string_equal(old->definition, fixed_def);
+    assert_string_equal(old->hash, fixed_hash);
+    assert_int_equal(old->tasks[0].retry.attempts, 1);
+    assert_int_equal(old->tasks[0].trigger, SY_TRIGGER_ALL_SUCCESS);
+    assert_int_equal(old->tasks[1].timeout_ms, 5000);
+    sy_workflow_free(now);
+    sy_workflow_free(old);
+}
+
+/* Version 2 leaves a default out; one written out anyway reads the same,
+ * and a version the host does not know is refused. */
+static void test_definition_v2_defaults(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    static const char spelt[] =
+        "{\"base_dir\":\"\",\"name\":\"d\",\"tasks\":[{\"after\":[],\"id\":\"a\","
+        "\"params\":{},\"timeout_ms\":0,\"trigger\":\"all_success\",\"when\":[]}],"
+        "\"tenant\":\"public\",\"version\":2}";
+    sy_workflow *wf = sy_workflow_from_json(spelt, err, sizeof err);
+    if (!wf)
+        fail_msg("from_json: %s", err);
+    assert_string_equal(wf->definition,
+                        "{\"base_dir\":\"\",\"name\":\"d\",\"tasks\":[{\"id\":\"a\"}],"
+                        "\"tenant\":\"public\",\"version\":2}");
+    assert_true(json_is_object(wf->tasks[0].params));
+    assert_int_equal(json_object_size(wf->tasks[0].params), 0);
+    assert_memory_equal(&wf->tasks[0].retry, &sy_retry_default, sizeof sy_retry_default);
+    assert_int_equal(wf->tasks[0].n_deps, 0);
+    assert_int_equal(wf->tasks[0].n_when, 0);
+    sy_workflow_free(wf);
+    expect_json_error("{\"base_dir\":\"\",\"name\":\"d\",\"tasks\":[{\"after\":[]}],"
+                      "\"tenant\":\"public\",\"version\":2}",
+                      "missing \"id\"");
+    expect_json_error("{\"base_dir\":\"\",\"name\":\"d\",\"tasks\":[{\"id\":\"a\","
+                      "\"trigger\":\"most\"}],\"tenant\":\"public\",\"version\":2}",
+                      "unknown trigger");
+    expect_json_error("{\"base_dir\":\"\",\"name\":\"d\",\"tasks\":[{\"id\":\"a\","
+                      "\"params\":[]}],\"tenant\":\"public\",\"version\":2}",
+                      "\"params\" must be an object");
+    expect_json_error("{\"base_dir\":\"\",\"name\":\"d\",\"tasks\":[{\"id\":\"a\","
+                      "\"retry\":{}}],\"tenant\":\"public\",\"version\":2}",
+                      "missing \"attempts\"");
+    expect_json_error("{\"base_dir\":\"\",\"name\":\"d\",\"tasks\":[{\"id\":\"a\"}],"
+                      "\"tenant\":\"public\",\"version\":3}",
+                      "\"version\" must be an integer from 1 to 2");
 }
 
 /* The definition is written directly, not through a jansson tree; it must
@@ -848,13 +922,15 @@ static void expect_json_error(const char *text, const char *needle)
         fail_msg("error \"%s\" lacks \"%s\"", err, needle);
 }
 
-/* `fixed_def` with the first `from` replaced by `to`. */
+/* `fixed_def_v1` (every member present: version 1 requires them) with the
+ * first `from` replaced by `to`. */
 static char *mutate(const char *from, const char *to)
 {
-    const char *p = strstr(fixed_def, from);
+    const char *p = strstr(fixed_def_v1, from);
     if (!p)
         fail_msg("no \"%s\" in the fixed definition", from);
-    return sy_asprintf("%.*s%s%s", (int)(p - fixed_def), fixed_def, to, p + strlen(from));
+    return sy_asprintf("%.*s%s%s", (int)(p - fixed_def_v1), fixed_def_v1, to,
+                       p + strlen(from));
 }
 
 static void test_from_json_malformed(void **state)
@@ -863,7 +939,8 @@ static void test_from_json_malformed(void **state)
     static const struct {
         const char *from, *to, *needle;
     } cases[] = {
-        {"\"version\":1", "\"version\":2", "\"version\""},
+        {"\"version\":1", "\"version\":3", "\"version\""},
+        {"\"version\":1", "\"version\":0", "\"version\""},
         {"\"version\":1", "\"version\":\"1\"", "\"version\""},
         {",\"version\":1", "", "missing \"version\""},
         {"\"name\":\"etl\"", "\"name\":\"e tl\"", "invalid workflow name"},
@@ -1106,6 +1183,8 @@ int main(void)
         T(test_schedule_policy),
         T(test_definition_is_canonical_json),
         T(test_hash_known),
+        T(test_definition_v1_reads),
+        T(test_definition_v2_defaults),
         T(test_hash_changes),
         T(test_from_json_malformed),
         T(test_from_json_garbage),
