@@ -27,12 +27,16 @@
 
 /* --- sqlite_statements.c ------------------------------------------------------ */
 
+/* Task rows SY_SQL_INSERT_TASKS writes at once (four parameters each). */
+#define SY_SQL_TASK_ROWS 100
+
 /* Every statement a handle keeps prepared, by what it does. */
 enum {
     SY_SQL_BEGIN, SY_SQL_COMMIT, SY_SQL_ROLLBACK,
     SY_SQL_SAVEPOINT, SY_SQL_RELEASE, SY_SQL_UNDO,
-    SY_SQL_PUT_DEF, SY_SQL_GET_DEF,
-    SY_SQL_INSERT_RUN, SY_SQL_INSERT_TASK, SY_SQL_GET_RUN, SY_SQL_LIST_RUNS,
+    SY_SQL_PUT_DEF, SY_SQL_GET_DEF, SY_SQL_HAS_DEF,
+    SY_SQL_INSERT_RUN, SY_SQL_INSERT_TASK, SY_SQL_INSERT_TASKS, SY_SQL_GET_RUN,
+    SY_SQL_LIST_RUNS,
     SY_SQL_RUN_EXISTS, SY_SQL_LIST_TASKS,
     SY_SQL_CLAIM_ONE, SY_SQL_CLAIM_MANY, SY_SQL_LIST_OWNERS, SY_SQL_RENEW,
     SY_SQL_RELEASE_OWNER,

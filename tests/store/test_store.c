@@ -435,6 +435,53 @@ static void test_create_run_and_tasks(void **state)
     assert_int_equal(c.n, 0);
 }
 
+/* Task rows go in a hundred a statement, then one by one: counts on both
+ * sides of a hundred, every row where it belongs. */
+typedef struct {
+    size_t n;
+    char **task_ids, **task_ns;
+} rows_seen;
+
+static int check_row(void *arg, const sy_task_record *t)
+{
+    rows_seen *r = arg;
+    assert_int_equal(t->idx, r->n);
+    assert_string_equal(t->task_id, r->task_ids[r->n]);
+    assert_string_equal(t->ns, r->task_ns[r->n]);
+    assert_int_equal(t->state, SY_TASK_NOT_STARTED);
+    r->n++;
+    return 0;
+}
+
+static void test_create_run_many_tasks(void **state)
+{
+    fx *f = *state;
+    put_def(f->s);
+    static const size_t sizes[] = {99, 100, 101, 250};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        rows_seen r = {0, calloc(n, sizeof(char *)), calloc(n, sizeof(char *))};
+        assert_non_null(r.task_ids);
+        assert_non_null(r.task_ns);
+        for (size_t i = 0; i < n; i++) {
+            r.task_ids[i] = sy_asprintf("t%zu", i);
+            r.task_ns[i] = sy_asprintf("public::etl::t%zu", i);
+        }
+        int64_t id = 0;
+        OK(sy_store_create_run(f->s, HASH, "public", "etl", NULL, n,
+                               (const char *const *)r.task_ids,
+                               (const char *const *)r.task_ns, 7, &id));
+        OK(sy_store_list_tasks(f->s, id, check_row, &r));
+        assert_int_equal(r.n, n);
+        for (size_t i = 0; i < n; i++) {
+            free(r.task_ids[i]);
+            free(r.task_ns[i]);
+        }
+        free(r.task_ids);
+        free(r.task_ns);
+    }
+}
+
 static void test_create_run_edge_cases(void **state)
 {
     fx *f = *state;
@@ -1422,6 +1469,7 @@ int main(void)
         F(test_parent_directories_created),
         F(test_definitions),
         F(test_create_run_and_tasks),
+        F(test_create_run_many_tasks),
         F(test_create_run_edge_cases),
         F(test_batch_commit_and_rollback),
         F(test_update_run_stamps),
@@ -1443,6 +1491,7 @@ int main(void)
         F(test_two_handles),
         M(test_definitions),
         M(test_create_run_and_tasks),
+        M(test_create_run_many_tasks),
         M(test_batch_commit_and_rollback),
         M(test_claim_runs),
         M(test_cancel_pending_unowned),
@@ -1459,6 +1508,7 @@ int main(void)
         P(test_pg_replay_refused_after_takeover),
         P(test_definitions),
         P(test_create_run_and_tasks),
+        P(test_create_run_many_tasks),
         P(test_create_run_edge_cases),
         P(test_batch_commit_and_rollback),
         P(test_update_run_stamps),
