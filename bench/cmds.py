@@ -29,7 +29,12 @@ plugin's time per command from a worker's call to the command running
 (pipes, clone, exec: "spawn") and from there to its end reaped ("run",
 the command's own life and its output read), in microseconds:
 
-    phases NAME loop_busy=S store=S spawn_us=U run_us=U commands=N
+    phases NAME loop_busy=S store=S spawn_us=U run_us=U record_us=U commands=N
+
+"record_us" is the part of "spawn" a command waits for the host to record
+its process group (switchyard_process_record_wait_seconds_total over
+switchyard_process_records_total): the loop thread's write and commit,
+and its wait for a core.
 """
 import os, re, shutil, statistics, subprocess, sys, time
 
@@ -91,6 +96,9 @@ def phases(path, whole):
         "store": m.get("switchyard_store_write_seconds_sum", 0.0),
         "spawn_us": plugin("commands.spawn_us") / n if n else 0.0,
         "run_us": plugin("commands.run_us") / n if n else 0.0,
+        "record_us": (1e6 * m.get("switchyard_process_record_wait_seconds_total", 0.0)
+                      / m["switchyard_process_records_total"]
+                      if m.get("switchyard_process_records_total") else 0.0),
         "commands": n,
     }
 
@@ -167,6 +175,7 @@ for s in systems:
     med = {k: statistics.median(p[k] for p in s.phases) for k in s.phases[0]}
     print(f"phases {s.name} loop_busy={med['loop_busy'] - load:.3f} "
           f"store={med['store']:.3f} spawn_us={med['spawn_us']:.0f} "
-          f"run_us={med['run_us']:.0f} commands={med['commands']:.0f}")
+          f"run_us={med['run_us']:.0f} record_us={med['record_us']:.0f} "
+          f"commands={med['commands']:.0f}")
 for m in missing:
     print(f"{m} missing")

@@ -374,6 +374,11 @@ int sy_engine_run(sy_engine *e)
 void sy_engine_counters_get(const sy_engine *e, sy_engine_counters *out)
 {
     *out = e->counters;
+    /* Plugin threads add to these (engine/process.c). */
+    pthread_mutex_lock((pthread_mutex_t *)&e->done_lock);
+    out->process_records = e->proc_records;
+    out->process_wait_ns = e->proc_wait_ns;
+    pthread_mutex_unlock((pthread_mutex_t *)&e->done_lock);
 }
 
 const char *sy_engine_owner(const sy_engine *e) { return e->o.owner; }

@@ -95,7 +95,7 @@ typedef struct sy_engine_opts {
     void *arg;
 } sy_engine_opts;
 
-/* What the engine counts, for tests now and metrics later. */
+/* What the engine counts, for tests and the metrics. */
 typedef struct sy_engine_counters {
     uint64_t writes_refused; /* writes the store refused by their fence:
                                 the run or the task held by another claim */
@@ -103,6 +103,11 @@ typedef struct sy_engine_counters {
     uint64_t lapses;         /* times this host found its lease lapsed */
     uint64_t abandoned;      /* attempts of hosts that lost a run, found
                                 Running when this host took the run */
+    uint64_t process_records; /* process groups plugins asked to record
+                                 (attempt_process), answered */
+    uint64_t process_wait_ns; /* the time the asking threads waited for
+                                 those answers (the loop's write and
+                                 commit): a command starts only after */
 } sy_engine_counters;
 
 int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o,

@@ -258,6 +258,8 @@ struct sy_engine {
     sy_process_request *proc_written;          /* in this turn's batch */
     bool proc_closed;                          /* the loop has stopped */
     pthread_cond_t proc_cond;
+    uint64_t proc_records;          /* under done_lock: requests answered, */
+    uint64_t proc_wait_ns;          /* and how long their threads waited */
     pthread_t loop_thread;
     char machine_id[128], boot_id[64];         /* this host's, for records */
     sy_attempt *live;               /* attempts a plugin may still hold */

@@ -77,6 +77,7 @@ int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time)
     sy_attempt *a = c->data;
     sy_engine *e = a->e;
     sy_process_request q = {.a = a, .pgid = pgid, .start_time = start_time};
+    uint64_t asked = uv_hrtime();
     if (pthread_equal(pthread_self(), e->loop_thread)) {
         /* From inside submit() or cancel(): the loop cannot wait for
          * itself; no batch is open there (submits follow the commit). */
@@ -95,6 +96,9 @@ int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time)
     sy_wake_send(&e->done);
     while (!q.done)
         pthread_cond_wait(&e->proc_cond, &e->done_lock);
+    /* The wait is the command's: it starts once this returns. */
+    e->proc_records++;
+    e->proc_wait_ns += uv_hrtime() - asked;
     pthread_mutex_unlock(&e->done_lock);
     return q.status;
 }

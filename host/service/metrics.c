@@ -144,6 +144,17 @@ static void lease(FILE *f, sy_engine *e)
     counter(f, "switchyard_attempts_abandoned_total",
             "Attempts of hosts that lost a run, found Running when this host took it.",
             c.abandoned);
+    /* A command waits for its process group's record before it runs: on
+     * a busy machine this wait is most of a short command's overhead. */
+    counter(f, "switchyard_process_records_total",
+            "Process groups of attempts that plugins asked the host to record before "
+            "their commands ran (attempt_process).",
+            c.process_records);
+    sy_expo_family(f, "switchyard_process_record_wait_seconds_total", "counter",
+                   "Time plugin threads waited for those records (the loop's write and "
+                   "commit), summed.");
+    sy_expo_sample(f, "switchyard_process_record_wait_seconds_total", NULL,
+                   (double)c.process_wait_ns / 1e9);
 }
 
 /* Per instance: the samples are gathered first, then written family by

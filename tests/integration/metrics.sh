@@ -159,6 +159,12 @@ runus=$(value "switchyard_executor_plugin_value{$lbl,name=\"commands.run_us\"}")
 # (valgrind) can place inside the sleep: together they hold it whole.
 [ "${spawn:-0}" -gt 0 ] && [ "${runus:-0}" -gt 0 ] && [ $((spawn + runus)) -ge 200000 ]
 ok $? "with their spawn time and their run time, the 0.2 s sleep in them (${spawn} us, ${runus} us)"
+[ "$(value switchyard_process_records_total)" = 3 ]
+ok $? "the 3 commands' process groups were recorded before they ran"
+wait_s=$(value switchyard_process_record_wait_seconds_total)
+# The wait is part of each command's start, which the plugin times whole.
+awk -v w="${wait_s:-x}" -v s="${spawn:-0}" 'BEGIN { exit !(w ~ /^[0-9.e+-]+$/ && w > 0 && w * 1e6 <= s) }'
+ok $? "and the wait for those records is counted, inside the commands' start (${wait_s} s of ${spawn} us)"
 idle=$(value switchyard_loop_idle_seconds_total)
 awk -v i="${idle:-x}" 'BEGIN { exit !(i ~ /^[0-9.e+-]+$/ && i >= 0.15) }'
 ok $? "the loop was idle while the sleep ran (${idle} s)"
