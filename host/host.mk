@@ -145,6 +145,7 @@ libsyhost_la_SOURCES += \
 	host/service/signals.c host/service/signals.h \
 	host/service/supervise.c host/service/supervise.h \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
+	host/service/run_graph.c \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \

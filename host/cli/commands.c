@@ -125,8 +125,12 @@ static const sy_cli_command commands[] = {
      "and tail, with a line \"[... N bytes dropped ...]\" between them.\n"
      "Stdout is kept when it is not the task's output (a failed command).\n"
      "Exit: 0; 1 unknown run or task.\n", true},
-    {"graph", sy_cmd_graph, "WORKFLOW", "the workflow's DAG in Graphviz DOT",
+    {"graph", sy_cmd_graph, "WORKFLOW | --run RUN", "the workflow's DAG in Graphviz DOT",
      "Each task is labelled with the executor instance it routes to.\n"
+     "--run RUN: the DAG a run started with (its stored definition, whatever\n"
+     "the file says now), each task labelled with the instance its latest\n"
+     "attempt went to (- when none) and its state, and filled by state.\n"
+     "Exit: 0; 1 unknown run; 2 usage.\n"
      "Example: switchyard graph etl | dot -Tpng > etl.png\n", false},
     {"serve", sy_cmd_serve,
      "[--exit-when-idle] [--metrics-file PATH [--metrics-interval DURATION]]",

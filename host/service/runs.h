@@ -100,4 +100,23 @@ typedef struct sy_runs_filter {
 int sy_runs_find(sy_store *st, const sy_runs_filter *f, json_t **out, char *err,
                  size_t err_len);
 
+/* What `graph --run` draws (service/run_graph.c): the workflow as the run
+ * started it, from its stored definition (the file may have changed or
+ * gone since), and from the task rows each task's state and the instance
+ * its latest attempt went to.  Everything is owned by the struct. */
+typedef struct sy_run_graph {
+    sy_workflow *wf;
+    sy_task_state *state;   /* wf->n_tasks of them; NotStarted without a row */
+    const char **executor;  /* wf->n_tasks; NULL: never dispatched.  Point
+                               into names */
+    char **names;           /* the distinct instance names, NULL-ended */
+} sy_run_graph;
+
+/* Fills *g for run `run_id`.  SY_ENOENT ("no such run"), SY_EINVAL (the
+ * stored definition does not read back, err says why), or a store error;
+ * *g is empty on error.  Free with sy_run_graph_free. */
+int sy_runs_graph(sy_store *st, int64_t run_id, sy_run_graph *g, char *err,
+                  size_t err_len);
+void sy_run_graph_free(sy_run_graph *g);
+
 #endif

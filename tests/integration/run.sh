@@ -46,6 +46,7 @@ WF
 run run retry
 rc_is 1 "a failed run exits 1"
 id=$(run_id)
+retry_id=$id
 is Failed "$id" 'r["status"]' "the run is Failed"
 is '["Completed", 3]' "$id" '[t["flaky"]["status"], t["flaky"]["attempts"]]' "fail twice then succeed: Completed on attempt 3"
 is '["Failed", 2]' "$id" '[t["hopeless"]["status"], t["hopeless"]["attempts"]]' "retries stop at attempts"
@@ -121,6 +122,35 @@ run graph retry
 has '"hopeless" -> "cleanup";' "graph prints the DAG in DOT"
 run run nosuch
 rc_is 2 "an unknown workflow is a usage error"
+
+# A run's graph: each task with the instance that ran it and its state.
+run graph --run "$retry_id"
+rc_is 0 "graph --run draws a run"
+has '"hopeless" [label="hopeless\ndefault\nFailed", style=filled, fillcolor=salmon];' \
+    "a failed task: its instance, its state, filled"
+has '"cleanup" [label="cleanup\ndefault\nall_done\nCompleted", style=filled, fillcolor=palegreen];' \
+    "a completed one, with its trigger"
+has '"after_hopeless" [label="after_hopeless\ndefault\nSkipped", style=filled, fillcolor=lightgray];' \
+    "a skipped one"
+has '"hopeless" -> "cleanup";' "and the edges"
+# The run keeps the definition it started with: the file changed since
+# does not change its graph.
+workflow retry <<'WF'
+workflow = { name = "retry"; tasks = ( { id = "other"; } ); };
+WF
+run graph --run "$retry_id"
+has '"hopeless" -> "cleanup";' "graph --run draws the run's own definition, not today's file"
+run graph retry
+has '"other" [label="other\ndefault"];' "while graph WORKFLOW draws the file"
+run submit flow
+pid=$(run_id)
+run graph --run "$pid"
+has '"a" [label="a\n-\nNotStarted"];' "a run not started yet: no instance, no fill"
+run graph --run 99999
+rc_is 1 "graph --run of an unknown run fails"
+has "run 99999: no such run" "and says so"
+run graph --run abc
+rc_is 2 "graph --run needs a run id"
 
 cleanup_host
 done_testing
