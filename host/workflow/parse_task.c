@@ -3,6 +3,7 @@
  * goes on, so that one pass finds them all. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <switchyard/config_json.h>
 
@@ -13,6 +14,12 @@ const char *const sy_workflow_task_keys[] = {
     "id", "after", "trigger", "when", "retry", "timeout", "description",
     "map", "map_range", "max_map", NULL,
 };
+
+/* The bits of task_members(), in the order of sy_workflow_task_keys. */
+enum { KEY_ID, KEY_AFTER, KEY_TRIGGER, KEY_WHEN, KEY_RETRY, KEY_TIMEOUT, KEY_DESCRIPTION,
+       KEY_MAP, KEY_MAP_RANGE, KEY_MAX_MAP, KEY_COUNT };
+_Static_assert(KEY_COUNT < 32, "a bit each");
+#define HAS(seen, key) (((seen) >> (key)) & 1u)
 
 static void read_id(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g, size_t i)
 {
@@ -33,12 +40,9 @@ static void read_id(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g, 
     t->id = sy_xstrdup(v);
 }
 
-static void read_after(sy_wf_loader *L, const sy_task_def *t, const config_setting_t *g,
+static void read_after(sy_wf_loader *L, const sy_task_def *t, const config_setting_t *s,
                        size_t i)
 {
-    const config_setting_t *s = config_setting_get_member(g, "after");
-    if (!s)
-        return;
     char who[160];
     sy_wf_task_label(t, i, who, sizeof who);
     sy_wf_after *a = &L->after[i];
@@ -104,6 +108,28 @@ static void read_params(sy_wf_loader *L, sy_task_def *t, const config_setting_t 
                  who);
 }
 
+/* A task's members, found in one pass: bit k is sy_workflow_task_keys[k];
+ * *others counts the rest (its parameters).  A million tasks that each
+ * set an id and an `after` would otherwise be searched for nine keys
+ * apiece. */
+static unsigned task_members(const config_setting_t *g, int *others)
+{
+    unsigned seen = 0;
+    *others = 0;
+    int n = config_setting_length(g);
+    for (int i = 0; i < n; i++) {
+        const char *name = config_setting_name(config_setting_get_elem(g, (unsigned)i));
+        unsigned k = 0;
+        while (sy_workflow_task_keys[k] && (!name || strcmp(sy_workflow_task_keys[k], name) != 0))
+            k++;
+        if (sy_workflow_task_keys[k])
+            seen |= 1u << k;
+        else
+            (*others)++;
+    }
+    return seen;
+}
+
 static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
 {
     sy_task_def *t = &L->wf->tasks[i];
@@ -120,21 +146,36 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
         return;
     }
     L->settings[i] = g;
+    int params;
+    unsigned seen = task_members(g, &params);
     read_id(L, t, g, i);
-    char who[160];
-    sy_wf_task_label(t, i, who, sizeof who);
-    read_after(L, t, g, i);
-    read_trigger(L, t, g, who);
+    /* The label only for the readers that may need it in a message. */
+    char who[160] = "";
+    bool map = HAS(seen, KEY_MAP) || HAS(seen, KEY_MAP_RANGE) || HAS(seen, KEY_MAX_MAP);
+    if (params || map || HAS(seen, KEY_TRIGGER))
+        sy_wf_task_label(t, i, who, sizeof who);
     const config_setting_t *s;
-    if ((s = config_setting_get_member(g, "when")))
+    if (HAS(seen, KEY_AFTER) && (s = config_setting_get_member(g, "after")))
+        read_after(L, t, s, i);
+    if (HAS(seen, KEY_TRIGGER))
+        read_trigger(L, t, g, who);
+    if (HAS(seen, KEY_WHEN) && (s = config_setting_get_member(g, "when")))
         sy_when_read(s, &t->when, &t->n_when, L->d);
-    if ((s = config_setting_get_member(g, "retry")))
+    if (HAS(seen, KEY_RETRY) && (s = config_setting_get_member(g, "retry")))
         sy_retry_read(s, &t->retry, L->d);
-    if ((s = config_setting_get_member(g, "timeout")))
+    if (HAS(seen, KEY_TIMEOUT) && (s = config_setting_get_member(g, "timeout")))
         sy_setting_duration(s, &t->timeout_ms, L->d);
-    sy_setting_string(g, "description", "task 'description'", L->d);
-    sy_map_read(g, t, L->max_map, who, L->d);
-    read_params(L, t, g, who);
+    if (HAS(seen, KEY_DESCRIPTION))
+        sy_setting_string(g, "description", "task 'description'", L->d);
+    if (map)
+        sy_map_read(g, t, L->max_map, who, L->d);
+    /* No parameters: the one empty object the workflow's plain tasks share. */
+    if (params)
+        read_params(L, t, g, who);
+    else if (L->no_params || (L->no_params = json_object()))
+        t->params = json_incref(L->no_params);
+    else
+        sy_oom("reading the tasks of %s", L->wf->file);
     if (L->ns_ok && t->id)
         t->ns = sy_xconcat(L->wf->tenant, "::", L->wf->name, "::", t->id, (char *)NULL);
 }
