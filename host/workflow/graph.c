@@ -109,13 +109,15 @@ static int index_ids(const sy_workflow *wf, id_index *ix, const char *file,
 
 /* --- after -> deps ----------------------------------------------------------------- */
 
+/* Task i's deps go at *next in wf->edges. */
 static int resolve_task(sy_workflow *wf, size_t i, const sy_wf_after *a,
-                        const id_index *ix, size_t *seen, const char *file,
+                        const id_index *ix, size_t *seen, size_t *next, const char *file,
                         sy_diags *d)
 {
     sy_task_def *t = &wf->tasks[i];
     char who[160] = "";
-    t->deps = xcalloc(a->n, sizeof *t->deps);
+    t->deps = wf->edges + *next;
+    *next += a->n;
     int errors = 0;
     for (size_t k = 0; k < a->n; k++) {
         const sy_wf_ref *r = &a->v[k];
@@ -139,14 +141,16 @@ static int resolve_task(sy_workflow *wf, size_t i, const sy_wf_after *a,
     return errors;
 }
 
-static void link_children(sy_workflow *wf)
+/* The children lists go in wf->edges from `next` on. */
+static void link_children(sy_workflow *wf, size_t next)
 {
     size_t n = wf->n_tasks;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < wf->tasks[i].n_deps; k++)
             wf->tasks[wf->tasks[i].deps[k]].n_children++;
     for (size_t i = 0; i < n; i++) {
-        wf->tasks[i].children = xcalloc(wf->tasks[i].n_children, sizeof(size_t));
+        wf->tasks[i].children = wf->edges + next;
+        next += wf->tasks[i].n_children;
         wf->tasks[i].n_children = 0;
     }
     /* Filling in task order keeps every children list in file order. */
@@ -306,13 +310,20 @@ int sy_wf_graph(sy_workflow *wf, const sy_wf_after *after, const char *file,
 {
     id_index ix;
     int errors = index_ids(wf, &ix, file, d);
-    size_t *seen = xcalloc(wf->n_tasks, sizeof *seen);
+    /* Every `after` entry once as a dependency at most, and each
+     * dependency once as a child: twice the entries hold both. */
+    size_t entries = 0;
     for (size_t i = 0; i < wf->n_tasks; i++)
-        errors += resolve_task(wf, i, &after[i], &ix, seen, file, d);
+        entries += after[i].n;
+    wf->edges = xcalloc(2 * entries + 1, sizeof *wf->edges);
+    size_t *seen = xcalloc(wf->n_tasks, sizeof *seen);
+    size_t next = 0;
+    for (size_t i = 0; i < wf->n_tasks; i++)
+        errors += resolve_task(wf, i, &after[i], &ix, seen, &next, file, d);
     free(seen);
     free(ix.idx);
     free(ix.slot);
-    link_children(wf);
+    link_children(wf, next);
     if (topo_order(wf) < wf->n_tasks)
         errors += find_cycle(wf, after, file, d);
     return errors;

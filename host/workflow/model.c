@@ -12,8 +12,10 @@ void sy_workflow_free(sy_workflow *wf)
         sy_task_def *t = &wf->tasks[i];
         free(t->id);
         free(t->ns);
-        free(t->deps);
-        free(t->children);
+        if (!wf->edges) {
+            free(t->deps);
+            free(t->children);
+        }
         free(t->map);
         sy_conds_free(t->when, t->n_when);
         json_decref(t->params);
@@ -27,6 +29,7 @@ void sy_workflow_free(sy_workflow *wf)
     free(wf->file);
     free(wf->base_dir);
     free(wf->topo);
+    free(wf->edges);
     free(wf->definition);
     free(wf);
 }

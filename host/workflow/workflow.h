@@ -77,9 +77,11 @@ int64_t sy_retry_delay_ms(const sy_retry *r, uint32_t next_attempt, double rnd);
 typedef struct sy_task_def {
     char *id;           /* owned: the task's id */
     char *ns;           /* owned: tenant::workflow::id */
-    size_t *deps;       /* owned: indices of the `after` tasks */
+    size_t *deps;       /* indices of the `after` tasks: owned, or in the
+                           workflow's edges */
     size_t n_deps;
-    size_t *children;   /* owned: indices of the tasks that depend on it */
+    size_t *children;   /* indices of the tasks that depend on it: owned,
+                           or in the workflow's edges */
     size_t n_children;
     sy_trigger trigger;
     sy_cond *when;      /* owned */
@@ -132,6 +134,10 @@ typedef struct sy_workflow {
                             for a workflow read from the parse cache, which
                             keeps only its hash: sy_workflow_definition() */
     char hash[65];       /* lowercase hex SHA-256 of the definition */
+    size_t *edges;       /* owned: every task's deps and children in one
+                            block, when the graph laid them out (a million
+                            tasks' two million allocations); NULL when
+                            each task owns its own */
 } sy_workflow;
 
 /* Keys of a task entry that belong to Switchyard; every other key is an
