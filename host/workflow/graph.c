@@ -45,7 +45,7 @@ const char *sy_wf_task_label(const sy_task_def *t, size_t i, char *buf, size_t l
  * million-task load). */
 typedef struct id_index {
     const sy_task_def **slot; /* mask + 1 entries, NULL when empty */
-    size_t *idx;              /* the task in each slot */
+    const sy_task_def *tasks; /* the workflow's: a slot's index is its offset */
     size_t mask;
 } id_index;
 
@@ -70,7 +70,7 @@ static size_t id_slot(const id_index *ix, const char *id)
 static long find_id(const id_index *ix, const char *id)
 {
     size_t k = id_slot(ix, id);
-    return ix->slot[k] ? (long)ix->idx[k] : -1;
+    return ix->slot[k] ? (long)(ix->slot[k] - ix->tasks) : -1;
 }
 
 /* Indexes the ids and reports each later task that reuses one, in file
@@ -82,7 +82,7 @@ static int index_ids(const sy_workflow *wf, id_index *ix, const char *file,
     while (cap < 2 * wf->n_tasks)
         cap *= 2;
     ix->slot = xcalloc(cap, sizeof *ix->slot);
-    ix->idx = xcalloc(cap, sizeof *ix->idx);
+    ix->tasks = wf->tasks;
     ix->mask = cap - 1;
     int errors = 0;
     for (size_t i = 0; i < wf->n_tasks; i++) {
@@ -92,7 +92,6 @@ static int index_ids(const sy_workflow *wf, id_index *ix, const char *file,
         size_t k = id_slot(ix, t->id);
         if (!ix->slot[k]) {
             ix->slot[k] = t;
-            ix->idx[k] = i;
             continue;
         }
         int at = ix->slot[k]->line;
@@ -101,7 +100,7 @@ static int index_ids(const sy_workflow *wf, id_index *ix, const char *file,
                      t->id, at);
         else
             sy_error(d, file, t->line, "duplicate task id '%s' (tasks %zu and %zu)",
-                     t->id, ix->idx[k] + 1, i + 1);
+                     t->id, (size_t)(ix->slot[k] - ix->tasks) + 1, i + 1);
         errors++;
     }
     return errors;
@@ -321,7 +320,6 @@ int sy_wf_graph(sy_workflow *wf, const sy_wf_after *after, const char *file,
     for (size_t i = 0; i < wf->n_tasks; i++)
         errors += resolve_task(wf, i, &after[i], &ix, seen, &next, file, d);
     free(seen);
-    free(ix.idx);
     free(ix.slot);
     link_children(wf, next);
     if (topo_order(wf) < wf->n_tasks)
