@@ -146,7 +146,9 @@ void sy_job_free(sy_job *job);
  * the completion, does not become runnable beside a command at its exec:
  * the kernel balances a process at exec, and would move the command off a
  * CPU that is about to be free onto one that is busy.  Holding costs the
- * report the length of one start (a clone and an exec). */
+ * report the length of one start (a clone and an exec).  With a host that
+ * records process groups (ABI 1.2) the report goes with that request
+ * instead, while the new command waits for it before its exec (cmd.c). */
 void sy_job_run(sy_pool_item *it, void *arg);
 /* Reports the job this worker holds back, if any (the pool's idle
  * callback; also called by the runners where the next job starts). */
