@@ -77,12 +77,12 @@ int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time)
     sy_attempt *a = c->data;
     sy_engine *e = a->e;
     sy_process_request q = {.a = a, .pgid = pgid, .start_time = start_time};
-    uint64_t asked = uv_hrtime();
     if (pthread_equal(pthread_self(), e->loop_thread)) {
         /* From inside submit() or cancel(): the loop cannot wait for
          * itself; no batch is open there (submits follow the commit). */
         return write_one(e, &q, e->now());
     }
+    uint64_t asked = uv_hrtime();
     pthread_mutex_lock(&e->done_lock);
     if (e->proc_closed) {
         pthread_mutex_unlock(&e->done_lock);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "service/runs.h"
 #include "workflow/workflow.h"
 
 struct rows {
@@ -97,14 +98,8 @@ int sy_retry_plan(sy_store *st, int64_t run_id, const char *task_id, json_t **pl
         sy_run_record_clear(&run);
         return SY_ESTATE;
     }
-    char *def = NULL;
     sy_workflow *wf = NULL;
-    rc = sy_store_get_definition(st, run.hash, &def);
-    if (rc == SY_OK && !(wf = sy_workflow_from_json(def, err, err_len)))
-        rc = SY_EINVAL;
-    else if (rc != SY_OK)
-        sy_errf(err, err_len, "run %lld: %s", (long long)run_id, sy_store_errmsg(st));
-    free(def);
+    rc = sy_runs_stored_workflow(st, run_id, run.hash, &wf, err, err_len);
     struct rows rows = {NULL, NULL, wf ? wf->n_tasks : 0};
     if (rc == SY_OK) {
         rows.state = calloc(rows.n + 1, sizeof *rows.state);

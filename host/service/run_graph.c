@@ -47,17 +47,7 @@ int sy_runs_graph(sy_store *st, int64_t run_id, sy_run_graph *g, char *err, size
         sy_errf(err, err_len, "%s", rc == SY_ENOENT ? "no such run" : sy_store_errmsg(st));
         return rc;
     }
-    char *def = NULL;
-    rc = sy_store_get_definition(st, run.hash, &def);
-    if (rc != SY_OK) {
-        sy_errf(err, err_len, "run %lld: its definition %s: %s", (long long)run_id, run.hash,
-                sy_store_errmsg(st));
-    } else if (!(g->wf = sy_workflow_from_json(def, err, err_len))) {
-        /* err says what is wrong with the stored text: a store edited by
-         * hand, or written by a newer host. */
-        rc = SY_EINVAL;
-    }
-    free(def);
+    rc = sy_runs_stored_workflow(st, run_id, run.hash, &g->wf, err, err_len);
     sy_run_record_clear(&run);
     if (rc != SY_OK)
         return rc;

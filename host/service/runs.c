@@ -37,6 +37,22 @@ int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
     return rc;
 }
 
+int sy_runs_stored_workflow(sy_store *st, int64_t run_id, const char *hash,
+                            sy_workflow **out, char *err, size_t err_len)
+{
+    char *def = NULL;
+    *out = NULL;
+    int rc = sy_store_get_definition(st, hash, &def);
+    if (rc != SY_OK)
+        sy_errf(err, err_len, "run %lld: %s", (long long)run_id, sy_store_errmsg(st));
+    /* err says what is wrong with the stored text: a store edited by hand,
+     * or written by a newer host. */
+    else if (!(*out = sy_workflow_from_json(def, err, err_len)))
+        rc = SY_EINVAL;
+    free(def);
+    return rc;
+}
+
 int sy_runs_cancel(sy_store *st, int64_t run_id, sy_run_state *state, char *err,
                    size_t err_len)
 {

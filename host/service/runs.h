@@ -21,6 +21,13 @@
 int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
                    int64_t *run_id, char *err, size_t err_len);
 
+/* The workflow run `run_id` started with, read back from the definition
+ * the store holds under `hash` (the run's), into *out (the caller's to
+ * free).  A store error ("run N: ..."), or SY_EINVAL when the stored text
+ * does not read back (err says why). */
+int sy_runs_stored_workflow(sy_store *st, int64_t run_id, const char *hash,
+                            sy_workflow **out, char *err, size_t err_len);
+
 /* Asks for run `run_id` to be cancelled (its host stops it; a run nobody
  * holds is Cancelled at once) and sets *state to its state after that.
  * SY_ENOENT ("no such run"), SY_ESTATE ("already ended"), or a store
