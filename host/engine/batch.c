@@ -16,10 +16,8 @@ void *sy_engine_grow(void *v, size_t *cap, size_t need, size_t elem)
     while (c < need)
         c *= 2;
     void *nv = realloc(v, c * elem);
-    if (!nv) {
-        sy_log(SY_LOG_ERROR, "engine", "out of memory");
-        abort();
-    }
+    if (!nv)
+        sy_oom("growing the engine's lists");
     *cap = c;
     return nv;
 }

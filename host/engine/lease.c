@@ -79,10 +79,8 @@ void sy_lease_reregister(sy_engine *e)
     /* The base id's "HOST:PID" stays in front, so hosts on this machine
      * still tell from the pid whether the process is alive. */
     char *now = sy_asprintf("%s.%u", e->owner_base, e->owner_gen);
-    if (!now) {
-        sy_log(SY_LOG_ERROR, "engine", "out of memory");
-        abort();
-    }
+    if (!now)
+        sy_oom("naming the host anew");
     sy_log(SY_LOG_INFO, "engine",
            "this host comes back as %s (it was %s): the runs it held are for any "
            "host to take over", now, was);

@@ -322,7 +322,7 @@ int sy_map_load(sy_live_run *r, char ***hosts, char *err, size_t err_len)
         return 0;
     r->maps = calloc(r->n_maps, sizeof *r->maps);
     if (!r->maps)
-        abort();
+        sy_oom("loading a run's maps");
     for (size_t i = 0, k = 0; i < wf->n_tasks; i++) {
         if (!wf->tasks[i].mapped)
             continue;
@@ -344,13 +344,13 @@ int sy_map_load(sy_live_run *r, char ***hosts, char *err, size_t err_len)
     }
     sy_live_task *t = realloc(r->t, total * sizeof *t);
     if (!t)
-        abort();
+        sy_oom("loading a run's maps");
     memset(t + wf->n_tasks, 0, (total - wf->n_tasks) * sizeof *t);
     r->t = t;
     r->n_t = total;
     char **h = realloc(*hosts, total * sizeof *h);
     if (!h)
-        abort();
+        sy_oom("loading a run's maps");
     if (!*hosts)
         memset(h, 0, wf->n_tasks * sizeof *h);
     memset(h + wf->n_tasks, 0, (total - wf->n_tasks) * sizeof *h);

@@ -46,7 +46,7 @@ static sy_observed *note(sy_engine *e, const sy_live_run *r)
         size_t cap = o->cap ? o->cap * 2 : 64;
         o->v = realloc(o->v, cap * sizeof *o->v);
         if (!o->v)
-            abort();
+            sy_oom("keeping the turn's observations");
         o->cap = cap;
     }
     sy_observed *ev = &o->v[o->n++];

@@ -276,7 +276,7 @@ void sy_live_task_terminal(sy_live_run *r, size_t idx)
             if (n == cap)
                 stack = realloc(stack, (cap *= 2) * sizeof *stack);
             if (!stack)
-                abort();
+                sy_oom("deciding a run's tasks");
             stack[n++] = c;
         }
     }

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "base/util.h"
+
 static void place(sy_timers *ts, size_t i, sy_timer *t)
 {
     ts->heap[i] = t;
@@ -77,7 +79,7 @@ void sy_timer_start(sy_timers *ts, sy_timer *t, int64_t due)
         ts->cap = ts->cap ? ts->cap * 2 : 64;
         sy_timer **heap = realloc(ts->heap, ts->cap * sizeof *heap);
         if (!heap)
-            abort();
+            sy_oom("growing the timer heap");
         ts->heap = heap;
     }
     t->due = due;

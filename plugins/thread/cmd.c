@@ -11,8 +11,6 @@
 
 #include "thread.h"
 
-/* How long a command that could not start for want of processes waits. */
-#define DEFER_MS 500
 /* The head of a stdout that is not the output (output = "none") kept for
  * the attempt's logs. */
 #define STDOUT_LOG_MAX (64 * 1024)
@@ -262,7 +260,7 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
             sy_job_fail(job, SY_OUTCOME_DEFERRED, "command: %s (the host is "
                         "short of processes, descriptors or memory; tried "
                         "again, not charged)", err);
-            job->retry_after_ms = DEFER_MS;
+            job->retry_after_ms = SY_JOB_DEFER_MS;
             return;
         }
         sy_job_fail(job, SY_OUTCOME_FAILED, "command: %s", err);

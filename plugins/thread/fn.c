@@ -74,15 +74,26 @@ int sy_fn_split(const char *function, char **path, char **symbol, char *err,
     return SY_OK;
 }
 
+/* Whether dlopen failed for want of memory, not for the library: the
+ * loader ends its message with the error's text, and may leave errno. */
+static bool out_of_memory(const char *why)
+{
+    if (errno == ENOMEM)
+        return true;
+    const char *tail = strerror(ENOMEM);
+    size_t n = why ? strlen(why) : 0, m = strlen(tail);
+    return n >= m && strcmp(why + n - m, tail) == 0;
+}
+
 /* The handle of `path`, opened now or earlier; under L->mu. */
 static int lib_open(sy_libs *L, const char *path, void **out, char *err,
                     size_t err_len)
 {
     char *real = realpath(path, NULL);
     if (!real) {
-        snprintf(err, err_len, "cannot open task library %s: %s", path,
-                 strerror(errno));
-        return SY_ENOENT;
+        int why = errno;
+        snprintf(err, err_len, "cannot open task library %s: %s", path, strerror(why));
+        return why == ENOMEM ? SY_ENOMEM : SY_ENOENT;
     }
     for (sy_lib *l = L->libs; l; l = l->next)
         if (strcmp(l->path, real) == 0) {
@@ -90,13 +101,14 @@ static int lib_open(sy_libs *L, const char *path, void **out, char *err,
             *out = l->handle;
             return SY_OK;
         }
+    errno = 0;
     void *h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *why = dlerror();
         snprintf(err, err_len, "cannot load task library %s: %s", path,
                  why ? why : "dlopen failed");
         free(real);
-        return SY_ENOENT;
+        return out_of_memory(why) ? SY_ENOMEM : SY_ENOENT;
     }
     int rc = sy_task_lib_check_abi(h, path, err, err_len);
     sy_lib *l = rc == SY_OK ? calloc(1, sizeof *l) : NULL;
@@ -253,8 +265,17 @@ void sy_fn_run(sy_job *job)
     const sy_task *t = job->task;
     char err[1024];
     sy_task_fn fn = NULL;
-    if (sy_fn_resolve(&job->inst->libs, t->base_dir, job->spec.function, &fn,
-                      err, sizeof err) != SY_OK) {
+    int found = sy_fn_resolve(&job->inst->libs, t->base_dir, job->spec.function, &fn, err,
+                              sizeof err);
+    if (found == SY_ENOMEM) {
+        /* The host is short of memory, which is not the task's doing: it
+         * goes back Ready uncharged, as a command that cannot start does. */
+        sy_job_fail(job, SY_OUTCOME_DEFERRED, "%s (the host is short of memory; tried "
+                    "again, not charged)", err);
+        job->retry_after_ms = SY_JOB_DEFER_MS;
+        return;
+    }
+    if (found != SY_OK) {
         sy_job_fail(job, SY_OUTCOME_FAILED, "%s", err);
         return;
     }

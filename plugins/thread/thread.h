@@ -88,6 +88,10 @@ typedef enum sy_job_kind { SY_JOB_FUNCTION, SY_JOB_COMMAND } sy_job_kind;
 
 /* A task's parameters, parsed and checked.  Strings are borrowed from the
  * task's sy_params (valid until complete()). */
+/* How long a job that could not start for want of processes, descriptors
+ * or memory waits before it is offered again. */
+#define SY_JOB_DEFER_MS 500
+
 typedef struct sy_job_spec {
     sy_job_kind kind;
     const char *function;    /* "path:symbol" as written */
