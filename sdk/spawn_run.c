@@ -28,6 +28,7 @@ void sy_spawn_opts_init(sy_spawn_opts *o, const char *const *argv)
     o->argv = argv;
     o->kill_grace_ms = SY_SPAWN_DEFAULT_KILL_GRACE_MS;
     o->cancel_fd = -1;
+    o->kill_fd = -1;
 }
 
 void sy_spawn_result_free(sy_spawn_result *r)
@@ -118,7 +119,7 @@ static void sy_spawn__step(sy_spawn__run *s)
 {
     int64_t now = sy_spawn__now_ms();
     sy_spawn__check_clock(s, now);
-    struct pollfd p[5];
+    struct pollfd p[6];
     int n = 0;
     sy_spawn__add_fd(p, &n, s->pidfd, POLLIN);
     sy_spawn__add_fd(p, &n, s->out_fd, POLLIN);
@@ -126,13 +127,19 @@ static void sy_spawn__step(sy_spawn__run *s)
     sy_spawn__add_fd(p, &n, s->in_fd, POLLOUT);
     if (!s->terminating)
         sy_spawn__add_fd(p, &n, s->cancel_fd, POLLIN);
+    if (!s->killed)
+        sy_spawn__add_fd(p, &n, s->o->kill_fd, POLLIN);
     int rc = poll(p, (nfds_t)n, sy_spawn__wait_ms(s, now));
     if (rc < 0)
         return; /* EINTR; anything else shows up on the next round */
     for (int i = 0; i < n; i++) {
         if (!p[i].revents)
             continue;
-        if (p[i].fd == s->cancel_fd && !s->terminating) {
+        if (p[i].fd == s->o->kill_fd && !s->killed) {
+            sy_spawn__signal_group(s, SIGKILL);
+            s->terminating = s->killed = true;
+            sy_spawn__close(&s->in_fd);
+        } else if (p[i].fd == s->cancel_fd && !s->terminating) {
             s->r->cancelled = true;
             sy_spawn__terminate(s);
         } else if (p[i].fd == s->in_fd) {

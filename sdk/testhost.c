@@ -4,6 +4,7 @@
  * (switchyard/testhost.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -111,6 +112,61 @@ static void host_wake(sy_host *h)
     broadcast(h);
 }
 
+static int host_process(sy_completion *c, int64_t pgid, uint64_t start_time)
+{
+    (void)start_time;
+    if (!c || !c->host || pgid <= 1)
+        return SY_EINVAL;
+    atomic_fetch_add(&c->host->processes, 1);
+    return c->host->process_answer;
+}
+
+typedef struct later {
+    void (*answer)(void *arg, int status);
+    void *arg;
+    int status;
+    int64_t ms;
+} later;
+
+static void *answer_later(void *p)
+{
+    later l = *(later *)p;
+    free(p);
+    struct timespec ts = {(time_t)(l.ms / 1000), (long)(l.ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    l.answer(l.arg, l.status);
+    return NULL;
+}
+
+static int host_process_async(sy_completion *c, int64_t pgid, uint64_t start_time,
+                              void (*answer)(void *arg, int status), void *arg)
+{
+    if (!answer)
+        return SY_EINVAL;
+    int status = host_process(c, pgid, start_time);
+    if (status == SY_EINVAL || c->host->process_answer_ms <= 0) {
+        if (status == SY_EINVAL)
+            return status;
+        answer(arg, status);
+        return SY_OK;
+    }
+    later *l = malloc(sizeof *l);
+    if (!l)
+        return SY_ENOMEM;
+    *l = (later){answer, arg, status, c->host->process_answer_ms};
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, answer_later, l);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        free(l);
+        return SY_ENOMEM;
+    }
+    return SY_OK;
+}
+
 static const sy_host_api table = {
     .size = sizeof(sy_host_api),
     .abi_major = SY_EXECUTOR_ABI_MAJOR,
@@ -119,6 +175,8 @@ static const sy_host_api table = {
     .log = host_log,
     .wake = host_wake,
     SY_SDK_JSON_PARAMS_INIT,
+    .attempt_process = host_process,
+    .attempt_process_async = host_process_async,
 };
 
 const sy_host_api *sy_sdk_test_host_api(void)
@@ -135,6 +193,8 @@ int sy_sdk_test_host_init(sy_host *h, const char *name)
     atomic_init(&h->doubles, 0);
     atomic_init(&h->malformed, 0);
     atomic_init(&h->wakes, 0);
+    atomic_init(&h->processes, 0);
+    h->process_answer = SY_OK;
     if (pthread_mutex_init(&h->lock, NULL) != 0)
         return -1;
     if (pthread_cond_init(&h->changed, NULL) != 0) {

@@ -1,5 +1,5 @@
 /*
- * switchyard/executor.h -- the executor ABI, version 1.2.
+ * switchyard/executor.h -- the executor ABI, version 1.3.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -77,7 +77,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 2
+#define SY_EXECUTOR_ABI_MINOR 3
 
 /* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
  * descriptor.  Define it before including this header when the plugin sets
@@ -446,6 +446,26 @@ typedef struct sy_host_api {
      * over): kill the group and complete() as cancelled.  Other errors
      * (SY_EIO, SY_EINVAL): kill it and fail the attempt. */
     int (*attempt_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
+
+    /* since 1.3 */
+
+    /* attempt_process without the wait: asks for the same record and
+     * returns at once.  SY_OK: asked; `answer(arg, status)` is then called
+     * exactly once with what attempt_process would have returned, from a
+     * host thread (possibly before this returns), and must not block: it
+     * hands the status to the plugin's thread (a flag and a wake-up) and
+     * does no more.  Any other return: nothing was asked and `answer` is
+     * never called; the status means what attempt_process's would.  The
+     * command may go on while the record is written (the host writes it
+     * in its next turn, beside the rest of that turn's writes, so a
+     * plugin running short commands back to back does not wait a turn for
+     * each), but the plugin must not call complete(c) before `answer` has
+     * been called: the record and the attempt's end are written in that
+     * order.  On a refusal (SY_ESTATE, SY_EIO, ...) the group is stopped
+     * as attempt_process's caller stops it.  Same thread rules as
+     * attempt_process; `arg` is the plugin's, never read by the host. */
+    int (*attempt_process_async)(sy_completion *c, int64_t pgid, uint64_t start_time,
+                                 void (*answer)(void *arg, int status), void *arg);
 } sy_host_api;
 
 /* ------------------------------------------------------------------------ */

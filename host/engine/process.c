@@ -15,6 +15,11 @@ struct sy_process_request {
     uint64_t start_time;
     int status;
     bool written, done;
+    /* attempt_process_async: called with the status instead of waking a
+     * waiter; the request is then the loop's (malloc'd, freed once
+     * answered).  NULL: a waiter's, on its stack. */
+    void (*answer)(void *arg, int status);
+    void *arg;
     sy_process_request *next;
 };
 
@@ -72,7 +77,19 @@ static int write_one(sy_engine *e, sy_process_request *q, int64_t now)
     return SY_OK;
 }
 
-int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time)
+/* Under done_lock: `q` joins the requests the next batch writes. */
+static void enqueue(sy_engine *e, sy_process_request *q)
+{
+    if (e->proc_tail)
+        e->proc_tail->next = q;
+    else
+        e->proc_head = q;
+    e->proc_tail = q;
+    sy_wake_send(&e->done);
+}
+
+int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time,
+                          void (*answer)(void *arg, int status), void *arg)
 {
     sy_attempt *a = c->data;
     sy_engine *e = a->e;
@@ -80,7 +97,29 @@ int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time)
     if (pthread_equal(pthread_self(), e->loop_thread)) {
         /* From inside submit() or cancel(): the loop cannot wait for
          * itself; no batch is open there (submits follow the commit). */
-        return write_one(e, &q, e->now());
+        int rc = write_one(e, &q, e->now());
+        if (!answer)
+            return rc;
+        answer(arg, rc);
+        return SY_OK;
+    }
+    if (answer) {
+        /* Nobody waits: the request lives until the loop answers it. */
+        sy_process_request *h = malloc(sizeof *h);
+        if (!h)
+            return SY_ENOMEM;
+        *h = q;
+        h->answer = answer;
+        h->arg = arg;
+        pthread_mutex_lock(&e->done_lock);
+        if (e->proc_closed) {
+            pthread_mutex_unlock(&e->done_lock);
+            free(h);
+            return SY_ESTATE;
+        }
+        enqueue(e, h);
+        pthread_mutex_unlock(&e->done_lock);
+        return SY_OK;
     }
     uint64_t asked = uv_hrtime();
     pthread_mutex_lock(&e->done_lock);
@@ -88,12 +127,7 @@ int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time)
         pthread_mutex_unlock(&e->done_lock);
         return SY_ESTATE;
     }
-    if (e->proc_tail)
-        e->proc_tail->next = &q;
-    else
-        e->proc_head = &q;
-    e->proc_tail = &q;
-    sy_wake_send(&e->done);
+    enqueue(e, &q);
     while (!q.done)
         pthread_cond_wait(&e->proc_cond, &e->done_lock);
     /* The wait is the command's: it starts once this returns. */
@@ -132,32 +166,60 @@ void sy_process_write(sy_engine *e, int64_t now)
     e->proc_written = list;
 }
 
-void sy_process_answer(sy_engine *e, int status)
+/* Under done_lock: marks the requests of `list` answered, `status`
+ * replacing their own unless SY_OK; the waiters' are done (each may be
+ * gone once the lock is let go), the others are returned, to be called
+ * once the lock is let go. */
+static sy_process_request *settle(sy_engine *e, sy_process_request *list, int status)
 {
-    pthread_mutex_lock(&e->done_lock);
-    for (sy_process_request *q = e->proc_written, *next; q; q = next) {
+    sy_process_request *calls = NULL;
+    for (sy_process_request *q = list, *next; q; q = next) {
         next = q->next;
         if (status != SY_OK)
             q->status = status;
-        q->done = true; /* q may be gone once the lock is let go */
+        if (q->answer) {
+            e->proc_records++;
+            q->next = calls;
+            calls = q;
+        } else {
+            q->done = true;
+        }
     }
+    return calls;
+}
+
+/* Loop thread, without the lock: the plugins' answers, then the
+ * requests freed. */
+static void call_answers(sy_process_request *calls)
+{
+    for (sy_process_request *q = calls, *next; q; q = next) {
+        next = q->next;
+        q->answer(q->arg, q->status);
+        free(q);
+    }
+}
+
+void sy_process_answer(sy_engine *e, int status)
+{
+    pthread_mutex_lock(&e->done_lock);
+    sy_process_request *calls = settle(e, e->proc_written, status);
     e->proc_written = NULL;
     pthread_cond_broadcast(&e->proc_cond);
     pthread_mutex_unlock(&e->done_lock);
+    call_answers(calls);
 }
 
 void sy_process_refuse_all(sy_engine *e, int status, bool close)
 {
     sy_process_answer(e, status);
     pthread_mutex_lock(&e->done_lock);
-    for (sy_process_request *q = e->proc_head, *next; q; q = next) {
-        next = q->next;
+    for (sy_process_request *q = e->proc_head; q; q = q->next)
         q->status = status;
-        q->done = true;
-    }
+    sy_process_request *calls = settle(e, e->proc_head, status);
     e->proc_head = e->proc_tail = NULL;
     if (close)
         e->proc_closed = true;
     pthread_cond_broadcast(&e->proc_cond);
     pthread_mutex_unlock(&e->done_lock);
+    call_answers(calls);
 }

@@ -10,7 +10,10 @@
  * is written at once, alone.  Every request is answered: with the
  * commit's status, SY_ESTATE when the attempt is no longer current or the
  * host lapsed, SY_EIO when the store failed; once the loop has stopped,
- * at once with SY_ESTATE.
+ * at once with SY_ESTATE.  A plugin that asks without waiting (1.3) is
+ * answered by a call on the loop thread instead of a wake-up; the plugin
+ * completes the attempt only after that call, so the request's attempt
+ * is alive until it is answered.
  */
 #ifndef SY_ENGINE_PROCESS_H
 #define SY_ENGINE_PROCESS_H
@@ -21,8 +24,13 @@
 void sy_process_init(sy_engine *e);
 void sy_process_free(sy_engine *e);
 
-/* The sy_completion.on_process of every attempt: any thread. */
-int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time);
+/* The sy_completion.on_process of every attempt: any thread.  With
+ * `answer` (attempt_process_async, ABI 1.3) nobody waits: the request is
+ * queued (SY_ENOMEM when it cannot be), and answer(arg, status) is called
+ * on the loop thread once the batch that wrote it has committed (at once,
+ * before this returns, from the loop thread itself). */
+int sy_process_on_attempt(sy_completion *c, int64_t pgid, uint64_t start_time,
+                          void (*answer)(void *arg, int status), void *arg);
 
 /* Loop thread: whether requests wait. */
 bool sy_process_pending(sy_engine *e);

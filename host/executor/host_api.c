@@ -213,7 +213,8 @@ static void api_complete(sy_completion *token, const sy_result *r)
 /* The record stays alive while the plugin has not completed it, and the
  * contract has the plugin call this before complete(): the lookup is
  * checked under the lock, the (possibly long) recording runs outside. */
-static int api_attempt_process(sy_completion *token, int64_t pgid, uint64_t start_time)
+static int attempt_process(sy_completion *token, int64_t pgid, uint64_t start_time,
+                           void (*answer)(void *arg, int status), void *arg)
 {
     uintptr_t v = (uintptr_t)token;
     uintptr_t gen = v >> SY_TOKEN_HALF;
@@ -230,7 +231,21 @@ static int api_attempt_process(sy_completion *token, int64_t pgid, uint64_t star
         return over ? SY_ESTATE : SY_EINVAL;
     if (!c->on_process)
         return SY_ENOTSUP;
-    return c->on_process(c, pgid, start_time);
+    return c->on_process(c, pgid, start_time, answer, arg);
+}
+
+static int api_attempt_process(sy_completion *token, int64_t pgid, uint64_t start_time)
+{
+    return attempt_process(token, pgid, start_time, NULL, NULL);
+}
+
+static int api_attempt_process_async(sy_completion *token, int64_t pgid,
+                                     uint64_t start_time,
+                                     void (*answer)(void *arg, int status), void *arg)
+{
+    if (!answer)
+        return SY_EINVAL;
+    return attempt_process(token, pgid, start_time, answer, arg);
 }
 
 static void api_log(sy_host *h, sy_log_level level, const char *fmt, ...)
@@ -260,4 +275,5 @@ const sy_host_api sy_host_api_table = {
      * conformance kit and the test host lend. */
     SY_SDK_JSON_PARAMS_INIT,
     .attempt_process = api_attempt_process,
+    .attempt_process_async = api_attempt_process_async,
 };

@@ -32,10 +32,14 @@ struct sy_completion {
     const char *who;     /* instance name for messages; not owned */
     const char *ns;      /* the task's namespace for messages; may be NULL */
     sy_completion *token; /* what the plugin is given; NULL once retired */
-    /* sy_host_api.attempt_process (1.2) for this submit: runs on the
-     * plugin's thread and may block until the record is durable.  NULL:
-     * the caller gets SY_ENOTSUP.  Set after init by the submitter. */
-    int (*on_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
+    /* sy_host_api.attempt_process (1.2) and attempt_process_async (1.3)
+     * for this submit: runs on the plugin's thread.  With `answer` NULL it
+     * blocks until the record is durable and returns its status; else it
+     * returns SY_OK once asked and calls answer(arg, status) later, once
+     * (any other return: never).  NULL: the caller gets SY_ENOTSUP.  Set
+     * after init by the submitter. */
+    int (*on_process)(sy_completion *c, int64_t pgid, uint64_t start_time,
+                      void (*answer)(void *arg, int status), void *arg);
 };
 
 struct sy_host {

@@ -271,6 +271,19 @@ static int w_attempt_process(sy_completion *c, int64_t pgid, uint64_t start_time
     return w.rc;
 }
 
+/* attempt_process_async (1.3): an isolated plugin's host is across a
+ * socket, and its answer comes back to this process's main thread; the
+ * asking thread waits for it as attempt_process does, then answers
+ * itself.  Isolation already costs far more than the wait. */
+static int w_attempt_process_async(sy_completion *c, int64_t pgid, uint64_t start_time,
+                                   void (*answer)(void *arg, int status), void *arg)
+{
+    if (!answer)
+        return SY_EINVAL;
+    answer(arg, w_attempt_process(c, pgid, start_time));
+    return SY_OK;
+}
+
 /* Main thread: an answer, or (host_gone) the end of all of them. */
 static void on_ack(uint64_t seq, int rc, bool gone)
 {
@@ -295,6 +308,7 @@ static const sy_host_api api = {
     .wake = w_wake,
     SY_SDK_JSON_PARAMS_INIT,
     .attempt_process = w_attempt_process,
+    .attempt_process_async = w_attempt_process_async,
 };
 
 /* --- the calls the host asks for ----------------------------------------- */

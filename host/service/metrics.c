@@ -144,15 +144,17 @@ static void lease(FILE *f, sy_engine *e)
     counter(f, "switchyard_attempts_abandoned_total",
             "Attempts of hosts that lost a run, found Running when this host took it.",
             c.abandoned);
-    /* A command waits for its process group's record before it runs: on
-     * a busy machine this wait is most of a short command's overhead. */
+    /* A plugin that waits for its process group's record (attempt_process)
+     * holds its command that long: on a busy machine that wait was most of
+     * a short command's overhead.  One that asks without waiting
+     * (attempt_process_async) adds no wait. */
     counter(f, "switchyard_process_records_total",
-            "Process groups of attempts that plugins asked the host to record before "
-            "their commands ran (attempt_process).",
+            "Process groups of attempts that plugins asked the host to record "
+            "(attempt_process, attempt_process_async), counted when answered.",
             c.process_records);
     sy_expo_family(f, "switchyard_process_record_wait_seconds_total", "counter",
                    "Time plugin threads waited for those records (the loop's write and "
-                   "commit), summed.");
+                   "commit), summed; asks that do not wait add nothing.");
     sy_expo_sample(f, "switchyard_process_record_wait_seconds_total", NULL,
                    (double)c.process_wait_ns / 1e9);
 }

@@ -95,10 +95,22 @@ static int record_process(void *arg, pid_t pgid, uint64_t start_time)
     const sy_host_api *api = job->inst->api;
     if (!SY_HOST_HAS(api, attempt_process))
         return 0;
-    /* The command waits for this record before its exec anyway: the job
-     * held back is reported now, so that the host's one turn writes both
-     * (2,545 commits for 2,000 commands became about 2,050). */
+    /* The job held back is reported with this request, so that the host's
+     * one turn writes both (2,545 commits for 2,000 commands became about
+     * 2,050). */
     sy_job_report_held(NULL);
+    if (SY_HOST_HAS(api, attempt_process_async)) {
+        /* The command runs while the host writes the record; the answer
+         * is waited for only before this job's report, by when it is
+         * almost always in.  A refusal stops the command then. */
+        atomic_store(&job->answer_owed, true);
+        int rc = api->attempt_process_async(job->c, (int64_t)pgid, start_time,
+                                            sy_job_on_answer, job);
+        if (rc == SY_OK)
+            return 0;
+        atomic_store(&job->answer_owed, false);
+        return rc == SY_ENOTSUP ? 0 : rc;
+    }
     int rc = api->attempt_process(job->c, (int64_t)pgid, start_time);
     return rc == SY_ENOTSUP ? 0 : rc;
 }
@@ -107,14 +119,15 @@ static void settle(sy_job *job, const char *prog, sy_spawn_result *r)
 {
     char what[512], how[128];
     sy_spawn_describe(r, how, sizeof how);
-    if (r->process_refused) {
-        sy_job_fail(job, r->process_refused == SY_ESTATE ? SY_OUTCOME_CANCELLED
-                                                         : SY_OUTCOME_FAILED,
-                    "command %s was killed at its start: the host %s its "
+    int refused = r->process_refused ? r->process_refused : atomic_load(&job->refused);
+    if (refused) {
+        sy_job_fail(job, refused == SY_ESTATE ? SY_OUTCOME_CANCELLED
+                                              : SY_OUTCOME_FAILED,
+                    "command %s was killed: the host %s its "
                     "process group (status %d)", prog,
-                    r->process_refused == SY_ESTATE ? "no longer runs this "
+                    refused == SY_ESTATE ? "no longer runs this "
                     "attempt and did not record" : "could not record",
-                    r->process_refused);
+                    refused);
     } else if (atomic_load(&job->cancelled) || r->cancelled) {
         sy_job_fail(job, SY_OUTCOME_CANCELLED, "cancelled: the process group "
                     "of %s was terminated", prog);
@@ -240,6 +253,7 @@ static void run(sy_job *job, const char **argv, char *cwd, sy_strv *env)
     o.timeout_ms = sy_job_time_left(job);
     o.kill_grace_ms = job->spec.kill_grace_ms;
     o.cancel_fd = job->cancel_fd;
+    o.kill_fd = job->kill_fd;
     started_at at = {0};
     o.on_start = on_start;
     o.on_start_arg = &at;

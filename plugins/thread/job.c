@@ -27,14 +27,20 @@ sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,
     job->task = task;
     job->c = c;
     job->spec = *spec;
-    job->cancel_fd = -1;
+    job->cancel_fd = job->kill_fd = -1;
     atomic_init(&job->cancelled, 0);
+    atomic_init(&job->answer_owed, false);
+    atomic_init(&job->refused, 0);
     if (task->timeout_ms > 0)
         job->deadline_ms = sy_now_ms() + task->timeout_ms;
     bool spawns = spec->kind == SY_JOB_COMMAND || spec->isolate;
     if (spawns) {
         job->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (job->cancel_fd < 0) {
+        if (spec->kind == SY_JOB_COMMAND && job->cancel_fd >= 0)
+            job->kill_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (job->cancel_fd < 0 || (spec->kind == SY_JOB_COMMAND && job->kill_fd < 0)) {
+            if (job->cancel_fd >= 0)
+                close(job->cancel_fd);
             free(job);
             return NULL;
         }
@@ -48,6 +54,8 @@ void sy_job_free(sy_job *job)
         return;
     if (job->cancel_fd >= 0)
         close(job->cancel_fd);
+    if (job->kill_fd >= 0)
+        close(job->kill_fd);
     free(job->output);
     free(job->error);
     free(job->log_out);
@@ -112,9 +120,52 @@ void sy_job_log(const sy_job *job, sy_log_level level, const char *fmt, ...)
 /* Hands the result to the host, then says a place is free.  The pool has
  * already given the place back, so a submit racing with this one may take
  * it: wake() is a hint, and one per freed place is what was promised. */
+void sy_job_on_answer(void *arg, int status)
+{
+    sy_job *job = arg;
+    sy_instance *inst = job->inst;
+    if (status != SY_OK && status != SY_ENOTSUP) {
+        /* Nobody could find the group after a crash: it must not go on.
+         * The kill descriptor stops it at once; settle() names why. */
+        atomic_store(&job->refused, status);
+        uint64_t one = 1;
+        ssize_t w = write(job->kill_fd, &one, sizeof one);
+        (void)w;
+    }
+    pthread_mutex_lock(&inst->answer_lock);
+    atomic_store(&job->answer_owed, false);
+    pthread_cond_broadcast(&inst->answer_cond);
+    /* The job may be reported and freed once this is let go. */
+    pthread_mutex_unlock(&inst->answer_lock);
+}
+
+/* The record is written before the attempt's end (the ABI's order): by
+ * the time a command has ended and the next one started, it almost always
+ * is, and this costs one load. */
+static void await_answer(sy_job *job)
+{
+    if (!atomic_load(&job->answer_owed))
+        return;
+    sy_instance *inst = job->inst;
+    pthread_mutex_lock(&inst->answer_lock);
+    while (atomic_load(&job->answer_owed))
+        pthread_cond_wait(&inst->answer_cond, &inst->answer_lock);
+    pthread_mutex_unlock(&inst->answer_lock);
+    int refused = atomic_load(&job->refused);
+    if (refused && job->outcome != SY_OUTCOME_CANCELLED && job->outcome != SY_OUTCOME_FAILED)
+        /* The answer came after the command's end: what it did stands
+         * for nobody (the host no longer runs this attempt, or cannot
+         * write), and the report says so. */
+        sy_job_fail(job, refused == SY_ESTATE ? SY_OUTCOME_CANCELLED : SY_OUTCOME_FAILED,
+                    "the host %s the command's process group (status %d)",
+                    refused == SY_ESTATE ? "no longer runs this attempt and did not record"
+                                         : "could not record", refused);
+}
+
 static void report(sy_job *job)
 {
     sy_instance *inst = job->inst;
+    await_answer(job);
     static const char *const oom = "out of memory while describing how the "
                                    "attempt ended";
     sy_result res = {.size = sizeof res, .outcome = job->outcome, .output = job->output, .output_len = job->output_len, .error = job->error, .retry_after_ms = job->retry_after_ms};

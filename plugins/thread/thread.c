@@ -172,6 +172,8 @@ static void thread_destroy(sy_instance *inst)
     for (int i = 0; i < SY_N_POOLS; i++)
         sy_pool_stop(&inst->pools[i]);
     sy_libs_free(&inst->libs);
+    pthread_mutex_destroy(&inst->answer_lock);
+    pthread_cond_destroy(&inst->answer_cond);
     free(inst->runner);
     free(inst);
 }
@@ -221,6 +223,8 @@ static int thread_create(const sy_host_api *api, sy_host *host,
     inst->api = api;
     inst->host = host;
     sy_libs_init(&inst->libs);
+    pthread_mutex_init(&inst->answer_lock, NULL);
+    pthread_cond_init(&inst->answer_cond, NULL);
     sy_task_api_fill(&inst->task_api, api);
     set_defaults(inst);
     int rc = read_settings(api, config, inst, err, err_len);

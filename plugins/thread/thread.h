@@ -78,6 +78,11 @@ struct sy_instance {
      * command running (pipes, clone, exec) and from there to its end
      * reaped (the command's own time, its output read). */
     _Atomic int64_t commands_started, commands_spawn_ns, commands_run_ns;
+    /* The host's answers to records asked without waiting (ABI 1.3):
+     * the host's thread sets a job's answer under the lock and signals;
+     * the worker that reports the job waits for it (job.c). */
+    pthread_mutex_t answer_lock;
+    pthread_cond_t answer_cond;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -126,11 +131,22 @@ typedef struct sy_job {
     atomic_int cancelled;    /* the host called cancel() */
     int cancel_fd;           /* eventfd written on cancel, for spawned
                                 work; -1 for in-process functions */
+    int kill_fd;             /* eventfd written when the host refuses the
+                                command's record after its start: the
+                                group is killed at once; -1 but for
+                                commands */
     sy_outcome outcome;      /* the result, set by the runner of the job */
     char *output;            /* owned */
     size_t output_len;
     char *error;             /* owned */
     int64_t retry_after_ms;  /* DEFERRED: not before this (ABI 1.1) */
+    /* The record of the command's process group, asked without waiting
+     * (attempt_process_async): true from the ask until the host answers
+     * (under inst->answer_lock; read without it only as a hint), and the
+     * refusal it brought (0: recorded or not needed).  The job is
+     * reported only once it is answered. */
+    atomic_bool answer_owed;
+    atomic_int refused;
     /* What a command wrote, handed to the host as the attempt's logs
      * (sy_result.log_*): owned, NULL for none. */
     char *log_out, *log_err;
@@ -157,6 +173,10 @@ void sy_job_run(sy_pool_item *it, void *arg);
 /* Reports the job this worker holds back, if any (the pool's idle
  * callback; also called by the runners where the next job starts). */
 void sy_job_report_held(void *arg);
+/* The answer callback of attempt_process_async (a host thread): keeps
+ * the status, stops the command when it is a refusal (by its cancel
+ * descriptor), and lets the job's report go on. */
+void sy_job_on_answer(void *arg, int status);
 /* Marks a running job cancelled (the pool's interrupt callback). */
 void sy_job_interrupt(sy_pool_item *it, void *arg);
 /* Completes a job the pool already settled (dequeued by cancel). */

@@ -46,4 +46,12 @@ tests_plugins_test_thread_SOURCES = tests/plugins/test_thread.c
 tests_plugins_test_thread_CFLAGS = $(UNIT_CFLAGS) -pthread
 tests_plugins_test_thread_LDFLAGS = -pthread
 tests_plugins_test_thread_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/plugins/test_thread_record
+TESTS += tests/plugins/test_thread_record
+tests_plugins_test_thread_record_SOURCES = tests/plugins/test_thread_record.c
+tests_plugins_test_thread_record_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_plugins_test_thread_record_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+	$(JANSSON_CFLAGS) -pthread
+tests_plugins_test_thread_record_LDFLAGS = -pthread
+tests_plugins_test_thread_record_LDADD = $(SDK_LIB) $(JANSSON_LIBS) $(CMOCKA_LIBS) -ldl
 EXTRA_DIST += tests/bin/tree.sh plugins/thread/thread.mk

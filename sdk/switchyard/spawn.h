@@ -129,6 +129,13 @@ typedef struct sy_spawn_opts {
      * r->process_refused.  NULL for none. */
     int (*on_process)(void *arg, pid_t pgid, uint64_t start_time);
     void *on_process_arg;
+    /* Readable means "kill the group now": SIGKILL to it at once, no
+     * grace, no more input, as a non-zero on_process does (an eventfd or
+     * a pipe); -1 for none.  For a refusal that comes after the start: a
+     * record asked from on_process without waiting for it
+     * (attempt_process_async).  Never read; the caller owns it.  The
+     * result says nothing of it: the caller knows why it wrote. */
+    int kill_fd;
 } sy_spawn_opts;
 
 /* How the run ended.  Filled by sy_spawn_run(); free with
@@ -163,7 +170,7 @@ typedef struct sy_spawn_result {
 
 /* Fills `o` with the defaults for running `argv` (kept, not copied): no
  * env, no cwd, no input, 16 MiB of stdout, no timeout, 5 s of grace, no
- * cancel descriptor. */
+ * cancel or kill descriptor. */
 void sy_spawn_opts_init(sy_spawn_opts *o, const char *const *argv);
 
 /* Frees what sy_spawn_run() put into `r` and empties it; safe to call

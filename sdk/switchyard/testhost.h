@@ -77,6 +77,17 @@ struct sy_host {
     pthread_cond_t changed;  /* broadcast on every completion and wake */
     void **owned;            /* JSON objects of sy_sdk_test_host_params() */
     size_t owned_count, owned_cap;
+    /* attempt_process (1.2) and attempt_process_async (1.3), for plugins
+     * that run processes: each call with a valid group (pgid > 1) is
+     * counted and answered `process_answer` (set: default SY_OK; e.g.
+     * SY_ESTATE for an attempt taken over, SY_EIO for a store that
+     * failed).  An async ask is answered from a thread of the test host
+     * after `process_answer_ms` (set: 0 answers inside the call), so a
+     * test can have the refusal come while the command runs, or after it
+     * ended. */
+    int process_answer;
+    int64_t process_answer_ms;
+    atomic_long processes;   /* attempt_process calls of either kind */
 };
 
 /* One submit as the test host sees it.  Init one per submit; never reuse

@@ -1,7 +1,11 @@
 /* sy_host_api.attempt_process (ABI 1.2) through the engine: a plugin
  * thread's call returns once the group is in the store, fenced by the
  * attempt; one from the loop's own thread is written at once; an attempt
- * that is over, a foreign token, and an engine that stopped are refused. */
+ * that is over, a foreign token, and an engine that stopped are refused.
+ * attempt_process_async (1.3): the ask returns at once, the record is
+ * written by the next turn and answered on the loop thread after its
+ * commit; from the loop thread it is answered before the ask returns; an
+ * engine that stops answers what waits with SY_ESTATE. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,12 +143,122 @@ static void test_refused(void **state)
     fake_close(&env);
 }
 
+typedef struct {
+    int calls, status;
+    pthread_t thread;
+} answer_seen;
+
+static void on_answer(void *arg, int status)
+{
+    answer_seen *a = arg;
+    a->calls++;
+    a->status = status;
+    a->thread = pthread_self();
+}
+
+typedef struct {
+    sy_completion *c;
+    answer_seen *seen;
+    int rc;
+} asker;
+
+static void *ask(void *arg)
+{
+    asker *k = arg;
+    k->rc = fake.api->attempt_process_async(k->c, 4343, 888, on_answer, k->seen);
+    return NULL;
+}
+
+/* From a plugin thread: the ask returns before anything is written; the
+ * next turn writes the record and answers it on the loop's thread, after
+ * its commit, once; no thread waited. */
+static void test_async_from_plugin_thread(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, WF);
+    fake_turn(&env);
+    answer_seen heard = {0};
+    asker k = {.c = token_of("a"), .seen = &heard, .rc = -100};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, ask, &k), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(k.rc, SY_OK);
+    assert_int_equal(heard.calls, 0);
+    assert_int_equal(records(&env).n, 0);
+    fake_turn(&env);
+    assert_int_equal(heard.calls, 1);
+    assert_int_equal(heard.status, SY_OK);
+    assert_true(pthread_equal(heard.thread, pthread_self()));
+    seen s = records(&env);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.last.pgid, 4343);
+    assert_true(s.last.start_time == 888);
+    fake_turn(&env);
+    assert_int_equal(heard.calls, 1);
+    sy_engine_counters n;
+    sy_engine_counters_get(env.engine, &n);
+    assert_int_equal(n.process_records, 1);
+    assert_int_equal(n.process_wait_ns, 0);
+    fake_close(&env);
+}
+
+/* From the loop's own thread: written and answered before the ask
+ * returns. */
+static void test_async_from_loop_thread(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, WF);
+    fake_turn(&env);
+    answer_seen heard = {0};
+    assert_int_equal(fake.api->attempt_process_async(token_of("b"), 5252, 9, on_answer, &heard),
+                     SY_OK);
+    assert_int_equal(heard.calls, 1);
+    assert_int_equal(heard.status, SY_OK);
+    assert_int_equal(records(&env).n, 1);
+    fake_close(&env);
+}
+
+/* Refusals at the ask return at once and never answer; an ask still
+ * waiting when the engine stops is answered SY_ESTATE, and nothing is
+ * recorded for it. */
+static void test_async_refused(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, WF);
+    fake_turn(&env);
+    answer_seen none = {0};
+    sy_completion *a = token_of("a");
+    fake_complete(&env, "a", SY_OUTCOME_SUCCEEDED);
+    assert_int_equal(fake.api->attempt_process_async(a, 4242, 1, on_answer, &none), SY_ESTATE);
+    assert_int_equal(fake.api->attempt_process_async(token_of("b"), 1, 1, on_answer, &none),
+                     SY_EINVAL);
+    assert_int_equal(fake.api->attempt_process_async(token_of("b"), 4242, 1, NULL, NULL),
+                     SY_EINVAL);
+    assert_int_equal(none.calls, 0);
+    answer_seen heard = {0};
+    asker k = {.c = token_of("b"), .seen = &heard, .rc = -100};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, ask, &k), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(k.rc, SY_OK);
+    assert_int_equal(records(&env).n, 0);
+    fake_close(&env);
+    assert_int_equal(heard.calls, 1);
+    assert_int_equal(heard.status, SY_ESTATE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_from_plugin_thread),
         cmocka_unit_test(test_from_loop_thread),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_async_from_plugin_thread),
+        cmocka_unit_test(test_async_from_loop_thread),
+        cmocka_unit_test(test_async_refused),
     };
     return cmocka_run_group_tests_name("process", tests, NULL, NULL);
 }

@@ -162,9 +162,11 @@ ok $? "with their spawn time and their run time, the 1 s sleep in them (${spawn}
 [ "$(value switchyard_process_records_total)" = 3 ]
 ok $? "the 3 commands' process groups were recorded before they ran"
 wait_s=$(value switchyard_process_record_wait_seconds_total)
-# The wait is part of each command's start, which the plugin times whole.
-awk -v w="${wait_s:-x}" -v s="${spawn:-0}" 'BEGIN { exit !(w ~ /^[0-9.e+-]+$/ && w > 0 && w * 1e6 <= s) }'
-ok $? "and the wait for those records is counted, inside the commands' start (${wait_s} s of ${spawn} us)"
+# The thread plugin asks without waiting (attempt_process_async): the
+# commands ran while the host wrote their records, and no thread waited.
+# (tests/engine/test_process counts a wait that happens.)
+[ "$wait_s" = 0 ]
+ok $? "and no worker waited for those records (${wait_s} s)"
 idle=$(value switchyard_loop_idle_seconds_total)
 # The sleep begins while the loop still finishes the turn that started it
 # (the store's write and commit, the run's first wake-ups): under valgrind

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -487,6 +488,59 @@ static void test_on_process(void **state)
     sy_spawn_result_free(&r);
 }
 
+/* An answer that comes after the start: on_process asks and returns 0,
+ * and the "host" refuses later by writing kill_fd (here from on_start).
+ * The whole group dies at once, SIGKILL, not after the 5 s grace; the
+ * result is neither cancelled nor refused (the caller knows why). */
+static void kill_later(void *arg)
+{
+    uint64_t one = 1;
+    assert_int_equal(write(*(int *)arg, &one, sizeof one), (ssize_t)sizeof one);
+}
+
+static void test_kill_fd(void **state)
+{
+    (void)state;
+    int kfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    assert_true(kfd >= 0);
+    const char *tree[] = {"/bin/sh", "-c", "sleep 5 & wait; echo survived", NULL};
+    sy_spawn_opts o;
+    sy_spawn_opts_init(&o, tree);
+    assert_int_equal(o.kill_fd, -1);
+    reported p = {0};
+    o.on_process = on_reported;
+    o.on_process_arg = &p;
+    o.on_start = kill_later;
+    o.on_start_arg = &kfd;
+    o.kill_fd = kfd;
+    o.kill_grace_ms = 5000;
+    sy_spawn_result r;
+    char err[512];
+    int64_t t0 = now_ms();
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_true(now_ms() - t0 < 3000);
+    assert_true(r.signaled);
+    assert_int_equal(r.signal_no, SIGKILL);
+    assert_false(r.cancelled);
+    assert_int_equal(r.process_refused, 0);
+    assert_null(strstr(r.out, "survived"));
+    sy_spawn_result_free(&r);
+
+    /* Never written: the run is the program's own. */
+    close(kfd);
+    kfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    assert_true(kfd >= 0);
+    const char *quick[] = {"/bin/sh", "-c", "echo done", NULL};
+    sy_spawn_opts_init(&o, quick);
+    o.kill_fd = kfd;
+    assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "done\n");
+    sy_spawn_result_free(&r);
+    close(kfd);
+}
+
 #if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
 static int send_pid(void *arg, pid_t pgid, uint64_t start_time)
 {
@@ -600,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_errors_before_start),
         cmocka_unit_test(test_exec_failure),
         cmocka_unit_test(test_on_start),
+        cmocka_unit_test(test_kill_fd),
         cmocka_unit_test(test_on_process),
         cmocka_unit_test(test_concurrent),
 #if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)

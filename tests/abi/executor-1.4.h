@@ -1,13 +1,13 @@
 /*
- * executor-1.3.h -- TEST ONLY: a simulated executor ABI 1.3, to prove that
- * a plugin rebuilt against a newer 1.x header loads on a 1.2 host when it
+ * executor-1.4.h -- TEST ONLY: a simulated executor ABI 1.4, to prove that
+ * a plugin rebuilt against a newer 1.x header loads on a 1.3 host when it
  * uses nothing newer, and is refused clearly when it does.  It is
- * api/switchyard/executor.h as of 1.2 with exactly what a real 1.3 would
+ * api/switchyard/executor.h as of 1.3 with exactly what a real 1.4 would
  * add: the minor, one descriptor field (drain) and one host function
- * (progress), each appended under a "since 1.3" mark.  No release has
+ * (progress), each appended under a "since 1.4" mark.  No release has
  * these; never install this file.
  *
- * switchyard/executor.h -- the executor ABI, version 1.3.
+ * switchyard/executor.h -- the executor ABI, version 1.4.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -88,7 +88,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 3
+#define SY_EXECUTOR_ABI_MINOR 4
 
 /* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
  * descriptor.  Define it before including this header when the plugin sets
@@ -469,6 +469,12 @@ typedef struct sy_host_api {
 
     /* since 1.3 */
 
+    /* attempt_process without the wait (see api/switchyard/executor.h). */
+    int (*attempt_process_async)(sy_completion *c, int64_t pgid, uint64_t start_time,
+                                 void (*answer)(void *arg, int status), void *arg);
+
+    /* since 1.4 */
+
     /* Reports how far an accepted submit has come, for `switchyard
      * status`.  Any thread, between submit() and complete() of `c`. */
     void (*progress)(sy_completion *c, int64_t done, int64_t total);
@@ -610,7 +616,7 @@ typedef struct sy_executor {
      * Thread: any host thread, concurrently; must not block. */
     void (*metrics)(sy_instance *inst, sy_metric_fn emit, void *sink);
 
-    /* since 1.3 */
+    /* since 1.4 */
 
     /* Optional.  Asks the instance to stop taking new work and finish what
      * it has (a host about to restart).  Thread: any host thread; must not
