@@ -53,8 +53,10 @@ void sy_spawn__nonblock(int fd);
 /* argv, cwd: 0, or -1 with err. */
 int sy_spawn__check_opts(const sy_spawn_opts *o, char *err, size_t err_len);
 /* Starts the child on pipes[0..2] (stdin, stdout, stderr) and closes the
- * child's ends; *pid gets it. */
-int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2], pid_t *pid);
+ * child's ends; *pid gets it, *start_time its start time in clock ticks
+ * when the clock around the clone() said it for sure (0: read /proc). */
+int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2], pid_t *pid,
+                    uint64_t *start_time);
 
 /* --- spawn_io.c ---------------------------------------------------------- */
 

@@ -232,7 +232,8 @@ static int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
     sy_spawn__nonblock(s->in_fd);
     sy_spawn__feed(s);
     pipes[0][1] = s->in_fd;
-    int rc = sy_spawn__start(o, pipes, &s->pid);
+    uint64_t start = 0;
+    int rc = sy_spawn__start(o, pipes, &s->pid, &start);
     if (rc) {
         if (rc == ENOENT && !strchr(o->argv[0], '/'))
             sy_spawn__err(err, err_len, "cannot run %s: not found in PATH",
@@ -253,10 +254,10 @@ static int sy_spawn__launch(sy_spawn__run *s, char *err, size_t err_len)
     sy_spawn__nonblock(s->err_fd);
     s->pidfd = sy_spawn__pidfd(s->pid);
     if (o->on_process) {
-        /* Read after the exec (the start returns only then), so it is the
-         * program's own start time; 0 where /proc cannot say. */
-        uint64_t start = 0;
-        if (sy_process_start_time(s->pid, &start) != 0)
+        /* The clock's when the start could tell it for sure, else read
+         * after the exec (the start returns only then); 0 where /proc
+         * cannot say. */
+        if (!start && sy_process_start_time(s->pid, &start) != 0)
             start = 0;
         s->r->process_refused = o->on_process(o->on_process_arg, s->pid, start);
         if (s->r->process_refused) {

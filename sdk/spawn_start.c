@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spawn_internal.h"
@@ -301,10 +302,34 @@ bool sy_spawn_uses_clone(void)
     return !atomic_load(&sy_spawn__no_clone);
 }
 
+/* CLOCK_BOOTTIME in clock ticks, rounded down as /proc/PID/stat shows a
+ * start time (the kernel's nsec_to_clock_t); 0 where that arithmetic is
+ * not the kernel's (a tick that does not divide a second) or the clock
+ * cannot be read. */
+static uint64_t sy_spawn__ticks(int64_t margin_ns)
+{
+    long hz = sysconf(_SC_CLK_TCK); /* glibc: a constant, no system call */
+    struct timespec ts;
+    if (hz <= 0 || 1000000000L % hz != 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+        return 0;
+    int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + margin_ns;
+    return ns > 0 ? (uint64_t)ns / (uint64_t)(1000000000L / hz) : 0;
+}
+
+/* The margin for a clock read on this CPU against the kernel's read in
+ * clone() on another: far above any skew, far below a tick (10 ms). */
+#define SY_SPAWN__TICK_MARGIN_NS 100000
+
 /* 0 (child started), an errno value (it could not start), or -1 (clone is
- * unavailable here: use posix_spawn). */
+ * unavailable here: use posix_spawn).  *start_time gets the child's start
+ * time when the clock says it for sure (the kernel stamps a new process
+ * with CLOCK_BOOTTIME inside clone(): read in the same tick just before
+ * and just after, that tick is the one /proc/PID/stat shows), else 0, and
+ * the caller reads /proc: an open of a new process's directory costs a
+ * short command about as much as its pipes. */
 static int sy_spawn__clone(const sy_spawn_opts *o, const char *file,
-                           char **envp, int pipes[3][2], pid_t *pid)
+                           char **envp, int pipes[3][2], pid_t *pid,
+                           uint64_t *start_time)
 {
     if (atomic_load(&sy_spawn__no_clone))
         return -1;
@@ -325,10 +350,13 @@ static int sy_spawn__clone(const sy_spawn_opts *o, const char *file,
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    uint64_t before = sy_spawn__ticks(-SY_SPAWN__TICK_MARGIN_NS);
     pid_t p = clone(sy_spawn__child_main, stack + sizeof stack,
                     CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
     int e = errno;
+    uint64_t after = sy_spawn__ticks(SY_SPAWN__TICK_MARGIN_NS);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    *start_time = before && before == after ? before : 0;
     if (p < 0) {
         if (e == EINVAL || e == ENOSYS || e == EPERM) {
             atomic_store(&sy_spawn__no_clone, 1);
@@ -347,9 +375,11 @@ static int sy_spawn__clone(const sy_spawn_opts *o, const char *file,
 }
 #else
 static int sy_spawn__clone(const sy_spawn_opts *o, const char *file,
-                           char **envp, int pipes[3][2], pid_t *pid)
+                           char **envp, int pipes[3][2], pid_t *pid,
+                           uint64_t *start_time)
 {
     (void)o, (void)file, (void)envp, (void)pipes, (void)pid;
+    *start_time = 0;
     return -1;
 }
 
@@ -361,8 +391,10 @@ bool sy_spawn_uses_clone(void)
 
 /* Starts the child with pipes[0..2] = stdin, stdout, stderr; on success
  * the child's ends are closed here.  Returns 0 or an errno value. */
-int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2], pid_t *pid)
+int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2], pid_t *pid,
+                    uint64_t *start_time)
 {
+    *start_time = 0;
     char file[PATH_MAX];
     int rc = sy_spawn__resolve(o, file, sizeof file);
     if (rc)
@@ -370,7 +402,7 @@ int sy_spawn__start(const sy_spawn_opts *o, int pipes[3][2], pid_t *pid)
     char **envp = sy_spawn__envp(o->env);
     if (!envp)
         return ENOMEM;
-    rc = sy_spawn__clone(o, file, envp, pipes, pid);
+    rc = sy_spawn__clone(o, file, envp, pipes, pid, start_time);
     if (rc < 0)
         rc = sy_spawn__posix(o, file, envp, pipes, pid);
     free(envp);

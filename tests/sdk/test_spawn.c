@@ -488,6 +488,34 @@ static void test_on_process(void **state)
     sy_spawn_result_free(&r);
 }
 
+/* The start time handed to on_process is the one /proc/PID/stat shows,
+ * every time: on the clone() path it comes from the clock read around the
+ * clone (the tick the kernel stamped), so a few hundred starts cross tick
+ * boundaries (10 ms) many times. */
+static void test_start_time_exact(void **state)
+{
+    (void)state;
+    if (access("/proc/self/stat", F_OK) != 0)
+        skip();
+    const char *argv[] = {"/bin/true", NULL};
+    for (int i = 0; i < 300; i++) {
+        sy_spawn_opts o;
+        sy_spawn_opts_init(&o, argv);
+        reported p = {0};
+        o.on_process = on_reported;
+        o.on_process_arg = &p;
+        sy_spawn_result r;
+        char err[512];
+        assert_int_equal(run_argv(&o, &r, err, sizeof err), 0);
+        assert_int_equal(p.calls, 1);
+        assert_true(p.start > 0);
+        if (p.start != p.start_read)
+            fail_msg("start %d: on_process got %llu, /proc says %llu", i,
+                     (unsigned long long)p.start, (unsigned long long)p.start_read);
+        sy_spawn_result_free(&r);
+    }
+}
+
 /* An answer that comes after the start: on_process asks and returns 0,
  * and the "host" refuses later by writing kill_fd (here from on_start).
  * The whole group dies at once, SIGKILL, not after the 5 s grace; the
@@ -655,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_exec_failure),
         cmocka_unit_test(test_on_start),
         cmocka_unit_test(test_kill_fd),
+        cmocka_unit_test(test_start_time_exact),
         cmocka_unit_test(test_on_process),
         cmocka_unit_test(test_concurrent),
 #if !defined(SY_SPAWN_NO_CLONE) && defined(__linux__)
