@@ -1,5 +1,6 @@
 /* One accepted attempt: created by submit(), run on a worker (or dequeued
  * by cancel()), completed exactly once, then freed. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +34,6 @@ sy_job *sy_job_new(sy_instance *inst, const sy_task *task, sy_completion *c,
     atomic_init(&job->refused, 0);
     if (task->timeout_ms > 0)
         job->deadline_ms = sy_now_ms() + task->timeout_ms;
-    bool spawns = spec->kind == SY_JOB_COMMAND || spec->isolate;
-    if (spawns) {
-        job->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (spec->kind == SY_JOB_COMMAND && job->cancel_fd >= 0)
-            job->kill_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (job->cancel_fd < 0 || (spec->kind == SY_JOB_COMMAND && job->kill_fd < 0)) {
-            if (job->cancel_fd >= 0)
-                close(job->cancel_fd);
-            free(job);
-            return NULL;
-        }
-    }
     return job;
 }
 
@@ -52,10 +41,6 @@ void sy_job_free(sy_job *job)
 {
     if (!job)
         return;
-    if (job->cancel_fd >= 0)
-        close(job->cancel_fd);
-    if (job->kill_fd >= 0)
-        close(job->kill_fd);
     free(job->output);
     free(job->error);
     free(job->log_out);
@@ -120,23 +105,66 @@ void sy_job_log(const sy_job *job, sy_log_level level, const char *fmt, ...)
 /* Hands the result to the host, then says a place is free.  The pool has
  * already given the place back, so a submit racing with this one may take
  * it: wake() is a hint, and one per freed place is what was promised. */
+/* Under inst->job_lock: writes a descriptor of a running job (-1: it is
+ * not running, nothing to stop).  Non-blocking: a full counter already
+ * says it. */
+static void poke(int fd)
+{
+    if (fd < 0)
+        return;
+    uint64_t one = 1;
+    ssize_t w = write(fd, &one, sizeof one);
+    (void)w;
+}
+
+/* Makes the descriptors of a spawning job's run: 0, or an errno value. */
+static int open_fds(sy_job *job)
+{
+    int c = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int k = c >= 0 && job->spec.kind == SY_JOB_COMMAND ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)
+                                                      : -1;
+    if (c < 0 || (job->spec.kind == SY_JOB_COMMAND && k < 0)) {
+        int e = errno;
+        if (c >= 0)
+            close(c);
+        return e ? e : EMFILE;
+    }
+    pthread_mutex_lock(&job->inst->job_lock);
+    job->cancel_fd = c;
+    job->kill_fd = k;
+    pthread_mutex_unlock(&job->inst->job_lock);
+    return 0;
+}
+
+/* After the run: nobody writes them from now on, then they are closed. */
+static void close_fds(sy_job *job)
+{
+    pthread_mutex_lock(&job->inst->job_lock);
+    int c = job->cancel_fd, k = job->kill_fd;
+    job->cancel_fd = job->kill_fd = -1;
+    pthread_mutex_unlock(&job->inst->job_lock);
+    if (c >= 0)
+        close(c);
+    if (k >= 0)
+        close(k);
+}
+
 void sy_job_on_answer(void *arg, int status)
 {
     sy_job *job = arg;
     sy_instance *inst = job->inst;
+    pthread_mutex_lock(&inst->job_lock);
     if (status != SY_OK && status != SY_ENOTSUP) {
         /* Nobody could find the group after a crash: it must not go on.
-         * The kill descriptor stops it at once; settle() names why. */
+         * The kill descriptor stops it at once, while the command runs;
+         * settle() or the report names why. */
         atomic_store(&job->refused, status);
-        uint64_t one = 1;
-        ssize_t w = write(job->kill_fd, &one, sizeof one);
-        (void)w;
+        poke(job->kill_fd);
     }
-    pthread_mutex_lock(&inst->answer_lock);
     atomic_store(&job->answer_owed, false);
-    pthread_cond_broadcast(&inst->answer_cond);
+    pthread_cond_broadcast(&inst->job_cond);
     /* The job may be reported and freed once this is let go. */
-    pthread_mutex_unlock(&inst->answer_lock);
+    pthread_mutex_unlock(&inst->job_lock);
 }
 
 /* The record is written before the attempt's end (the ABI's order): by
@@ -147,10 +175,10 @@ static void await_answer(sy_job *job)
     if (!atomic_load(&job->answer_owed))
         return;
     sy_instance *inst = job->inst;
-    pthread_mutex_lock(&inst->answer_lock);
+    pthread_mutex_lock(&inst->job_lock);
     while (atomic_load(&job->answer_owed))
-        pthread_cond_wait(&inst->answer_cond, &inst->answer_lock);
-    pthread_mutex_unlock(&inst->answer_lock);
+        pthread_cond_wait(&inst->job_cond, &inst->job_lock);
+    pthread_mutex_unlock(&inst->job_lock);
     int refused = atomic_load(&job->refused);
     if (refused && job->outcome != SY_OUTCOME_CANCELLED && job->outcome != SY_OUTCOME_FAILED)
         /* The answer came after the command's end: what it did stands
@@ -200,6 +228,27 @@ void sy_job_report_held(void *arg)
         report(job);
 }
 
+static void run_spawning(sy_job *job)
+{
+    /* Made before the cancelled flag is read again: a cancel from then on
+     * reaches the descriptor, one before it the flag. */
+    int err = open_fds(job);
+    if (err) {
+        sy_job_fail(job, SY_OUTCOME_DEFERRED, "cannot make an eventfd: %s (the host "
+                    "is short of descriptors or memory; tried again, not charged)",
+                    strerror(err));
+        job->retry_after_ms = SY_JOB_DEFER_MS;
+        return;
+    }
+    if (atomic_load(&job->cancelled))
+        sy_job_fail(job, SY_OUTCOME_CANCELLED, "cancelled before it started");
+    else if (job->spec.kind == SY_JOB_COMMAND)
+        sy_cmd_run(job);
+    else
+        sy_isolate_run(job);
+    close_fds(job);
+}
+
 static void run_kind(sy_job *job)
 {
     if (atomic_load(&job->cancelled)) {
@@ -212,10 +261,8 @@ static void run_kind(sy_job *job)
                     (long long)job->task->timeout_ms);
         return;
     }
-    if (job->spec.kind == SY_JOB_COMMAND)
-        sy_cmd_run(job);
-    else if (job->spec.isolate)
-        sy_isolate_run(job);
+    if (job->spec.kind == SY_JOB_COMMAND || job->spec.isolate)
+        run_spawning(job);
     else
         sy_fn_run(job);
 }
@@ -241,12 +288,11 @@ void sy_job_interrupt(sy_pool_item *it, void *arg)
     (void)arg;
     sy_job *job = (sy_job *)it;
     atomic_store(&job->cancelled, 1);
-    if (job->cancel_fd >= 0) {
-        uint64_t one = 1;
-        /* Non-blocking: a full counter already means "cancel". */
-        ssize_t w = write(job->cancel_fd, &one, sizeof one);
-        (void)w;
-    }
+    /* A job whose run has not made its descriptors yet reads the flag
+     * after it has (run_spawning). */
+    pthread_mutex_lock(&job->inst->job_lock);
+    poke(job->cancel_fd);
+    pthread_mutex_unlock(&job->inst->job_lock);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -172,8 +172,8 @@ static void thread_destroy(sy_instance *inst)
     for (int i = 0; i < SY_N_POOLS; i++)
         sy_pool_stop(&inst->pools[i]);
     sy_libs_free(&inst->libs);
-    pthread_mutex_destroy(&inst->answer_lock);
-    pthread_cond_destroy(&inst->answer_cond);
+    pthread_mutex_destroy(&inst->job_lock);
+    pthread_cond_destroy(&inst->job_cond);
     free(inst->runner);
     free(inst);
 }
@@ -223,8 +223,8 @@ static int thread_create(const sy_host_api *api, sy_host *host,
     inst->api = api;
     inst->host = host;
     sy_libs_init(&inst->libs);
-    pthread_mutex_init(&inst->answer_lock, NULL);
-    pthread_cond_init(&inst->answer_cond, NULL);
+    pthread_mutex_init(&inst->job_lock, NULL);
+    pthread_cond_init(&inst->job_cond, NULL);
     sy_task_api_fill(&inst->task_api, api);
     set_defaults(inst);
     int rc = read_settings(api, config, inst, err, err_len);
@@ -265,8 +265,8 @@ static int thread_submit(sy_instance *inst, const sy_task *task,
         return SY_EBUSY;
     sy_job *job = sy_job_new(inst, task, c, &spec);
     if (!job && (errno == EMFILE || errno == ENFILE || errno == ENOMEM)) {
-        /* Out of descriptors or memory for the attempt's cancel event: the
-         * machine's shortage, not the task's.  Accepted and deferred at
+        /* Out of memory for the attempt (its descriptors are made only
+         * when it runs, job.c): the machine's shortage, not the task's.  Accepted and deferred at
          * once (ABI 1.1), so it is offered again, uncharged, without
          * waiting for a wake() that nothing in flight may ever send. */
         char why[160];

@@ -78,11 +78,12 @@ struct sy_instance {
      * command running (pipes, clone, exec) and from there to its end
      * reaped (the command's own time, its output read). */
     _Atomic int64_t commands_started, commands_spawn_ns, commands_run_ns;
-    /* The host's answers to records asked without waiting (ABI 1.3):
-     * the host's thread sets a job's answer under the lock and signals;
-     * the worker that reports the job waits for it (job.c). */
-    pthread_mutex_t answer_lock;
-    pthread_cond_t answer_cond;
+    /* Guards what other threads do to a running job: the host's answers
+     * to records asked without waiting (ABI 1.3: set under the lock, then
+     * signalled; the worker that reports the job waits for them) and the
+     * writes to the descriptors of its run (job.c). */
+    pthread_mutex_t job_lock;
+    pthread_cond_t job_cond;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -129,12 +130,16 @@ typedef struct sy_job {
     sy_job_spec spec;
     int64_t deadline_ms;     /* CLOCK_MONOTONIC ms; 0: no timeout */
     atomic_int cancelled;    /* the host called cancel() */
-    int cancel_fd;           /* eventfd written on cancel, for spawned
-                                work; -1 for in-process functions */
-    int kill_fd;             /* eventfd written when the host refuses the
-                                command's record after its start: the
-                                group is killed at once; -1 but for
-                                commands */
+    /* Spawned work only, and only while it runs on its worker (made by
+     * sy_job_open_fds, closed by sy_job_close_fds; set and cleared under
+     * inst->job_lock, -1 otherwise): so a queued job holds no descriptor,
+     * and the host's descriptor table, which every clone() copies and
+     * every child closes, does not grow with the queue.  cancel_fd is
+     * written on cancel; kill_fd (commands) when the host refuses the
+     * command's record after its start (the group is killed at once).
+     * Other threads write them only under the lock. */
+    int cancel_fd;
+    int kill_fd;
     sy_outcome outcome;      /* the result, set by the runner of the job */
     char *output;            /* owned */
     size_t output_len;
@@ -142,7 +147,7 @@ typedef struct sy_job {
     int64_t retry_after_ms;  /* DEFERRED: not before this (ABI 1.1) */
     /* The record of the command's process group, asked without waiting
      * (attempt_process_async): true from the ask until the host answers
-     * (under inst->answer_lock; read without it only as a hint), and the
+     * (under inst->job_lock; read without it only as a hint), and the
      * refusal it brought (0: recorded or not needed).  The job is
      * reported only once it is answered. */
     atomic_bool answer_owed;
