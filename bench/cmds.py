@@ -4,7 +4,11 @@ workers and the defaults), make -j2 and ninja -j2.
 
     python3 cmds.py WORK ROUNDS SWITCHYARD [SPAWNFLOOR]
 
-WORK holds cmds.cfg and cmdsfloat.cfg (written by bench/run).  The systems
+WORK holds cmds.cfg and cmdsfloat.cfg (written by bench/run).  With
+SY_BENCH_THREAD_B set to another build of the thread plugin (a .so), a
+system "pinned-b" runs the pinned configuration on that build, in the
+same rounds, with a store of its own: an A/B of two plugin builds under
+the same host.  The systems
 run interleaved, one after another in each round, the order turning from
 round to round: on a small machine timings drift by 10% over a minute, and
 only runs taken side by side compare.  One untimed round warms the caches
@@ -132,6 +136,22 @@ for key, wf in (("pinned", "cmds"), ("default", "cmdsfloat")):
     metrics = os.path.join(work, key + ".prom")
     systems.append(System(key, [switchyard, "run", wf, "--quiet",
                                 "--metrics-file", metrics],
+                          env=env, metrics=metrics))
+other = os.environ.get("SY_BENCH_THREAD_B")
+if other:
+    # cmds.cfg with its plugin directory and store swapped for B's own.
+    bdir = os.path.join(work, "plugins-b")
+    os.makedirs(bdir, exist_ok=True)
+    shutil.copy(other, os.path.join(bdir, "thread.so"))
+    with open(os.path.join(work, "cmds.cfg")) as f:
+        cfg = f.read()
+    cfg = cfg.replace('"plugins"', '"plugins-b"').replace("var/cmds.db", "var/cmds-b.db")
+    with open(os.path.join(work, "cmds-b.cfg"), "w") as f:
+        f.write(cfg)
+    env = dict(os.environ, SWITCHYARD_CONFIG=os.path.join(work, "cmds-b.cfg"))
+    metrics = os.path.join(work, "pinned-b.prom")
+    systems.append(System("pinned-b", [switchyard, "run", "cmds", "--quiet",
+                                       "--metrics-file", metrics],
                           env=env, metrics=metrics))
 for tool, writer in (("make", write_make), ("ninja", write_ninja)):
     if not shutil.which(tool):
