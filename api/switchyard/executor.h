@@ -79,12 +79,11 @@ extern "C" {
 #define SY_EXECUTOR_ABI_MAJOR 1
 #define SY_EXECUTOR_ABI_MINOR 3
 
-/* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
- * descriptor.  Define it before including this header when the plugin sets
- * a descriptor field added in 1.N (it cannot work on an older host, which
- * would refuse it anyway, but then without naming the minor), or calls a
- * host function added in 1.N without a fallback.  A host function newer
- * than it must be guarded with SY_HOST_HAS(). */
+/* The lowest host minor a plugin needs (SY_EXECUTOR_V1 puts it in the
+ * descriptor).  Define it before including this header when the plugin sets
+ * a descriptor field added in 1.N (an older host would refuse it without
+ * naming the minor) or calls a host function added in 1.N without a
+ * fallback; a host function newer than it is guarded with SY_HOST_HAS(). */
 #ifndef SY_EXECUTOR_MIN_MINOR
 #define SY_EXECUTOR_MIN_MINOR 0
 #endif
@@ -112,10 +111,9 @@ extern "C" {
      (size_t)(s)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 /* True when the host's table `api` has the function `fn` (a sy_host_api
- * field).  Every call of a host function added after 1.0 must be guarded
- * by it, unless SY_EXECUTOR_MIN_MINOR already guarantees the function (an
- * older host then refuses the plugin before calling it):
- * `if (SY_HOST_HAS(api, attempt_process)) api->attempt_process(...);` */
+ * field).  Every call of a host function added after 1.0 is guarded by it
+ * unless SY_EXECUTOR_MIN_MINOR guarantees it (an older host then refuses
+ * the plugin): `if (SY_HOST_HAS(api, attempt_process)) api->...(...);` */
 #define SY_HOST_HAS(api, fn)                                                  \
     (SY_HAS_FIELD(api, sy_host_api, fn) && (api)->fn != NULL)
 
@@ -154,22 +152,20 @@ typedef struct sy_instance sy_instance;
 typedef struct sy_host sy_host;
 
 /* A token for one submit, minted by the host: a handle (a slot number and
- * a generation packed into the pointer's bits), not an address.  The
- * plugin never dereferences it and never frees it: it only keeps it,
- * compares it, and hands it back to complete() exactly once (cancel()
- * hands it to the plugin again).  The host checks every token handed to
- * complete() against its own table, never reading memory the value points
- * at.  Refused there: a second complete() for one submit, one after the
- * submit was refused or its result applied (so also after destroy()), a
- * value the host did not hand out, and NULL.  A refused call returns and
- * reaches no task; it adds one to the instance's count of refused calls,
- * and the instance's first one is logged with the plugin, the instance and,
- * when known, the task's namespace.  A slot is reused only under a new
- * generation, so a stale token never names a later submit.  The host
- * cannot tell which instance calls: the token of another instance's
- * submit still in flight is taken as that submit's result.  Any of these
- * is a plugin bug, which the conformance kit fails.  After complete() the
- * plugin may keep the value only as a lookup key (cancel() may still name
+ * a generation packed into the pointer's bits), not an address.  The plugin
+ * never dereferences or frees it: it keeps it, compares it, and hands it
+ * back to complete() exactly once (cancel() hands it to the plugin again).
+ * The host checks every token handed to complete() against its own table,
+ * never reading memory the value points at, and refuses a second complete()
+ * for one submit, one after the submit was refused or its result applied
+ * (so also after destroy()), a value it did not hand out, and NULL: the
+ * call returns, reaches no task, and counts in the instance's refused
+ * calls (the first logged with plugin, instance and, when known, the
+ * task's namespace).  A slot is reused only under a new generation, so a
+ * stale token never names a later submit.  The host cannot tell which
+ * instance calls: another instance's token still in flight is taken as
+ * that submit's result.  Each is a plugin bug the conformance kit fails.
+ * After complete() the value is only a lookup key (cancel() may still name
  * it, and gets SY_ENOENT). */
 typedef struct sy_completion sy_completion;
 
@@ -261,23 +257,18 @@ enum {
     SY_OUTCOME_FAILED = 1,     /* error says why; retried per policy */
     SY_OUTCOME_TIMED_OUT = 2,  /* the plugin's own limit expired */
     SY_OUTCOME_CANCELLED = 3,  /* ended because the host called cancel() */
-
     /* since 1.1 */
-    SY_OUTCOME_DEFERRED = 4    /* the attempt did not run, or was stopped
-                                  for a reason that is not the task's (the
-                                  backend throttled it, the device it ran
-                                  on broke): the host puts the task back
-                                  Ready WITHOUT charging an attempt, and
-                                  offers it again no earlier than
+    SY_OUTCOME_DEFERRED = 4    /* not run, or stopped for a reason not the
+                                  task's (the backend throttled it, its
+                                  device broke): the host puts the task
+                                  back Ready WITHOUT charging an attempt,
+                                  and offers it again no earlier than
                                   sy_result.retry_after_ms.  error says
-                                  why and is recorded with the attempt.
-                                  Output is ignored.  A task deferred more
-                                  than the host's bound in a row (1000)
-                                  fails, naming the plugin: a plugin that
-                                  defers forever is a bug.  A 1.0 host
-                                  reads 4 as an unknown outcome and fails
-                                  the attempt, so send it only when
-                                  api->abi_minor >= 1 (or build with
+                                  why (recorded); output is ignored.  More
+                                  than 1000 in a row fail the task, naming
+                                  the plugin.  A 1.0 host fails the attempt
+                                  for this unknown outcome: send it only
+                                  when api->abi_minor >= 1 (or build with
                                   SY_EXECUTOR_MIN_MINOR 1) */
 };
 
@@ -298,12 +289,11 @@ typedef struct sy_result {
 
     /* since 1.1 (a 1.0 host never reads them; zero means "not used") */
     int64_t retry_after_ms; /* [public] with SY_OUTCOME_DEFERRED: offer the
-                               task again no sooner than this many
-                               milliseconds after complete() (a backend's
-                               Retry-After).  0: the host's own short
-                               backoff, which grows while the task keeps
-                               being deferred.  Ignored with other
-                               outcomes; capped by the host at 1 hour */
+                               task again no sooner than this many ms after
+                               complete() (a backend's Retry-After); 0: the
+                               host's short backoff, growing while the task
+                               keeps being deferred.  Ignored with other
+                               outcomes; capped at 1 hour */
     const char *note;       /* [public] one line recorded with the attempt
                                whatever its outcome (e.g. "executed version
                                7", "GPU-5a1c... Xid 79"), shown by
@@ -436,34 +426,27 @@ typedef struct sy_host_api {
 
     /* Records that the attempt of `c` runs process group `pgid`, whose
      * leader started at `start_time` (clock ticks after boot, field 22 of
-     * /proc/PID/stat; switchyard/process.h reads it; 0 unknown).  Call it
-     * once per group, right after its start, from the thread that started
-     * it (never inside submit() or cancel()), before complete(c).  Blocks
-     * until the record is durable, a few ms: a host that dies from then on
-     * leaves it to the next host on this machine, which kills the group
-     * before the retry.  SY_OK: recorded.  SY_ENOTSUP: not recorded, go
-     * on.  SY_ESTATE: the attempt is over (timed out, cancelled, taken
-     * over): kill the group and complete() as cancelled.  Other errors
-     * (SY_EIO, SY_EINVAL): kill it and fail the attempt. */
+     * /proc/PID/stat, as switchyard/process.h reads it; 0 unknown).  Once
+     * per group, right after its start, from the thread that started it
+     * (never inside submit() or cancel()), before complete(c).  Blocks
+     * until the record is durable: a host that dies from then on leaves
+     * it to the next host on this machine, which kills the group before
+     * the retry.  SY_OK: recorded.  SY_ENOTSUP: not recorded, go on.
+     * SY_ESTATE: the attempt is over (timed out, cancelled, taken over):
+     * kill the group, complete() as cancelled.  Other errors (SY_EIO,
+     * SY_EINVAL): kill it and fail the attempt. */
     int (*attempt_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
 
     /* since 1.3 */
 
-    /* attempt_process without the wait: asks for the same record and
-     * returns at once.  SY_OK: asked; `answer(arg, status)` is then called
-     * exactly once with what attempt_process would have returned, from a
-     * host thread (possibly before this returns), and must not block: it
-     * hands the status to the plugin's thread (a flag and a wake-up) and
-     * does no more.  Any other return: nothing was asked and `answer` is
-     * never called; the status means what attempt_process's would.  The
-     * command may go on while the record is written (the host writes it
-     * in its next turn, beside the rest of that turn's writes, so a
-     * plugin running short commands back to back does not wait a turn for
-     * each), but the plugin must not call complete(c) before `answer` has
-     * been called: the record and the attempt's end are written in that
-     * order.  On a refusal (SY_ESTATE, SY_EIO, ...) the group is stopped
-     * as attempt_process's caller stops it.  Same thread rules as
-     * attempt_process; `arg` is the plugin's, never read by the host. */
+    /* attempt_process without the wait.  SY_OK: asked, and answer(arg,
+     * status) is called once, from a host thread (maybe before this
+     * returns), with what attempt_process would have returned; it must
+     * only hand the status over, never block.  Any other return: not
+     * asked, never answered.  The command may run meanwhile, but complete(c)
+     * must wait for the answer (the record is written before the attempt's
+     * end); a refusal stops the group as for attempt_process.  Thread rules
+     * as attempt_process; `arg` is the plugin's, never read by the host. */
     int (*attempt_process_async)(sy_completion *c, int64_t pgid, uint64_t start_time,
                                  void (*answer)(void *arg, int status), void *arg);
 } sy_host_api;
@@ -496,12 +479,11 @@ typedef void (*sy_metric_fn)(void *sink, const char *name, int64_t value);
 /* Returned by capacity() when the instance takes any number of submits. */
 #define SY_CAPACITY_UNLIMITED INT64_MAX
 
-/* Fills the ABI header of a descriptor, at the start of its initializer.
- * size is the size of the layout this header describes, which the host
- * uses to know which fields the plugin has; abi_minor is the lowest host
- * minor the plugin needs (SY_EXECUTOR_MIN_MINOR), not this header's.
- * Fields the initializer does not name, `reserved` and those of later
- * minors, are zero: "not used". */
+/* Fills the ABI header of a descriptor, at the start of its initializer:
+ * size, the layout this header describes (how the host knows which fields
+ * the plugin has); abi_minor, the lowest host minor the plugin needs
+ * (SY_EXECUTOR_MIN_MINOR), not this header's.  Fields it does not name,
+ * `reserved` and those of later minors, are zero: "not used". */
 #define SY_EXECUTOR_V1                                                        \
     .size = sizeof(sy_executor), .abi_major = SY_EXECUTOR_ABI_MAJOR,          \
     .abi_minor = SY_EXECUTOR_MIN_MINOR
@@ -560,11 +542,10 @@ typedef struct sy_executor {
      * keeps no pointer the host gave it for this instance. */
     void (*destroy)(sy_instance *inst);
 
-    /* Required.  How many more submits the instance would accept now:
-     * 0 for none, SY_CAPACITY_UNLIMITED for no limit.  Thread: any host
-     * thread, concurrently; must not block.  An honest answer: a submit
-     * made right after a positive answer, with no other submit in between,
-     * is accepted. */
+    /* Required.  How many more submits the instance would accept now: 0 for
+     * none, SY_CAPACITY_UNLIMITED for no limit.  Any host thread,
+     * concurrently; must not block.  An honest answer: a submit right after
+     * a positive answer, with no other in between, is accepted. */
     int64_t (*capacity)(sy_instance *inst);
 
     /* Required.  Starts one attempt and returns without waiting for it.
@@ -600,15 +581,14 @@ typedef struct sy_executor {
     int (*validate)(sy_instance *inst, const sy_params *task_params,
                     const char *base_dir, char *err, size_t err_len);
 
-    /* Optional.  Reports the instance's figures through emit(sink, ...).
-     * Thread: any host thread, concurrently; must not block. */
+    /* Optional.  Reports the instance's figures through emit(sink, ...);
+     * any host thread, concurrently; must not block. */
     void (*metrics)(sy_instance *inst, sy_metric_fn emit, void *sink);
 } sy_executor;
 
-/* The one symbol a plugin exports.  Returns the plugin's static descriptor.
- * Thread: the host's loading thread, once per load, before any other call;
- * it must not call into the host.  May return NULL to refuse to load (the
- * host says so). */
+/* The one symbol a plugin exports: returns its static descriptor, or NULL
+ * to refuse to load (the host says so).  Thread: the host's loading thread,
+ * once per load, before any other call; it must not call into the host. */
 SY_EXPORT const sy_executor *sy_executor_entry(void);
 
 typedef const sy_executor *(*sy_executor_entry_fn)(void);
