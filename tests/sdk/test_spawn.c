@@ -498,7 +498,9 @@ static void test_start_time_exact(void **state)
     if (access("/proc/self/stat", F_OK) != 0)
         skip();
     const char *argv[] = {"/bin/true", NULL};
-    for (int i = 0; i < 300; i++) {
+    /* Where clone() is refused (valgrind) the time comes from /proc
+     * itself: one start says enough. */
+    for (int i = 0; i < (i == 1 && !sy_spawn_uses_clone() ? 1 : 300); i++) {
         sy_spawn_opts o;
         sy_spawn_opts_init(&o, argv);
         reported p = {0};
