@@ -102,9 +102,6 @@ void sy_job_log(const sy_job *job, sy_log_level level, const char *fmt, ...)
                    buf);
 }
 
-/* Hands the result to the host, then says a place is free.  The pool has
- * already given the place back, so a submit racing with this one may take
- * it: wake() is a hint, and one per freed place is what was promised. */
 /* Under inst->job_lock: writes a descriptor of a running job (-1: it is
  * not running, nothing to stop).  Non-blocking: a full counter already
  * says it. */
@@ -190,6 +187,9 @@ static void await_answer(sy_job *job)
                                          : "could not record", refused);
 }
 
+/* Hands the result to the host, then says a place is free.  The pool has
+ * already given the place back, so a submit racing with this one may take
+ * it: wake() is a hint, and one per freed place is what was promised. */
 static void report(sy_job *job)
 {
     sy_instance *inst = job->inst;
