@@ -144,9 +144,9 @@ static int host_process_async(sy_completion *c, int64_t pgid, uint64_t start_tim
     if (!answer)
         return SY_EINVAL;
     int status = host_process(c, pgid, start_time);
-    if (status == SY_EINVAL || c->host->process_answer_ms <= 0) {
-        if (status == SY_EINVAL)
-            return status;
+    if (status == SY_EINVAL)
+        return status;
+    if (c->host->process_answer_ms <= 0) {
         answer(arg, status);
         return SY_OK;
     }

@@ -213,8 +213,6 @@ void sy_process_refuse_all(sy_engine *e, int status, bool close)
 {
     sy_process_answer(e, status);
     pthread_mutex_lock(&e->done_lock);
-    for (sy_process_request *q = e->proc_head; q; q = q->next)
-        q->status = status;
     sy_process_request *calls = settle(e, e->proc_head, status);
     e->proc_head = e->proc_tail = NULL;
     if (close)

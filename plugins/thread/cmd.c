@@ -121,13 +121,7 @@ static void settle(sy_job *job, const char *prog, sy_spawn_result *r)
     sy_spawn_describe(r, how, sizeof how);
     int refused = r->process_refused ? r->process_refused : atomic_load(&job->refused);
     if (refused) {
-        sy_job_fail(job, refused == SY_ESTATE ? SY_OUTCOME_CANCELLED
-                                              : SY_OUTCOME_FAILED,
-                    "command %s was killed: the host %s its "
-                    "process group (status %d)", prog,
-                    refused == SY_ESTATE ? "no longer runs this "
-                    "attempt and did not record" : "could not record",
-                    refused);
+        sy_job_fail_refused(job, refused, prog);
     } else if (atomic_load(&job->cancelled) || r->cancelled) {
         sy_job_fail(job, SY_OUTCOME_CANCELLED, "cancelled: the process group "
                     "of %s was terminated", prog);

@@ -181,10 +181,20 @@ static void await_answer(sy_job *job)
         /* The answer came after the command's end: what it did stands
          * for nobody (the host no longer runs this attempt, or cannot
          * write), and the report says so. */
-        sy_job_fail(job, refused == SY_ESTATE ? SY_OUTCOME_CANCELLED : SY_OUTCOME_FAILED,
-                    "the host %s the command's process group (status %d)",
-                    refused == SY_ESTATE ? "no longer runs this attempt and did not record"
-                                         : "could not record", refused);
+        sy_job_fail_refused(job, refused, NULL);
+}
+
+void sy_job_fail_refused(sy_job *job, int refused, const char *prog)
+{
+    const char *why = refused == SY_ESTATE ? "no longer runs this attempt and did not record"
+                                           : "could not record";
+    sy_outcome outcome = refused == SY_ESTATE ? SY_OUTCOME_CANCELLED : SY_OUTCOME_FAILED;
+    if (prog)
+        sy_job_fail(job, outcome, "command %s was killed: the host %s its process group "
+                    "(status %d)", prog, why, refused);
+    else
+        sy_job_fail(job, outcome, "the command had ended when the host answered: it %s "
+                    "its process group (status %d)", why, refused);
 }
 
 /* Hands the result to the host, then says a place is free.  The pool has

@@ -182,6 +182,11 @@ void sy_job_report_held(void *arg);
  * the status, stops the command when it is a refusal (by its cancel
  * descriptor), and lets the job's report go on. */
 void sy_job_on_answer(void *arg, int status);
+/* The host refused the record of the job's command group (`refused`, a
+ * status): cancelled for SY_ESTATE (the host no longer runs the attempt),
+ * failed otherwise, in one wording; `prog` NULL when the command had ended
+ * before the answer came. */
+void sy_job_fail_refused(sy_job *job, int refused, const char *prog);
 /* Marks a running job cancelled (the pool's interrupt callback). */
 void sy_job_interrupt(sy_pool_item *it, void *arg);
 /* Completes a job the pool already settled (dequeued by cancel). */
