@@ -119,6 +119,7 @@ libsyhost_la_SOURCES += \
 	host/engine/batch.c host/engine/batch.h \
 	host/engine/observe.c host/engine/observe.h \
 	host/engine/attempt.c host/engine/attempt.h \
+	host/engine/resume.c host/engine/resume.h \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \
 	host/engine/attempt_log.c host/engine/attempt_log.h \

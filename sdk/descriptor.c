@@ -79,10 +79,11 @@ static const struct descriptor_field {
     FIELD(instance_params, 0), FIELD(task_params, 0), FIELD(create, 0),
     FIELD(destroy, 0),       FIELD(capacity, 0), FIELD(submit, 0),
     FIELD(cancel, 0),        FIELD(validate, 0), FIELD(metrics, 0),
+    FIELD(resume, 4),
 };
 #undef FIELD
-_Static_assert(offsetof(sy_executor, metrics) +
-                       sizeof(((sy_executor *)0)->metrics) ==
+_Static_assert(offsetof(sy_executor, resume) +
+                       sizeof(((sy_executor *)0)->resume) ==
                    sizeof(sy_executor),
                "a field was added to sy_executor: list it in "
                "descriptor_fields with the minor that adds it");

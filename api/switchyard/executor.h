@@ -1,5 +1,5 @@
 /*
- * switchyard/executor.h -- the executor ABI, version 1.3.
+ * switchyard/executor.h -- the executor ABI, version 1.4.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -77,7 +77,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 3
+#define SY_EXECUTOR_ABI_MINOR 4
 
 /* The lowest host minor a plugin needs (SY_EXECUTOR_V1 puts it in the
  * descriptor).  Define it before including this header when the plugin sets
@@ -117,9 +117,7 @@ extern "C" {
 #define SY_HOST_HAS(api, fn)                                                  \
     (SY_HAS_FIELD(api, sy_host_api, fn) && (api)->fn != NULL)
 
-/* ------------------------------------------------------------------------ */
-/* Status codes                                                             */
-/* ------------------------------------------------------------------------ */
+/* ---- Status codes ----------------------------------------------------- */
 
 /* Returned as `int`.  The values are part of the ABI and never change. */
 typedef enum sy_status {
@@ -138,9 +136,7 @@ typedef enum sy_status {
     SY_EINTERNAL = -10
 } sy_status;
 
-/* ------------------------------------------------------------------------ */
-/* Opaque handles                                                           */
-/* ------------------------------------------------------------------------ */
+/* ---- Opaque handles --------------------------------------------------- */
 
 /* One configured executor instance.  Plugin-owned: create() makes it,
  * destroy() frees it; the host only passes it back. */
@@ -175,9 +171,7 @@ typedef struct sy_completion sy_completion;
  * is written where a view is handed out. */
 typedef struct sy_params sy_params;
 
-/* ------------------------------------------------------------------------ */
-/* Parameters                                                               */
-/* ------------------------------------------------------------------------ */
+/* ---- Parameters ------------------------------------------------------- */
 
 /* The type of one parameter value (sy_param_spec.type, param_type()). */
 typedef int32_t sy_param_type;
@@ -213,9 +207,7 @@ typedef struct sy_param_spec {
                                 plugins -v`; may be NULL */
 } sy_param_spec;
 
-/* ------------------------------------------------------------------------ */
-/* Tasks and results                                                        */
-/* ------------------------------------------------------------------------ */
+/* ---- Tasks and results ------------------------------------------------ */
 
 /* One attempt of one task, handed to submit().  Host-owned and read-only.
  * The struct and everything it points to stay valid and unchanged until
@@ -315,18 +307,11 @@ typedef struct sy_result {
     size_t log_stderr_cut;
 } sy_result;
 
-/* ------------------------------------------------------------------------ */
-/* The host's functions                                                     */
-/* ------------------------------------------------------------------------ */
+/* ---- The host's functions --------------------------------------------- */
 
 /* Log levels for sy_host_api.log. */
 typedef int32_t sy_log_level;
-enum {
-    SY_LOG_ERROR = 0,
-    SY_LOG_WARN = 1,
-    SY_LOG_INFO = 2,
-    SY_LOG_DEBUG = 3
-};
+enum { SY_LOG_ERROR = 0, SY_LOG_WARN = 1, SY_LOG_INFO = 2, SY_LOG_DEBUG = 3 };
 
 /* The table of functions the host lends the plugin, instead of letting it
  * link against host symbols.  Host-owned, static and read-only: valid for
@@ -451,9 +436,7 @@ typedef struct sy_host_api {
                                  void (*answer)(void *arg, int status), void *arg);
 } sy_host_api;
 
-/* ------------------------------------------------------------------------ */
-/* Metrics                                                                  */
-/* ------------------------------------------------------------------------ */
+/* ---- Metrics ---------------------------------------------------------- */
 
 /* Where metrics() writes its figures: call emit(sink, name, value) on the
  * thread that called metrics(), only during that call.  `sink` is
@@ -472,9 +455,7 @@ typedef struct sy_host_api {
  * Plugins with several pools add `POOL.NAME`, e.g. `blocking.active`. */
 typedef void (*sy_metric_fn)(void *sink, const char *name, int64_t value);
 
-/* ------------------------------------------------------------------------ */
-/* The descriptor                                                           */
-/* ------------------------------------------------------------------------ */
+/* ---- The descriptor --------------------------------------------------- */
 
 /* Returned by capacity() when the instance takes any number of submits. */
 #define SY_CAPACITY_UNLIMITED INT64_MAX
@@ -584,6 +565,22 @@ typedef struct sy_executor {
     /* Optional.  Reports the instance's figures through emit(sink, ...);
      * any host thread, concurrently; must not block. */
     void (*metrics)(sy_instance *inst, sy_metric_fn emit, void *sink);
+
+    /* since 1.4 */
+
+    /* Optional (NULL: such attempts are abandoned and retried, as
+     * before).  Takes over attempt task->attempt, started on an instance
+     * of this name by a host that then stopped or lost the run's lease,
+     * so that work running elsewhere (a cluster's job) goes on instead of
+     * running twice: the plugin finds it by run_id, task_id and attempt
+     * and follows it, or starts it, keyed so, when none exists.
+     * task->timeout_ms is what is left of the timeout.  Otherwise as
+     * submit() (threads, no blocking, complete(c) exactly once after
+     * SY_OK); any other status: the host abandons the attempt and retries
+     * the task, recording err.  Never called in a cancelled run, nor for
+     * the attempt in whose call the host died. */
+    int (*resume)(sy_instance *inst, const sy_task *task, sy_completion *c,
+                  char *err, size_t err_len);
 } sy_executor;
 
 /* The one symbol a plugin exports: returns its static descriptor, or NULL

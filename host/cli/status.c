@@ -116,6 +116,13 @@ static void print_status(const json_t *run)
             printf("  abandoned: %s attempt %lld on %s (taken over %s)\n", name,
                    number(a, "attempt"), text(a, "host", "an unknown host"), at);
         }
+        /* Taken over by its plugin (a cluster's job went on): no retry. */
+        json_array_foreach(json_object_get(t, "resumed"), k, a) {
+            char at[32];
+            time_of(a, "at", at, sizeof at);
+            printf("  resumed: %s attempt %lld from %s (taken over %s)\n", text(t, "id", ""),
+                   number(a, "attempt"), text(a, "host", "an unknown host"), at);
+        }
     }
     size_t shown = json_array_size(json_object_get(run, "tasks"));
     long long total = number(run, "n_tasks"), from = number(run, "tasks_offset");

@@ -137,6 +137,7 @@ void sy_attempt_release(sy_attempt *a)
     free(a->output);
     free(a->result_error);
     free(a->result_note);
+    free(a->resumed_from);
     sy_attempt_log_clear(&a->log[0]);
     sy_attempt_log_clear(&a->log[1]);
     free(a);

@@ -10,6 +10,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/map.h"
+#include "engine/resume.h"
 #include "engine/route.h"
 #include "engine/run.h"
 #include "executor/call_record.h"
@@ -171,13 +172,20 @@ void sy_dispatch_submit(sy_engine *e)
                 a->deadline.data = a;
                 sy_timer_start(&e->timers, &a->deadline, now + a->task.timeout_ms);
             }
-            sy_call_begin(a->queue->entry, "submit", a->task.ns, r->id,
-                          sy_live_call_idx(r, a->idx), a->number);
-            rc = entry->desc->submit(entry->inst, &a->task, sy_completion_token(&a->c), err,
-                                     sizeof err);
+            /* A take-over goes to resume() (engine/resume.h), which the
+             * queue's plugin was checked to have. */
+            sy_call_begin(a->queue->entry, a->resumed_from ? "resume" : "submit", a->task.ns,
+                          r->id, sy_live_call_idx(r, a->idx), a->number);
+            rc = (a->resumed_from ? entry->desc->resume : entry->desc->submit)(
+                entry->inst, &a->task, sy_completion_token(&a->c), err, sizeof err);
             int64_t took = sy_call_end_ns();
             if (took >= 0)
                 sy_histogram_observe(&a->queue->metrics->call, took);
+        }
+        if (rc == SY_OK && a->resumed_from) {
+            a->submitted_ms = e->metrics.submit_ms; /* no dispatch latency: not offered */
+            sy_resume_taken(a);
+            continue;
         }
         if (rc == SY_OK) {
             sy_live_task *t = &r->t[a->idx];
@@ -198,7 +206,9 @@ void sy_dispatch_submit(sy_engine *e)
         if (t->current == a) {
             t->current = NULL;
             r->n_running--;
-            if (rc == SY_EBUSY) {
+            if (a->resumed_from) {
+                sy_resume_refused(a, rc, err);
+            } else if (rc == SY_EBUSY) {
                 /* Busy is no attempt: the task waits, Ready, to be
                  * offered the same attempt number again. */
                 a->queue->metrics->busy++;

@@ -103,6 +103,8 @@ typedef struct sy_engine_counters {
     uint64_t lapses;         /* times this host found its lease lapsed */
     uint64_t abandoned;      /* attempts of hosts that lost a run, found
                                 Running when this host took the run */
+    uint64_t resumed;        /* of those, taken over by their plugin
+                                (resume, ABI 1.4) instead of abandoned */
     uint64_t process_records; /* process groups plugins asked to record
                                  (attempt_process), answered */
     uint64_t process_wait_ns; /* the time the asking threads waited for

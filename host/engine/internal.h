@@ -3,10 +3,10 @@
  * engine.c (lifecycle, the loop turn), batch.c (the turn's changes),
  * attempt.c, attempt_log.c (what attempts wrote), dispatch.c,
  * completion.c, run.c (transitions, triggers), load.c (loading,
- * recovery), serve.c, fenced.c (refused writes, events), lease.c (a
- * lapsed lease), input.c.  What each file offers the
- * others is in its own header.  Loop thread only, except where a field says
- * otherwise.
+ * recovery), resume.c (taking over a lost attempt), serve.c, fenced.c
+ * (refused writes, events), lease.c (a lapsed lease), input.c.  What each
+ * file offers the others is in its own header.  Loop thread only, except
+ * where a field says otherwise.
  */
 #ifndef SY_ENGINE_INT_H
 #define SY_ENGINE_INT_H
@@ -201,6 +201,8 @@ struct sy_attempt {
     sy_timer deadline;     /* armed while the attempt may time out */
     uint64_t submitted_ms; /* the loop clock when it was submitted */
     bool timed_out, cancel_sent;
+    char *resumed_from;    /* owned: the host whose attempt this one takes
+                              over (engine/resume.h); NULL for a submit */
     /* Filled on the plugin's thread by the completion callback. */
     sy_outcome outcome;
     char *output;

@@ -14,6 +14,7 @@
 #include "engine/orphans.h"
 #include "engine/map.h"
 #include "engine/route.h"
+#include "engine/resume.h"
 #include "engine/run.h"
 
 struct load_ctx {
@@ -135,7 +136,9 @@ static crash_verdict judge(const sy_engine *e, const sy_live_run *r, size_t i,
  * A task that keeps taking hosts down fails.  `hosts` (may be NULL) names
  * each attempt's host.  When the host died inside a plugin, the task in
  * the crashing call is charged an attempt and the others are not charged
- * at all.  In a run cancelled meanwhile (`cancel`) they end Cancelled. */
+ * at all.  In a run cancelled meanwhile (`cancel`) they end Cancelled.
+ * One whose plugin resumes attempts (engine/resume.h) goes on instead,
+ * unless the host died in its call. */
 static void recover(sy_live_run *r, char *const *hosts, char *const *execs, bool cancel)
 {
     sy_engine *e = r->e;
@@ -147,6 +150,10 @@ static void recover(sy_live_run *r, char *const *hosts, char *const *execs, bool
         if (!sy_live_is_slot(r, i) && r->wf->tasks[i].mapped)
             continue;
         const char *host = hosts ? hosts[i] : NULL;
+        const char *ran_on = execs && i < r->wf->n_tasks ? execs[i] : NULL;
+        crash_verdict v = cancel ? CRASH_NONE : judge(e, r, i, ran_on);
+        if (!cancel && v != CRASH_GUILTY && sy_resume_offer(r, i, ran_on, host))
+            continue;
         e->counters.abandoned++;
         sy_live_event(r, i, t->attempts, "abandoned", host);
         if (cancel) {
@@ -157,7 +164,6 @@ static void recover(sy_live_run *r, char *const *hosts, char *const *execs, bool
             sy_live_task_terminal(r, i);
             continue;
         }
-        crash_verdict v = judge(e, r, i, execs && i < r->wf->n_tasks ? execs[i] : NULL);
         char crash[768] = "", msg[1024];
         if (v != CRASH_NONE)
             sy_call_describe(e->o.crash, crash, sizeof crash);

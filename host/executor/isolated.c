@@ -329,23 +329,38 @@ static int64_t iso_capacity(sy_instance *in)
     return cap;
 }
 
-static int iso_submit(sy_instance *in, const sy_task *task, sy_completion *c, char *err,
-                      size_t err_len)
+/* A submit, or (resume) the take-over of an earlier host's attempt: one
+ * message, which the worker hands to the plugin's submit() or resume(). */
+static int send_task(sy_instance *in, const sy_task *task, sy_completion *c, bool resume,
+                     char *err, size_t err_len)
 {
     const json_t *params = sy_sdk_params_json(task->params);
-    json_t *m = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s%, s:o, s:I, s:s, s:s}", "t", "submit",
+    json_t *m = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s%, s:o, s:I, s:s, s:s, s:b}", "t",
+                          "submit",
                           "attempt", (json_int_t)task->attempt, "ns", task->ns, "run_id",
                           task->run_id, "task_id", task->task_id, "input", task->input,
                           task->input_len, "params",
                           params ? json_incref((json_t *)params) : json_object(), "timeout_ms",
                           (json_int_t)task->timeout_ms, "workflow", task->workflow, "base_dir",
-                          task->base_dir);
+                          task->base_dir, "resume", resume);
     if (!m)
         return snprintf(err, err_len, "the task cannot be sent to the worker"), SY_EINVAL;
     int rc = sy_isolated_send_submit(in, c, m);
     if (rc == SY_EBUSY && err_len)
         err[0] = '\0';
     return rc;
+}
+
+static int iso_submit(sy_instance *in, const sy_task *task, sy_completion *c, char *err,
+                      size_t err_len)
+{
+    return send_task(in, task, c, false, err, err_len);
+}
+
+static int iso_resume(sy_instance *in, const sy_task *task, sy_completion *c, char *err,
+                      size_t err_len)
+{
+    return send_task(in, task, c, true, err, err_len);
 }
 
 static int iso_cancel(sy_instance *in, sy_completion *c) { return sy_isolated_send_cancel(in, c); }
@@ -382,13 +397,31 @@ static const sy_executor proxy = {
     .metrics = iso_metrics,
 };
 
+/* The same for a plugin that resumes attempts (ABI 1.4). */
+static const sy_executor proxy_resuming = {
+    SY_EXECUTOR_V1,
+    .name = "isolated",
+    .version = "1",
+    .description = "a plugin run in a worker process of its own (isolate_plugin = true)",
+    .create = iso_create,
+    .destroy = iso_destroy,
+    .capacity = iso_capacity,
+    .submit = iso_submit,
+    .cancel = iso_cancel,
+    .validate = iso_validate,
+    .metrics = iso_metrics,
+    .resume = iso_resume,
+};
+
 void sy_isolated_wrap(sy_instance_entry *e, const sy_plugin *plugin)
 {
     json_t *start = json_pack("{s:s, s:s, s:s, s:s, s:o}", "t", "create", "path", plugin->path,
                               "plugin", plugin->name ? plugin->name : "?", "instance", e->name,
                               "settings", e->settings ? e->settings : json_object());
     e->settings = start;
-    e->desc = &proxy;
+    e->desc = SY_HAS_FIELD(plugin->desc, sy_executor, resume) && plugin->desc->resume
+                  ? &proxy_resuming
+                  : &proxy;
     /* Logs and records name the plugin the operator configured. */
     e->host.plugin = plugin->name;
 }

@@ -348,8 +348,11 @@ static void on_submit(json_t *m)
     jobs_add(j);
     __atomic_store_n(&last_submit, id, __ATOMIC_RELEASE);
     char err[1024] = "";
-    int rc = plugin.desc->submit(instance, &j->task, (sy_completion *)(uintptr_t)id, err,
-                                 sizeof err);
+    /* The host sends a resume only when the plugin has resume(). */
+    bool resume = json_is_true(json_object_get(m, "resume")) &&
+                  SY_HAS_FIELD(plugin.desc, sy_executor, resume) && plugin.desc->resume;
+    int rc = (resume ? plugin.desc->resume : plugin.desc->submit)(
+        instance, &j->task, (sy_completion *)(uintptr_t)id, err, sizeof err);
     if (rc == SY_OK)
         return;
     /* Not accepted: a complete() the plugin made anyway was refused above

@@ -144,6 +144,9 @@ static void lease(FILE *f, sy_engine *e)
     counter(f, "switchyard_attempts_abandoned_total",
             "Attempts of hosts that lost a run, found Running when this host took it.",
             c.abandoned);
+    counter(f, "switchyard_attempts_resumed_total",
+            "Attempts of hosts that lost a run that their plugin took over (resume) instead "
+            "of a retry.", c.resumed);
     /* A plugin that waits for its process group's record (attempt_process)
      * holds its command that long: on a busy machine that wait was most of
      * a short command's overhead.  One that asks without waiting

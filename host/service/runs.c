@@ -101,6 +101,7 @@ static int add_task(void *arg, const sy_task_record *t)
                           (json_int_t)t->recoveries, "executor", string_or_null(t->executor),
                           "error", string_or_null(t->error), "host",
                           string_or_null(t->host), "abandoned");
+    json_object_set_new(o, "resumed", json_array());
     json_t *out = t->output && l->outputs ? json_loads(t->output, 0, NULL) : NULL;
     json_object_set_new(o, "output", out ? out : json_null());
     json_array_append_new(l->tasks, o);
@@ -124,11 +125,12 @@ json_t *sy_runs_task_at(const json_t *tasks, uint32_t idx)
     return NULL;
 }
 
-/* An attempt abandoned by a host that lost the run, under its task. */
+/* An attempt abandoned by a host that lost the run, or resumed from it
+ * (executor ABI 1.4), under its task, in the list of that name. */
 static int add_abandoned(void *arg, uint32_t idx, uint32_t attempt, const char *kind,
                          const char *detail, int64_t at)
 {
-    if (strcmp(kind, "abandoned") != 0)
+    if (strcmp(kind, "abandoned") != 0 && strcmp(kind, "resumed") != 0)
         return 0;
     json_t *task = sy_runs_task_at(arg, idx);
     if (!task)
@@ -147,7 +149,7 @@ static int add_abandoned(void *arg, uint32_t idx, uint32_t attempt, const char *
                           string_or_null(detail), "at", (json_int_t)at);
     if (element >= 0)
         json_object_set_new(a, "element", json_integer(element));
-    json_array_append_new(json_object_get(task, "abandoned"), a);
+    json_array_append_new(json_object_get(task, kind), a);
     return 0;
 }
 

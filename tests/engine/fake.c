@@ -204,6 +204,33 @@ const sy_executor fake_executor = {
     .cancel = fake_cancel,
 };
 
+/* resume() (ABI 1.4): `refuse_resume = true` refuses it; otherwise the
+ * attempt is taken as a submit of the same number would be. */
+static int fake_resume(sy_instance *inst, const sy_task *task, sy_completion *c, char *err,
+                       size_t err_len)
+{
+    assert_true(fake.n_resumes < FAKE_MAX);
+    fake.resumes[fake.n_resumes++] = (fake_resumption){task->attempt, task->timeout_ms};
+    if (flag(task, "refuse_resume"))
+        return snprintf(err, err_len, "the cluster says no"), SY_EIO;
+    return fake_submit(inst, task, c, err, err_len);
+}
+
+const sy_executor fake_executor_resuming = {
+    .abi_major = SY_EXECUTOR_ABI_MAJOR,
+    .abi_minor = SY_EXECUTOR_ABI_MINOR,
+    .size = sizeof(sy_executor),
+    .name = "fake",
+    .version = "1",
+    .create = fake_create,
+    .destroy = fake_destroy,
+    .capacity = fake_capacity,
+    .submit = fake_submit,
+    .cancel = fake_cancel,
+    .resume = fake_resume,
+};
+
+const sy_executor *fake_descriptor;
 const char *fake_store_url;
 
 void fake_open(fake_env *env, const char *workflow)
@@ -237,7 +264,8 @@ void fake_open_lease(fake_env *env, const char *workflow, int64_t lease_ms, bool
     assert_int_equal(sy_runs_record(env->store, env->wf, "{}", &env->run_id, err, sizeof err),
                      SY_OK);
 
-    sy_instance_init(&env->instance, SY_DEFAULT_INSTANCE, &fake_executor, NULL);
+    sy_instance_init(&env->instance, SY_DEFAULT_INSTANCE,
+                     fake_descriptor ? fake_descriptor : &fake_executor, NULL);
     assert_int_equal(sy_instance_create(&env->instance, err, sizeof err), SY_OK);
     assert_int_equal(uv_loop_init(&env->loop), 0);
     sy_engine_opts o = {

@@ -41,6 +41,12 @@ typedef struct fake_submission {
                               result cancel() completes with */
 } fake_submission;
 
+/* One resume() call: the attempt number and timeout it was handed. */
+typedef struct fake_resumption {
+    uint32_t attempt;
+    int64_t timeout_ms;
+} fake_resumption;
+
 /* The fake plugin's state (one instance). */
 typedef struct fake_plugin {
     const sy_host_api *api;
@@ -58,10 +64,18 @@ typedef struct fake_plugin {
     sy_completion *refused[FAKE_MAX]; /* tokens of submits refused */
     size_t n_refused;
     size_t n_deferred;              /* submits of `defer = true` tasks */
+    fake_resumption resumes[FAKE_MAX]; /* resume() calls, in order */
+    size_t n_resumes;
 } fake_plugin;
 
 extern fake_plugin fake;
 extern const sy_executor fake_executor;
+/* The same with resume() (ABI 1.4): `refuse_resume = true` refuses it,
+ * otherwise it takes the attempt as submit() takes one. */
+extern const sy_executor fake_executor_resuming;
+/* The descriptor fake_open's instance gets from now on (NULL, the
+ * default: fake_executor). */
+extern const sy_executor *fake_descriptor;
 
 /* The engine's clock in these tests; starts at a fixed time. */
 extern int64_t fake_now;

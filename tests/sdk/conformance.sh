@@ -313,9 +313,9 @@ SY_TEST_ODD_HEADER=reserved
 same_refusal oddheader "sets the reserved descriptor field" \
     "a descriptor that sets reserved"
 unset SY_TEST_ODD_HEADER
-same_refusal abi14_field "sets descriptor fields past this host's executor ABI" \
+same_refusal abi15_field "sets descriptor fields past this host's executor ABI" \
     "a descriptor setting fields past this layout"
-same_refusal abi14_minor "needs executor ABI 1.4, newer than this host's 1.3" \
+same_refusal abi15_minor "needs executor ABI 1.5, newer than this host's 1.4" \
     "a plugin needing a newer minor"
 same_refusal abi2 "built for executor ABI 2.0" "a plugin of another major"
 same_refusal small "descriptor too small" "a descriptor smaller than 1.0's"

@@ -1,13 +1,13 @@
 /*
- * executor-1.4.h -- TEST ONLY: a simulated executor ABI 1.4, to prove that
- * a plugin rebuilt against a newer 1.x header loads on a 1.3 host when it
+ * executor-1.5.h -- TEST ONLY: a simulated executor ABI 1.5, to prove that
+ * a plugin rebuilt against a newer 1.x header loads on a 1.4 host when it
  * uses nothing newer, and is refused clearly when it does.  It is
- * api/switchyard/executor.h as of 1.3 with exactly what a real 1.4 would
+ * api/switchyard/executor.h as of 1.4 with exactly what a real 1.5 would
  * add: the minor, one descriptor field (drain) and one host function
- * (progress), each appended under a "since 1.4" mark.  No release has
+ * (progress), each appended under a "since 1.5" mark.  No release has
  * these; never install this file.
  *
- * switchyard/executor.h -- the executor ABI, version 1.4.
+ * switchyard/executor.h -- the executor ABI, version 1.5.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -54,14 +54,11 @@
  *     function, each with a one-line reason naming the file.
  *   - Handles (sy_instance, sy_host, sy_completion, sy_params) are opaque.
  *
- * Field marks, in the comment of every struct field:
- *
- *   [public]     written by the side that owns the struct, read by the
- *                other (e.g. every descriptor field: the plugin writes it,
- *                the host reads it).
- *   [read-only]  written by the host; the plugin reads it and never writes.
- *   [reserved]   must be zero when written and ignored when read; a later
- *                minor may give it a meaning.
+ * Field marks, in the comment of every struct field: [public] written by
+ * the side that owns the struct, read by the other (every descriptor
+ * field: the plugin writes it, the host reads it); [read-only] written by
+ * the host, never by the plugin; [reserved] zero when written, ignored
+ * when read, for a later minor.
  *
  * Ownership: "host-owned" memory is allocated, kept valid for the stated
  * lifetime and freed by the host; the plugin never frees or writes it.
@@ -88,14 +85,13 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 4
+#define SY_EXECUTOR_ABI_MINOR 5
 
-/* The lowest host minor a plugin needs, which SY_EXECUTOR_V1 puts in the
- * descriptor.  Define it before including this header when the plugin sets
- * a descriptor field added in 1.N (it cannot work on an older host, which
- * would refuse it anyway, but then without naming the minor), or calls a
- * host function added in 1.N without a fallback.  A host function newer
- * than it must be guarded with SY_HOST_HAS(). */
+/* The lowest host minor a plugin needs (SY_EXECUTOR_V1 puts it in the
+ * descriptor).  Define it before including this header when the plugin sets
+ * a descriptor field added in 1.N (an older host would refuse it without
+ * naming the minor) or calls a host function added in 1.N without a
+ * fallback; a host function newer than it is guarded with SY_HOST_HAS(). */
 #ifndef SY_EXECUTOR_MIN_MINOR
 #define SY_EXECUTOR_MIN_MINOR 0
 #endif
@@ -123,20 +119,13 @@ extern "C" {
      (size_t)(s)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 /* True when the host's table `api` has the function `fn` (a sy_host_api
- * field).  Every call of a host function added after 1.0 must be guarded
- * by it, unless SY_EXECUTOR_MIN_MINOR already guarantees the function (an
- * older host then refuses the plugin before calling it).  With `progress`
- * standing for a function added in, say, 1.1:
- *
- *     if (SY_HOST_HAS(api, progress))
- *         api->progress(c, done, total);
- */
+ * field).  Every call of a host function added after 1.0 is guarded by it
+ * unless SY_EXECUTOR_MIN_MINOR guarantees it (an older host then refuses
+ * the plugin): `if (SY_HOST_HAS(api, attempt_process)) api->...(...);` */
 #define SY_HOST_HAS(api, fn)                                                  \
     (SY_HAS_FIELD(api, sy_host_api, fn) && (api)->fn != NULL)
 
-/* ------------------------------------------------------------------------ */
-/* Status codes                                                             */
-/* ------------------------------------------------------------------------ */
+/* ---- Status codes ----------------------------------------------------- */
 
 /* Returned as `int`.  The values are part of the ABI and never change. */
 typedef enum sy_status {
@@ -155,9 +144,7 @@ typedef enum sy_status {
     SY_EINTERNAL = -10
 } sy_status;
 
-/* ------------------------------------------------------------------------ */
-/* Opaque handles                                                           */
-/* ------------------------------------------------------------------------ */
+/* ---- Opaque handles --------------------------------------------------- */
 
 /* One configured executor instance.  Plugin-owned: create() makes it,
  * destroy() frees it; the host only passes it back. */
@@ -169,22 +156,20 @@ typedef struct sy_instance sy_instance;
 typedef struct sy_host sy_host;
 
 /* A token for one submit, minted by the host: a handle (a slot number and
- * a generation packed into the pointer's bits), not an address.  The
- * plugin never dereferences it and never frees it: it only keeps it,
- * compares it, and hands it back to complete() exactly once (cancel()
- * hands it to the plugin again).  The host checks every token handed to
- * complete() against its own table, never reading memory the value points
- * at.  Refused there: a second complete() for one submit, one after the
- * submit was refused or its result applied (so also after destroy()), a
- * value the host did not hand out, and NULL.  A refused call returns and
- * reaches no task; it adds one to the instance's count of refused calls,
- * and the instance's first one is logged with the plugin, the instance and,
- * when known, the task's namespace.  A slot is reused only under a new
- * generation, so a stale token never names a later submit.  The host
- * cannot tell which instance calls: the token of another instance's
- * submit still in flight is taken as that submit's result.  Any of these
- * is a plugin bug, which the conformance kit fails.  After complete() the
- * plugin may keep the value only as a lookup key (cancel() may still name
+ * a generation packed into the pointer's bits), not an address.  The plugin
+ * never dereferences or frees it: it keeps it, compares it, and hands it
+ * back to complete() exactly once (cancel() hands it to the plugin again).
+ * The host checks every token handed to complete() against its own table,
+ * never reading memory the value points at, and refuses a second complete()
+ * for one submit, one after the submit was refused or its result applied
+ * (so also after destroy()), a value it did not hand out, and NULL: the
+ * call returns, reaches no task, and counts in the instance's refused
+ * calls (the first logged with plugin, instance and, when known, the
+ * task's namespace).  A slot is reused only under a new generation, so a
+ * stale token never names a later submit.  The host cannot tell which
+ * instance calls: another instance's token still in flight is taken as
+ * that submit's result.  Each is a plugin bug the conformance kit fails.
+ * After complete() the value is only a lookup key (cancel() may still name
  * it, and gets SY_ENOENT). */
 typedef struct sy_completion sy_completion;
 
@@ -194,9 +179,7 @@ typedef struct sy_completion sy_completion;
  * is written where a view is handed out. */
 typedef struct sy_params sy_params;
 
-/* ------------------------------------------------------------------------ */
-/* Parameters                                                               */
-/* ------------------------------------------------------------------------ */
+/* ---- Parameters ------------------------------------------------------- */
 
 /* The type of one parameter value (sy_param_spec.type, param_type()). */
 typedef int32_t sy_param_type;
@@ -232,9 +215,7 @@ typedef struct sy_param_spec {
                                 plugins -v`; may be NULL */
 } sy_param_spec;
 
-/* ------------------------------------------------------------------------ */
-/* Tasks and results                                                        */
-/* ------------------------------------------------------------------------ */
+/* ---- Tasks and results ------------------------------------------------ */
 
 /* One attempt of one task, handed to submit().  Host-owned and read-only.
  * The struct and everything it points to stay valid and unchanged until
@@ -276,23 +257,18 @@ enum {
     SY_OUTCOME_FAILED = 1,     /* error says why; retried per policy */
     SY_OUTCOME_TIMED_OUT = 2,  /* the plugin's own limit expired */
     SY_OUTCOME_CANCELLED = 3,  /* ended because the host called cancel() */
-
     /* since 1.1 */
-    SY_OUTCOME_DEFERRED = 4    /* the attempt did not run, or was stopped
-                                  for a reason that is not the task's (the
-                                  backend throttled it, the device it ran
-                                  on broke): the host puts the task back
-                                  Ready WITHOUT charging an attempt, and
-                                  offers it again no earlier than
+    SY_OUTCOME_DEFERRED = 4    /* not run, or stopped for a reason not the
+                                  task's (the backend throttled it, its
+                                  device broke): the host puts the task
+                                  back Ready WITHOUT charging an attempt,
+                                  and offers it again no earlier than
                                   sy_result.retry_after_ms.  error says
-                                  why and is recorded with the attempt.
-                                  Output is ignored.  A task deferred more
-                                  than the host's bound in a row (1000)
-                                  fails, naming the plugin: a plugin that
-                                  defers forever is a bug.  A 1.0 host
-                                  reads 4 as an unknown outcome and fails
-                                  the attempt, so send it only when
-                                  api->abi_minor >= 1 (or build with
+                                  why (recorded); output is ignored.  More
+                                  than 1000 in a row fail the task, naming
+                                  the plugin.  A 1.0 host fails the attempt
+                                  for this unknown outcome: send it only
+                                  when api->abi_minor >= 1 (or build with
                                   SY_EXECUTOR_MIN_MINOR 1) */
 };
 
@@ -313,18 +289,18 @@ typedef struct sy_result {
 
     /* since 1.1 (a 1.0 host never reads them; zero means "not used") */
     int64_t retry_after_ms; /* [public] with SY_OUTCOME_DEFERRED: offer the
-                               task again no sooner than this many
-                               milliseconds after complete() (a backend's
-                               Retry-After).  0: the host's own short
-                               backoff, which grows while the task keeps
-                               being deferred.  Ignored with other
-                               outcomes; capped by the host at 1 hour */
+                               task again no sooner than this many ms after
+                               complete() (a backend's Retry-After); 0: the
+                               host's short backoff, growing while the task
+                               keeps being deferred.  Ignored with other
+                               outcomes; capped at 1 hour */
     const char *note;       /* [public] one line recorded with the attempt
                                whatever its outcome (e.g. "executed version
                                7", "GPU-5a1c... Xid 79"), shown by
                                `switchyard status`; NUL-terminated, or
                                NULL for none.  The host keeps at most its
                                first 1 KiB */
+
     /* since 1.2 (an older host reads only as far as its own struct goes,
      * so a plugin may always set them): what the attempt wrote, kept with
      * it (`switchyard logs`) up to the host's log_limit, head and tail */
@@ -339,18 +315,11 @@ typedef struct sy_result {
     size_t log_stderr_cut;
 } sy_result;
 
-/* ------------------------------------------------------------------------ */
-/* The host's functions                                                     */
-/* ------------------------------------------------------------------------ */
+/* ---- The host's functions --------------------------------------------- */
 
 /* Log levels for sy_host_api.log. */
 typedef int32_t sy_log_level;
-enum {
-    SY_LOG_ERROR = 0,
-    SY_LOG_WARN = 1,
-    SY_LOG_INFO = 2,
-    SY_LOG_DEBUG = 3
-};
+enum { SY_LOG_ERROR = 0, SY_LOG_WARN = 1, SY_LOG_INFO = 2, SY_LOG_DEBUG = 3 };
 
 /* The table of functions the host lends the plugin, instead of letting it
  * link against host symbols.  Host-owned, static and read-only: valid for
@@ -404,13 +373,10 @@ typedef struct sy_host_api {
     int (*param_string)(const sy_params *p, const char *key,
                         const char **out);
 
-    /* Reads an integer.  SY_ENOENT, SY_ETYPE (a float is not an int). */
+    /* Read an integer (a float is not one), a float (an integer
+     * converts), a boolean.  SY_ENOENT, SY_ETYPE. */
     int (*param_int)(const sy_params *p, const char *key, int64_t *out);
-
-    /* Reads a float; an integer converts.  SY_ENOENT, SY_ETYPE. */
     int (*param_float)(const sy_params *p, const char *key, double *out);
-
-    /* Reads a boolean.  SY_ENOENT, SY_ETYPE. */
     int (*param_bool)(const sy_params *p, const char *key, int *out);
 
     /* Reads a duration ("250ms", "5s", "1.5m", "2h", "1d", or integer
@@ -427,20 +393,17 @@ typedef struct sy_host_api {
     int (*param_array_string)(const sy_params *p, const char *key,
                               size_t index, const char **out);
 
-    /* Reads element `index` of the array `key` as an integer. */
     int (*param_array_int)(const sy_params *p, const char *key, size_t index,
-                           int64_t *out);
+                           int64_t *out); /* ... as an integer */
 
     /* A view of the group `key` inside `p`.  SY_ENOENT, SY_ETYPE. */
     int (*param_group)(const sy_params *p, const char *key,
                        const sy_params **out);
 
-    /* The number of keys in `p`, in file order (for free-form groups such
-     * as a command's `env = { ... }`). */
+    /* The number of keys in `p`, and the name of key number `index`
+     * (0-based, file order; NULL when out of range), for free-form groups
+     * such as a command's `env = { ... }`. */
     size_t (*param_count)(const sy_params *p);
-
-    /* The name of key number `index` (0-based, file order).  NULL when out
-     * of range. */
     const char *(*param_name)(const sy_params *p, size_t index);
 
     /* The whole view as compact JSON text.  The string is allocated by the
@@ -456,33 +419,38 @@ typedef struct sy_host_api {
 
     /* Records that the attempt of `c` runs process group `pgid`, whose
      * leader started at `start_time` (clock ticks after boot, field 22 of
-     * /proc/PID/stat; switchyard/process.h reads it; 0 unknown).  Call it
-     * once per group, right after its start, from the thread that started
-     * it (never inside submit() or cancel()), before complete(c).  Blocks
-     * until the record is durable, a few ms: a host that dies from then on
-     * leaves it to the next host on this machine, which kills the group
-     * before the retry.  SY_OK: recorded.  SY_ENOTSUP: not recorded, go
-     * on.  SY_ESTATE: the attempt is over (timed out, cancelled, taken
-     * over): kill the group and complete() as cancelled.  Other errors
-     * (SY_EIO, SY_EINVAL): kill it and fail the attempt. */
+     * /proc/PID/stat, as switchyard/process.h reads it; 0 unknown).  Once
+     * per group, right after its start, from the thread that started it
+     * (never inside submit() or cancel()), before complete(c).  Blocks
+     * until the record is durable: a host that dies from then on leaves
+     * it to the next host on this machine, which kills the group before
+     * the retry.  SY_OK: recorded.  SY_ENOTSUP: not recorded, go on.
+     * SY_ESTATE: the attempt is over (timed out, cancelled, taken over):
+     * kill the group, complete() as cancelled.  Other errors (SY_EIO,
+     * SY_EINVAL): kill it and fail the attempt. */
     int (*attempt_process)(sy_completion *c, int64_t pgid, uint64_t start_time);
 
     /* since 1.3 */
 
-    /* attempt_process without the wait (see api/switchyard/executor.h). */
+    /* attempt_process without the wait.  SY_OK: asked, and answer(arg,
+     * status) is called once, from a host thread (maybe before this
+     * returns), with what attempt_process would have returned; it must
+     * only hand the status over, never block.  Any other return: not
+     * asked, never answered.  The command may run meanwhile, but complete(c)
+     * must wait for the answer (the record is written before the attempt's
+     * end); a refusal stops the group as for attempt_process.  Thread rules
+     * as attempt_process; `arg` is the plugin's, never read by the host. */
     int (*attempt_process_async)(sy_completion *c, int64_t pgid, uint64_t start_time,
                                  void (*answer)(void *arg, int status), void *arg);
 
-    /* since 1.4 */
+    /* since 1.5 */
 
     /* Reports how far an accepted submit has come, for `switchyard
      * status`.  Any thread, between submit() and complete() of `c`. */
     void (*progress)(sy_completion *c, int64_t done, int64_t total);
 } sy_host_api;
 
-/* ------------------------------------------------------------------------ */
-/* Metrics                                                                  */
-/* ------------------------------------------------------------------------ */
+/* ---- Metrics ---------------------------------------------------------- */
 
 /* Where metrics() writes its figures: call emit(sink, name, value) on the
  * thread that called metrics(), only during that call.  `sink` is
@@ -501,19 +469,16 @@ typedef struct sy_host_api {
  * Plugins with several pools add `POOL.NAME`, e.g. `blocking.active`. */
 typedef void (*sy_metric_fn)(void *sink, const char *name, int64_t value);
 
-/* ------------------------------------------------------------------------ */
-/* The descriptor                                                           */
-/* ------------------------------------------------------------------------ */
+/* ---- The descriptor --------------------------------------------------- */
 
 /* Returned by capacity() when the instance takes any number of submits. */
 #define SY_CAPACITY_UNLIMITED INT64_MAX
 
-/* Fills the ABI header of a descriptor, at the start of its initializer.
- * size is the size of the layout this header describes, which the host
- * uses to know which fields the plugin has; abi_minor is the lowest host
- * minor the plugin needs (SY_EXECUTOR_MIN_MINOR), not this header's.
- * Fields the initializer does not name, `reserved` and those of later
- * minors, are zero: "not used". */
+/* Fills the ABI header of a descriptor, at the start of its initializer:
+ * size, the layout this header describes (how the host knows which fields
+ * the plugin has); abi_minor, the lowest host minor the plugin needs
+ * (SY_EXECUTOR_MIN_MINOR), not this header's.  Fields it does not name,
+ * `reserved` and those of later minors, are zero: "not used". */
 #define SY_EXECUTOR_V1                                                        \
     .size = sizeof(sy_executor), .abi_major = SY_EXECUTOR_ABI_MAJOR,          \
     .abi_minor = SY_EXECUTOR_MIN_MINOR
@@ -572,11 +537,10 @@ typedef struct sy_executor {
      * keeps no pointer the host gave it for this instance. */
     void (*destroy)(sy_instance *inst);
 
-    /* Required.  How many more submits the instance would accept now:
-     * 0 for none, SY_CAPACITY_UNLIMITED for no limit.  Thread: any host
-     * thread, concurrently; must not block.  An honest answer: a submit
-     * made right after a positive answer, with no other submit in between,
-     * is accepted. */
+    /* Required.  How many more submits the instance would accept now: 0 for
+     * none, SY_CAPACITY_UNLIMITED for no limit.  Any host thread,
+     * concurrently; must not block.  An honest answer: a submit right after
+     * a positive answer, with no other in between, is accepted. */
     int64_t (*capacity)(sy_instance *inst);
 
     /* Required.  Starts one attempt and returns without waiting for it.
@@ -612,11 +576,27 @@ typedef struct sy_executor {
     int (*validate)(sy_instance *inst, const sy_params *task_params,
                     const char *base_dir, char *err, size_t err_len);
 
-    /* Optional.  Reports the instance's figures through emit(sink, ...).
-     * Thread: any host thread, concurrently; must not block. */
+    /* Optional.  Reports the instance's figures through emit(sink, ...);
+     * any host thread, concurrently; must not block. */
     void (*metrics)(sy_instance *inst, sy_metric_fn emit, void *sink);
 
     /* since 1.4 */
+
+    /* Optional (NULL: such attempts are abandoned and retried, as
+     * before).  Takes over attempt task->attempt, started on an instance
+     * of this name by a host that then stopped or lost the run's lease,
+     * so that work running elsewhere (a cluster's job) goes on instead of
+     * running twice: the plugin finds it by run_id, task_id and attempt
+     * and follows it, or starts it, keyed so, when none exists.
+     * task->timeout_ms is what is left of the timeout.  Otherwise as
+     * submit() (threads, no blocking, complete(c) exactly once after
+     * SY_OK); any other status: the host abandons the attempt and retries
+     * the task, recording err.  Never called in a cancelled run, nor for
+     * the attempt in whose call the host died. */
+    int (*resume)(sy_instance *inst, const sy_task *task, sy_completion *c,
+                  char *err, size_t err_len);
+
+    /* since 1.5 */
 
     /* Optional.  Asks the instance to stop taking new work and finish what
      * it has (a host about to restart).  Thread: any host thread; must not
@@ -624,10 +604,9 @@ typedef struct sy_executor {
     void (*drain)(sy_instance *inst);
 } sy_executor;
 
-/* The one symbol a plugin exports.  Returns the plugin's static descriptor.
- * Thread: the host's loading thread, once per load, before any other call;
- * it must not call into the host.  May return NULL to refuse to load (the
- * host says so). */
+/* The one symbol a plugin exports: returns its static descriptor, or NULL
+ * to refuse to load (the host says so).  Thread: the host's loading thread,
+ * once per load, before any other call; it must not call into the host. */
 SY_EXPORT const sy_executor *sy_executor_entry(void);
 
 typedef const sy_executor *(*sy_executor_entry_fn)(void);
