@@ -11,9 +11,9 @@ with a store that already holds a run), runs one command, and asserts:
   - the store file is byte for byte what it was.
 
     bad_inputs.py            TAP, for make check (tests/integration/bad_inputs.sh)
-    bad_inputs.py --markdown the troubleshooting table README carries
+    bad_inputs.py --markdown the troubleshooting table docs/troubleshooting.md carries
 
-README's "Troubleshooting" section is this table's --markdown output,
+docs/troubleshooting.md is this table's --markdown output,
 between the markers <!-- bad-inputs:begin --> and <!-- bad-inputs:end -->;
 the test fails when they differ (regenerate with
 `python3 tests/integration/bad_inputs.py --markdown`).
@@ -366,16 +366,16 @@ def main():
                     print("#   | " + line)
             else:
                 print("ok %d - %s" % (n, row["what"]))
-        readme = os.path.join(os.environ["SY_SRCDIR"], "README.md")
+        readme = os.path.join(os.environ["SY_SRCDIR"], "docs", "troubleshooting.md")
         text = open(readme).read()
         begin, end = "<!-- bad-inputs:begin -->\n", "<!-- bad-inputs:end -->"
         n += 1
         if begin in text and end in text and \
                 text.split(begin, 1)[1].split(end, 1)[0].strip() == markdown().strip():
-            print("ok %d - README's troubleshooting table is this table" % n)
+            print("ok %d - docs/troubleshooting.md's table is this table" % n)
         else:
             failed += 1
-            print("not ok %d - README's troubleshooting table is this table" % n)
+            print("not ok %d - docs/troubleshooting.md's table is this table" % n)
             print("#   regenerate it: python3 tests/integration/bad_inputs.py --markdown")
     finally:
         shutil.rmtree(tmpl, ignore_errors=True)
