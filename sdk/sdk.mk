@@ -47,6 +47,7 @@ switchyard_conformance_SOURCES = \
 	sdk/conformance/check_create.c sdk/conformance/check_complete.c \
 	sdk/conformance/check_capacity.c sdk/conformance/check_cancel.c \
 	sdk/conformance/check_lifecycle.c sdk/conformance/check_late.c \
+	sdk/conformance/check_resume.c \
 	sdk/conformance/check_leaks.c sdk/conformance/check_data.c
 switchyard_conformance_CPPFLAGS = $(SDK_CPPFLAGS)
 switchyard_conformance_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
@@ -96,7 +97,8 @@ check_LTLIBRARIES += tests/plugins/broken_late.la \
 	tests/plugins/broken_spec_size.la \
 	tests/plugins/broken_input.la \
 	tests/plugins/broken_shared_result.la \
-	tests/plugins/deferring.la
+	tests/plugins/deferring.la tests/plugins/resuming.la \
+	tests/plugins/broken_resume.la
 tests_plugins_broken_late_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_late_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_LATE -DPROMISE_NAME='"broken_late"'
 tests_plugins_broken_late_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
@@ -161,6 +163,14 @@ tests_plugins_deferring_la_SOURCES = tests/plugins/promise.c
 tests_plugins_deferring_la_CPPFLAGS = $(SDK_CPPFLAGS) -DKEEP_DEFERRED -DPROMISE_NAME='"deferring"'
 tests_plugins_deferring_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
 tests_plugins_deferring_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_resuming_la_SOURCES = tests/plugins/promise.c
+tests_plugins_resuming_la_CPPFLAGS = $(SDK_CPPFLAGS) -DKEEP_RESUME -DPROMISE_NAME='"resuming"'
+tests_plugins_resuming_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_resuming_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_resume_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_resume_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_RESUME -DPROMISE_NAME='"broken_resume"'
+tests_plugins_broken_resume_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_resume_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 
 # Built against the frozen 1.0 header only: tests/abi comes first and api/
 # not at all, so this plugin sees the ABI as it was released.

@@ -63,6 +63,9 @@ const kit_check kit_checks[] = {
      "metrics() agree with what the kit submitted and saw completed"},
     {"wake", "nonblocking", kit_check_wake,
      "wake() is called when capacity frees after SY_EBUSY"},
+    {"resume", "cancel-blocking", kit_check_resume,
+     "resume() (ABI 1.4) of an attempt never started starts it, completes "
+     "it once, and cancels"},
     {NULL, NULL, NULL, NULL},
 };
 

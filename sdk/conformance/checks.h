@@ -28,6 +28,8 @@ kit_verdict kit_check_wake(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_cancel_queued(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_cancel_running(kit_ctx *x, kit_report *r);
 kit_verdict kit_check_cancel_blocking(kit_ctx *x, kit_report *r);
+/* check_resume.c */
+kit_verdict kit_check_resume(kit_ctx *x, kit_report *r);
 /* check_late.c */
 kit_verdict kit_check_late(kit_ctx *x, kit_report *r);
 /* check_leaks.c */

@@ -436,7 +436,8 @@ int kit_submit(kit_inst *ki, kit_call *call, double *ms, char *err,
     atomic_store(&call->state, CALL_SUBMITTING);
     atomic_store(&call->in_submit, true);
     double t0 = kit_now_ms();
-    int rc = ki->d->submit(ki->inst, &call->task, &call->c, err, err_len);
+    int rc = (ki->resume_calls ? ki->d->resume : ki->d->submit)(ki->inst, &call->task,
+                                                                &call->c, err, err_len);
     double t1 = kit_now_ms();
     atomic_store(&call->in_submit, false);
     call->status = rc;

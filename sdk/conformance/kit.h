@@ -194,6 +194,9 @@ typedef struct kit_inst {
      * submit), each first completion's output and error are read twice,
      * a moment apart, while complete() has not returned yet. */
     bool probe_stable;
+    /* The resume check: with `resume_calls` set (before any submit),
+     * kit_submit() calls resume() (ABI 1.4) instead of submit(). */
+    bool resume_calls;
     atomic_long unstable;     /* results that changed meanwhile */
     char unstable_why[320];   /* the first one (guarded by lock) */
 

@@ -28,6 +28,9 @@
  *   -DBREAK_DEFER_NEGATIVE defers every other task with a negative
  *                         retry_after_ms
  *   -DKEEP_DEFERRED       breaks nothing: defers every other task (ABI 1.1)
+ *   -DKEEP_RESUME         breaks nothing: has resume() (ABI 1.4), which
+ *                         runs the attempt as submit() does
+ *   -DBREAK_RESUME        has resume(), which refuses every attempt
  *
  * The stray thread of the late builds lives from create() to destroy()
  * (joined there), so only a check that waits for it sees it.  The leaks
@@ -38,11 +41,15 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#if defined(KEEP_RESUME) || defined(BREAK_RESUME)
+#define SY_EXECUTOR_MIN_MINOR 4
+#endif
 #include <switchyard/executor.h>
 
 #define STRAY_MS 300
@@ -393,6 +400,20 @@ static int promise_cancel(sy_instance *inst, sy_completion *c)
     return SY_ENOENT;
 }
 
+#if defined(KEEP_RESUME) || defined(BREAK_RESUME)
+/* No earlier host's work exists here: resuming an attempt starts it. */
+static int promise_resume(sy_instance *inst, const sy_task *task, sy_completion *c, char *err,
+                          size_t err_len)
+{
+#ifdef BREAK_RESUME
+    (void)inst, (void)task, (void)c;
+    return snprintf(err, err_len, "resume is not supported after all"), SY_ENOTSUP;
+#else
+    return promise_submit(inst, task, c, err, err_len);
+#endif
+}
+#endif
+
 static const sy_executor desc = {
     SY_EXECUTOR_V1,
     .name = PROMISE_NAME,
@@ -406,6 +427,9 @@ static const sy_executor desc = {
     .capacity = promise_capacity,
     .submit = promise_submit,
     .cancel = promise_cancel,
+#if defined(KEEP_RESUME) || defined(BREAK_RESUME)
+    .resume = promise_resume,
+#endif
 };
 
 SY_EXPORT const sy_executor *sy_executor_entry(void) { return &desc; }
