@@ -114,6 +114,7 @@ sy_attempt *sy_attempt_new(sy_engine *e, sy_live_run *r, size_t idx, char *err, 
         .timeout_ms = d->timeout_ms > 0 ? d->timeout_ms : t->queue->entry->max_task_ms,
         .workflow = r->wf->name,
         .base_dir = r->wf->base_dir ? r->wf->base_dir : ".",
+        .element = sy_live_is_slot(r, idx) ? (int64_t)t->elem : -1,
     };
     return a;
 }

@@ -335,14 +335,15 @@ static int send_task(sy_instance *in, const sy_task *task, sy_completion *c, boo
                      char *err, size_t err_len)
 {
     const json_t *params = sy_sdk_params_json(task->params);
-    json_t *m = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s%, s:o, s:I, s:s, s:s, s:b}", "t",
+    json_t *m = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s%, s:o, s:I, s:s, s:s, s:b, s:I}", "t",
                           "submit",
                           "attempt", (json_int_t)task->attempt, "ns", task->ns, "run_id",
                           task->run_id, "task_id", task->task_id, "input", task->input,
                           task->input_len, "params",
                           params ? json_incref((json_t *)params) : json_object(), "timeout_ms",
                           (json_int_t)task->timeout_ms, "workflow", task->workflow, "base_dir",
-                          task->base_dir, "resume", resume);
+                          task->base_dir, "resume", resume, "element",
+                          (json_int_t)task->element);
     if (!m)
         return snprintf(err, err_len, "the task cannot be sent to the worker"), SY_EINVAL;
     int rc = sy_isolated_send_submit(in, c, m);

@@ -344,6 +344,9 @@ static void on_submit(json_t *m)
         .timeout_ms = json_integer_value(json_object_get(m, "timeout_ms")),
         .workflow = str(m, "workflow"),
         .base_dir = str(m, "base_dir"),
+        .element = json_is_integer(json_object_get(m, "element"))
+                       ? json_integer_value(json_object_get(m, "element"))
+                       : -1,
     };
     jobs_add(j);
     __atomic_store_n(&last_submit, id, __ATOMIC_RELEASE);

@@ -419,6 +419,7 @@ kit_call *kit_call_new(kit_inst *ki, const json_t *params)
     call->task.timeout_ms = 0;
     call->task.workflow = "kit";
     call->task.base_dir = in->base_dir;
+    call->task.element = -1;
     sy_sdk_test_completion_init(&call->c, &ki->host, call);
     return call;
 }

@@ -102,8 +102,7 @@ extern "C" {
 /* The symbol every plugin exports; see sy_executor_entry() at the end. */
 #define SY_EXECUTOR_ENTRY_SYMBOL "sy_executor_entry"
 
-/* Exports the entry point even when the plugin builds with
- * -fvisibility=hidden. */
+/* Exports the entry point even when the plugin builds hidden. */
 #if defined(__GNUC__) || defined(__clang__)
 #define SY_EXPORT __attribute__((visibility("default")))
 #define SY_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
@@ -112,8 +111,8 @@ extern "C" {
 #define SY_PRINTF(fmt, args)
 #endif
 
-/* True when a struct written with size `(s)->size` contains `field`.  The
- * only correct way to read a field added after 1.0. */
+/* True when a struct of size `(s)->size` has `field`: the only way to read
+ * a field added after 1.0. */
 #define SY_HAS_FIELD(s, type, field)                                          \
     ((s) != NULL &&                                                           \
      (size_t)(s)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
@@ -132,10 +131,8 @@ typedef enum sy_status {
     SY_OK = 0,
     SY_EINVAL = -1,   /* bad argument or bad parameters */
     SY_ENOMEM = -2,   /* allocation failed */
-    SY_EBUSY = -3,    /* no capacity now: the host keeps the task Ready and
-                         tries again after host->wake() */
-    SY_ENOENT = -4,   /* no such key / no such task (e.g. cancel of a task
-                         that already completed) */
+    SY_EBUSY = -3,    /* no capacity: the task waits Ready for wake() */
+    SY_ENOENT = -4,   /* no such key or task (a cancel after completion) */
     SY_ETYPE = -5,    /* a parameter exists but has another type */
     SY_ERANGE = -6,   /* a value or index out of range */
     SY_ENOTSUP = -7,  /* the operation is not supported */
@@ -247,6 +244,12 @@ typedef struct sy_task {
     const char *base_dir;      /* [read-only] the directory of the workflow
                                   file: what relative paths in params are
                                   relative to (validate()'s base_dir) */
+    /* since 1.4 (read it under SY_HAS_FIELD: an older host's is shorter) */
+    int64_t element;           /* [read-only] an element of a mapped task:
+                                  its index in the map, from 0 (all its
+                                  elements share task_id); -1 otherwise.
+                                  With run_id, task_id and attempt it names
+                                  the attempt uniquely, as resume() needs */
 } sy_task;
 
 /* How an attempt ended (sy_result.outcome). */

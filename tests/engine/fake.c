@@ -116,6 +116,10 @@ static int fake_submit(sy_instance *inst, const sy_task *task, sy_completion *c,
      * index it was given; `fail_index` fails that element, every time or
      * (`fail_once`) on its first attempt only. */
     json_t *in = json_loads(task->input, 0, NULL);
+    /* Every attempt says which element it is (ABI 1.4): a map's elements
+     * share their task id, and a plugin keys remote work by all four. */
+    json_t *map_index = in ? json_object_get(in, "map_index") : NULL;
+    assert_int_equal(task->element, map_index ? json_integer_value(map_index) : -1);
     int64_t fail_index = -1;
     fake.api->param_int(task->params, "fail_index", &fail_index);
     bool failing = in && json_integer_value(json_object_get(in, "map_index")) == fail_index &&

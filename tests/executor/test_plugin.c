@@ -825,7 +825,7 @@ static void sink(void *s, const char *name, int64_t value)
 static sy_task make_task(const sy_params *params, const char *input)
 {
     sy_task t = {sizeof t, 1,     "public::etl::x", "run-1", "x",
-                 input,    strlen(input), params,   0, "wf", "."};
+                 input,    strlen(input), params,   0, "wf", ".", -1};
     return t;
 }
 
