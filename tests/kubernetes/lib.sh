@@ -13,7 +13,7 @@
 
 SY_K8S_TOKEN=${SY_K8S_TOKEN:-k8s-test-token}
 
-# k8s_certs: in $dir, ca.pem/ca.key, server.pem/server.key (127.0.0.1 and
+# k8s_certs: in $dir (P-256 keys), ca.pem/ca.key, server.pem/server.key (127.0.0.1 and
 # localhost), client-ca.pem/client-ca.key and client.pem/client.key
 # (CN=switchyard, O=system:masters) for client-certificate auth.
 k8s_certs() {
@@ -21,16 +21,16 @@ k8s_certs() {
     (
         cd "$dir" || exit 1
         for ca in ca client-ca; do
-            openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout $ca.key -out $ca.pem \
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -keyout $ca.key -out $ca.pem \
                 -subj "/CN=switchyard-test-$ca" -addext basicConstraints=critical,CA:TRUE \
                 -addext keyUsage=critical,keyCertSign,cRLSign || exit 1
         done
         printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >server.ext
         printf 'extendedKeyUsage=clientAuth\n' >client.ext
-        openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 &&
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 &&
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
                 -extfile server.ext -out server.pem || exit 1
-        openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr \
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key -out client.csr \
             -subj "/O=system:masters/CN=switchyard" &&
             openssl x509 -req -in client.csr -CA client-ca.pem -CAkey client-ca.key -CAcreateserial \
                 -days 2 -extfile client.ext -out client.pem || exit 1

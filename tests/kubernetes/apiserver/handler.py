@@ -5,6 +5,7 @@ watches as chunked streams, pod logs, and the test-only endpoints
 import json
 import os
 import re
+import select
 import socket
 import ssl
 import sys
@@ -303,10 +304,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.chunk(line)
             while True:
                 with store.lock:
-                    while (store.rv == last and store.watch_generation == gen
-                           and time.monotonic() < min(end, next_mark if bookmarks else end)):
-                        store.cond.wait(min(end, next_mark if bookmarks else end) - time.monotonic())
-                    if store.watch_generation != gen:
+                    until = min(end, next_mark) if bookmarks else end
+                    gone = False
+                    while store.rv == last and store.watch_generation == gen and time.monotonic() < until:
+                        store.cond.wait(min(until - time.monotonic(), 0.5))
+                        gone = self.peer_gone()
+                        if gone:
+                            break
+                    if store.watch_generation != gen or gone:
                         break
                     evs = store.since(last)
                     if evs is None:
@@ -333,6 +338,13 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
         return 200
+
+    def peer_gone(self):
+        """The client closed its end (or sent what a watch never gets)."""
+        try:
+            return bool(select.select([self.connection], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
 
     # --- logs ---------------------------------------------------------------------
 
