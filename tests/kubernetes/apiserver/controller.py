@@ -12,6 +12,7 @@ import itertools
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -95,7 +96,7 @@ class Controller:
                     try:
                         fn(*args)
                     except Exception as e:  # a bug here must not stop the clock
-                        print(f"k8s server: timer {fn.__name__}: {e!r}", flush=True)
+                        print(f"k8s server: timer {fn.__name__}: {e!r}", file=sys.stderr, flush=True)
                 self.tcond.wait(self.timers[0][0] - now if self.timers else None)
 
     def _reaper_loop(self):
@@ -110,7 +111,10 @@ class Controller:
                 rec = self.pids.pop(pid, None)
                 if rec is not None:
                     rec.proc.returncode = os.waitstatus_to_exitcode(status)
-                    self._exited(rec, status)
+                    try:
+                        self._exited(rec, status)
+                    except Exception as e:  # a bug here must not stop the reaping
+                        print(f"k8s server: reaper: {e!r}", file=sys.stderr, flush=True)
 
     # --- jobs ---------------------------------------------------------------------
 

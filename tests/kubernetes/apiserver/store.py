@@ -160,6 +160,7 @@ class Selector:
 # --- the store --------------------------------------------------------------------
 
 class Event:
+    """One watch event: its line as sent, and what selectors look at."""
     __slots__ = ("rv", "resource", "obj", "line")
 
     def __init__(self, rv, resource, obj, line):
@@ -196,7 +197,12 @@ class Store:
     def _record(self, etype, resource, obj):
         text = json.dumps(obj, separators=(",", ":"))
         line = ('{"type":"%s","object":%s}\n' % (etype, text)).encode()
-        self.events[self.rv] = Event(self.rv, resource, json.loads(text), line)
+        md, st = obj["metadata"], obj.get("status") or {}
+        view = {"metadata": {"namespace": md.get("namespace"), "name": md.get("name"),
+                             "labels": dict(md.get("labels") or {})},
+                "status": {"phase": st.get("phase"), "succeeded": st.get("succeeded")},
+                "spec": {"nodeName": (obj.get("spec") or {}).get("nodeName")}}
+        self.events[self.rv] = Event(self.rv, resource, view, line)
         while len(self.events) > self.history:
             self.events.pop(self.first, None)
             self.first += 1
