@@ -193,7 +193,8 @@ class Controller:
                 p.killed_for = "Deadline"
         self._finish_job(rec, False, "DeadlineExceeded", "Job was active longer than specified deadline")
 
-    def delete_job(self, ns, name, policy):
+    def delete_job(self, ns, name, policy, grace=None):
+        grace = self.grace if grace is None else grace
         with self.store.lock:
             job = self.store.get("jobs", ns, name)
             if job is None:
@@ -207,7 +208,7 @@ class Controller:
                     job["metadata"]["finalizers"] = ["foregroundDeletion"]
                     self.store.put("jobs", job)
                     for k in list(rec.pods):
-                        self._delete_pod(self.pods[k], self.grace)
+                        self._delete_pod(self.pods[k], grace)
                 return self.store.snapshot(job)
             rec.finished = True
             self.store.remove("jobs", job)
@@ -219,7 +220,7 @@ class Controller:
                     p.job_uid = None
                     self.store.put("pods", p.obj)
                 else:
-                    self.after(0.1, self._delete_pod, p, self.grace)
+                    self.after(0.1, self._delete_pod, p, grace)
             if policy == "Orphan":
                 rec.pods.clear()
             return self.store.snapshot(job)
@@ -457,12 +458,12 @@ class Controller:
             elif rec.obj["metadata"]["uid"] in self.jobs:
                 self._job_status(rec)
 
-    def delete_pod(self, ns, name):
+    def delete_pod(self, ns, name, grace=None):
         with self.store.lock:
             p = self.pods.get((ns, name))
             if p is None:
                 raise not_found("pods", "", name)
-            self._delete_pod(p, self.grace)
+            self._delete_pod(p, self.grace if grace is None else grace)
             return self.store.snapshot(p.obj)
 
     def pod_log(self, ns, name):

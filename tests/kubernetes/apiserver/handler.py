@@ -245,10 +245,13 @@ class Handler(BaseHTTPRequestHandler):
             self.send_obj(201, text)
             return 201
         if m == "DELETE" and name is not None:
+            grace = (body or {}).get("gracePeriodSeconds") if isinstance(body, dict) else None
+            if grace is None and query.get("gracePeriodSeconds"):
+                grace = int(query["gracePeriodSeconds"][0])
             if resource == "jobs":
-                text = srv.controller.delete_job(ns, name, delete_policy(query, body))
+                text = srv.controller.delete_job(ns, name, delete_policy(query, body), grace)
             else:
-                text = srv.controller.delete_pod(ns, name)
+                text = srv.controller.delete_pod(ns, name, grace)
             self.send_obj(200, text)
             return 200
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
