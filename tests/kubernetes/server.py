@@ -26,6 +26,7 @@ import ssl
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from apiserver.controller import Controller  # noqa: E402
