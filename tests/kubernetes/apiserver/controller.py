@@ -73,6 +73,8 @@ class Controller:
         self.stats = {"jobs_created": 0, "jobs_by_name": {}, "jobs_conflicts": 0,
                       "pods_created": 0, "processes_started": 0}
         self.timers = []
+        self.spawns = []        # (pod, argv, cwd, env, log) for the timer thread to fork
+        self.early = {}         # pid -> wait status, reaped before it was registered
         self.seq = itertools.count()
         self.tcond = threading.Condition(store.lock)
         self.child = threading.Event()
@@ -88,8 +90,8 @@ class Controller:
         self.tcond.notify()
 
     def _timer_loop(self):
-        with self.store.lock:
-            while True:
+        while True:
+            with self.store.lock:
                 now = time.monotonic()
                 while self.timers and self.timers[0][0] <= now:
                     _, _, fn, args = heapq.heappop(self.timers)
@@ -97,7 +99,18 @@ class Controller:
                         fn(*args)
                     except Exception as e:  # a bug here must not stop the clock
                         print(f"k8s server: timer {fn.__name__}: {e!r}", file=sys.stderr, flush=True)
-                self.tcond.wait(self.timers[0][0] - now if self.timers else None)
+                spawns, self.spawns = self.spawns, []
+                if not spawns:
+                    self.tcond.wait(self.timers[0][0] - now if self.timers else None)
+                    continue
+            done = [(p, argv, self._spawn(argv, cwd, env, log), log)
+                    for p, argv, cwd, env, log in spawns if not self.stopping]
+            with self.store.lock:
+                for p, argv, proc, log in done:
+                    try:
+                        self._started(p, argv, proc, log)
+                    except Exception as e:
+                        print(f"k8s server: start: {e!r}", file=sys.stderr, flush=True)
 
     def _reaper_loop(self):
         while True:
@@ -109,7 +122,9 @@ class Controller:
                 continue
             with self.store.lock:
                 rec = self.pids.pop(pid, None)
-                if rec is not None:
+                if rec is None:
+                    self.early[pid] = status    # reaped before _started saw its pid
+                else:
                     rec.proc.returncode = os.waitstatus_to_exitcode(status)
                     try:
                         self._exited(rec, status)
@@ -278,7 +293,6 @@ class Controller:
         if p.deleting or p.done:
             return
         st = p.obj["status"]
-        restarts = st["containerStatuses"][0].get("restartCount", 0)
         image = p.container.get("image", "")
         if p.fault == "image-pull":
             msg = (f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and '
@@ -298,24 +312,48 @@ class Controller:
             env[e["name"]] = (str(p.obj["metadata"].get(ref.split(".", 1)[1], "")) if ref
                               else str(e.get("value", "")))
         logpath = os.path.join(self.workdir, f'{p.obj["metadata"]["namespace"]}_{p.obj["metadata"]["name"]}.log')
-        p.log = logpath
+        self.spawns.append((p, argv, c.get("workingDir") or None, env, logpath))
+
+    @staticmethod
+    def _spawn(argv, cwd, env, logpath):
+        """The container's process, or the OSError that stopped it (no lock
+        held: a fork takes milliseconds)."""
         try:
             if not argv:
                 raise FileNotFoundError("no command")
             with open(logpath, "ab") as out:
-                p.proc = subprocess.Popen(argv, cwd=c.get("workingDir") or None, env=env,
-                                          stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                          start_new_session=True, close_fds=True)
+                return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
         except OSError as e:
+            return e
+
+    def _started(self, p, argv, proc, logpath):
+        st = p.obj["status"]
+        restarts = st["containerStatuses"][0].get("restartCount", 0)
+        if isinstance(proc, OSError):
             what = argv[0] if argv else "(none)"
-            msg = (f'failed to create containerd task: failed to create shim task: OCI runtime create failed: '
-                   f'runc create failed: unable to start container process: exec: "{what}": '
-                   f'{"executable file not found in $PATH" if isinstance(e, FileNotFoundError) else e.strerror}: unknown')
-            self._terminated(p, 128, "StartError", msg, now_iso())
+            why = "executable file not found in $PATH" if isinstance(proc, FileNotFoundError) else proc.strerror
+            msg = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: '
+                   f'runc create failed: unable to start container process: exec: "{what}": {why}: unknown')
+            if not p.done:
+                self._terminated(p, 128, "StartError", msg, now_iso())
             return
-        self.pids[p.proc.pid] = p
+        p.proc = proc
+        p.log = logpath
+        self.pids[proc.pid] = p
         self.child.set()
         self.stats["processes_started"] += 1
+        early = self.early.pop(proc.pid, None)
+        if p.deleting or p.done:         # deleted while it was forked
+            self._kill(p, signal.SIGKILL)
+        if early is not None:
+            del self.pids[proc.pid]
+            proc.returncode = os.waitstatus_to_exitcode(early)
+            if not p.done:
+                self._exited(p, early)
+            return
+        if p.deleting or p.done:
+            return
         t = now_iso()
         st["phase"] = "Running"
         st["conditions"] = [{"type": x, "status": "True", "lastProbeTime": None, "lastTransitionTime": t}
@@ -361,6 +399,8 @@ class Controller:
 
     def _exited(self, p, status):
         """The reaper saw the container's process end (lock held)."""
+        if p.done:
+            return
         code = os.waitstatus_to_exitcode(status)
         if code < 0:
             code = 128 - code
