@@ -3,7 +3,9 @@
 410 Expired on a watch, watches closed by the server, 429 with Retry-After,
 OOMKilled, ErrImagePull/ImagePullBackOff, eviction, Unschedulable,
 preemption, activeDeadlineSeconds, ttlSecondsAfterFinished, Foreground
-and Orphan deletion, logs with tailLines/limitBytes, bookmarks.  Speaks TAP.
+and Orphan deletion, logs with tailLines/limitBytes, bookmarks, and at
+last SIGTERM to the server (its pid is the argument): every process group
+it started dies with it.  Speaks TAP.
 
 Reads SY_K8S_URL, SY_K8S_TOKEN, SY_K8S_CA (tests/kubernetes/lib.sh)."""
 import http.client
@@ -248,8 +250,40 @@ def main():
     r2 = c2.getresponse()
     body = json.loads(r2.read())
     ok(r2.status == 401 and body["reason"] == "Unauthorized", "a wrong token is 401 with a Status", body)
+
+    # --- SIGTERM: every process group it started is killed ------------------------
+    job("survivor", "sleep 41.5 & sleep 41.5; wait")
+    ok(wait_for(lambda: len(sleepers()) == 2), "a pod runs two processes (sleep 41.5)", sleepers())
+    server = int(sys.argv[1])
+    os.kill(server, 15)
+    ok(wait_for(lambda: not alive(server), 5), "SIGTERM ends the server")
+    ok(wait_for(lambda: not sleepers(), 3), "and both processes of the pod's group are gone", sleepers())
     print(f"1..{n}")
     return 1 if failed else 0
+
+
+def sleepers():
+    out = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read() == b"sleep\x0041.5\x00" and proc_state(pid) != "Z":
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def proc_state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def alive(pid):
+    return proc_state(pid) not in (None, "Z")
 
 
 if __name__ == "__main__":
