@@ -170,12 +170,17 @@ def main():
     ok(cond and cond["reason"] == "BackoffLimitExceeded" and term.get("reason") == "OOMKilled"
        and term.get("exitCode") == 137, "oom: the container terminates OOMKilled, 137; the Job fails", term)
 
+    c, r = watch(PODS, None, "&labelSelector=job-name%3Dpull")
     job("pull", "echo never", "image-pull")
-    p = wait_for(lambda: cstate(pod_of("pull")).get("waiting", {}).get("reason") == "ErrImagePull" and pod_of("pull"))
-    msg = cstate(p).get("waiting", {}).get("message", "")
-    ok(p and 'Failed to pull image "busybox:1.36"' in msg, "image-pull: the container waits in ErrImagePull", cstate(p))
-    p = wait_for(lambda: cstate(pod_of("pull")).get("waiting", {}).get("reason") == "ImagePullBackOff" and pod_of("pull"))
-    ok(p and p["status"]["phase"] == "Pending", "then ImagePullBackOff, the pod Pending", (p or {}).get("status"))
+    ev = events(r, until=lambda e: cstate(e["object"]).get("waiting", {}).get("reason") == "ImagePullBackOff")
+    c.close()
+    waits = [cstate(e["object"]).get("waiting", {}) for e in ev]
+    reasons = [w.get("reason") for w in waits]
+    msg = next((w.get("message", "") for w in waits if w.get("reason") == "ErrImagePull"), "")
+    ok('Failed to pull image "busybox:1.36"' in msg, "image-pull: the container waits in ErrImagePull", reasons)
+    p = ev[-1]["object"] if ev else {}
+    ok(reasons[-1:] == ["ImagePullBackOff"] and p["status"]["phase"] == "Pending",
+       "then ImagePullBackOff, the pod Pending", reasons)
     st, body, _ = call("GET", f"{PODS}/{p['metadata']['name']}/log")
     ok(st == 400 and "waiting to start" in body["message"], "its log is 400: waiting to start", body)
     st, j, _ = call("GET", f"{JOBS}/pull")
@@ -210,7 +215,7 @@ def main():
     t0 = time.monotonic()
     job("deadline", "sleep 30", activeDeadlineSeconds=1)
     cond = wait_for(lambda: job_cond("deadline", "Failed"))
-    ok(cond and cond["reason"] == "DeadlineExceeded" and time.monotonic() - t0 < 4,
+    ok(cond and cond["reason"] == "DeadlineExceeded" and time.monotonic() - t0 < 8,
        "activeDeadlineSeconds 1: Failed, DeadlineExceeded, in about a second", cond)
     ok(wait_for(lambda: pod_of("deadline") is None), "and its pod was killed and deleted")
 

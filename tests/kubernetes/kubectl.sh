@@ -47,6 +47,8 @@ echo "# $(head -n1 "$dir/version")"
 # A watch of every job event, from before the first create.
 timeout 20 "$KUBECTL" get jobs --watch --output-watch-events -o json >"$dir/watch.out" 2>"$dir/watch.err" &
 watcher=$!
+i=0
+while [ "$(k8s_state 's["verbs"].get("watch jobs", 0)')" = 0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 
 job hello 'echo "{\"greeting\": \"$GREETING\", \"cwd\": \"$(pwd)\"}"; echo to-stderr >&2'
 k create -f "$dir/hello.json"
