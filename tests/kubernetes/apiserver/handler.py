@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import discovery
 from .jobs import delete_policy
-from .store import ApiError, Selector, status_object
+from .store import ApiError, Selector, Watcher, status_object
 
 NS_PATH = re.compile(r"^/(api/v1|apis/batch/v1)(?:/watch)?(?:/namespaces/([^/]+))?/(jobs|pods)(?:/([^/]+)(?:/(log|status))?)?$")
 GROUP = {"jobs": "batch", "pods": ""}
@@ -299,7 +299,6 @@ class Handler(BaseHTTPRequestHandler):
         with store.lock:
             faults.watches += 1
             faults.watches_total += 1
-            gen = store.watch_generation
             if faults.gone > 0:
                 faults.gone -= 1
                 pending = None
@@ -311,9 +310,13 @@ class Handler(BaseHTTPRequestHandler):
                 pending = None if evs is None else [e.line for e in evs if e.resource == resource and sel.match(e.obj)]
             last = store.rv
             oldest = store.first
+            w = Watcher(store, resource, sel)
+            if pending is not None:
+                store.add_watcher(w)    # under the same lock as the replay: no event falls between
         try:
             if pending is None:
-                faults_gone(faults, store)
+                with store.lock:
+                    faults.gone_sent += 1
                 self.chunk(gone_line(rv if rv is not None else last, oldest))
                 return 200
             for line in pending:
@@ -322,19 +325,17 @@ class Handler(BaseHTTPRequestHandler):
                 with store.lock:
                     until = min(end, next_mark) if bookmarks else end
                     gone = False
-                    while store.rv == last and store.watch_generation == gen and time.monotonic() < until:
-                        store.cond.wait(min(until - time.monotonic(), 0.5))
+                    while not w.queue and not w.closed and time.monotonic() < until:
+                        w.cond.wait(min(until - time.monotonic(), 0.5))
                         gone = self.peer_gone()
                         if gone:
                             break
-                    if store.watch_generation != gen or gone:
+                    if w.closed or gone:
                         break
-                    evs = store.since(last)
-                    if evs is None:
+                    out, w.queue = w.queue, []
+                    if w.overflow:
                         faults.gone_sent += 1
                         out = [gone_line(last, store.first)]
-                    else:
-                        out = [e.line for e in evs if e.resource == resource and sel.match(e.obj)]
                     last = store.rv
                     now = time.monotonic()
                     if bookmarks and (now >= next_mark or now >= end):
@@ -343,11 +344,12 @@ class Handler(BaseHTTPRequestHandler):
                         next_mark = now + srv.bookmark_interval
                 for line in out:
                     self.chunk(line)
-                if evs is None or time.monotonic() >= end:
+                if w.overflow or time.monotonic() >= end:
                     break
         finally:
             with store.lock:
                 faults.watches -= 1
+                store.remove_watcher(w)
             try:
                 self.end_chunked()
             except OSError:
@@ -434,11 +436,6 @@ class Handler(BaseHTTPRequestHandler):
                      "faults": {"gone": f.gone, "throttle": [dict(t) for t in f.throttles if t["count"] > 0]}}
         self.send_obj(200, state)
         return 200
-
-
-def faults_gone(faults, store):
-    with store.lock:
-        faults.gone_sent += 1
 
 
 def gone_line(rv, oldest):
