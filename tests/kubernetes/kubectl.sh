@@ -92,6 +92,10 @@ k get job fails -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}'
 [ "$out" = BackoffLimitExceeded ]; ok $? "with reason BackoffLimitExceeded ($out)"
 k get pods -l job-name=fails -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode} {.items[0].status.containerStatuses[0].state.terminated.reason}'
 [ "$out" = "3 Error" ]; ok $? "its container terminated with exit code 3, reason Error ($out)"
+k get job fails
+printf '%s\n' "$out" | grep -Eq '^fails +Failed +0/1 '; ok $? "kubectl get job prints the server's table: Failed, 0/1"
+k get pods -l job-name=fails
+printf '%s\n' "$out" | grep -Eq '^fails-[a-z0-9]{5} +0/1 +Error +0 '; ok $? "kubectl get pods prints its pod: 0/1, Error, 0 restarts"
 
 k delete job hello
 rc_is 0 "kubectl delete job works"

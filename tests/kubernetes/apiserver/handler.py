@@ -14,7 +14,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import discovery
+from . import discovery, tables
 from .jobs import delete_policy
 from .store import ApiError, Selector, Watcher, status_object
 
@@ -212,6 +212,9 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", "the server could not find the requested resource",
                            {} if m == "GET" else None)
         _, ns, resource, name, sub = r.groups()
+        self.table = None
+        if m == "GET" and sub is None and tables.wants_table(self.headers.get("Accept")):
+            self.table = (query.get("includeObject") or ["Metadata"])[0]
         watch = "/watch/" in path or (query.get("watch") or [""])[0] in ("1", "true", "True")
         self.verb(resource, sub, name, watch)
         if sub == "log" and m == "GET" and resource == "pods":
@@ -233,7 +236,10 @@ class Handler(BaseHTTPRequestHandler):
                 if obj is None:
                     raise ApiError(404, "NotFound", f'{resource}{"." + GROUP[resource] if GROUP[resource] else ""} "{name}" not found',
                                    {"name": name, "group": GROUP[resource], "kind": resource})
-                text = srv.store.snapshot(obj)
+                if self.table is not None:
+                    text = srv.store.snapshot(tables.table(resource, [obj], srv.store.rv, self.table))
+                else:
+                    text = srv.store.snapshot(obj)
             self.send_obj(200, text)
             return 200
         if m == "POST" and name is None and resource == "jobs":
@@ -270,8 +276,14 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         with store.lock:
             objs = sorted(store.list(resource, sel), key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
-            items = ",".join(store.snapshot(o) for o in objs)
+            if self.table is not None:
+                text = store.snapshot(tables.table(resource, objs, store.rv, self.table))
+            else:
+                items = ",".join(store.snapshot(o) for o in objs)
             rv = store.rv
+        if self.table is not None:
+            self.send_obj(200, text)
+            return 200
         kind, api = KIND[resource]
         self.send_obj(200, '{"kind":"%s","apiVersion":"%s","metadata":{"resourceVersion":"%d"},"items":[%s]}'
                       % (kind, api, rv, items))
@@ -320,7 +332,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.chunk(gone_line(rv if rv is not None else last, oldest))
                 return 200
             for line in pending:
-                self.chunk(line)
+                self.event(line, resource)
             while True:
                 with store.lock:
                     until = min(end, next_mark) if bookmarks else end
@@ -343,7 +355,7 @@ class Handler(BaseHTTPRequestHandler):
                                    b'"metadata":{"resourceVersion":"%d"}}}\n' % (bookmark_kind.encode(), api.encode(), last))
                         next_mark = now + srv.bookmark_interval
                 for line in out:
-                    self.chunk(line)
+                    self.event(line, resource)
                 if w.overflow or time.monotonic() >= end:
                     break
         finally:
@@ -356,6 +368,16 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
         return 200
+
+    def event(self, line, resource):
+        """One watch event, as a Table of one row when kubectl asked for one."""
+        if self.table is not None:
+            e = json.loads(line)
+            if e["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                rv = e["object"]["metadata"].get("resourceVersion", "0")
+                e["object"] = tables.table(resource, [e["object"]], rv, self.table)
+                line = (json.dumps(e, separators=(",", ":")) + "\n").encode()
+        self.chunk(line)
 
     def peer_gone(self):
         """The client closed its end (or sent what a watch never gets)."""
