@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The loopback API server's faults and deadlines, through http.client:
 410 Expired on a watch, watches closed by the server, 429 with Retry-After,
+503, a create whose answer is lost (then 409 AlreadyExists),
 OOMKilled, ErrImagePull/ImagePullBackOff, eviction, Unschedulable,
 preemption, activeDeadlineSeconds, ttlSecondsAfterFinished, Foreground
 and Orphan deletion, logs with tailLines/limitBytes, bookmarks, and at
@@ -162,6 +163,27 @@ def main():
     ok(st3 == 200, "a GET under the prefix was not throttled (method POST only)")
     job("after429", "true")
     ok(call("GET", "/_test/state")[1]["throttled"] == 2, "the third POST went through; 2 counted throttled")
+
+    fault(error={"count": 1, "code": 503, "prefix": JOBS, "method": "GET"})
+    st1, body1, _ = call("GET", JOBS)
+    st2, _, _ = call("GET", JOBS)
+    ok(st1 == 503 and body1["reason"] == "ServiceUnavailable" and st2 == 200,
+       "an armed 503 answers one GET with a Status; the next is 200", body1)
+    fault(drop={"count": 1, "prefix": JOBS, "method": "POST", "after": True})
+    try:
+        job("lost", "true")
+        lost = False
+    except (http.client.HTTPException, OSError):
+        lost = True
+    ok(lost and call("GET", f"{JOBS}/lost")[0] == 200,
+       "drop after: the create is done, the connection closed unanswered")
+    st, body, _ = call("POST", JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "lost"},
+                                      "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                                          {"name": "c", "image": "x", "command": ["true"]}]}}}})
+    state = call("GET", "/_test/state")[1]
+    ok(st == 409 and body["reason"] == "AlreadyExists" and state["jobs_conflicts"] == 1
+       and state["jobs_by_name"]["lost"] == 1 and state["injected"] == 2,
+       "its retry is 409 AlreadyExists; one create, one conflict counted", [st, body, state["jobs_conflicts"]])
 
     # --- pod faults ---------------------------------------------------------------
     job("oom", "sleep 30", "oom:0.3")

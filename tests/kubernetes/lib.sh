@@ -85,7 +85,9 @@ PY
 
 # k8s_fault JSON: arms faults (POST /_test/faults), e.g. '{"gone": 1}',
 # '{"expire": true}', '{"close_watches": true}',
-# '{"throttle": {"count": 2, "prefix": "/apis/batch", "method": "POST", "retry_after": 1}}'.
+# '{"throttle": {"count": 2, "prefix": "/apis/batch", "method": "POST", "retry_after": 1}}',
+# '{"error": {"count": 1, "code": 503}}', '{"drop": {"count": 1, "method": "POST", "after": true}}'
+# (docs/testing.md has them all).
 k8s_fault() { k8s_api POST /_test/faults "$1" >/dev/null; }
 
 # k8s_state EXPR: a Python expression over GET /_test/state (bound to `s`).
