@@ -8,6 +8,7 @@
 #   SY_K8S_URL     https://127.0.0.1:PORT
 #   SY_K8S_TOKEN   the bearer token it accepts
 #   SY_K8S_CA      the CA of its certificate (PEM)
+#   SY_K8S_TOKEN_FILE  $dir/token, the token alone (as a service account's)
 #   SY_K8S_DIR     $dir, where the certificates are
 . "$SY_SRCDIR/tests/integration/lib.sh"
 
@@ -52,11 +53,13 @@ start_k8s() {
     while [ ! -s "$dir/k8s.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     k8s_port=$(cat "$dir/k8s.port" 2>/dev/null)
     [ -n "$k8s_port" ] || { cat "$dir/k8s-server.err"; echo "Bail out! the Kubernetes test server did not start"; exit 1; }
+    printf '%s' "$SY_K8S_TOKEN" >"$dir/token"
+    SY_K8S_TOKEN_FILE="$dir/token"
     KUBECONFIG="$dir/kubeconfig"
     SY_K8S_URL="https://127.0.0.1:$k8s_port"
     SY_K8S_CA="$dir/ca.pem"
     SY_K8S_DIR="$dir"
-    export KUBECONFIG SY_K8S_URL SY_K8S_TOKEN SY_K8S_CA SY_K8S_DIR
+    export KUBECONFIG SY_K8S_URL SY_K8S_TOKEN SY_K8S_TOKEN_FILE SY_K8S_CA SY_K8S_DIR
 }
 
 # stop_k8s: SIGTERM (the server kills every pod process it started).
