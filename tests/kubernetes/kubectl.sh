@@ -12,7 +12,7 @@ if [ -n "$SY_WRAP" ]; then
     exit 0
 fi
 KUBECTL=${SY_KUBECTL:-$(command -v kubectl)}
-if [ -z "$KUBECTL" ] || ! command -v openssl >/dev/null 2>&1; then
+if [ ! -x "$KUBECTL" ] || ! command -v openssl >/dev/null 2>&1; then
     [ -n "${CI:-}" ] && { echo "Bail out! kubectl or openssl is missing (Debian: kubernetes-client, openssl)"; exit 1; }
     echo "1..0 # SKIP kubectl or openssl is not installed (Debian: kubernetes-client, openssl)"
     exit 0
