@@ -7,9 +7,11 @@
 #   done_testing        prints the plan; exits non-zero if any failed
 tap_n=0
 tap_failed=0
+tap_runs=0 # commands run so far: what a cached reading is valid for
 : "${SWITCHYARD:?SWITCHYARD must name the built program}"
 
 run() {
+    tap_runs=$((tap_runs + 1))
     out=$($SY_WRAP "$SWITCHYARD" "$@" 2>&1)
     rc=$?
 }

@@ -26,12 +26,20 @@ CFG
 workflow() { cat >"$host/workflows/$1.cfg"; }
 
 # jget RUN_ID EXPR: evaluates a Python expression on `status --json`
-# (bound to `r`; `t` maps task ids to their entries).
+# (bound to `r`; `t` maps task ids to their entries).  A script whose
+# commands all go through `run` (none in the background, none of its own)
+# sets jget_cache=1: the run's status is then read once per command run,
+# not once per assertion, which under valgrind was most of such a script.
+jget_cached=
 jget() {
-    $SY_WRAP "$SWITCHYARD" status "$1" --json >"$host/status.json" 2>"$host/status.err" || {
-        cat "$host/status.err" >&2
-        return 1
-    }
+    if [ -z "${jget_cache:-}" ] || [ "$jget_cached" != "$1:$tap_runs" ]; then
+        jget_cached=
+        $SY_WRAP "$SWITCHYARD" status "$1" --json >"$host/status.json" 2>"$host/status.err" || {
+            cat "$host/status.err" >&2
+            return 1
+        }
+        jget_cached="$1:$tap_runs"
+    fi
     python3 - "$host/status.json" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -3,6 +3,7 @@
 # trigger rules, `when`, and context flow, asserted through `status --json`.
 . "$SY_SRCDIR/tests/integration/lib.sh"
 make_host
+jget_cache=1 # every command below goes through `run`
 
 workflow flow <<'WF'
 workflow = {
