@@ -10,6 +10,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/map.h"
+#include "engine/priority.h"
 #include "engine/route.h"
 #include "engine/run.h"
 #include "executor/call_record.h"
@@ -80,6 +81,8 @@ static bool has_capacity(sy_instance_queue *q)
 void sy_dispatch_decide(sy_engine *e, int64_t now)
 {
     size_t n = e->ready.n;
+    /* Higher priority first, when there are priorities (priority.h). */
+    sy_priority_order(e, n, (uint32_t)uv_now(e->loop));
     for (size_t i = 0; i < n && !e->drain && !e->winding_down; i++) {
         sy_task_ref ref = sy_ready_pop(e);
         sy_live_run *r = ref.run;

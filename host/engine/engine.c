@@ -13,6 +13,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/dispatch.h"
+#include "engine/priority.h"
 #include "engine/process.h"
 #include "engine/shutdown.h"
 #include "engine/internal.h"
@@ -271,6 +272,8 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.poll_ms = 200;
     if (e->o.map_window == 0)
         e->o.map_window = SY_MAP_WINDOW;
+    if (e->o.priority_aging_ms <= 0)
+        e->o.priority_aging_ms = SY_PRIORITY_AGING_MS;
     e->grace_ms = e->o.shutdown_grace_ms > 0 ? e->o.shutdown_grace_ms : 30000;
     e->now = o->clock ? o->clock : sy_clock_now_ms;
     e->done.data = e;

@@ -76,6 +76,9 @@ typedef struct sy_engine_opts {
     /* The most elements of one map in flight, in memory and in the store
      * at a time (engine/map.h; 0: SY_MAP_WINDOW, 512). */
     uint32_t map_window;
+    /* A Ready task's priority grows by one per this many milliseconds it
+     * waits (engine/priority.h; 0: SY_PRIORITY_AGING_MS, 1 s). */
+    int64_t priority_aging_ms;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */

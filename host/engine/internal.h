@@ -145,6 +145,11 @@ struct sy_live_run {
     size_t *stack, stack_cap;
     uint32_t stamp;
     bool dirty, cancelling, finished, watched;
+    /* Its priorities (engine/priority.h): the run's own, from submit
+     * --priority (0: none), and whether it or any task definition of it
+     * has one: 0 not looked yet, 1 none, 2 some. */
+    int32_t priority;
+    uint8_t prioritized;
     /* The claim this host holds the run under: every write for the run
      * names it, and the store refuses it once another claim took over. */
     sy_store_fence fence;
@@ -218,6 +223,9 @@ struct sy_attempt {
 typedef struct {
     sy_task_ref *v;
     size_t head, n, cap;
+    size_t ranked;  /* pushes of tasks whose run has priorities since the
+                       last turn sorted (engine/priority.h); 0: the turn
+                       offers in order of readiness */
 } sy_task_queue;
 
 struct sy_engine {
