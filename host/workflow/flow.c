@@ -392,3 +392,69 @@ sy_flow *sy_flow_from_json(const json_t *o, char *err, size_t err_len)
     }
     return f;
 }
+
+/* What {name} (the text between the braces, n bytes) stands for: *v the
+ * text, a JSON text to free in *owned when it was written here. */
+static bool fill(const char *name, size_t n, const json_t *ctx, const sy_workflow *wf,
+                 const sy_task_def *t, const char **v, char **owned, char *err,
+                 size_t err_len, const char *tmpl)
+{
+    char path[SY_LIMIT_KEY_MAX + 1];
+    memcpy(path, name, n);
+    path[n] = '\0';
+    *owned = NULL;
+    if (path[0] == '@') {
+        *v = strcmp(path, "@tenant") == 0 ? wf->tenant
+             : strcmp(path, "@workflow") == 0 ? wf->name : t->id;
+        return true;
+    }
+    const json_t *j = sy_json_path(ctx, path);
+    const char *why = !j ? "is not in the run's context"
+                      : json_is_null(j) ? "is null in the run's context"
+                      : json_is_object(j) || json_is_array(j)
+                          ? "is an object or an array, not a string, number or boolean"
+                          : NULL;
+    if (why) {
+        snprintf(err, err_len, "task '%s': key \"%s\": '%s' %s", t->id, tmpl, path, why);
+        return false;
+    }
+    if (json_is_string(j)) {
+        *v = json_string_value(j);
+        return true;
+    }
+    *owned = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+    if (!*owned)
+        sy_oom("making a limit's key");
+    *v = *owned;
+    return true;
+}
+
+char *sy_limit_key_render(const char *tmpl, const json_t *ctx, const sy_workflow *wf,
+                          const sy_task_def *t, char *err, size_t err_len)
+{
+    char out[SY_LIMIT_RENDERED_MAX + 1];
+    size_t len = 0;
+    for (const char *p = tmpl; *p;) {
+        const char *v = p;
+        size_t n = 1;
+        char *owned = NULL;
+        const char *end = NULL;
+        if (*p == '{' && (end = strchr(p + 1, '}'))) {
+            if (!fill(p + 1, (size_t)(end - p - 1), ctx, wf, t, &v, &owned, err, err_len, tmpl))
+                return NULL;
+            n = strlen(v);
+        }
+        if (len + n > SY_LIMIT_RENDERED_MAX) {
+            free(owned);
+            snprintf(err, err_len, "task '%s': key \"%s\" comes to more than %d bytes", t->id,
+                     tmpl, SY_LIMIT_RENDERED_MAX);
+            return NULL;
+        }
+        memcpy(out + len, v, n);
+        len += n;
+        free(owned);
+        p = end ? end + 1 : p + 1;
+    }
+    out[len] = '\0';
+    return sy_xstrdup(out);
+}

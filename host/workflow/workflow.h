@@ -253,6 +253,19 @@ bool sy_map_size(const sy_task_def *d, const json_t *ctx, const json_t **list,
  * integer range_from + k. */
 json_t *sy_map_item(const sy_task_def *d, const json_t *list, int64_t k);
 
+/* The most bytes of a key once its template is filled in. */
+#define SY_LIMIT_RENDERED_MAX 1024
+
+/* Fills in template `tmpl` (valid: sy_limit_key_problem) for task t of wf
+ * with the run's context `ctx`: a {path} by the value there (a string as
+ * it is, a number or boolean as JSON writes it), {@tenant}, {@workflow},
+ * {@task} by the task's namespace.  A new string, or NULL with a one-line
+ * reason in err (naming the key and the path): a path absent from the
+ * context, a value that is null, an object or an array, a key longer than
+ * SY_LIMIT_RENDERED_MAX. */
+char *sy_limit_key_render(const char *tmpl, const json_t *ctx, const sy_workflow *wf,
+                          const sy_task_def *t, char *err, size_t err_len);
+
 /* Reads every `*.cfg` of `dir` (name order) into `out` (appending,
  * growing *n); a missing directory is a warning.  Two workflows with the
  * same tenant and name are an error naming both files.  Returns the number

@@ -201,6 +201,47 @@ static void test_key_problem(void **state)
     assert_int_equal(sy_limit_strategy_parse("Drop"), -1);
 }
 
+/* A key's template filled in from the run's context and the namespace;
+ * a path the context lacks fails with why. */
+static void test_key_render(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(load_text(f, "workflow = { name = \"etl::daily\"; tenant = \"t1\";\n"
+                                  "  tasks = ( { id = \"load\"; } ); };\n"),
+                     0);
+    const sy_task_def *t = &f->wf->tasks[0];
+    json_t *ctx = json_loads("{\"customer\":\"acme\",\"n\":42,\"ok\":true,\"o\":{\"r\":\"eu\"},"
+                             "\"nul\":null,\"list\":[1]}",
+                             0, NULL);
+    char err[256] = "";
+    char *k = sy_limit_key_render("db:{customer}:{n}:{ok}:{o.r}:{@tenant}/{@workflow}/{@task}",
+                                  ctx, f->wf, t, err, sizeof err);
+    assert_non_null(k);
+    assert_string_equal(k, "db:acme:42:true:eu:t1/etl::daily/load");
+    free(k);
+    k = sy_limit_key_render("plain", ctx, f->wf, t, err, sizeof err);
+    assert_string_equal(k, "plain");
+    free(k);
+    assert_null(sy_limit_key_render("db:{region}", ctx, f->wf, t, err, sizeof err));
+    assert_string_equal(err, "task 'load': key \"db:{region}\": 'region' is not in the run's "
+                             "context");
+    assert_null(sy_limit_key_render("{nul}", ctx, f->wf, t, err, sizeof err));
+    assert_non_null(strstr(err, "'nul' is null"));
+    assert_null(sy_limit_key_render("{list}", ctx, f->wf, t, err, sizeof err));
+    assert_non_null(strstr(err, "'list' is an object or an array"));
+    json_decref(ctx);
+    /* Longer than SY_LIMIT_RENDERED_MAX once filled in. */
+    json_t *big = json_object();
+    char *text = malloc(SY_LIMIT_RENDERED_MAX + 2);
+    memset(text, 'x', SY_LIMIT_RENDERED_MAX + 1);
+    text[SY_LIMIT_RENDERED_MAX + 1] = '\0';
+    json_object_set_new(big, "s", json_string(text));
+    free(text);
+    assert_null(sy_limit_key_render("{s}", big, f->wf, t, err, sizeof err));
+    assert_non_null(strstr(err, "comes to more than 1024 bytes"));
+    json_decref(big);
+}
+
 /* A definition whose flow is malformed is refused with why. */
 static void test_bad_definition(void **state)
 {
@@ -273,6 +314,7 @@ int main(void)
         T(test_definition_unchanged),
         T(test_errors),
         T(test_key_problem),
+        T(test_key_render),
         T(test_bad_definition),
         T(test_cache),
     };
