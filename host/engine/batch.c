@@ -236,7 +236,7 @@ void sy_ready_push(sy_engine *e, sy_live_run *r, size_t idx)
     }
     q->v[(q->head + q->n) % q->cap] = (sy_task_ref){r, idx};
     q->n++;
-    q->ranked += sy_priority_any(r);
+    q->ranked += sy_priority_any(r) || e->n_fair;
 }
 
 sy_task_ref sy_ready_pop(sy_engine *e)

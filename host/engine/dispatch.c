@@ -9,6 +9,7 @@
 #include "engine/attempt.h"
 #include "engine/batch.h"
 #include "engine/completion.h"
+#include "engine/fair.h"
 #include "engine/map.h"
 #include "engine/priority.h"
 #include "engine/route.h"
@@ -129,6 +130,7 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
         }
         t->attempts++;
         t->started = now;
+        sy_fair_started(e, r);
         r->n_running++;
         t->queue->reserved++;
         t->current = a;

@@ -13,6 +13,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/dispatch.h"
+#include "engine/fair.h"
 #include "engine/priority.h"
 #include "engine/process.h"
 #include "engine/shutdown.h"
@@ -290,6 +291,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     sy_process_init(e);
     sy_engine_metrics_init(&e->metrics);
     sy_dispatch_init(e);
+    sy_fair_init(e);
     sy_timers_init(&e->timers, loop, e->now, !o->clock);
     uv_prepare_init(loop, &e->flush);
     e->flush.data = e;
@@ -411,6 +413,7 @@ void sy_engine_free(sy_engine *e)
     sy_timers_close(&e->timers);
     uv_run(e->loop, UV_RUN_DEFAULT);
     sy_dispatch_free(e);
+    sy_fair_free(e);
     sy_reload_free(e);
     sy_observe_free(e);
     free(e->ready.v);

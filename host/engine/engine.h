@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "config/routes.h"
+#include "config/flow.h"
 #include "executor/call_record.h"
 #include "executor/instance.h"
 #include "store/store.h"
@@ -79,6 +80,12 @@ typedef struct sy_engine_opts {
     /* A Ready task's priority grows by one per this many milliseconds it
      * waits (engine/priority.h; 0: SY_PRIORITY_AGING_MS, 1 s). */
     int64_t priority_aging_ms;
+    /* Tenants' weights (switchyard.cfg `tenants`; borrowed, copied at
+     * sy_engine_new): among tasks of equal priority, tenants with Ready
+     * tasks share the starts in proportion to weight (engine/fair.h).
+     * None: in order of readiness. */
+    const sy_tenant_config *tenants;
+    size_t n_tenants;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */

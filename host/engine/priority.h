@@ -11,10 +11,15 @@
  * with aging of 1 s, a task of 0 behind a stream of tasks of 10 starts
  * within 10 s of capacity it could have had.
  *
- * The common case costs nothing: while every task pushed Ready has
- * priority 0 (sy_task_queue.ranked stays 0), the turn offers in order of
- * readiness, as before.  Otherwise the turn's Ready tasks are sorted once
- * (n log n) before they are offered.  Loop thread only.
+ * Between tasks of equal priority, tenants with weights take turns
+ * (engine/fair.h); within a tenant, the order of readiness.
+ *
+ * The common case costs nothing: while no run with a priority pushed a
+ * task Ready and no tenant has a weight (sy_task_queue.ranked stays 0),
+ * the turn offers in order of readiness, as before.  Otherwise the
+ * turn's Ready tasks are sorted once (n log n), put in turns by tenant
+ * (n times the tenants) and the priority classes merged (n times the
+ * classes) before they are offered.  Loop thread only.
  */
 #ifndef SY_ENGINE_PRIORITY_H
 #define SY_ENGINE_PRIORITY_H

@@ -14,6 +14,7 @@
 #include <libconfig.h>
 
 #include "../helpers.h"
+#include "base/util.h"
 #include "engine/engine.h"
 #include "engine/priority.h"
 #include "executor/instance.h"
@@ -102,6 +103,10 @@ typedef struct env {
     int64_t run_id;
 } env;
 
+/* The tenants' weights the next open_env gives its engine. */
+static const sy_tenant_config *g_tenants;
+static size_t g_n_tenants;
+
 static int64_t clock_ms(void) { return 1700000000000; }
 
 static void turn(env *v)
@@ -154,6 +159,8 @@ static void open_env(env *v, const char *workflow, const char *routes, int64_t l
         .lease_ms = (int64_t)24 * 3600 * 1000,
         .max_recoveries = 5,
         .priority_aging_ms = aging_ms,
+        .tenants = g_tenants,
+        .n_tenants = g_n_tenants,
     };
     assert_int_equal(sy_engine_new(&v->engine, &v->loop, &o, err, sizeof err), SY_OK);
     assert_int_equal(sy_engine_adopt(v->engine, v->run_id, true, err, sizeof err), SY_OK);
@@ -297,6 +304,76 @@ static void test_aging(void **state)
     }
 }
 
+/* Two tenants of weights 1 and 3 with backlogs on one slot: after the
+ * first start, b gets 3 of every 4 starts, within one task at any point,
+ * each tenant's tasks in their order. */
+static void test_fair_share(void **state)
+{
+    (void)state;
+    sy_tenant_config tenants[] = {{.name = "a", .weight = 1}, {.name = "b", .weight = 3}};
+    g_tenants = tenants;
+    g_n_tenants = 2;
+    char text[2048];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "workflow = { name = \"w\"; tenant = \"a\"; tasks = (\n");
+    for (int i = 1; i <= 16; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "  { id = \"a%d\"; }%s\n", i,
+                               i < 16 ? "," : "");
+    snprintf(text + at, sizeof text - at, "); };\n");
+    env v;
+    open_env(&v, text, ONE, 1, 0, 1000000000);
+    assert_string_equal(pools[0].got, "a1");
+    /* Tenant b's backlog arrives. */
+    char *wfb_text = sy_xstrdup(text);
+    for (char *p = wfb_text; (p = strstr(p, "\"a")); p++)
+        p[1] = 'b';
+    char *path = th_write(v.dir, "b.cfg", wfb_text);
+    free(wfb_text);
+    sy_diags d;
+    sy_diags_init(&d);
+    sy_workflow *wfb = NULL;
+    assert_int_equal(sy_workflow_load_file(path, NULL, NULL, &wfb, &d), 0);
+    sy_diags_free(&d);
+    free(path);
+    int64_t run_b = 0;
+    char err[512];
+    assert_int_equal(sy_runs_record(v.store, wfb, "{}", &run_b, err, sizeof err), SY_OK);
+    assert_int_equal(sy_engine_adopt(v.engine, run_b, true, err, sizeof err), SY_OK);
+    finish_all(&v);
+    if (getenv("SY_TEST_VERBOSE"))
+        printf("# %s\n", pools[0].got);
+    /* Stride scheduling is exact: b, b, b, a from the second start on
+     * (ties to a, listed first) until b's backlog is done. */
+    assert_string_equal(pools[0].got, "a1 b1 b2 b3 a2 b4 b5 b6 a3 b7 b8 b9 a4 b10 b11 b12 a5 "
+                                      "b13 b14 b15 a6 b16 a7 a8 a9 a10 a11 a12 a13 a14 a15 a16");
+    /* The starts after a1: a's share of each prefix is a quarter, within
+     * one task; b's 16 are done after 21 starts. */
+    const char *p = pools[0].got + 2;
+    int n = 0, na = 0, nb = 0, next_a = 2, next_b = 1;
+    char id[8];
+    while (sscanf(p, " %7s", id) == 1 && nb < 16) {
+        p = strstr(p + 1, id) + strlen(id);
+        n++;
+        if (id[0] == 'a') {
+            assert_int_equal(atoi(id + 1), next_a++);
+            na++;
+        } else {
+            assert_int_equal(atoi(id + 1), next_b++);
+            nb++;
+        }
+        int want = n / 4;
+        if (na < want - 1 || na > want + 1)
+            fail_msg("after %d starts tenant a has %d (want %d +- 1): %s", n, na, want,
+                     pools[0].got);
+    }
+    assert_int_equal(nb, 16);
+    assert_in_range(na, 4, 6);
+    close_env(&v);
+    sy_workflow_free(wfb);
+    g_tenants = NULL;
+    g_n_tenants = 0;
+}
+
 /* The arithmetic of aging. */
 static void test_aged(void **state)
 {
@@ -314,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_higher_first),
         cmocka_unit_test(test_workflow_default),
         cmocka_unit_test(test_aging),
+        cmocka_unit_test(test_fair_share),
         cmocka_unit_test(test_aged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
