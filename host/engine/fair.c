@@ -34,6 +34,9 @@ void sy_fair_init(sy_engine *e)
     }
     e->n_fair = e->cap_fair = e->o.n_tenants;
     e->fair_vtime = 0;
+    /* Copied: the configuration they came from may go with a reload. */
+    e->o.tenants = NULL;
+    e->o.n_tenants = 0;
 }
 
 void sy_fair_free(sy_engine *e)

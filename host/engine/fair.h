@@ -15,6 +15,9 @@
  * had no Ready task rejoins at the current virtual time (the pass of the
  * last start), so idleness banks no credit to spend in a burst later.
  *
+ * A start is charged when it is decided: one that the plugin then
+ * refuses as busy (it stays Ready) has still cost its tenant its turn.
+ *
  * Per host: each host shares its own starts; across hosts the shares add
  * up only as far as the hosts' loads do (a store-wide share is left).
  * Loop thread only.
