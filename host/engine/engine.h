@@ -174,6 +174,11 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
                      size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
                      void (*retired)(void *arg), void *arg);
 
+/* New weights for the tenants' fair share (engine/fair.h; a reload's
+ * `tenants`, copied): each tenant keeps its pass, so the change costs no
+ * burst; a tenant no longer listed gets weight 1. */
+void sy_engine_set_tenants(sy_engine *e, const sy_tenant_config *tenants, size_t n);
+
 /* The reload generation (0 before the first sy_engine_reload, then 1,
  * 2, ...) of the oldest run the engine holds, or the current one when it
  * holds none.  A run may point into the configuration of every

@@ -50,6 +50,20 @@ void sy_fair_free(sy_engine *e)
 
 bool sy_fair_active(const sy_engine *e) { return e->n_fair > 0; }
 
+/* A tenant of weight 1 at the virtual time; its index. */
+static size_t add_tenant(sy_engine *e, const char *name)
+{
+    /* Its own growth, not batch.c's: batch.c calls this file's caller. */
+    if (e->n_fair == e->cap_fair) {
+        e->cap_fair = e->cap_fair ? e->cap_fair * 2 : 8;
+        e->fair = realloc(e->fair, e->cap_fair * sizeof *e->fair);
+        if (!e->fair)
+            sy_oom("adding tenant %s", name);
+    }
+    e->fair[e->n_fair] = (sy_fair_tenant){sy_xstrdup(name), FAIR_SCALE, e->fair_vtime};
+    return e->n_fair++;
+}
+
 /* r's tenant in the table, added (weight 1) when the configuration does
  * not name it; looked up once per run. */
 static size_t tenant_of(sy_engine *e, sy_live_run *r)
@@ -60,16 +74,8 @@ static size_t tenant_of(sy_engine *e, sy_live_run *r)
     size_t i = 0;
     while (i < e->n_fair && strcmp(e->fair[i].name, name) != 0)
         i++;
-    if (i == e->n_fair) {
-        /* Its own growth, not batch.c's: batch.c calls this file's caller. */
-        if (e->n_fair == e->cap_fair) {
-            e->cap_fair = e->cap_fair ? e->cap_fair * 2 : 8;
-            e->fair = realloc(e->fair, e->cap_fair * sizeof *e->fair);
-            if (!e->fair)
-                sy_oom("adding tenant %s", name);
-        }
-        e->fair[e->n_fair++] = (sy_fair_tenant){sy_xstrdup(name), FAIR_SCALE, e->fair_vtime};
-    }
+    if (i == e->n_fair)
+        i = add_tenant(e, name);
     r->tenant_ix = (int32_t)i + 1;
     return i;
 }
@@ -129,4 +135,26 @@ void sy_fair_interleave(sy_engine *e, sy_task_ref *v, size_t n)
     }
     memcpy(v, out, n * sizeof *v);
     free(tn), free(next), free(out), free(head), free(pass);
+}
+
+void sy_engine_set_tenants(sy_engine *e, const sy_tenant_config *tenants, size_t n)
+{
+    if (n == 0) {
+        /* No tenants any more: order of readiness, as without them; the
+         * runs look their tenant up again should some come back. */
+        sy_fair_free(e);
+        for (sy_live_run *r = e->runs; r; r = r->next)
+            r->tenant_ix = 0;
+        return;
+    }
+    for (size_t k = 0; k < e->n_fair; k++)
+        e->fair[k].stride = FAIR_SCALE;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < e->n_fair && strcmp(e->fair[k].name, tenants[i].name) != 0)
+            k++;
+        if (k == e->n_fair)
+            k = add_tenant(e, tenants[i].name);
+        e->fair[k].stride = FAIR_SCALE / (tenants[i].weight > 0 ? tenants[i].weight : 1);
+    }
 }

@@ -374,6 +374,62 @@ static void test_fair_share(void **state)
     g_n_tenants = 0;
 }
 
+/* New weights (a reload's) take effect at the next start, each tenant
+ * keeping its pass; none at all: order of readiness again. */
+static void test_fair_share_reload(void **state)
+{
+    (void)state;
+    sy_tenant_config tenants[] = {{.name = "a", .weight = 1}, {.name = "b", .weight = 3}};
+    g_tenants = tenants;
+    g_n_tenants = 2;
+    char text[2048];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "workflow = { name = \"w\"; tenant = \"a\"; tasks = (\n");
+    for (int i = 1; i <= 12; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "  { id = \"a%d\"; }%s\n", i,
+                               i < 12 ? "," : "");
+    snprintf(text + at, sizeof text - at, "); };\n");
+    env v;
+    open_env(&v, text, ONE, 1, 0, 1000000000);
+    char *wfb_text = sy_xstrdup(text);
+    for (char *p = wfb_text; (p = strstr(p, "\"a")); p++)
+        p[1] = 'b';
+    char *path = th_write(v.dir, "b.cfg", wfb_text);
+    free(wfb_text);
+    sy_diags d;
+    sy_diags_init(&d);
+    sy_workflow *wfb = NULL;
+    assert_int_equal(sy_workflow_load_file(path, NULL, NULL, &wfb, &d), 0);
+    sy_diags_free(&d);
+    free(path);
+    int64_t run_b = 0;
+    char err[512];
+    assert_int_equal(sy_runs_record(v.store, wfb, "{}", &run_b, err, sizeof err), SY_OK);
+    assert_int_equal(sy_engine_adopt(v.engine, run_b, true, err, sizeof err), SY_OK);
+    turn(&v);
+    for (int i = 0; i < 4; i++)
+        finish(&v, 0, pools[0].held[0].task_id);
+    assert_string_equal(pools[0].got, "a1 b1 b2 b3 a2");
+    /* Weights swapped to a=3, b=1, the passes kept (a at 2, b at 1, in
+     * strides of weight 1): b4 (b at 2), a3 on the tie (a at 7/3), b5 (b
+     * at 3), then a's 3 to 1: a4, a5, a6 on the tie, b6, a7 ... */
+    sy_tenant_config swapped[] = {{.name = "a", .weight = 3}, {.name = "b", .weight = 1}};
+    sy_engine_set_tenants(v.engine, swapped, 2);
+    for (int i = 0; i < 9; i++)
+        finish(&v, 0, pools[0].held[0].task_id);
+    assert_string_equal(pools[0].got, "a1 b1 b2 b3 a2 b4 a3 b5 a4 a5 a6 b6 a7 a8");
+    /* No tenants: order of readiness (the queue's, as the last turn left it). */
+    sy_engine_set_tenants(v.engine, NULL, 0);
+    finish_all(&v);
+    assert_int_equal(task_row(&v, "a12").state, SY_TASK_COMPLETED);
+    v.run_id = run_b; /* task_row reads the env's run */
+    assert_int_equal(task_row(&v, "b12").state, SY_TASK_COMPLETED);
+    close_env(&v);
+    sy_workflow_free(wfb);
+    g_tenants = NULL;
+    g_n_tenants = 0;
+}
+
 /* The arithmetic of aging. */
 static void test_aged(void **state)
 {
@@ -392,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_workflow_default),
         cmocka_unit_test(test_aging),
         cmocka_unit_test(test_fair_share),
+        cmocka_unit_test(test_fair_share_reload),
         cmocka_unit_test(test_aged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
