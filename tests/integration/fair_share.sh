@@ -6,7 +6,7 @@
 # before fair share does.
 . "$SY_SRCDIR/tests/integration/lib.sh"
 if [ -n "$SY_WRAP" ]; then
-    echo "1..0 # SKIP four hosts started; the sanitizer pass runs it (tests/engine/test_priority runs the same orders under valgrind)"
+    echo "1..0 # SKIP serve started twice; the sanitizer pass runs it (tests/engine/test_priority runs the same orders under valgrind)"
     exit 0
 fi
 make_host 'tenants = { a = { weight = 1; }; b = { weight = 3; }; };'
