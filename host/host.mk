@@ -39,7 +39,7 @@ libsyhost_la_SOURCES = \
 # config: config files, the integer check, globs, routes, checking settings
 # against a plugin's declarations.
 libsyhost_la_SOURCES += \
-	host/config/config.c host/config/config.h \
+	host/config/config.c host/config/config.h host/config/flow.c host/config/flow.h \
 	host/config/integers.c host/config/integers.h \
 	host/config/glob.c host/config/glob.h \
 	host/config/routes.c host/config/routes.h \
@@ -58,7 +58,7 @@ libsyhost_la_SOURCES += \
 	host/workflow/cron.h host/workflow/settings.c \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
-	host/workflow/condition.c host/workflow/map.c host/workflow/retry.c \
+	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
 	host/workflow/context.c host/workflow/context.h \
@@ -123,7 +123,7 @@ libsyhost_la_SOURCES += \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \
 	host/engine/attempt_log.c host/engine/attempt_log.h \
-	host/engine/dispatch.c host/engine/dispatch.h \
+	host/engine/dispatch.c host/engine/dispatch.h host/engine/priority.c host/engine/priority.h host/engine/fair.c host/engine/fair.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \

@@ -17,7 +17,7 @@
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
     "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
-    "log_limit", "log", "admin", "workflow_cache", NULL,
+    "log_limit", "log", "admin", "workflow_cache", "pools", "tenants", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -347,6 +347,10 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_log(cfg, s, d);
     if (strcmp(name, "admin") == 0)
         return sy_config_admin_read(&cfg->admin, s, cfg->dir, d);
+    if (strcmp(name, "pools") == 0)
+        return sy_config_pools_read(&cfg->flow, s, d);
+    if (strcmp(name, "tenants") == 0)
+        return sy_config_tenants_read(&cfg->flow, s, d);
     char known[256];
     sy_error(d, SRC_FILE(s), SRC_LINE(s), "unknown key '%s' (known: %s)", name,
              known_list(top_keys, known, sizeof known));
@@ -453,6 +457,7 @@ void sy_config_free(sy_config *cfg)
     free_strv(cfg->workflow_dirs, cfg->n_workflow_dirs);
     sy_routes_free(&cfg->routes);
     sy_config_admin_free(&cfg->admin);
+    sy_flow_config_free(&cfg->flow);
     free(cfg->store);
     free(cfg->workflow_cache);
     free(cfg->path);

@@ -17,6 +17,7 @@
 #include "base/diagnostics.h"
 #include "base/log_line.h"
 #include "config/admin.h"
+#include "config/flow.h"
 #include "config/routes.h"
 
 /* The plugin behind an implicit `default` instance. */
@@ -78,6 +79,7 @@ typedef struct sy_config {
     sy_routes routes;
     sy_admin_config admin; /* the admin API's listener (enabled: false
                               without an `admin` group) */
+    sy_flow_config flow;   /* `pools` and `tenants` (none without them) */
 } sy_config;
 
 /* Reads and validates `path`.  Returns the number of errors added to `d`

@@ -77,7 +77,16 @@ static bool json_fits(const json_t *v, const sy_param_spec *sp)
     }
 }
 
-int sy_params_problems_json(const json_t *params, const sy_param_spec *const *spec)
+static bool skipped(const char *key, const char *const *skip)
+{
+    for (; skip && *skip; skip++)
+        if (strcmp(*skip, key) == 0)
+            return true;
+    return false;
+}
+
+int sy_params_problems_json(const json_t *params, const char *const *skip,
+                            const sy_param_spec *const *spec)
 {
     if (!spec)
         return 0;
@@ -85,6 +94,8 @@ int sy_params_problems_json(const json_t *params, const sy_param_spec *const *sp
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)params, key, v) {
+        if (skipped(key, skip))
+            continue;
         const sy_param_spec *const *sp = spec;
         while (*sp && !(spec_usable(*sp) && strcmp((*sp)->name, key) == 0))
             sp++;

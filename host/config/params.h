@@ -32,8 +32,11 @@ int sy_params_check(const config_setting_t *group, const char *const *skip,
 
 /* The same check on parameters already converted to JSON (a task read
  * from the parse cache): how many problems sy_params_check would report,
- * without reporting them, for want of their lines. */
-int sy_params_problems_json(const json_t *params, const sy_param_spec *const *spec);
+ * without reporting them, for want of their lines.  Keys in `skip` (NULL
+ * for none) are not judged: a task's `priority` is kept among its
+ * parameters but is the host's key. */
+int sy_params_problems_json(const json_t *params, const char *const *skip,
+                            const sy_param_spec *const *spec);
 
 /* Before config_read_file(lc, path): false, with an error at the
  * including file's line, when a file it @includes is there but is not a

@@ -7,6 +7,7 @@
 #include "base/util.h"
 #include "engine/fenced.h"
 #include "engine/observe.h"
+#include "engine/priority.h"
 
 void *sy_engine_grow(void *v, size_t *cap, size_t need, size_t elem)
 {
@@ -235,6 +236,7 @@ void sy_ready_push(sy_engine *e, sy_live_run *r, size_t idx)
     }
     q->v[(q->head + q->n) % q->cap] = (sy_task_ref){r, idx};
     q->n++;
+    q->ranked += sy_priority_any(r) || e->n_fair;
 }
 
 sy_task_ref sy_ready_pop(sy_engine *e)

@@ -9,8 +9,13 @@
 #include "engine/attempt.h"
 #include "engine/batch.h"
 #include "engine/completion.h"
+#include "engine/fair.h"
 #include "engine/map.h"
+<<<<<<< HEAD
 #include "engine/resume.h"
+=======
+#include "engine/priority.h"
+>>>>>>> sharing
 #include "engine/route.h"
 #include "engine/run.h"
 #include "executor/call_record.h"
@@ -81,6 +86,8 @@ static bool has_capacity(sy_instance_queue *q)
 void sy_dispatch_decide(sy_engine *e, int64_t now)
 {
     size_t n = e->ready.n;
+    /* Higher priority first, when there are priorities (priority.h). */
+    sy_priority_order(e, n, (uint32_t)uv_now(e->loop));
     for (size_t i = 0; i < n && !e->drain && !e->winding_down; i++) {
         sy_task_ref ref = sy_ready_pop(e);
         sy_live_run *r = ref.run;
@@ -127,6 +134,7 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
         }
         t->attempts++;
         t->started = now;
+        sy_fair_started(e, r);
         r->n_running++;
         t->queue->reserved++;
         t->current = a;

@@ -13,6 +13,8 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/dispatch.h"
+#include "engine/fair.h"
+#include "engine/priority.h"
 #include "engine/process.h"
 #include "engine/shutdown.h"
 #include "engine/internal.h"
@@ -271,6 +273,8 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
         e->o.poll_ms = 200;
     if (e->o.map_window == 0)
         e->o.map_window = SY_MAP_WINDOW;
+    if (e->o.priority_aging_ms <= 0)
+        e->o.priority_aging_ms = SY_PRIORITY_AGING_MS;
     e->grace_ms = e->o.shutdown_grace_ms > 0 ? e->o.shutdown_grace_ms : 30000;
     e->now = o->clock ? o->clock : sy_clock_now_ms;
     e->done.data = e;
@@ -287,6 +291,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     sy_process_init(e);
     sy_engine_metrics_init(&e->metrics);
     sy_dispatch_init(e);
+    sy_fair_init(e);
     sy_timers_init(&e->timers, loop, e->now, !o->clock);
     uv_prepare_init(loop, &e->flush);
     e->flush.data = e;
@@ -408,6 +413,7 @@ void sy_engine_free(sy_engine *e)
     sy_timers_close(&e->timers);
     uv_run(e->loop, UV_RUN_DEFAULT);
     sy_dispatch_free(e);
+    sy_fair_free(e);
     sy_reload_free(e);
     sy_observe_free(e);
     free(e->ready.v);

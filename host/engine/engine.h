@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "config/routes.h"
+#include "config/flow.h"
 #include "executor/call_record.h"
 #include "executor/instance.h"
 #include "store/store.h"
@@ -76,6 +77,15 @@ typedef struct sy_engine_opts {
     /* The most elements of one map in flight, in memory and in the store
      * at a time (engine/map.h; 0: SY_MAP_WINDOW, 512). */
     uint32_t map_window;
+    /* A Ready task's priority grows by one per this many milliseconds it
+     * waits (engine/priority.h; 0: SY_PRIORITY_AGING_MS, 1 s). */
+    int64_t priority_aging_ms;
+    /* Tenants' weights (switchyard.cfg `tenants`; borrowed, copied at
+     * sy_engine_new): among tasks of equal priority, tenants with Ready
+     * tasks share the starts in proportion to weight (engine/fair.h).
+     * None: in order of readiness. */
+    const sy_tenant_config *tenants;
+    size_t n_tenants;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
@@ -165,6 +175,11 @@ void sy_engine_drain(sy_engine *e);
 int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,
                      size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
                      void (*retired)(void *arg), void *arg);
+
+/* New weights for the tenants' fair share (engine/fair.h; a reload's
+ * `tenants`, copied): each tenant keeps its pass, so the change costs no
+ * burst; a tenant no longer listed gets weight 1. */
+void sy_engine_set_tenants(sy_engine *e, const sy_tenant_config *tenants, size_t n);
 
 /* The reload generation (0 before the first sy_engine_reload, then 1,
  * 2, ...) of the oldest run the engine holds, or the current one when it

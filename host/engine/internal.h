@@ -145,6 +145,13 @@ struct sy_live_run {
     size_t *stack, stack_cap;
     uint32_t stamp;
     bool dirty, cancelling, finished, watched;
+    /* Its priorities (engine/priority.h): the run's own, from submit
+     * --priority (0: none), and whether it or any task definition of it
+     * has one: 0 not looked yet, 1 none, 2 some. */
+    int32_t priority;
+    uint8_t prioritized;
+    int32_t tenant_ix;     /* its tenant in e->fair, plus one; 0 not looked
+                              up yet (engine/fair.h) */
     /* The claim this host holds the run under: every write for the run
      * names it, and the store refuses it once another claim took over. */
     sy_store_fence fence;
@@ -162,6 +169,7 @@ struct sy_live_run {
 };
 
 typedef struct { sy_live_run *run; size_t idx; } sy_task_ref;
+typedef struct sy_fair_tenant sy_fair_tenant; /* engine/fair.c */
 
 /* The engine's side of one executor instance. */
 struct sy_instance_queue {
@@ -220,6 +228,9 @@ struct sy_attempt {
 typedef struct {
     sy_task_ref *v;
     size_t head, n, cap;
+    size_t ranked;  /* pushes of tasks whose run has priorities since the
+                       last turn sorted (engine/priority.h); 0: the turn
+                       offers in order of readiness */
 } sy_task_queue;
 
 struct sy_engine {
@@ -266,6 +277,10 @@ struct sy_engine {
     char machine_id[128], boot_id[64];         /* this host's, for records */
     sy_attempt *live;               /* attempts a plugin may still hold */
     sy_task_queue ready;            /* Ready tasks to offer */
+    sy_fair_tenant *fair;           /* engine/fair.h: the tenants' passes;
+                                       NULL when no tenant has a weight */
+    size_t n_fair, cap_fair;
+    int64_t fair_vtime;             /* the pass of the last start */
     sy_task_ref *dirty;             /* tasks changed this turn */
     size_t n_dirty, cap_dirty;
     sy_attempt **submit;            /* decided this turn */

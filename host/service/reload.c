@@ -139,6 +139,7 @@ int sy_service_reload(sy_service *sv)
         free(next);
         return -1;
     }
+    sy_engine_set_tenants(sv->engine, next->cfg.flow.tenants, next->cfg.flow.n_tenants);
     sv->reloads[sv->n_reloads++] = next;
     release_unused(sv);
     sy_log(SY_LOG_INFO, "reload",

@@ -132,6 +132,8 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     o.max_recoveries = (uint32_t)cfg->max_recoveries;
     o.log_limit = cfg->log_limit > 0 ? cfg->log_limit : -1;
     o.shutdown_grace_ms = cfg->shutdown_grace_ms;
+    o.tenants = cfg->flow.tenants;
+    o.n_tenants = cfg->flow.n_tenants;
     sv->owner = sy_engine_owner_id();
     o.owner = sv->owner;
     open_call_record(sv);

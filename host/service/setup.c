@@ -191,7 +191,8 @@ static int check_task_on(sy_setup *s, const sy_workflow *wf, const sy_task_def *
               instance->plugin->name, "')", (char *)NULL);
     int errors = setting ? sy_params_check(setting, sy_workflow_task_keys,
                                            instance->desc->task_params, what, d)
-                         : sy_params_problems_json(t->params, instance->desc->task_params);
+                         : sy_params_problems_json(t->params, sy_workflow_task_keys,
+                                                                   instance->desc->task_params);
     /* The command's program is the task's, whichever instance runs it. */
     if (errors == 0 && first && (s->flags & SY_SETUP_CHECK_COMMANDS))
         errors += sy_inspect_command(wf, t, file, line, d);
@@ -216,10 +217,21 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
                       const config_setting_t *setting, sy_diags *d)
 {
     sy_setup *s = arg;
+    int errors = 0;
+    /* A pool is switchyard.cfg's: known only here, not to the file's
+     * reader. */
+    if (t->flow && t->flow->pool && !sy_config_pool(&s->cfg.flow, t->flow->pool)) {
+        char names[512];
+        sy_error(d, setting ? config_setting_source_file(setting) : wf->file,
+                 setting && t->flow->pool_line ? t->flow->pool_line : t->line,
+                 "task '%s' (%s): pool '%s' is not defined in %s (defined: %s)", t->id, t->ns,
+                 t->flow->pool, s->cfg.path,
+                 sy_config_pool_names(&s->cfg.flow, names, sizeof names));
+        errors++;
+    }
     size_t n = 0;
     const sy_route_rule *win = sy_routes_resolve(&s->cfg.routes, t->ns, NULL, NULL);
     const char *const *to = sy_routes_targets(&s->cfg.routes, win, &n);
-    int errors = 0;
     for (size_t k = 0; k < n; k++)
         errors += check_task_on(s, wf, t, setting, to[k], k == 0, d);
     return errors;

@@ -213,6 +213,15 @@ static void read_task(ibuf *b, sy_workflow *wf, size_t i, const sy_retry *retrie
     if (when && !b->bad && !sy_wf_when_from_json(when, t))
         b->bad = true;
     json_decref(when);
+    int64_t priority = get_i64(b);
+    if (priority < SY_PRIORITY_MIN || priority > SY_PRIORITY_MAX)
+        b->bad = true;
+    t->priority = (int32_t)priority;
+    json_t *flow = get_json(b);
+    char why[160];
+    if (flow && !b->bad && !(t->flow = sy_flow_from_json(flow, why, sizeof why)))
+        b->bad = true;
+    json_decref(flow);
     if (!b->bad)
         t->ns = sy_xconcat(wf->tenant, "::", wf->name, "::", t->id, (char *)NULL);
 }

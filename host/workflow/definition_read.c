@@ -204,7 +204,8 @@ static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
                       sy_wf_after *after)
 {
     static const char *const keys[] = {"id", "after", "trigger", "when", "retry",
-                                       "timeout_ms", "params", "map", NULL};
+                                       "timeout_ms", "params", "map", "priority", "flow",
+                                       NULL};
     char where[64];
     snprintf(where, sizeof where, "task %zu", i + 1);
     if (!json_is_object(o)) {
@@ -246,6 +247,12 @@ static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
     if (json_object_get(o, "after"))
         read_after(r, json_object_get(o, "after"), after, where);
     read_map(r, json_object_get(o, "map"), t, where);
+    if (json_object_get(o, "priority"))
+        t->priority = (int32_t)get_int(r, o, "priority", SY_PRIORITY_MIN, SY_PRIORITY_MAX, where);
+    const json_t *flow = json_object_get(o, "flow");
+    char why[160];
+    if (flow && !r->bad && !(t->flow = sy_flow_from_json(flow, why, sizeof why)))
+        fail(r, "%s: %s", where, why);
     if (!r->bad)
         t->ns = sy_asprintf("%s::%s::%s", wf->tenant, wf->name, t->id);
 }

@@ -333,13 +333,25 @@ static bool plain_params(const json_t *params)
 
 static void put_task(wbuf *b, const quoted *q, const sy_task_def *t)
 {
+    put_str(b, "{");
     if (t->n_deps) {
-        put_str(b, "{\"after\":");
+        put_str(b, "\"after\":");
         put_after(b, q, t);
-        put_str(b, ",\"id\":");
-    } else {
-        put_str(b, "{\"id\":");
+        put_str(b, ",");
     }
+    /* Only where set, like every member below: other definitions (and
+     * hashes) stay what they were. */
+    if (t->flow) {
+        json_t *f = sy_flow_json(t->flow);
+        if (!f)
+            b->bad = true;
+        put_str(b, "\"flow\":");
+        if (f)
+            put_value(b, f);
+        put_str(b, ",");
+        json_decref(f);
+    }
+    put_str(b, "\"id\":");
     put_id(b, t->id);
     if (t->mapped) {
         /* Only on mapped tasks: the definitions (and hashes) of others
@@ -364,6 +376,10 @@ static void put_task(wbuf *b, const quoted *q, const sy_task_def *t)
     if (!plain_params(t->params)) {
         put_str(b, ",\"params\":");
         put_value(b, t->params);
+    }
+    if (t->priority) {
+        put_str(b, ",\"priority\":");
+        put_int(b, t->priority);
     }
     if (!same_retry(&t->retry, &sy_retry_default)) {
         put_str(b, ",\"retry\":");

@@ -12,6 +12,7 @@
  *   retry.c             `retry` groups, delays before a retry
  *   condition.c         `when` conditions: reading, JSON paths, evaluating
  *   map.c               `map`, `map_range`, `max_map`; a map's size, items
+ *   flow.c              `priority`, `limits`, `pool`: reading, JSON, keys
  *   model.c             freeing a workflow, finding a task
  *   definition_write.c  the canonical definition and its hash
  *   definition_read.c   a canonical definition read back
@@ -151,6 +152,28 @@ int sy_map_max_read(const config_setting_t *s, int64_t *max, const char *who,
 int sy_map_read(const config_setting_t *g, sy_task_def *t, int64_t wf_max,
                 const char *who, sy_diags *d);
 
+/* --- flow.c ------------------------------------------------------------- */
+
+/* A new copy of f (NULL for NULL). */
+sy_flow *sy_flow_copy(const sy_flow *f);
+
+/* Reads `priority`, `limits`, `pool` and `pool_slots` of group `g` (a
+ * workflow, `base` NULL, or a task, `base` its workflow's): *priority is
+ * set only when `priority` is; *out gets what the group's limits and pool
+ * make over `base` (its own `limits` replace base's, its `pool` base's
+ * pool), NULL when none.  `who` names the group in messages. */
+int sy_flow_read(const config_setting_t *g, const sy_flow *base, int32_t *priority,
+                 sy_flow **out, const char *who, sy_diags *d);
+
+/* f in the canonical definition's form, {"limits": [{"key", "limit",
+ * "strategy"}...], "pool", "pool_slots"} (members with nothing left out);
+ * NULL when out of memory. */
+json_t *sy_flow_json(const sy_flow *f);
+
+/* That form read back; NULL with why in err when malformed (the same
+ * rules as a file). */
+sy_flow *sy_flow_from_json(const json_t *o, char *err, size_t err_len);
+
 /* --- definition_write.c ------------------------------------------------- */
 
 /* Bumped when the layout changes, so an old host refuses a newer one; a
@@ -182,6 +205,9 @@ typedef struct sy_wf_loader {
     sy_retry retry;        /* the workflow's, over the defaults */
     int64_t timeout_ms;    /* the workflow's; 0 for none */
     int64_t max_map;       /* the workflow's, or SY_MAP_DEFAULT_MAX */
+    int32_t priority;      /* the workflow's; 0 when unset */
+    sy_flow *flow;         /* owned: the workflow's limits and pool; NULL
+                              for none */
     bool ns_ok;            /* name and tenant valid: tasks get namespaces */
     int name_line;
     sy_wf_after *after;    /* per task */
@@ -198,7 +224,7 @@ void sy_wf_tasks_read(sy_wf_loader *L, const config_setting_t *g);
 /* --- cache_write.c, cache_read.c, cache_file.c --------------------------- */
 
 #define SY_WF_CACHE_MAGIC "SYWC"
-#define SY_WF_CACHE_FORMAT 1u
+#define SY_WF_CACHE_FORMAT 2u /* 2: a task's priority and flow */
 #define SY_WF_CACHE_BOM 0x01020304u
 #define SY_WF_CACHE_SUM_AT 16   /* the payload's SHA-256 */
 #define SY_WF_CACHE_HEADER 56   /* magic .. payload length */

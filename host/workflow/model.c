@@ -17,6 +17,7 @@ void sy_workflow_free(sy_workflow *wf)
             free(t->children);
         }
         free(t->map);
+        sy_flow_free(t->flow);
         sy_conds_free(t->when, t->n_when);
         json_decref(t->params);
     }

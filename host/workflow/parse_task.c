@@ -12,12 +12,21 @@
 
 const char *const sy_workflow_task_keys[] = {
     "id", "after", "trigger", "when", "retry", "timeout", "description",
-    "map", "map_range", "max_map", NULL,
+    "map", "map_range", "max_map", "priority", "limits", "pool", "pool_slots", NULL,
+};
+
+/* What a task's parameters leave out: its keys, but `priority`, which an
+ * executor with a queue of its own (the gpu plugin's) orders by too, so
+ * that the two orders agree. */
+static const char *const param_skip[] = {
+    "id", "after", "trigger", "when", "retry", "timeout", "description",
+    "map", "map_range", "max_map", "limits", "pool", "pool_slots", NULL,
 };
 
 /* The bits of task_members(), in the order of sy_workflow_task_keys. */
 enum { KEY_ID, KEY_AFTER, KEY_TRIGGER, KEY_WHEN, KEY_RETRY, KEY_TIMEOUT, KEY_DESCRIPTION,
-       KEY_MAP, KEY_MAP_RANGE, KEY_MAX_MAP, KEY_COUNT };
+       KEY_MAP, KEY_MAP_RANGE, KEY_MAX_MAP, KEY_PRIORITY, KEY_LIMITS, KEY_POOL, KEY_POOL_SLOTS,
+       KEY_COUNT };
 _Static_assert(KEY_COUNT < 32, "a bit each");
 #define HAS(seen, key) (((seen) >> (key)) & 1u)
 
@@ -90,7 +99,7 @@ static void read_trigger(sy_wf_loader *L, sy_task_def *t, const config_setting_t
 static void read_params(sy_wf_loader *L, sy_task_def *t, const config_setting_t *g,
                         const char *who)
 {
-    t->params = sy_sdk_json_from_setting(g, sy_workflow_task_keys);
+    t->params = sy_sdk_json_from_setting(g, param_skip);
     if (t->params && json_object_size(t->params) == 0) {
         if (L->no_params) {
             json_decref(t->params);
@@ -137,6 +146,7 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
     t->retry = L->retry;
     t->timeout_ms = L->timeout_ms;
     t->trigger = SY_TRIGGER_ALL_SUCCESS;
+    t->priority = L->priority;
     L->after[i].line = t->line;
     if (!config_setting_is_group(g)) {
         sy_error(L->d, SY_SRC_FILE(g), SY_SRC_LINE(g),
@@ -152,7 +162,11 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
     /* The label only for the readers that may need it in a message. */
     char who[160] = "";
     bool map = HAS(seen, KEY_MAP) || HAS(seen, KEY_MAP_RANGE) || HAS(seen, KEY_MAX_MAP);
-    if (params || map || HAS(seen, KEY_TRIGGER))
+    bool flow = HAS(seen, KEY_PRIORITY) || HAS(seen, KEY_LIMITS) || HAS(seen, KEY_POOL) ||
+                HAS(seen, KEY_POOL_SLOTS);
+    /* `priority` is a parameter too (param_skip). */
+    params += HAS(seen, KEY_PRIORITY);
+    if (params || map || flow || HAS(seen, KEY_TRIGGER))
         sy_wf_task_label(t, i, who, sizeof who);
     const config_setting_t *s;
     if (HAS(seen, KEY_AFTER) && (s = config_setting_get_member(g, "after")))
@@ -169,6 +183,10 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
         sy_setting_string(g, "description", "task 'description'", L->d);
     if (map)
         sy_map_read(g, t, L->max_map, who, L->d);
+    if (flow)
+        sy_flow_read(g, L->flow, &t->priority, &t->flow, who, L->d);
+    else if (L->flow)
+        t->flow = sy_flow_copy(L->flow);
     /* No parameters: the one empty object the workflow's plain tasks share. */
     if (params)
         read_params(L, t, g, who);

@@ -18,7 +18,7 @@
 static const char *const top_keys[] = {"workflow", NULL};
 static const char *const wf_keys[] = {
     "name", "tenant", "description", "schedule", "timezone", "catchup", "catchup_max",
-    "retry", "timeout", "tasks", "max_map", NULL,
+    "retry", "timeout", "tasks", "max_map", "priority", "limits", "pool", "pool_slots", NULL,
 };
 
 /* --- loading one file ---------------------------------------------------------- */
@@ -143,6 +143,7 @@ static void read_workflow_keys(sy_wf_loader *L, const config_setting_t *g)
         sy_setting_duration(s, &L->timeout_ms, L->d);
     if ((s = config_setting_get_member(g, "max_map")))
         sy_map_max_read(s, &L->max_map, "workflow", L->d);
+    sy_flow_read(g, NULL, &L->priority, &L->flow, "workflow", L->d);
 }
 
 /* The plugin's view of each task, while the settings still know lines.
@@ -307,6 +308,7 @@ static int parse_file(const char *path, char *base, sy_task_check_fn check, void
         sy_memory_release();
     sy_wf_after_free(L.after, L.wf->n_tasks);
     free(L.settings);
+    sy_flow_free(L.flow);
     json_decref(L.no_params);
     /* Not an error in the file: reported as one, the workflow was skipped
      * and the command went on to say it did not exist. */

@@ -74,6 +74,60 @@ typedef struct sy_retry {
  * `rnd` is a uniform number in [0,1), used only with jitter.  Pure. */
 int64_t sy_retry_delay_ms(const sy_retry *r, uint32_t next_attempt, double rnd);
 
+/* Flow control (docs/flow-control.md): what a task needs besides an
+ * executor's capacity before it may start, and its place in the order. */
+#define SY_PRIORITY_MIN (-1000000)
+#define SY_PRIORITY_MAX 1000000
+#define SY_LIMIT_MAX 1000000       /* a key's slots, a pool's size */
+#define SY_LIMIT_KEY_MAX 256       /* bytes of a key's template */
+#define SY_LIMITS_PER_TASK 16
+
+/* What a task does when a key it names has no free slot. */
+typedef enum sy_limit_strategy {
+    SY_LIMIT_QUEUE = 0,         /* waits (state Waiting) for a slot: the
+                                   default */
+    SY_LIMIT_CANCEL_NEWEST,     /* "cancel_newest": the task that finds the
+                                   key full ends, the holders go on */
+    SY_LIMIT_CANCEL_IN_PROGRESS,/* "cancel_in_progress": the holder that
+                                   started first is cancelled and the new
+                                   task takes its slot */
+    SY_LIMIT_DROP               /* "drop": the task ends, with why, in a
+                                   state of its own */
+} sy_limit_strategy;
+
+/* "queue", ...; -1 when unknown. */
+const char *sy_limit_strategy_name(sy_limit_strategy s);
+int sy_limit_strategy_parse(const char *name);
+
+/* One concurrency limit: at most `limit` tasks hold the key at once. */
+typedef struct sy_limit {
+    char *key;                   /* owned: the key's template, text with
+                                    {path} (a dotted path into the run's
+                                    context) and {@tenant}, {@workflow},
+                                    {@task} (the task's namespace) */
+    uint32_t limit;              /* 1..SY_LIMIT_MAX */
+    sy_limit_strategy strategy;
+} sy_limit;
+
+/* A task's limits and pool: the task's own, else its workflow's. */
+typedef struct sy_flow {
+    sy_limit *limits;    /* owned; n_limits of them, keys distinct */
+    size_t n_limits;
+    char *pool;          /* owned: a pool of switchyard.cfg; NULL for none */
+    uint32_t pool_slots; /* the pool's slots the task takes (1..SY_LIMIT_MAX;
+                            1 unless set); 0 without a pool */
+    int pool_line;       /* where `pool` was written (the task's or the
+                            workflow's); 0 when read from JSON */
+} sy_flow;
+
+/* NULL when `tmpl` is a usable key template, else why not (static text):
+ * empty, longer than SY_LIMIT_KEY_MAX, not UTF-8, a brace not closed or
+ * not opened, an empty `{}`, a path with an empty segment, or an unknown
+ * {@name}. */
+const char *sy_limit_key_problem(const char *tmpl);
+
+void sy_flow_free(sy_flow *f);
+
 typedef struct sy_task_def {
     char *id;           /* owned: the task's id */
     char *ns;           /* owned: tenant::workflow::id */
@@ -84,6 +138,9 @@ typedef struct sy_task_def {
                            or in the workflow's edges */
     size_t n_children;
     sy_trigger trigger;
+    int32_t priority;   /* SY_PRIORITY_MIN..MAX, higher starts first: the
+                           task's `priority`, else its workflow's, else 0 */
+    sy_flow *flow;      /* owned: its limits and pool; NULL for none */
     sy_cond *when;      /* owned */
     size_t n_when;
     sy_retry retry;     /* the task's, over the workflow's, over defaults */
@@ -195,6 +252,19 @@ bool sy_map_size(const sy_task_def *d, const json_t *ctx, const json_t **list,
 /* The item of element k (a new reference): the list's k-th entry, or the
  * integer range_from + k. */
 json_t *sy_map_item(const sy_task_def *d, const json_t *list, int64_t k);
+
+/* The most bytes of a key once its template is filled in. */
+#define SY_LIMIT_RENDERED_MAX 1024
+
+/* Fills in template `tmpl` (valid: sy_limit_key_problem) for task t of wf
+ * with the run's context `ctx`: a {path} by the value there (a string as
+ * it is, a number or boolean as JSON writes it), {@tenant}, {@workflow},
+ * {@task} by the task's namespace.  A new string, or NULL with a one-line
+ * reason in err (naming the key and the path): a path absent from the
+ * context, a value that is null, an object or an array, a key longer than
+ * SY_LIMIT_RENDERED_MAX. */
+char *sy_limit_key_render(const char *tmpl, const json_t *ctx, const sy_workflow *wf,
+                          const sy_task_def *t, char *err, size_t err_len);
 
 /* Reads every `*.cfg` of `dir` (name order) into `out` (appending,
  * growing *n); a missing directory is a warning.  Two workflows with the

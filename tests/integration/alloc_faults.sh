@@ -53,6 +53,8 @@ store = "sqlite:var/switchyard.db";
 plugin_dirs = ["plugins"];
 workflow_dirs = ["workflows"];
 executors = { default = { plugin = "thread"; workers = 2; }; };
+pools = { db = 4; };
+tenants = { public = { weight = 2; max_running = 8; }; };
 CFG
 SWITCHYARD_CONFIG="$host/switchyard.cfg"
 CRASHLOOP_WITNESS="$host/witness"
@@ -64,9 +66,11 @@ cat >"$host/workflows/small.cfg" <<CFG
 workflow = {
   name = "small";
   retry = { attempts = 3; };
+  priority = 1;
+  limits = ( { key = "k:{@task}"; limit = 2; } );
   tasks = (
     { id = "a"; command = ["/bin/sh", "-c", "$sh_task"]; },
-    { id = "b"; after = ["a"]; function = "../lib/tasks.so:record_run"; },
+    { id = "b"; after = ["a"]; function = "../lib/tasks.so:record_run"; pool = "db"; },
     { id = "c"; after = ["a"]; command = ["/bin/sh", "-c", "$sh_task"]; },
     { id = "d"; after = ["b", "c"]; function = "../lib/tasks.so:record_run"; }
   );

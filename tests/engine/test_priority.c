@@ -1,0 +1,455 @@
+/* priorities: among the Ready tasks that can start, higher priority goes
+ * first and ties go in order of readiness; a task that waits gains a
+ * point per `priority_aging_ms`, so that newer work of a higher priority
+ * does not keep it waiting for ever. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libconfig.h>
+
+#include "../helpers.h"
+#include "base/util.h"
+#include "engine/engine.h"
+#include "engine/priority.h"
+#include "executor/instance.h"
+#include "service/runs.h"
+#include "store/store.h"
+#include "workflow/workflow.h"
+
+#define MAX_HELD 16
+
+/* One instance of the "pool" executor: a number of slots, and the
+ * attempts it holds until the test completes them. */
+struct sy_instance {
+    const sy_host_api *api;
+    sy_host *host;
+    int64_t slots;
+    struct {
+        sy_completion *c;
+        char task_id[32];
+    } held[MAX_HELD];
+    size_t n_held;
+    char got[256]; /* the task ids submitted to it, in order, space-separated */
+};
+
+static struct sy_instance pools[2];
+static int next_pool;
+
+static int pool_create(const sy_host_api *api, sy_host *host, const sy_params *config,
+                       sy_instance **out, char *err, size_t err_len)
+{
+    (void)config, (void)err, (void)err_len;
+    struct sy_instance *p = &pools[next_pool++];
+    p->api = api;
+    p->host = host;
+    *out = p;
+    return SY_OK;
+}
+
+static void pool_destroy(sy_instance *p) { (void)p; }
+
+static int64_t pool_capacity(sy_instance *p)
+{
+    return p->slots > (int64_t)p->n_held ? p->slots - (int64_t)p->n_held : 0;
+}
+
+static int pool_submit(sy_instance *p, const sy_task *task, sy_completion *c, char *err,
+                       size_t err_len)
+{
+    (void)err, (void)err_len;
+    if ((int64_t)p->n_held >= p->slots || p->n_held == MAX_HELD)
+        return SY_EBUSY;
+    p->held[p->n_held].c = c;
+    snprintf(p->held[p->n_held].task_id, sizeof p->held[p->n_held].task_id, "%s", task->task_id);
+    p->n_held++;
+    size_t n = strlen(p->got);
+    snprintf(p->got + n, sizeof p->got - n, "%s%s", n ? " " : "", task->task_id);
+    return SY_OK;
+}
+
+static int pool_cancel(sy_instance *p, sy_completion *c)
+{
+    (void)p, (void)c;
+    return SY_ENOENT;
+}
+
+static const sy_executor pool_executor = {
+    .abi_major = SY_EXECUTOR_ABI_MAJOR,
+    .abi_minor = SY_EXECUTOR_ABI_MINOR,
+    .size = sizeof(sy_executor),
+    .name = "pool",
+    .version = "1",
+    .create = pool_create,
+    .destroy = pool_destroy,
+    .capacity = pool_capacity,
+    .submit = pool_submit,
+    .cancel = pool_cancel,
+};
+
+typedef struct env {
+    char *dir;
+    sy_store *store;
+    sy_workflow *wf;
+    sy_routes routes;
+    sy_instance_entry inst[2];
+    uv_loop_t loop;
+    sy_engine *engine;
+    int64_t run_id;
+} env;
+
+/* The tenants' weights the next open_env gives its engine. */
+static const sy_tenant_config *g_tenants;
+static size_t g_n_tenants;
+
+static int64_t clock_ms(void) { return 1700000000000; }
+
+static void turn(env *v)
+{
+    for (int i = 0; i < 64; i++)
+        uv_run(&v->loop, UV_RUN_NOWAIT);
+}
+
+static void open_env(env *v, const char *workflow, const char *routes, int64_t local_slots,
+                     int64_t burst_slots, int64_t aging_ms)
+{
+    memset(v, 0, sizeof *v);
+    memset(pools, 0, sizeof pools);
+    next_pool = 0;
+    v->dir = th_mkdtemp();
+    char *path = th_write(v->dir, "wf.cfg", workflow);
+    sy_diags d;
+    sy_diags_init(&d);
+    int errors = sy_workflow_load_file(path, NULL, NULL, &v->wf, &d);
+    free(path);
+    config_t cfg;
+    config_init(&cfg);
+    assert_int_equal(config_read_string(&cfg, routes), CONFIG_TRUE);
+    sy_routes_init(&v->routes);
+    errors += sy_routes_add_group(&v->routes, config_lookup(&cfg, "routes"), &d);
+    config_destroy(&cfg);
+    if (errors)
+        th_diag_dump(&d);
+    sy_diags_free(&d);
+    assert_int_equal(errors, 0);
+
+    char url[4200], err[512];
+    snprintf(url, sizeof url, "sqlite:%s/store.db", v->dir);
+    assert_int_equal(sy_store_open(url, v->dir, &v->store, err, sizeof err), SY_OK);
+    assert_int_equal(sy_runs_record(v->store, v->wf, "{}", &v->run_id, err, sizeof err), SY_OK);
+    sy_instance_init(&v->inst[0], "local", &pool_executor, NULL);
+    sy_instance_init(&v->inst[1], "burst", &pool_executor, NULL);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(sy_instance_create(&v->inst[i], err, sizeof err), SY_OK);
+    pools[0].slots = local_slots;
+    pools[1].slots = burst_slots;
+    assert_int_equal(uv_loop_init(&v->loop), 0);
+    sy_engine_opts o = {
+        .store = v->store,
+        .routes = &v->routes,
+        .instances = v->inst,
+        .n_instances = 2,
+        .owner = "test:1",
+        .clock = clock_ms,
+        .lease_ms = (int64_t)24 * 3600 * 1000,
+        .max_recoveries = 5,
+        .priority_aging_ms = aging_ms,
+        .tenants = g_tenants,
+        .n_tenants = g_n_tenants,
+    };
+    assert_int_equal(sy_engine_new(&v->engine, &v->loop, &o, err, sizeof err), SY_OK);
+    assert_int_equal(sy_engine_adopt(v->engine, v->run_id, true, err, sizeof err), SY_OK);
+    turn(v);
+}
+
+static void close_env(env *v)
+{
+    sy_engine_free(v->engine);
+    assert_int_equal(uv_loop_close(&v->loop), 0);
+    for (int i = 0; i < 2; i++)
+        sy_instance_destroy(&v->inst[i]);
+    sy_routes_free(&v->routes);
+    sy_store_close(v->store);
+    sy_workflow_free(v->wf);
+    th_rmtree(v->dir);
+}
+
+/* Completes the attempt pool p holds for `task_id`, frees its slot and
+ * says so (wake), then turns the loop. */
+static void finish(env *v, int p, const char *task_id)
+{
+    struct sy_instance *in = &pools[p];
+    for (size_t i = 0; i < in->n_held; i++) {
+        if (strcmp(in->held[i].task_id, task_id) != 0)
+            continue;
+        sy_completion *c = in->held[i].c;
+        in->held[i] = in->held[--in->n_held];
+        sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_SUCCEEDED};
+        in->api->complete(c, &res);
+        in->api->wake(in->host);
+        turn(v);
+        return;
+    }
+    fail_msg("pool %d holds no attempt of '%s'", p, task_id);
+}
+
+/* Completes whatever the pools hold until the run is over. */
+static void finish_all(env *v)
+{
+    for (int guard = 0; guard < 64; guard++) {
+        int p = pools[0].n_held ? 0 : pools[1].n_held ? 1 : -1;
+        if (p < 0)
+            return;
+        char id[32];
+        snprintf(id, sizeof id, "%s", pools[p].held[0].task_id);
+        finish(v, p, id);
+    }
+}
+
+struct row {
+    const char *id;
+    char executor[32];
+    sy_task_state state;
+};
+
+static int find_row(void *arg, const sy_task_record *t)
+{
+    struct row *r = arg;
+    if (strcmp(t->task_id, r->id) == 0) {
+        snprintf(r->executor, sizeof r->executor, "%s", t->executor ? t->executor : "");
+        r->state = t->state;
+    }
+    return 0;
+}
+
+static struct row task_row(env *v, const char *id)
+{
+    struct row r = {.id = id};
+    assert_int_equal(sy_store_list_tasks(v->store, v->run_id, find_row, &r), SY_OK);
+    return r;
+}
+
+
+static const char *const ONE = "routes = { default = \"local\"; };";
+
+/* One slot: the tasks start one at a time, highest first, ties in file
+ * order (the order they became Ready). */
+static void test_higher_first(void **state)
+{
+    (void)state;
+    env v;
+    open_env(&v,
+             "workflow = { name = \"w\"; tasks = (\n"
+             "  { id = \"p0\"; }, { id = \"hi\"; priority = 10; }, { id = \"mid\"; priority = 5; },\n"
+             "  { id = \"neg\"; priority = -1; }, { id = \"hi2\"; priority = 10; }\n"
+             "); };\n",
+             ONE, 1, 0, 1000000000);
+    assert_string_equal(pools[0].got, "hi");
+    finish_all(&v);
+    assert_string_equal(pools[0].got, "hi hi2 mid p0 neg");
+    assert_int_equal(task_row(&v, "neg").state, SY_TASK_COMPLETED);
+    close_env(&v);
+}
+
+/* The workflow's priority is its tasks' default; without priorities the
+ * order is readiness (file order), as it always was. */
+static void test_workflow_default(void **state)
+{
+    (void)state;
+    env v;
+    open_env(&v,
+             "workflow = { name = \"w\"; priority = 3; tasks = (\n"
+             "  { id = \"a\"; }, { id = \"b\"; priority = 4; }, { id = \"c\"; priority = 2; },\n"
+             "  { id = \"d\"; }\n"
+             "); };\n",
+             ONE, 1, 0, 1000000000);
+    finish_all(&v);
+    assert_string_equal(pools[0].got, "b a d c");
+    close_env(&v);
+    open_env(&v,
+             "workflow = { name = \"w\"; tasks = (\n"
+             "  { id = \"a\"; }, { id = \"b\"; }, { id = \"c\"; }, { id = \"d\"; }\n"
+             "); };\n",
+             ONE, 1, 0, 0);
+    finish_all(&v);
+    assert_string_equal(pools[0].got, "a b c d");
+    close_env(&v);
+}
+
+/* `low` waits Ready behind `block`; `late`, of a higher priority, becomes
+ * Ready only when `block` ends.  Aged by its wait (at least 40 ms, at a
+ * point per 5 ms: 8 or more), `low` goes first; without aging, `late`. */
+static void test_aging(void **state)
+{
+    (void)state;
+    static const char *const wf =
+        "workflow = { name = \"w\"; tasks = (\n"
+        "  { id = \"block\"; priority = 100; }, { id = \"low\"; },\n"
+        "  { id = \"late\"; after = [\"block\"]; priority = 3; }\n"
+        "); };\n";
+    for (int aged = 0; aged < 2; aged++) {
+        env v;
+        open_env(&v, wf, ONE, 1, 0, aged ? 5 : 1000000000);
+        assert_string_equal(pools[0].got, "block");
+        usleep(40 * 1000);
+        turn(&v);
+        finish_all(&v);
+        assert_string_equal(pools[0].got, aged ? "block low late" : "block late low");
+        close_env(&v);
+    }
+}
+
+/* Two tenants of weights 1 and 3 with backlogs on one slot: after the
+ * first start, b gets 3 of every 4 starts, within one task at any point,
+ * each tenant's tasks in their order. */
+static void test_fair_share(void **state)
+{
+    (void)state;
+    sy_tenant_config tenants[] = {{.name = "a", .weight = 1}, {.name = "b", .weight = 3}};
+    g_tenants = tenants;
+    g_n_tenants = 2;
+    char text[2048];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "workflow = { name = \"w\"; tenant = \"a\"; tasks = (\n");
+    for (int i = 1; i <= 16; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "  { id = \"a%d\"; }%s\n", i,
+                               i < 16 ? "," : "");
+    snprintf(text + at, sizeof text - at, "); };\n");
+    env v;
+    open_env(&v, text, ONE, 1, 0, 1000000000);
+    assert_string_equal(pools[0].got, "a1");
+    /* Tenant b's backlog arrives. */
+    char *wfb_text = sy_xstrdup(text);
+    for (char *p = wfb_text; (p = strstr(p, "\"a")); p++)
+        p[1] = 'b';
+    char *path = th_write(v.dir, "b.cfg", wfb_text);
+    free(wfb_text);
+    sy_diags d;
+    sy_diags_init(&d);
+    sy_workflow *wfb = NULL;
+    assert_int_equal(sy_workflow_load_file(path, NULL, NULL, &wfb, &d), 0);
+    sy_diags_free(&d);
+    free(path);
+    int64_t run_b = 0;
+    char err[512];
+    assert_int_equal(sy_runs_record(v.store, wfb, "{}", &run_b, err, sizeof err), SY_OK);
+    assert_int_equal(sy_engine_adopt(v.engine, run_b, true, err, sizeof err), SY_OK);
+    finish_all(&v);
+    if (getenv("SY_TEST_VERBOSE"))
+        printf("# %s\n", pools[0].got);
+    /* Stride scheduling is exact: b, b, b, a from the second start on
+     * (ties to a, listed first) until b's backlog is done. */
+    assert_string_equal(pools[0].got, "a1 b1 b2 b3 a2 b4 b5 b6 a3 b7 b8 b9 a4 b10 b11 b12 a5 "
+                                      "b13 b14 b15 a6 b16 a7 a8 a9 a10 a11 a12 a13 a14 a15 a16");
+    /* The starts after a1: a's share of each prefix is a quarter, within
+     * one task; b's 16 are done after 21 starts. */
+    const char *p = pools[0].got + 2;
+    int n = 0, na = 0, nb = 0, next_a = 2, next_b = 1;
+    char id[8];
+    while (sscanf(p, " %7s", id) == 1 && nb < 16) {
+        p = strstr(p + 1, id) + strlen(id);
+        n++;
+        if (id[0] == 'a') {
+            assert_int_equal(atoi(id + 1), next_a++);
+            na++;
+        } else {
+            assert_int_equal(atoi(id + 1), next_b++);
+            nb++;
+        }
+        int want = n / 4;
+        if (na < want - 1 || na > want + 1)
+            fail_msg("after %d starts tenant a has %d (want %d +- 1): %s", n, na, want,
+                     pools[0].got);
+    }
+    assert_int_equal(nb, 16);
+    assert_in_range(na, 4, 6);
+    close_env(&v);
+    sy_workflow_free(wfb);
+    g_tenants = NULL;
+    g_n_tenants = 0;
+}
+
+/* New weights (a reload's) take effect at the next start, each tenant
+ * keeping its pass; none at all: order of readiness again. */
+static void test_fair_share_reload(void **state)
+{
+    (void)state;
+    sy_tenant_config tenants[] = {{.name = "a", .weight = 1}, {.name = "b", .weight = 3}};
+    g_tenants = tenants;
+    g_n_tenants = 2;
+    char text[2048];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "workflow = { name = \"w\"; tenant = \"a\"; tasks = (\n");
+    for (int i = 1; i <= 12; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "  { id = \"a%d\"; }%s\n", i,
+                               i < 12 ? "," : "");
+    snprintf(text + at, sizeof text - at, "); };\n");
+    env v;
+    open_env(&v, text, ONE, 1, 0, 1000000000);
+    char *wfb_text = sy_xstrdup(text);
+    for (char *p = wfb_text; (p = strstr(p, "\"a")); p++)
+        p[1] = 'b';
+    char *path = th_write(v.dir, "b.cfg", wfb_text);
+    free(wfb_text);
+    sy_diags d;
+    sy_diags_init(&d);
+    sy_workflow *wfb = NULL;
+    assert_int_equal(sy_workflow_load_file(path, NULL, NULL, &wfb, &d), 0);
+    sy_diags_free(&d);
+    free(path);
+    int64_t run_b = 0;
+    char err[512];
+    assert_int_equal(sy_runs_record(v.store, wfb, "{}", &run_b, err, sizeof err), SY_OK);
+    assert_int_equal(sy_engine_adopt(v.engine, run_b, true, err, sizeof err), SY_OK);
+    turn(&v);
+    for (int i = 0; i < 4; i++)
+        finish(&v, 0, pools[0].held[0].task_id);
+    assert_string_equal(pools[0].got, "a1 b1 b2 b3 a2");
+    /* Weights swapped to a=3, b=1, the passes kept (a at 2, b at 1, in
+     * strides of weight 1): b4 (b at 2), a3 on the tie (a at 7/3), b5 (b
+     * at 3), then a's 3 to 1: a4, a5, a6 on the tie, b6, a7 ... */
+    sy_tenant_config swapped[] = {{.name = "a", .weight = 3}, {.name = "b", .weight = 1}};
+    sy_engine_set_tenants(v.engine, swapped, 2);
+    for (int i = 0; i < 9; i++)
+        finish(&v, 0, pools[0].held[0].task_id);
+    assert_string_equal(pools[0].got, "a1 b1 b2 b3 a2 b4 a3 b5 a4 a5 a6 b6 a7 a8");
+    /* No tenants: order of readiness (the queue's, as the last turn left it). */
+    sy_engine_set_tenants(v.engine, NULL, 0);
+    finish_all(&v);
+    assert_int_equal(task_row(&v, "a12").state, SY_TASK_COMPLETED);
+    v.run_id = run_b; /* task_row reads the env's run */
+    assert_int_equal(task_row(&v, "b12").state, SY_TASK_COMPLETED);
+    close_env(&v);
+    sy_workflow_free(wfb);
+    g_tenants = NULL;
+    g_n_tenants = 0;
+}
+
+/* The arithmetic of aging. */
+static void test_aged(void **state)
+{
+    (void)state;
+    assert_int_equal(sy_priority_aged(5, 0, 1000), 5);
+    assert_int_equal(sy_priority_aged(5, 999, 1000), 5);
+    assert_int_equal(sy_priority_aged(5, 1000, 1000), 6);
+    assert_int_equal(sy_priority_aged(-1000000, UINT32_MAX, 1), -1000000 + (int64_t)UINT32_MAX);
+    assert_int_equal(sy_priority_aged(2, 10, 0), 12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_higher_first),
+        cmocka_unit_test(test_workflow_default),
+        cmocka_unit_test(test_aging),
+        cmocka_unit_test(test_fair_share),
+        cmocka_unit_test(test_fair_share_reload),
+        cmocka_unit_test(test_aged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
