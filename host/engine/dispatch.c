@@ -11,11 +11,8 @@
 #include "engine/completion.h"
 #include "engine/fair.h"
 #include "engine/map.h"
-<<<<<<< HEAD
-#include "engine/resume.h"
-=======
 #include "engine/priority.h"
->>>>>>> sharing
+#include "engine/resume.h"
 #include "engine/route.h"
 #include "engine/run.h"
 #include "executor/call_record.h"
