@@ -1,0 +1,22 @@
+# plugins/kubernetes/kubernetes.mk -- the `kubernetes` executor (tasks as
+# batch/v1 Jobs) and its tests.  Included from the top Makefile.am when
+# libcurl and libyaml were found (HAVE_KUBERNETES); libcrypto is required
+# by configure anyway.
+
+executors_LTLIBRARIES += plugins/kubernetes/kubernetes.la
+plugins_kubernetes_kubernetes_la_SOURCES = \
+	plugins/kubernetes/kubernetes.c plugins/kubernetes/kubernetes.h \
+	plugins/kubernetes/settings.c plugins/kubernetes/kubeconfig.c \
+	plugins/kubernetes/loop.c plugins/kubernetes/job.c \
+	plugins/kubernetes/watch.c plugins/kubernetes/follow.c \
+	plugins/kubernetes/logs.c plugins/kubernetes/stats.c
+# resume() is an ABI 1.4 descriptor field (DEFERRED, 1.1, comes with it).
+plugins_kubernetes_kubernetes_la_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_EXECUTOR_MIN_MINOR=4
+plugins_kubernetes_kubernetes_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread \
+	$(LIBCURL_CFLAGS) $(LIBYAML_CFLAGS) $(LIBUV_CFLAGS) $(JANSSON_CFLAGS) \
+	$(LIBCRYPTO_CFLAGS)
+plugins_kubernetes_kubernetes_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_kubernetes_kubernetes_la_LIBADD = $(SDK_LIB) $(LIBCURL_LIBS) \
+	$(LIBYAML_LIBS) $(LIBUV_LIBS) $(JANSSON_LIBS) $(LIBCRYPTO_LIBS)
+
+EXTRA_DIST += plugins/kubernetes/kubernetes.mk
