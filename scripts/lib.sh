@@ -11,6 +11,10 @@ SY_PG_TEST_PACKAGES="postgresql-15"
 # chromium, chromium-driver, python3-selenium: the dashboard's browser test;
 # nghttp2-proxy, openssl: the lambda plugin's HTTP/2 test.
 SY_TEST_PACKAGES="valgrind python3 mandoc tzdata prometheus nghttp2-proxy openssl chromium chromium-driver python3-selenium"
+# kubernetes-client: kubectl 1.20, which tests/kubernetes/kubectl.sh drives
+# against the loopback API server; a kubectl already on PATH does as well
+# (Google Cloud SDK's `kubectl` package conflicts with Debian's).
+command -v kubectl >/dev/null 2>&1 || SY_TEST_PACKAGES="$SY_TEST_PACKAGES kubernetes-client"
 # Only scripts/fuzz needs these (clang with libFuzzer): make check never does.
 SY_FUZZ_PACKAGES="clang-14 libclang-rt-14-dev"
 

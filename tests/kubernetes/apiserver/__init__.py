@@ -1,0 +1,1 @@
+"""The loopback Kubernetes API server of tests/kubernetes/server.py."""
