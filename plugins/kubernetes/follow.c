@@ -256,19 +256,30 @@ static const char *annotation(json_t *obj, const char *key)
     return json_string_value(v);
 }
 
-static void created(sy_instance *inst, sy_k8s_job *job, bool adopted)
+static void created(sy_instance *inst, sy_k8s_job *job, json_t *obj,
+                    bool adopted)
 {
     job->created = true;
     job->created_ms = sy_k8s_now_ms();
     job->state = SY_K8S_FOLLOWING;
     atomic_fetch_add(&inst->stats.jobs, 1);
     sy_k8s_entry *e = job->entry;
-    if (!adopted && e->job_gone) {
-        /* An earlier Job of this name, deleted: not this one. */
+    const char *uid = sy_k8s_uid(obj, false);
+    if (!adopted && uid) {
+        /* The answer is the new Job: whatever the cache holds under its
+         * name is an earlier one's (or the same, older). */
+        snprintf(job->uid, sizeof job->uid, "%s", uid);
         json_decref(e->job);
-        json_decref(e->pod);
-        e->job = e->pod = NULL;
-        e->job_gone = e->pod_gone = false;
+        e->job = json_incref(obj);
+        e->job_gone = false;
+        const char *owner = sy_k8s_uid(e->pod, true);
+        if (e->pod && (!owner || strcmp(owner, uid) != 0)) {
+            json_decref(e->pod);
+            e->pod = NULL;
+            e->pod_gone = false;
+        }
+    } else if (adopted && e->job && !e->job_gone && sy_k8s_uid(e->job, false)) {
+        snprintf(job->uid, sizeof job->uid, "%s", sy_k8s_uid(e->job, false));
     }
     if (adopted && e->job) {
         const char *run = annotation(e->job, "switchyard.dev/run");
@@ -298,15 +309,18 @@ static void on_create_done(sy_instance *inst, sy_k8s_req *r)
     else
         sy_k8s_status_message(r, msg, sizeof msg);
     int64_t wait = sy_k8s_retry_after_ms(r);
+    json_t *obj = code == CURLE_OK && (st == 201 || st == 200) && r->body
+                      ? json_loadb(r->body, r->body_len, 0, NULL) : NULL;
     sy_k8s_req_free(r);
     if (code == CURLE_OK && (st == 201 || st == 200)) {
         atomic_fetch_add(&inst->stats.creates, 1);
-        created(inst, job, false);
+        created(inst, job, obj, false);
+        json_decref(obj);
     } else if (code == CURLE_OK && st == 409) {
         atomic_fetch_add(&inst->stats.adoptions, 1);
         inst->api->log(inst->host, SY_LOG_INFO, "kubernetes: %s: Job %s "
                        "exists; following it", job->task->ns, job->name);
-        created(inst, job, true);
+        created(inst, job, NULL, true);
     } else if (job->abandoned) {
         sy_k8s_decide(inst, job, SY_OUTCOME_CANCELLED, NULL,
                "cancelled before the Job was created");
@@ -448,6 +462,11 @@ static void evaluate(sy_instance *inst, sy_k8s_job *job)
         return;
     sy_k8s_entry *e = job->entry;
     json_t *pod = e->pod, *j = e->job;
+    if (!job->uid[0] && j && !e->job_gone && sy_k8s_uid(j, false))
+        snprintf(job->uid, sizeof job->uid, "%s", sy_k8s_uid(j, false));
+    const char *owner = sy_k8s_uid(pod, true);
+    if (pod && job->uid[0] && owner && strcmp(owner, job->uid) != 0)
+        pod = NULL; /* an earlier Job's pod */
     const char *phase = sget(json_object_get(pod, "status"), "phase", "");
     if (pod && strcmp(phase, "Running") == 0 && !job->running_seen) {
         job->running_seen = true;
@@ -539,10 +558,15 @@ static void evaluate(sy_instance *inst, sy_k8s_job *job)
         sy_k8s_read_log(inst, job, true);
     else if (failed && term)
         sy_k8s_read_log(inst, job, false);
-    else if (failed && (!pod || e->pod_gone))
-        sy_k8s_decide(inst, job, SY_OUTCOME_FAILED, "exit_code", "the Job failed "
-               "(%s): %s", sget(failed, "reason", "?"),
-               sget(failed, "message", ""));
+    else if (failed && (!pod || e->pod_gone || strcmp(phase, "Failed") != 0)) {
+        /* The pod watch may lag the Job's: give it a moment to say how
+         * the container ended before failing with the Job's words. */
+        if (bounded(inst, job, &job->pod_wait_since_ms, 2000))
+            sy_k8s_decide(inst, job, SY_OUTCOME_FAILED, "exit_code",
+                          "the Job failed (%s): %s",
+                          sget(failed, "reason", "?"),
+                          sget(failed, "message", ""));
+    }
 }
 
 void sy_k8s_follow_update(sy_instance *inst, sy_k8s_entry *e)

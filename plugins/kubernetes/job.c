@@ -130,7 +130,7 @@ int sy_k8s_job_manifest(const sy_k8s_settings *s, const sy_task *task,
                         json_string(job->name));
 
     json_t *env = json_array();
-    json_array_append_new(env, json_pack("{ss#}", "name", "SWITCHYARD_INPUT",
+    json_array_append_new(env, json_pack("{ssss#}", "name", "SWITCHYARD_INPUT",
                                          "value", task->input,
                                          (int)task->input_len));
     json_array_append_new(env, json_pack("{ssss}", "name", "SWITCHYARD_RUN_ID",

@@ -181,7 +181,6 @@ struct sy_k8s_req {
     sy_k8s_line_fn line;
     sy_k8s_done_fn done;
     void *arg;                  /* the owner (a sy_k8s_job, a watch) */
-    sy_instance *inst_for_lines;/* set by sy_k8s_http_start, for `line` */
 };
 
 /* Makes a request for path (which starts with `/`; the server is
@@ -231,6 +230,11 @@ typedef struct sy_k8s_job {
     bool resumed;                   /* came through resume() */
     int64_t deadline_s;             /* activeDeadlineSeconds, 0 none */
     char memory_limit[64];          /* for the OOMKilled message */
+    char uid[64];                   /* loop only: the followed Job's uid,
+                                       "" until known; objects of an
+                                       earlier Job of the same name (a
+                                       deferred attempt made again) are
+                                       told apart by it */
 
     /* loop thread only */
     int state;
@@ -244,6 +248,7 @@ typedef struct sy_k8s_job {
     int64_t created_ms;
     int64_t pull_since_ms;          /* first seen waiting on a pull */
     int64_t unsched_since_ms;       /* first seen Unschedulable */
+    int64_t pod_wait_since_ms;      /* Job failed, pod's end not seen */
     uv_timer_t timer;               /* retries and the bounds above */
     bool timer_live;
     /* the outcome, once decided (state DELETING) */
@@ -300,6 +305,8 @@ void sy_k8s_follow_drop(sy_instance *inst, sy_k8s_job *job);
 void sy_k8s_job_free(sy_k8s_job *job);
 
 /* the cache (watch.c) */
+/* The uid of a Job, or of a pod's owning Job; NULL when absent. */
+const char *sy_k8s_uid(json_t *obj, bool owner);
 sy_k8s_entry *sy_k8s_entry_get(sy_instance *inst, const char *name,
                                bool create);
 /* Drops the entry when nothing holds it any more. */

@@ -20,3 +20,12 @@ plugins_kubernetes_kubernetes_la_LIBADD = $(SDK_LIB) $(LIBCURL_LIBS) \
 	$(LIBYAML_LIBS) $(LIBUV_LIBS) $(JANSSON_LIBS) $(LIBCRYPTO_LIBS)
 
 EXTRA_DIST += plugins/kubernetes/kubernetes.mk
+
+# The end-to-end tests: `switchyard` (run, serve, the conformance kit)
+# against the loopback API server of tests/kubernetes/ (lib.sh).
+kubernetes_tests = tests/kubernetes/jobs.sh
+TESTS += $(kubernetes_tests)
+dist_check_SCRIPTS += $(kubernetes_tests) tests/kubernetes/host.sh
+AM_TESTS_ENVIRONMENT += \
+	SY_KUBERNETES_PLUGIN='$(abs_top_builddir)/plugins/kubernetes/.libs/kubernetes.so'; \
+	export SY_KUBERNETES_PLUGIN;

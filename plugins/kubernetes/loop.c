@@ -90,22 +90,34 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     memcpy(r->body + r->body_len, data, len);
     r->body_len += len;
     r->body[r->body_len] = '\0';
-    if (!r->stream)
-        return len;
-    /* A watch: hand over every complete line, keep the rest. */
+    return len;
+}
+
+/* A watch's complete lines, handed over outside curl's callbacks (what
+ * they cause may start requests, which curl forbids inside its own
+ * callbacks); the rest of a line waits for more. */
+static void drain_lines(sy_instance *inst, sy_k8s_req *r)
+{
+    if (!r || !r->stream || r->status != 200 || r->body_len == 0)
+        return;
     size_t start = 0;
     for (size_t i = 0; i < r->body_len; i++) {
         if (r->body[i] != '\n')
             continue;
         r->body[i] = '\0';
-        if (i > start && r->status == 200)
-            r->line(r->inst_for_lines, r, r->body + start, i - start);
+        if (i > start)
+            r->line(inst, r, r->body + start, i - start);
         start = i + 1;
     }
     memmove(r->body, r->body + start, r->body_len - start);
     r->body_len -= start;
     r->body[r->body_len] = '\0';
-    return len;
+}
+
+static void drain(sy_instance *inst)
+{
+    drain_lines(inst, inst->watch_jobs.req);
+    drain_lines(inst, inst->watch_pods.req);
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -145,7 +157,6 @@ int sy_k8s_http_start(sy_instance *inst, sy_k8s_req *r, char *err,
     r->body_len = 0;
     r->status = 0;
     r->too_big = false;
-    r->inst_for_lines = inst;
     curl_slist_free_all(r->headers);
     r->headers = NULL;
     struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
@@ -257,6 +268,7 @@ static void check_done(sy_instance *inst)
 {
     CURLMsg *m;
     int left;
+    drain(inst);
     while ((m = curl_multi_info_read(inst->multi, &left))) {
         if (m->msg != CURLMSG_DONE)
             continue;
@@ -265,6 +277,7 @@ static void check_done(sy_instance *inst)
         curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
         r->code = m->data.result;
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
+        drain_lines(inst, r);
         curl_multi_remove_handle(inst->multi, e);
         curl_easy_cleanup(e);
         r->easy = NULL;

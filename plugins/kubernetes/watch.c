@@ -80,6 +80,14 @@ static const char *meta_str(json_t *obj, const char *a, const char *b)
     return json_is_string(m) ? json_string_value(m) : NULL;
 }
 
+const char *sy_k8s_uid(json_t *obj, bool owner)
+{
+    json_t *m = json_object_get(obj, "metadata");
+    if (owner)
+        m = json_array_get(json_object_get(m, "ownerReferences"), 0);
+    return json_string_value(json_object_get(m, "uid"));
+}
+
 /* One object from a list or an event into the cache. */
 static void apply(sy_instance *inst, sy_k8s_watch *w, const char *type,
                   json_t *obj)
@@ -91,6 +99,12 @@ static void apply(sy_instance *inst, sy_k8s_watch *w, const char *type,
     bool deleted = strcmp(type, "DELETED") == 0;
     sy_k8s_entry *e = sy_k8s_entry_get(inst, name, !deleted);
     if (!e)
+        return;
+    /* Once an attempt knows its Job's uid, what belongs to an earlier
+     * Job of the same name (deleted, its pod still terminating) is not
+     * the attempt's news. */
+    const char *uid = sy_k8s_uid(obj, w->pods);
+    if (e->att && e->att->uid[0] && uid && strcmp(uid, e->att->uid) != 0)
         return;
     if (w->pods) {
         /* A Job has one pod (backoffLimit 0, restartPolicy Never); a
