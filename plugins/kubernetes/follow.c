@@ -266,12 +266,18 @@ static void created(sy_instance *inst, sy_k8s_job *job, json_t *obj,
     sy_k8s_entry *e = job->entry;
     const char *uid = sy_k8s_uid(obj, false);
     if (!adopted && uid) {
-        /* The answer is the new Job: whatever the cache holds under its
-         * name is an earlier one's (or the same, older). */
+        /* The answer is the new Job: what the cache holds under its name
+         * for another uid is an earlier Job's. */
         snprintf(job->uid, sizeof job->uid, "%s", uid);
-        json_decref(e->job);
-        e->job = json_incref(obj);
-        e->job_gone = false;
+        const char *cached = sy_k8s_uid(e->job, false);
+        if (!cached || strcmp(cached, uid) != 0) {
+            /* The watch may have told of this Job already, newer than the
+             * answer (a fast Job can be Complete before its create's
+             * answer is read): only another Job's object is replaced. */
+            json_decref(e->job);
+            e->job = json_incref(obj);
+            e->job_gone = false;
+        }
         const char *owner = sy_k8s_uid(e->pod, true);
         if (e->pod && (!owner || strcmp(owner, uid) != 0)) {
             json_decref(e->pod);
@@ -293,6 +299,13 @@ static void created(sy_instance *inst, sy_k8s_job *job, json_t *obj,
                    "adopted", job->name, run ? run : "?", task ? task : "?");
             return;
         }
+    }
+    if (job->abandoned) {
+        /* cancel() came while the create was on its way. */
+        sy_k8s_decide(inst, job, SY_OUTCOME_CANCELLED, NULL, "cancelled: "
+                      "Job %s deleted (propagationPolicy Background)",
+                      job->name);
+        return;
     }
     evaluate(inst, job);
 }

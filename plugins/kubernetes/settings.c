@@ -359,6 +359,24 @@ int sy_k8s_spec_read(const sy_host_api *api, const sy_k8s_settings *s,
     }
     json_t *cmd = json_object_get(j, "command"), *v;
     size_t i;
+    /* The host checks the declared types of a workflow's keys; validate()
+     * and submit() may be handed anything (the conformance kit does). */
+    static const struct { const char *key; json_type type; const char *what; }
+        shapes[] = {{"image", JSON_STRING, "a string"},
+                    {"command", JSON_ARRAY, "a list of strings"},
+                    {"env", JSON_OBJECT, "a group"},
+                    {"resources", JSON_OBJECT, "a group"},
+                    {"node_selector", JSON_ARRAY, "a list of \"key=value\""},
+                    {"annotations", JSON_ARRAY, "a list of \"key=value\""}};
+    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        v = json_object_get(j, shapes[i].key);
+        if (v && json_typeof(v) != shapes[i].type) {
+            sy_sdk_errf(err, err_len, "%s: must be %s", shapes[i].key,
+                        shapes[i].what);
+            rc = SY_EINVAL;
+            goto out;
+        }
+    }
     if (cmd) {
         json_array_foreach(cmd, i, v) if (!json_is_string(v)) {
             sy_sdk_errf(err, err_len, "command: element %zu must be a string",
