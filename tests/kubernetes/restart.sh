@@ -1,0 +1,72 @@
+#!/bin/sh
+# `kill -9` of `switchyard serve` with Jobs in flight, and a restart on
+# the same store: the new host resumes the attempts (executor ABI 1.4),
+# its creates answer 409 AlreadyExists and it follows those Jobs --
+# exactly one Job per attempt, each task on its first attempt, the run
+# Completed with the Jobs' outputs.  Then cancel: a task's timeout
+# deletes its Job and its pod is gone.
+. "$SY_SRCDIR/tests/kubernetes/host.sh"
+skip_under_valgrind
+dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-k8s-restart-XXXXXX")
+chmod 0700 "$dir"
+trap 'kill -9 "$srv" 2>/dev/null; stop_k8s; rm -rf "$dir"' EXIT
+start_k8s
+make_k8s_host
+
+workflow adopt <<'WF'
+workflow = {
+  name = "k8s::adopt";
+  retry = { attempts = 3; delay = 0; };
+  tasks = (
+    { id = "a"; command = ["sh", "-c", "sleep 4; echo '{\"a\": 1}'"]; },
+    { id = "b"; command = ["sh", "-c", "sleep 4; echo '{\"b\": 2}'"]; },
+    { id = "c"; command = ["sh", "-c", "sleep 4; echo '{\"c\": 3}'"]; },
+    { id = "after"; after = ["a", "b"]; command = ["sh", "-c", "echo \"{\\\"sum\\\": $(echo $SWITCHYARD_INPUT | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[\"a\"] + d[\"b\"])')}\""]; }
+  );
+};
+WF
+run submit k8s::adopt
+rc_is 0 "the run is submitted"
+id=$(run_id)
+"$SWITCHYARD" serve >"$dir/serve1.log" 2>&1 &
+srv=$!
+i=0
+while [ "$(k8s_state 's["processes"]')" != 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -9 "$srv"
+wait "$srv" 2>/dev/null
+n=$(k8s_state 's["processes"]')
+[ "$n" = 3 ]; ok $? "serve was killed with 3 Jobs running ($n)"
+timeout 60 "$SWITCHYARD" serve --exit-when-idle >"$dir/serve2.log" 2>&1
+rc=$?
+rc_is 0 "a restarted host finishes the run"
+is Completed "$id" 'r["status"]' "the run is Completed"
+is '[1, 1, 1, 1]' "$id" '[t[x]["attempts"] for x in ("a", "b", "c", "after")]' "every task on its first attempt: the running ones resumed, not retried"
+is '{"sum": 3}' "$id" 't["after"]["output"]' "the adopted Jobs' outputs were passed on"
+n=$(k8s_state 'sorted(s["jobs_by_name"].values())')
+[ "$n" = "[1, 1, 1, 1]" ]; ok $? "exactly one Job was created per attempt ($n)"
+n=$(k8s_state 's["jobs_conflicts"]')
+[ "$n" = 3 ]; ok $? "the restarted host's 3 creates answered 409 and were adopted ($n)"
+n=$(k8s_state 's["processes_started"]')
+[ "$n" = 4 ]; ok $? "no pod ran twice ($n processes)"
+out=$(cat "$dir/serve2.log")
+has "exists; following it" "the host says it follows the existing Jobs"
+run status "$id"
+has "resumed" "status shows the resumed attempts"
+
+workflow slow <<'WF'
+workflow = {
+  name = "k8s::slow";
+  retry = { attempts = 1; };
+  tasks = ( { id = "sleeper"; timeout = "1s"; command = ["sleep", "60"]; } );
+};
+WF
+t0=$(date +%s)
+run run k8s::slow
+t1=$(date +%s)
+rc_is 1 "a task past its timeout fails the run"
+id=$(run_id)
+is '["Failed", true]' "$id" '[t["sleeper"]["status"], t["sleeper"]["error"].startswith("timed out after 1s")]' "the task timed out"
+[ $((t1 - t0)) -lt 10 ]; ok $? "without waiting for the pod ($((t1 - t0)) s)"
+n=$(k8s_state '[s["jobs"], s["pods"], s["processes"]]')
+[ "$n" = "[0, 0, 0]" ]; ok $? "cancel() deleted the Job, and its pod is gone (jobs, pods, processes: $n)"
+done_testing
