@@ -24,6 +24,7 @@ EXTRA_DIST += plugins/kubernetes/kubernetes.mk
 # The end-to-end tests: `switchyard` (run, serve, the conformance kit)
 # against the loopback API server of tests/kubernetes/ (lib.sh).
 kubernetes_tests = tests/kubernetes/jobs.sh tests/kubernetes/watch.sh tests/kubernetes/restart.sh \
+	tests/kubernetes/kubeconfig.sh \
 	tests/kubernetes/conformance.sh
 TESTS += $(kubernetes_tests)
 dist_check_SCRIPTS += $(kubernetes_tests) tests/kubernetes/host.sh
