@@ -19,12 +19,14 @@ plugins_kubernetes_kubernetes_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_kubernetes_kubernetes_la_LIBADD = $(SDK_LIB) $(LIBCURL_LIBS) \
 	$(LIBYAML_LIBS) $(LIBUV_LIBS) $(JANSSON_LIBS) $(LIBCRYPTO_LIBS)
 
-EXTRA_DIST += plugins/kubernetes/kubernetes.mk
+EXTRA_DIST += plugins/kubernetes/kubernetes.mk examples/kubernetes/README.md \
+	examples/kubernetes/switchyard.cfg examples/kubernetes/routes.cfg \
+	examples/kubernetes/workflows/nightly.cfg
 
 # The end-to-end tests: `switchyard` (run, serve, the conformance kit)
 # against the loopback API server of tests/kubernetes/ (lib.sh).
 kubernetes_tests = tests/kubernetes/jobs.sh tests/kubernetes/watch.sh tests/kubernetes/restart.sh \
-	tests/kubernetes/kubeconfig.sh \
+	tests/kubernetes/kubeconfig.sh tests/kubernetes/example.sh \
 	tests/kubernetes/conformance.sh
 TESTS += $(kubernetes_tests)
 dist_check_SCRIPTS += $(kubernetes_tests) tests/kubernetes/host.sh

@@ -13,15 +13,17 @@ trap 'kill -9 "$srv" 2>/dev/null; stop_k8s; rm -rf "$dir"' EXIT
 start_k8s
 make_k8s_host
 
-workflow adopt <<'WF'
+# The first three Jobs wait for $dir/go: they are surely running when the
+# host is killed, and still running when the next host adopts them.
+workflow adopt <<WF
 workflow = {
   name = "k8s::adopt";
   retry = { attempts = 3; delay = 0; };
   tasks = (
-    { id = "a"; command = ["sh", "-c", "sleep 4; echo '{\"a\": 1}'"]; },
-    { id = "b"; command = ["sh", "-c", "sleep 4; echo '{\"b\": 2}'"]; },
-    { id = "c"; command = ["sh", "-c", "sleep 4; echo '{\"c\": 3}'"]; },
-    { id = "after"; after = ["a", "b"]; command = ["sh", "-c", "echo \"{\\\"sum\\\": $(echo $SWITCHYARD_INPUT | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[\"a\"] + d[\"b\"])')}\""]; }
+    { id = "a"; command = ["sh", "-c", "until [ -e '$dir/go' ]; do sleep 0.05; done; echo '{\\"a\\": 1}'"]; },
+    { id = "b"; command = ["sh", "-c", "until [ -e '$dir/go' ]; do sleep 0.05; done; echo '{\\"b\\": 2}'"]; },
+    { id = "c"; command = ["sh", "-c", "until [ -e '$dir/go' ]; do sleep 0.05; done; echo '{\\"c\\": 3}'"]; },
+    { id = "after"; after = ["a", "b"]; command = ["python3", "-c", "import json, os; d = json.loads(os.environ['SWITCHYARD_INPUT']); print(json.dumps({'sum': d['a'] + d['b']}))"]; }
   );
 };
 WF
@@ -31,12 +33,17 @@ id=$(run_id)
 "$SWITCHYARD" serve >"$dir/serve1.log" 2>&1 &
 srv=$!
 i=0
-while [ "$(k8s_state 's["processes"]')" != 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+while [ "$(k8s_state 's["processes"]')" != 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 kill -9 "$srv"
 wait "$srv" 2>/dev/null
 n=$(k8s_state 's["processes"]')
 [ "$n" = 3 ]; ok $? "serve was killed with 3 Jobs running ($n)"
-timeout 60 "$SWITCHYARD" serve --exit-when-idle >"$dir/serve2.log" 2>&1
+timeout 60 "$SWITCHYARD" serve --exit-when-idle >"$dir/serve2.log" 2>&1 &
+srv=$!
+i=0
+while [ "$(k8s_state 's["jobs_conflicts"]')" != 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+touch "$dir/go"
+wait "$srv"
 rc=$?
 rc_is 0 "a restarted host finishes the run"
 is Completed "$id" 'r["status"]' "the run is Completed"

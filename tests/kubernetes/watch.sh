@@ -13,30 +13,38 @@ trap 'stop_k8s; rm -rf "$dir"' EXIT
 start_k8s --bookmark-interval 0.2
 make_k8s_host 'retry_wait = "1500ms";'
 
-workflow churn <<'WF'
+# Each Job waits for $dir/go, so the faults land while they all run.
+workflow churn <<WF
 workflow = {
   name = "k8s::churn";
   retry = { attempts = 1; };
   tasks = (
-    { id = "a"; command = ["sh", "-c", "sleep 3; echo '{\"a\": 1}'"]; },
-    { id = "b"; command = ["sh", "-c", "sleep 3; echo '{\"b\": 2}'"]; },
-    { id = "c"; command = ["sh", "-c", "sleep 3; echo '{\"c\": 3}'"]; },
-    { id = "d"; after = ["a"]; command = ["sh", "-c", "sleep 0.5; echo '{\"d\": 4}'"]; }
+    { id = "a"; command = ["sh", "-c", "until [ -e '$dir/go' ]; do sleep 0.05; done; echo '{\"a\": 1}'"]; },
+    { id = "b"; command = ["sh", "-c", "until [ -e '$dir/go' ]; do sleep 0.05; done; echo '{\"b\": 2}'"]; },
+    { id = "c"; command = ["sh", "-c", "until [ -e '$dir/go' ]; do sleep 0.05; done; echo '{\"c\": 3}'"]; },
+    { id = "d"; after = ["a"]; command = ["sh", "-c", "echo '{\"d\": 4}'"]; }
   );
 };
 WF
+# until_state EXPR: waits (10 s at most) for a Python expression over the
+# server's state to hold.
+until_state() {
+    i=0
+    while [ "$(k8s_state "$1")" != true ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+}
 # The watches are closed once the Jobs run, then closed again with the next
 # two watches answering 410 Gone, then the history expires under them.
 "$SWITCHYARD" run k8s::churn >"$dir/run.out" 2>&1 &
 runner=$!
-i=0
-while [ "$(k8s_state 's["processes"]')" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+until_state 's["processes"] == 3 and s["watches"] == 2'
 before=$(k8s_state 's["watches_total"]')
 k8s_fault '{"close_watches": true}'
-sleep 0.3
+until_state "s[\"watches_total\"] >= $before + 2 and s[\"watches\"] == 2"
 k8s_fault '{"gone": 2, "close_watches": true}'
-sleep 0.3
+until_state 's["gone_sent"] >= 2 and s["watches"] == 2'
 k8s_fault '{"expire": true, "close_watches": true}'
+until_state "s[\"watches_total\"] >= $before + 6 and s[\"watches\"] == 2"
+touch "$dir/go"
 wait "$runner"
 rc=$?
 out=$(cat "$dir/run.out")
