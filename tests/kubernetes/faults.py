@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The loopback API server's faults and deadlines, through http.client:
 410 Expired on a watch, watches closed by the server, 429 with Retry-After,
+503, a create whose answer is lost (then 409 AlreadyExists),
 OOMKilled, ErrImagePull/ImagePullBackOff, eviction, Unschedulable,
 preemption, activeDeadlineSeconds, ttlSecondsAfterFinished, Foreground
-and Orphan deletion, logs with tailLines/limitBytes, bookmarks.  Speaks TAP.
+and Orphan deletion, logs with tailLines/limitBytes, bookmarks, and at
+last SIGTERM to the server (its pid is the argument): every process group
+it started dies with it.  Speaks TAP.
 
 Reads SY_K8S_URL, SY_K8S_TOKEN, SY_K8S_CA (tests/kubernetes/lib.sh)."""
 import http.client
@@ -161,6 +164,27 @@ def main():
     job("after429", "true")
     ok(call("GET", "/_test/state")[1]["throttled"] == 2, "the third POST went through; 2 counted throttled")
 
+    fault(error={"count": 1, "code": 503, "prefix": JOBS, "method": "GET"})
+    st1, body1, _ = call("GET", JOBS)
+    st2, _, _ = call("GET", JOBS)
+    ok(st1 == 503 and body1["reason"] == "ServiceUnavailable" and st2 == 200,
+       "an armed 503 answers one GET with a Status; the next is 200", body1)
+    fault(drop={"count": 1, "prefix": JOBS, "method": "POST", "after": True})
+    try:
+        job("lost", "true")
+        lost = False
+    except (http.client.HTTPException, OSError):
+        lost = True
+    ok(lost and call("GET", f"{JOBS}/lost")[0] == 200,
+       "drop after: the create is done, the connection closed unanswered")
+    st, body, _ = call("POST", JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "lost"},
+                                      "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                                          {"name": "c", "image": "x", "command": ["true"]}]}}}})
+    state = call("GET", "/_test/state")[1]
+    ok(st == 409 and body["reason"] == "AlreadyExists" and state["jobs_conflicts"] == 1
+       and state["jobs_by_name"]["lost"] == 1 and state["injected"] == 2,
+       "its retry is 409 AlreadyExists; one create, one conflict counted", [st, body, state["jobs_conflicts"]])
+
     # --- pod faults ---------------------------------------------------------------
     job("oom", "sleep 30", "oom:0.3")
     cond = wait_for(lambda: job_cond("oom", "Failed"))
@@ -168,12 +192,17 @@ def main():
     ok(cond and cond["reason"] == "BackoffLimitExceeded" and term.get("reason") == "OOMKilled"
        and term.get("exitCode") == 137, "oom: the container terminates OOMKilled, 137; the Job fails", term)
 
+    c, r = watch(PODS, None, "&labelSelector=job-name%3Dpull")
     job("pull", "echo never", "image-pull")
-    p = wait_for(lambda: cstate(pod_of("pull")).get("waiting", {}).get("reason") == "ErrImagePull" and pod_of("pull"))
-    msg = cstate(p).get("waiting", {}).get("message", "")
-    ok(p and 'Failed to pull image "busybox:1.36"' in msg, "image-pull: the container waits in ErrImagePull", cstate(p))
-    p = wait_for(lambda: cstate(pod_of("pull")).get("waiting", {}).get("reason") == "ImagePullBackOff" and pod_of("pull"))
-    ok(p and p["status"]["phase"] == "Pending", "then ImagePullBackOff, the pod Pending", (p or {}).get("status"))
+    ev = events(r, until=lambda e: cstate(e["object"]).get("waiting", {}).get("reason") == "ImagePullBackOff")
+    c.close()
+    waits = [cstate(e["object"]).get("waiting", {}) for e in ev]
+    reasons = [w.get("reason") for w in waits]
+    msg = next((w.get("message", "") for w in waits if w.get("reason") == "ErrImagePull"), "")
+    ok('Failed to pull image "busybox:1.36"' in msg, "image-pull: the container waits in ErrImagePull", reasons)
+    p = ev[-1]["object"] if ev else {}
+    ok(reasons[-1:] == ["ImagePullBackOff"] and p["status"]["phase"] == "Pending",
+       "then ImagePullBackOff, the pod Pending", reasons)
     st, body, _ = call("GET", f"{PODS}/{p['metadata']['name']}/log")
     ok(st == 400 and "waiting to start" in body["message"], "its log is 400: waiting to start", body)
     st, j, _ = call("GET", f"{JOBS}/pull")
@@ -208,7 +237,7 @@ def main():
     t0 = time.monotonic()
     job("deadline", "sleep 30", activeDeadlineSeconds=1)
     cond = wait_for(lambda: job_cond("deadline", "Failed"))
-    ok(cond and cond["reason"] == "DeadlineExceeded" and time.monotonic() - t0 < 4,
+    ok(cond and cond["reason"] == "DeadlineExceeded" and time.monotonic() - t0 < 8,
        "activeDeadlineSeconds 1: Failed, DeadlineExceeded, in about a second", cond)
     ok(wait_for(lambda: pod_of("deadline") is None), "and its pod was killed and deleted")
 
@@ -248,8 +277,40 @@ def main():
     r2 = c2.getresponse()
     body = json.loads(r2.read())
     ok(r2.status == 401 and body["reason"] == "Unauthorized", "a wrong token is 401 with a Status", body)
+
+    # --- SIGTERM: every process group it started is killed ------------------------
+    job("survivor", "sleep 41.5 & sleep 41.5; wait")
+    ok(wait_for(lambda: len(sleepers()) == 2), "a pod runs two processes (sleep 41.5)", sleepers())
+    server = int(sys.argv[1])
+    os.kill(server, 15)
+    ok(wait_for(lambda: not alive(server), 5), "SIGTERM ends the server")
+    ok(wait_for(lambda: not sleepers(), 3), "and both processes of the pod's group are gone", sleepers())
     print(f"1..{n}")
     return 1 if failed else 0
+
+
+def sleepers():
+    out = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read() == b"sleep\x0041.5\x00" and proc_state(pid) != "Z":
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def proc_state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def alive(pid):
+    return proc_state(pid) not in (None, "Z")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ if [ -n "$SY_WRAP" ]; then
     exit 0
 fi
 KUBECTL=${SY_KUBECTL:-$(command -v kubectl)}
-if [ -z "$KUBECTL" ] || ! command -v openssl >/dev/null 2>&1; then
+if [ ! -x "$KUBECTL" ] || ! command -v openssl >/dev/null 2>&1; then
     [ -n "${CI:-}" ] && { echo "Bail out! kubectl or openssl is missing (Debian: kubernetes-client, openssl)"; exit 1; }
     echo "1..0 # SKIP kubectl or openssl is not installed (Debian: kubernetes-client, openssl)"
     exit 0
@@ -47,6 +47,8 @@ echo "# $(head -n1 "$dir/version")"
 # A watch of every job event, from before the first create.
 timeout 20 "$KUBECTL" get jobs --watch --output-watch-events -o json >"$dir/watch.out" 2>"$dir/watch.err" &
 watcher=$!
+i=0
+while [ "$(k8s_state 's["verbs"].get("watch jobs", 0)')" = 0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 
 job hello 'echo "{\"greeting\": \"$GREETING\", \"cwd\": \"$(pwd)\"}"; echo to-stderr >&2'
 k create -f "$dir/hello.json"
@@ -90,6 +92,10 @@ k get job fails -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}'
 [ "$out" = BackoffLimitExceeded ]; ok $? "with reason BackoffLimitExceeded ($out)"
 k get pods -l job-name=fails -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode} {.items[0].status.containerStatuses[0].state.terminated.reason}'
 [ "$out" = "3 Error" ]; ok $? "its container terminated with exit code 3, reason Error ($out)"
+k get job fails
+printf '%s\n' "$out" | grep -Eq '^fails +Failed +0/1 '; ok $? "kubectl get job prints the server's table: Failed, 0/1"
+k get pods -l job-name=fails
+printf '%s\n' "$out" | grep -Eq '^fails-[a-z0-9]{5} +0/1 +Error +0 '; ok $? "kubectl get pods prints its pod: 0/1, Error, 0 restarts"
 
 k delete job hello
 rc_is 0 "kubectl delete job works"

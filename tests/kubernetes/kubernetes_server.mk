@@ -8,7 +8,7 @@ kubernetes_server_files = tests/kubernetes/lib.sh tests/kubernetes/server.py \
 	tests/kubernetes/faults.py tests/kubernetes/apiserver/__init__.py \
 	tests/kubernetes/apiserver/store.py tests/kubernetes/apiserver/jobs.py \
 	tests/kubernetes/apiserver/controller.py tests/kubernetes/apiserver/handler.py \
-	tests/kubernetes/apiserver/discovery.py
+	tests/kubernetes/apiserver/discovery.py tests/kubernetes/apiserver/tables.py
 kubernetes_server_tests = tests/kubernetes/kubectl.sh tests/kubernetes/server_faults.sh
 TESTS += $(kubernetes_server_tests)
 dist_check_SCRIPTS += $(kubernetes_server_tests) $(kubernetes_server_files)

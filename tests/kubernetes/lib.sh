@@ -8,6 +8,7 @@
 #   SY_K8S_URL     https://127.0.0.1:PORT
 #   SY_K8S_TOKEN   the bearer token it accepts
 #   SY_K8S_CA      the CA of its certificate (PEM)
+#   SY_K8S_TOKEN_FILE  $dir/token, the token alone (as a service account's)
 #   SY_K8S_DIR     $dir, where the certificates are
 . "$SY_SRCDIR/tests/integration/lib.sh"
 
@@ -52,11 +53,13 @@ start_k8s() {
     while [ ! -s "$dir/k8s.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     k8s_port=$(cat "$dir/k8s.port" 2>/dev/null)
     [ -n "$k8s_port" ] || { cat "$dir/k8s-server.err"; echo "Bail out! the Kubernetes test server did not start"; exit 1; }
+    printf '%s' "$SY_K8S_TOKEN" >"$dir/token"
+    SY_K8S_TOKEN_FILE="$dir/token"
     KUBECONFIG="$dir/kubeconfig"
     SY_K8S_URL="https://127.0.0.1:$k8s_port"
     SY_K8S_CA="$dir/ca.pem"
     SY_K8S_DIR="$dir"
-    export KUBECONFIG SY_K8S_URL SY_K8S_TOKEN SY_K8S_CA SY_K8S_DIR
+    export KUBECONFIG SY_K8S_URL SY_K8S_TOKEN SY_K8S_TOKEN_FILE SY_K8S_CA SY_K8S_DIR
 }
 
 # stop_k8s: SIGTERM (the server kills every pod process it started).
@@ -85,7 +88,9 @@ PY
 
 # k8s_fault JSON: arms faults (POST /_test/faults), e.g. '{"gone": 1}',
 # '{"expire": true}', '{"close_watches": true}',
-# '{"throttle": {"count": 2, "prefix": "/apis/batch", "method": "POST", "retry_after": 1}}'.
+# '{"throttle": {"count": 2, "prefix": "/apis/batch", "method": "POST", "retry_after": 1}}',
+# '{"error": {"count": 1, "code": 503}}', '{"drop": {"count": 1, "method": "POST", "after": true}}'
+# (docs/testing.md has them all).
 k8s_fault() { k8s_api POST /_test/faults "$1" >/dev/null; }
 
 # k8s_state EXPR: a Python expression over GET /_test/state (bound to `s`).

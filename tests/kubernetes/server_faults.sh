@@ -16,10 +16,8 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-k8s-XXXXXX")
 chmod 0700 "$dir"
 trap 'stop_k8s; rm -rf "$dir"' EXIT
 start_k8s --bookmark-interval 0.2 --grace 0.5
-python3 "$SY_SRCDIR/tests/kubernetes/faults.py"
+python3 "$SY_SRCDIR/tests/kubernetes/faults.py" "$k8s_srv"
 rc=$?
-# SIGTERM kills what is still running (the orphan and the pull/unschedulable
-# pods never started; nothing else is left).
 stop_k8s
 [ -s "$dir/k8s-server.err" ] && { echo "# the server's stderr:"; sed 's/^/#   /' "$dir/k8s-server.err"; }
 exit $rc

@@ -431,6 +431,7 @@ class Controller:
             self.after(self.start_delay, self._run, p)
             return
         p.done = True
+        p.obj["metadata"]["finalizers"] = []    # the job controller has counted it
         st["phase"] = "Succeeded" if code == 0 and p.killed_for is None else "Failed"
         st["containerStatuses"] = [self._cstatus(p, {"terminated": term}, restarts)]
         for c in st.get("conditions", []):

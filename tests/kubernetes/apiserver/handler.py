@@ -2,6 +2,7 @@
 when a client CA is given), bearer tokens, the routes of jobs and pods,
 watches as chunked streams, pod logs, and the test-only endpoints
 /_test/faults and /_test/state."""
+import io
 import json
 import os
 import re
@@ -14,9 +15,9 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import discovery
+from . import discovery, tables
 from .jobs import delete_policy
-from .store import ApiError, Selector, status_object
+from .store import ApiError, Selector, Watcher, status_object
 
 NS_PATH = re.compile(r"^/(api/v1|apis/batch/v1)(?:/watch)?(?:/namespaces/([^/]+))?/(jobs|pods)(?:/([^/]+)(?:/(log|status))?)?$")
 GROUP = {"jobs": "batch", "pods": ""}
@@ -29,21 +30,38 @@ class Faults:
 
     def __init__(self):
         self.gone = 0            # the next N watches answer 410 Expired
-        self.throttles = []      # {"count", "prefix", "method", "retry_after"}
+        self.rules = []          # {"kind", "count", "prefix", "method", "code", "retry_after", "after"}
         self.requests = {}
         self.verbs = {}
         self.throttled = 0
+        self.injected = 0
         self.gone_sent = 0
         self.watches = 0
         self.watches_total = 0
 
-    def throttle(self, method, path):
-        for t in self.throttles:
-            if t["count"] > 0 and path.startswith(t.get("prefix", "/")) and t.get("method") in (None, method):
+    def add(self, kind, t):
+        code = 429 if kind == "throttle" else int(t.get("code", 503))
+        self.rules.append({"kind": kind, "count": int(t.get("count", 1)), "prefix": t.get("prefix", "/"),
+                           "method": t.get("method"), "code": code, "after": bool(t.get("after")),
+                           "retry_after": int(t.get("retry_after", 1)) if kind == "throttle" else None})
+
+    def match(self, method, path):
+        """The armed rule this request meets, counted down; or None."""
+        for t in self.rules:
+            if t["count"] > 0 and path.startswith(t["prefix"]) and t["method"] in (None, method):
                 t["count"] -= 1
-                self.throttled += 1
-                return t.get("retry_after", 1)
+                if t["kind"] == "throttle":
+                    self.throttled += 1
+                else:
+                    self.injected += 1
+                return t
         return None
+
+
+MESSAGES = {429: ("TooManyRequests", "Too many requests, please try again later."),
+            500: ("InternalError", "Internal error occurred: injected by the test server"),
+            503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+            504: ("Timeout", "Timeout: request did not complete within requested timeout - context deadline exceeded")}
 
 
 class Server(ThreadingHTTPServer):
@@ -146,17 +164,27 @@ class Handler(BaseHTTPRequestHandler):
             with srv.store.lock:
                 key = f"{self.command} {path}"
                 srv.faults.requests[key] = srv.faults.requests.get(key, 0) + 1
-                wait = None if path.startswith("/_test/") else srv.faults.throttle(self.command, path)
-            if wait is not None:
-                raise ApiError(429, "TooManyRequests", "Too many requests, please try again later.",
-                               {"retryAfterSeconds": wait}, {"Retry-After": wait})
-            body = None
-            if raw:
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    raise ApiError(400, "BadRequest", "the body of the request could not be decoded as JSON")
-            code = self.route(path, query, body)
+                rule = None if path.startswith("/_test/") else srv.faults.match(self.command, path)
+            if rule is not None and not rule["after"]:
+                code = self.inject(rule)
+            else:
+                body = None
+                if raw:
+                    try:
+                        body = json.loads(raw)
+                    except ValueError:
+                        raise ApiError(400, "BadRequest", "the body of the request could not be decoded as JSON")
+                if rule is None:
+                    code = self.route(path, query, body)
+                else:   # done, then the answer lost: the client cannot tell whether it was
+                    real, self.wfile = self.wfile, io.BytesIO()
+                    try:
+                        self.route(path, query, body)
+                    except ApiError:
+                        pass
+                    finally:
+                        self.wfile = real
+                    code = self.inject(rule)
         except ApiError as e:
             code = e.code
             self.send_obj(e.code, e.status, e.headers)
@@ -175,6 +203,17 @@ class Handler(BaseHTTPRequestHandler):
             with srv.log_lock:
                 srv.log_file.write(json.dumps({"method": self.command, "path": self.path, "code": code}) + "\n")
                 srv.log_file.flush()
+
+    def inject(self, rule):
+        """An armed fault's answer: none (the connection closed), or a Status."""
+        self.close_connection = rule["kind"] == "drop" or self.close_connection
+        if rule["kind"] == "drop":
+            return 0
+        reason, msg = MESSAGES.get(rule["code"], ("InternalError", f"injected HTTP {rule['code']}"))
+        details = {"retryAfterSeconds": rule["retry_after"]} if rule["retry_after"] else None
+        headers = {"Retry-After": rule["retry_after"]} if rule["retry_after"] else None
+        self.send_obj(rule["code"], status_object(rule["code"], reason, msg, details), headers)
+        return rule["code"]
 
     def route(self, path, query, body):
         srv = self.server
@@ -212,6 +251,9 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", "the server could not find the requested resource",
                            {} if m == "GET" else None)
         _, ns, resource, name, sub = r.groups()
+        self.table = None
+        if m == "GET" and sub is None and tables.wants_table(self.headers.get("Accept")):
+            self.table = (query.get("includeObject") or ["Metadata"])[0]
         watch = "/watch/" in path or (query.get("watch") or [""])[0] in ("1", "true", "True")
         self.verb(resource, sub, name, watch)
         if sub == "log" and m == "GET" and resource == "pods":
@@ -233,7 +275,10 @@ class Handler(BaseHTTPRequestHandler):
                 if obj is None:
                     raise ApiError(404, "NotFound", f'{resource}{"." + GROUP[resource] if GROUP[resource] else ""} "{name}" not found',
                                    {"name": name, "group": GROUP[resource], "kind": resource})
-                text = srv.store.snapshot(obj)
+                if self.table is not None:
+                    text = srv.store.snapshot(tables.table(resource, [obj], srv.store.rv, self.table))
+                else:
+                    text = srv.store.snapshot(obj)
             self.send_obj(200, text)
             return 200
         if m == "POST" and name is None and resource == "jobs":
@@ -270,8 +315,14 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         with store.lock:
             objs = sorted(store.list(resource, sel), key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
-            items = ",".join(store.snapshot(o) for o in objs)
+            if self.table is not None:
+                text = store.snapshot(tables.table(resource, objs, store.rv, self.table))
+            else:
+                items = ",".join(store.snapshot(o) for o in objs)
             rv = store.rv
+        if self.table is not None:
+            self.send_obj(200, text)
+            return 200
         kind, api = KIND[resource]
         self.send_obj(200, '{"kind":"%s","apiVersion":"%s","metadata":{"resourceVersion":"%d"},"items":[%s]}'
                       % (kind, api, rv, items))
@@ -299,7 +350,6 @@ class Handler(BaseHTTPRequestHandler):
         with store.lock:
             faults.watches += 1
             faults.watches_total += 1
-            gen = store.watch_generation
             if faults.gone > 0:
                 faults.gone -= 1
                 pending = None
@@ -311,30 +361,32 @@ class Handler(BaseHTTPRequestHandler):
                 pending = None if evs is None else [e.line for e in evs if e.resource == resource and sel.match(e.obj)]
             last = store.rv
             oldest = store.first
+            w = Watcher(store, resource, sel)
+            if pending is not None:
+                store.add_watcher(w)    # under the same lock as the replay: no event falls between
         try:
             if pending is None:
-                faults_gone(faults, store)
+                with store.lock:
+                    faults.gone_sent += 1
                 self.chunk(gone_line(rv if rv is not None else last, oldest))
                 return 200
             for line in pending:
-                self.chunk(line)
+                self.event(line, resource)
             while True:
                 with store.lock:
                     until = min(end, next_mark) if bookmarks else end
                     gone = False
-                    while store.rv == last and store.watch_generation == gen and time.monotonic() < until:
-                        store.cond.wait(min(until - time.monotonic(), 0.5))
+                    while not w.queue and not w.closed and time.monotonic() < until:
+                        w.cond.wait(min(until - time.monotonic(), 0.5))
                         gone = self.peer_gone()
                         if gone:
                             break
-                    if store.watch_generation != gen or gone:
+                    if w.closed or gone:
                         break
-                    evs = store.since(last)
-                    if evs is None:
+                    out, w.queue = w.queue, []
+                    if w.overflow:
                         faults.gone_sent += 1
                         out = [gone_line(last, store.first)]
-                    else:
-                        out = [e.line for e in evs if e.resource == resource and sel.match(e.obj)]
                     last = store.rv
                     now = time.monotonic()
                     if bookmarks and (now >= next_mark or now >= end):
@@ -342,18 +394,29 @@ class Handler(BaseHTTPRequestHandler):
                                    b'"metadata":{"resourceVersion":"%d"}}}\n' % (bookmark_kind.encode(), api.encode(), last))
                         next_mark = now + srv.bookmark_interval
                 for line in out:
-                    self.chunk(line)
-                if evs is None or time.monotonic() >= end:
+                    self.event(line, resource)
+                if w.overflow or time.monotonic() >= end:
                     break
         finally:
             with store.lock:
                 faults.watches -= 1
+                store.remove_watcher(w)
             try:
                 self.end_chunked()
             except OSError:
                 pass
             self.close_connection = True
         return 200
+
+    def event(self, line, resource):
+        """One watch event, as a Table of one row when kubectl asked for one."""
+        if self.table is not None:
+            e = json.loads(line)
+            if e["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                rv = e["object"]["metadata"].get("resourceVersion", "0")
+                e["object"] = tables.table(resource, [e["object"]], rv, self.table)
+                line = (json.dumps(e, separators=(",", ":")) + "\n").encode()
+        self.chunk(line)
 
     def peer_gone(self):
         """The client closed its end (or sent what a watch never gets)."""
@@ -410,16 +473,15 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_test/faults" and self.command == "POST":
                 body = body or {}
                 if body.get("reset"):
-                    f.gone, f.throttles = 0, []
+                    f.gone, f.rules = 0, []
                 f.gone += int(body.get("gone", 0))
                 if body.get("expire"):
                     store.expire()
                 if body.get("close_watches"):
                     store.close_watches()
-                t = body.get("throttle")
-                if t:
-                    f.throttles.append({"count": int(t.get("count", 1)), "prefix": t.get("prefix", "/"),
-                                        "method": t.get("method"), "retry_after": int(t.get("retry_after", 1))})
+                for kind in ("throttle", "error", "drop"):
+                    if body.get(kind):
+                        f.add(kind, body[kind])
             elif not (path == "/_test/state" and self.command == "GET"):
                 raise ApiError(404, "NotFound", "the server could not find the requested resource")
             state = {"resource_version": store.rv, "oldest_retained": store.first,
@@ -430,15 +492,10 @@ class Handler(BaseHTTPRequestHandler):
                      "jobs": len(store.objects["jobs"]), "pods": len(store.objects["pods"]),
                      "processes": ctl.running(), "watches": f.watches, "watches_total": f.watches_total,
                      "requests": dict(f.requests), "verbs": dict(f.verbs), "throttled": f.throttled,
-                     "gone_sent": f.gone_sent,
-                     "faults": {"gone": f.gone, "throttle": [dict(t) for t in f.throttles if t["count"] > 0]}}
+                     "injected": f.injected, "gone_sent": f.gone_sent,
+                     "faults": {"gone": f.gone, "rules": [dict(t) for t in f.rules if t["count"] > 0]}}
         self.send_obj(200, state)
         return 200
-
-
-def faults_gone(faults, store):
-    with store.lock:
-        faults.gone_sent += 1
 
 
 def gone_line(rv, oldest):

@@ -167,21 +167,42 @@ class Event:
         self.rv, self.resource, self.obj, self.line = rv, resource, obj, line
 
 
+class Watcher:
+    """One open watch: the lines queued for it and the condition that wakes
+    its thread (on the store's lock).  More than `history` lines queued (a
+    reader that fell behind) ends it with 410, as the API server does."""
+    __slots__ = ("resource", "sel", "queue", "cond", "overflow", "closed", "key")
+
+    def __init__(self, store, resource, sel):
+        self.resource, self.sel = resource, sel
+        self.queue = []
+        self.cond = threading.Condition(store.lock)
+        self.overflow = self.closed = False
+        self.key = None
+        for path, neg, v in sel.fields:
+            if path == "metadata.name" and not neg:
+                self.key = (resource, "name", v)
+        for key, op, vals in sel.labels:
+            if self.key is None and op in ("=", "in") and len(vals) == 1:
+                self.key = (resource, "label", key, next(iter(vals)))
+
+
 class Store:
     """Every write takes the next resourceVersion and appends one event; the
     events are a dict by resourceVersion (they are consecutive), the oldest
-    dropped beyond `history`.  One lock (and its condition, which wakes the
-    watchers) guards the store and the controller."""
+    dropped beyond `history`.  Each event is queued at once to the open
+    watches it matches, found through an index on the name or one label
+    equality of their selectors, so that a write wakes only the watches it
+    concerns.  One lock guards the store and the controller."""
 
     def __init__(self, history=1000):
         self.lock = threading.RLock()
-        self.cond = threading.Condition(self.lock)
         self.rv = 0
         self.history = max(1, history)
         self.objects = {"jobs": {}, "pods": {}}
         self.events = {}
         self.first = 1              # the oldest resourceVersion still in events
-        self.watch_generation = 0   # bumped to end every open watch
+        self.watchers = {}          # key (or resource, for the rest) -> set of Watcher
 
     @staticmethod
     def snapshot(obj):
@@ -206,7 +227,26 @@ class Store:
         while len(self.events) > self.history:
             self.events.pop(self.first, None)
             self.first += 1
-        self.cond.notify_all()
+        ws = self.watchers
+        groups = [ws.get(resource), ws.get((resource, "name", md.get("name")))]
+        groups += [ws.get((resource, "label", k, v)) for k, v in view["metadata"]["labels"].items()]
+        for group in groups:
+            for w in group or ():
+                if w.sel.match(view):
+                    w.queue.append(line)
+                    if len(w.queue) > self.history:
+                        w.overflow = True
+                    w.cond.notify()
+
+    def add_watcher(self, w):
+        self.watchers.setdefault(w.key or w.resource, set()).add(w)
+
+    def remove_watcher(self, w):
+        group = self.watchers.get(w.key or w.resource)
+        if group is not None:
+            group.discard(w)
+            if not group:
+                del self.watchers[w.key or w.resource]
 
     def put(self, resource, obj, etype="MODIFIED"):
         """Stores obj (new or changed) under the next resourceVersion."""
@@ -237,5 +277,7 @@ class Store:
         return [self.events[i] for i in range(max(rv + 1, self.first), self.rv + 1)]
 
     def close_watches(self):
-        self.watch_generation += 1
-        self.cond.notify_all()
+        for group in self.watchers.values():
+            for w in group:
+                w.closed = True
+                w.cond.notify()
