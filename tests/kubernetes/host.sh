@@ -61,3 +61,66 @@ except FileNotFoundError:
 print(n)
 PY
 }
+
+# Assertions in batches: Python starts slowly on a loaded machine, so the
+# checks of one step are queued and judged by one interpreter.
+#   expect EXPECTED EXPR NAME   over `status --json` of the run (`r`, and
+#                               `t` mapping task ids to their entries)
+#   kexpect EXPECTED EXPR NAME  over the API server: `s` its /_test/state,
+#                               `reqs` its request log (method, path, code)
+#   verify [RUN_ID]             judges them all, one TAP line each
+expect() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$dir/expect.tsv"; }
+kexpect() { expect "$@"; }
+verify() {
+    : >"$dir/status.json"
+    [ -z "${1:-}" ] || "$SWITCHYARD" status "$1" --json >"$dir/status.json" 2>"$dir/status.err"
+    python3 - "$dir/status.json" "$dir/expect.tsv" "$dir/k8s-requests.log" <<'PY' >"$dir/verdicts"
+import http.client, json, os, ssl, sys
+text = open(sys.argv[1]).read()
+r = json.loads(text) if text.strip() else {}
+t = {x["id"]: x for x in r.get("tasks", [])}
+ctx = ssl.create_default_context(cafile=os.environ["SY_K8S_CA"])
+c = http.client.HTTPSConnection("127.0.0.1", int(os.environ["SY_K8S_URL"].rsplit(":", 1)[1]), context=ctx, timeout=30)
+c.request("GET", "/_test/state", headers={"Authorization": "Bearer " + os.environ["SY_K8S_TOKEN"]})
+s = json.loads(c.getresponse().read())
+try:
+    reqs = [json.loads(l) for l in open(sys.argv[3])]
+except FileNotFoundError:
+    reqs = []
+for line in open(sys.argv[2]):
+    exp, expr, name = line.rstrip("\n").split("\t")
+    try:
+        v = eval(expr)
+        got = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+    except Exception as e:
+        got = "error: %r" % e
+    print("%d\t%s\t%s\t%s" % (got == exp, name, expr, got.replace("\n", " ")[:300]))
+PY
+    rm -f "$dir/expect.tsv"
+    tab=$(printf '\t')
+    while IFS="$tab" read -r good name expr got; do
+        [ "$good" = 1 ] || echo "# $expr: got '$got'"
+        [ "$good" = 1 ]; ok $? "$name"
+    done <"$dir/verdicts"
+}
+
+# until_state EXPR: waits (20 s at most) for a Python expression over the
+# API server's /_test/state (`s`) to hold; one interpreter polls.
+until_state() {
+    python3 - "$1" <<'PY'
+import http.client, json, os, ssl, sys, time
+ctx = ssl.create_default_context(cafile=os.environ["SY_K8S_CA"])
+port = int(os.environ["SY_K8S_URL"].rsplit(":", 1)[1])
+end = time.monotonic() + 20
+while time.monotonic() < end:
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+    c.request("GET", "/_test/state", headers={"Authorization": "Bearer " + os.environ["SY_K8S_TOKEN"]})
+    s = json.loads(c.getresponse().read())
+    c.close()
+    if eval(sys.argv[1]):
+        sys.exit(0)
+    time.sleep(0.03)
+print("# still false after 20 s: " + sys.argv[1])
+sys.exit(1)
+PY
+}

@@ -32,29 +32,26 @@ rc_is 0 "the run is submitted"
 id=$(run_id)
 "$SWITCHYARD" serve >"$dir/serve1.log" 2>&1 &
 srv=$!
-i=0
-while [ "$(k8s_state 's["processes"]')" != 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+until_state 's["processes"] == 3'
 kill -9 "$srv"
 wait "$srv" 2>/dev/null
-n=$(k8s_state 's["processes"]')
-[ "$n" = 3 ]; ok $? "serve was killed with 3 Jobs running ($n)"
+until_state 's["processes"] == 3'
+ok $? "serve was killed with 3 Jobs running"
 timeout 60 "$SWITCHYARD" serve --exit-when-idle >"$dir/serve2.log" 2>&1 &
 srv=$!
-i=0
-while [ "$(k8s_state 's["jobs_conflicts"]')" != 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+until_state 's["jobs_conflicts"] == 3'
+ok $? "the restarted host's 3 creates answered 409 (the Jobs exist)"
 touch "$dir/go"
 wait "$srv"
 rc=$?
 rc_is 0 "a restarted host finishes the run"
-is Completed "$id" 'r["status"]' "the run is Completed"
-is '[1, 1, 1, 1]' "$id" '[t[x]["attempts"] for x in ("a", "b", "c", "after")]' "every task on its first attempt: the running ones resumed, not retried"
-is '{"sum": 3}' "$id" 't["after"]["output"]' "the adopted Jobs' outputs were passed on"
-n=$(k8s_state 'sorted(s["jobs_by_name"].values())')
-[ "$n" = "[1, 1, 1, 1]" ]; ok $? "exactly one Job was created per attempt ($n)"
-n=$(k8s_state 's["jobs_conflicts"]')
-[ "$n" = 3 ]; ok $? "the restarted host's 3 creates answered 409 and were adopted ($n)"
-n=$(k8s_state 's["processes_started"]')
-[ "$n" = 4 ]; ok $? "no pod ran twice ($n processes)"
+expect Completed 'r["status"]' "the run is Completed"
+expect '[1, 1, 1, 1]' '[t[x]["attempts"] for x in ("a", "b", "c", "after")]' "every task on its first attempt: the running ones resumed, not retried"
+expect '{"sum": 3}' 't["after"]["output"]' "the adopted Jobs' outputs were passed on"
+kexpect '[1, 1, 1, 1]' 'sorted(s["jobs_by_name"].values())' "exactly one Job was created per attempt"
+kexpect 3 's["jobs_conflicts"]' "the 3 running ones were adopted"
+kexpect 4 's["processes_started"]' "no pod ran twice"
+verify "$id"
 out=$(cat "$dir/serve2.log")
 has "exists; following it" "the host says it follows the existing Jobs"
 run status "$id"
@@ -72,8 +69,8 @@ run run k8s::slow
 t1=$(date +%s)
 rc_is 1 "a task past its timeout fails the run"
 id=$(run_id)
-is '["Failed", true]' "$id" '[t["sleeper"]["status"], t["sleeper"]["error"].startswith("timed out after 1s")]' "the task timed out"
+expect '["Failed", true]' '[t["sleeper"]["status"], t["sleeper"]["error"].startswith("timed out after 1s")]' "the task timed out"
+kexpect '[0, 0, 0]' '[s["jobs"], s["pods"], s["processes"]]' "cancel() deleted the Job, and its pod is gone (jobs, pods, processes)"
+verify "$id"
 [ $((t1 - t0)) -lt 10 ]; ok $? "without waiting for the pod ($((t1 - t0)) s)"
-n=$(k8s_state '[s["jobs"], s["pods"], s["processes"]]')
-[ "$n" = "[0, 0, 0]" ]; ok $? "cancel() deleted the Job, and its pod is gone (jobs, pods, processes: $n)"
 done_testing

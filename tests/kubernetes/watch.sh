@@ -26,42 +26,33 @@ workflow = {
   );
 };
 WF
-# until_state EXPR: waits (10 s at most) for a Python expression over the
-# server's state to hold.
-until_state() {
-    i=0
-    while [ "$(k8s_state "$1")" != true ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-}
 # The watches are closed once the Jobs run, then closed again with the next
 # two watches answering 410 Gone, then the history expires under them.
 "$SWITCHYARD" run k8s::churn >"$dir/run.out" 2>&1 &
 runner=$!
 until_state 's["processes"] == 3 and s["watches"] == 2'
-before=$(k8s_state 's["watches_total"]')
+ok $? "three Jobs run, two watches open"
 k8s_fault '{"close_watches": true}'
-until_state "s[\"watches_total\"] >= $before + 2 and s[\"watches\"] == 2"
+until_state 's["watches_total"] >= 4 and s["watches"] == 2'
+ok $? "the closed watches are opened again"
 k8s_fault '{"gone": 2, "close_watches": true}'
 until_state 's["gone_sent"] >= 2 and s["watches"] == 2'
+ok $? "two watches answered 410 Gone, the watches open again"
 k8s_fault '{"expire": true, "close_watches": true}'
-until_state "s[\"watches_total\"] >= $before + 6 and s[\"watches\"] == 2"
+until_state 's["watches_total"] >= 8 and s["watches"] == 2'
+ok $? "and again after the history expired"
 touch "$dir/go"
 wait "$runner"
 rc=$?
 out=$(cat "$dir/run.out")
 rc_is 0 "the run completes through closed watches and 410s"
 id=$(run_id)
-is '[1, 1, 1, 1]' "$id" '[t[x]["attempts"] for x in "abcd"]' "each task on its first attempt"
-is '{"d": 4}' "$id" 't["d"]["output"]' "a task started after the faults completes too"
-after=$(k8s_state 's["watches_total"]')
-[ "$after" -ge $((before + 4)) ]; ok $? "the closed watches were opened again ($before before, $after after)"
-n=$(k8s_state 's["gone_sent"]')
-[ "$n" -ge 2 ]; ok $? "two watches were answered 410 Gone ($n)"
-n=$(k8s_requests 'q["method"] == "GET" and "watch=" not in q["path"] and q["path"].split("?")[0].endswith("/jobs")')
-[ "$n" -ge 2 ]; ok $? "the Jobs were listed again after a 410 ($n lists)"
-n=$(k8s_state 's["jobs_created"]')
-[ "$n" = 4 ]; ok $? "one Job per attempt ($n created)"
-n=$(k8s_state 's["watches"]')
-[ "$n" = 0 ]; ok $? "no watch is left open after the host ends ($n)"
+expect '[1, 1, 1, 1]' '[t[x]["attempts"] for x in "abcd"]' "each task on its first attempt"
+expect '{"d": 4}' 't["d"]["output"]' "a task started after the faults completes too"
+kexpect true '2 <= sum(1 for q in reqs if q["method"] == "GET" and "watch=" not in q["path"] and q["path"].split("?")[0].endswith("/jobs"))' "the Jobs were listed again after a 410"
+kexpect 4 's["jobs_created"]' "one Job per attempt"
+kexpect 0 's["watches"]' "no watch is left open after the host ends"
+verify "$id"
 
 workflow throttled <<'WF'
 workflow = {
@@ -73,18 +64,35 @@ WF
 k8s_fault '{"throttle": {"count": 2, "prefix": "/apis/batch/v1", "method": "POST", "retry_after": 1}}'
 t0=$(date +%s)
 run run k8s::throttled
+t1=$(date +%s)
 rc_is 0 "a create throttled twice (Retry-After: 1) completes"
 id=$(run_id)
-is '["Completed", 1]' "$id" '[t["t"]["status"], t["t"]["attempts"]]' "on its first attempt"
-t1=$(date +%s)
+expect '["Completed", 1]' '[t["t"]["status"], t["t"]["attempts"]]' "on its first attempt"
+kexpect 2 's["throttled"]' "the server throttled 2 creates"
+verify "$id"
 [ $((t1 - t0)) -ge 2 ]; ok $? "after waiting the Retry-After twice ($((t1 - t0)) s)"
-n=$(k8s_state 's["throttled"]')
-[ "$n" = 2 ]; ok $? "the server throttled 2 creates ($n)"
 
 k8s_fault '{"throttle": {"count": 1, "prefix": "/apis/batch/v1", "method": "POST", "retry_after": 2}}'
 run run k8s::throttled
 rc_is 0 "a create throttled past retry_wait completes"
 has "deferred" "deferred to the host (Retry-After 2 s over retry_wait 1.5 s)"
 id=$(run_id)
-is '["Completed", 1]' "$id" '[t["t"]["status"], t["t"]["attempts"]]' "and not charged an attempt"
+expect '["Completed", 1]' '[t["t"]["status"], t["t"]["attempts"]]' "and not charged an attempt"
+verify "$id"
+
+# A create whose answer is lost after the server made the Job: the retry
+# answers 409 and the Job is adopted, not made twice; 503s are retried.
+k8s_fault '{"drop": {"count": 1, "method": "POST", "prefix": "/apis/batch/v1", "after": true}}'
+run run k8s::throttled
+rc_is 0 "a create whose answer was lost completes"
+id=$(run_id)
+expect '["Completed", 1, {"t": true}]' '[t["t"]["status"], t["t"]["attempts"], t["t"]["output"]]' "on its first attempt, with the Job's output"
+kexpect '[1, [1]]' "[s['jobs_conflicts'], [v for k, v in s['jobs_by_name'].items() if k.startswith('sy-$id-t-1-')]]" "its retry answered 409 and adopted the one Job, created once"
+verify "$id"
+k8s_fault '{"error": {"count": 2, "code": 503, "method": "POST", "prefix": "/apis/batch/v1"}}'
+run run k8s::throttled
+rc_is 0 "creates answered 503 twice are retried"
+id=$(run_id)
+expect '["Completed", 1]' '[t["t"]["status"], t["t"]["attempts"]]' "and the attempt completes, not charged"
+verify "$id"
 done_testing
