@@ -43,6 +43,13 @@ enum { SY_K8S_HANDOFF = 100, SY_K8S_POD_WAIT };
 #define POD_GONE_WAIT_MS 10000
 
 static void evaluate(sy_instance *inst, sy_k8s_job *job);
+
+/* The wait before try `tries` + 1 of a request: 400 ms doubling, at most
+ * 5 s (a 429's own Retry-After is used when it gives one). */
+static int64_t backoff_ms(int tries)
+{
+    return tries >= 4 ? 5000 : 200LL << tries;
+}
 static void post_create(sy_instance *inst, sy_k8s_job *job);
 static void post_delete(sy_instance *inst, sy_k8s_job *job);
 
@@ -81,6 +88,12 @@ static void timer_start(sy_instance *inst, sy_k8s_job *job, int64_t ms,
         job->timer_live = true;
     }
     uv_timer_start(&job->timer, cb, (uint64_t)(ms > 0 ? ms : 0), 0);
+}
+
+void sy_k8s_job_timer(sy_instance *inst, sy_k8s_job *job, int64_t ms,
+                      uv_timer_cb cb)
+{
+    timer_start(inst, job, ms, cb);
 }
 
 static void detach(sy_instance *inst, sy_k8s_job *job)
@@ -215,7 +228,7 @@ static void on_delete_done(sy_instance *inst, sy_k8s_req *r)
     if (st == 429)
         atomic_fetch_add(&inst->stats.throttled, 1);
     if (++job->tries < DELETE_TRIES || st == 429) {
-        timer_start(inst, job, wait >= 0 ? wait : 200LL << job->tries,
+        timer_start(inst, job, wait >= 0 ? wait : backoff_ms(job->tries),
                     on_delete_retry);
         return;
     }
@@ -351,7 +364,7 @@ static void on_create_done(sy_instance *inst, sy_k8s_req *r)
         }
     } else if (code != CURLE_OK || st >= 500) {
         if (++job->tries < CREATE_TRIES)
-            timer_start(inst, job, 200LL << job->tries, on_create_retry);
+            timer_start(inst, job, backoff_ms(job->tries), on_create_retry);
         else
             sy_k8s_decide(inst, job, SY_OUTCOME_FAILED, "api", "cannot create Job "
                    "%s after %d tries (%s%ld): %s", job->name, job->tries,

@@ -39,6 +39,7 @@ void sy_k8s_conn_free(sy_k8s_conn *c)
     free(c->cert);
     wipe_free(c->key, c->key_len);
     free(c->ns);
+    free(c->token_file);
     memset(c, 0, sizeof *c);
 }
 
@@ -253,6 +254,17 @@ static void chomp(char *s)
         s[--n] = '\0';
 }
 
+int sy_k8s_read_token(const char *path, char **out)
+{
+    size_t len;
+    char *t = read_file(path, &len, 64 * 1024);
+    if (!t)
+        return SY_EIO;
+    chomp(t);
+    *out = t;
+    return SY_OK;
+}
+
 static int read_user(json_t *user, const char *uname, const char *dir,
                      const char *path, sy_k8s_conn *out, char *err,
                      size_t err_len)
@@ -276,16 +288,14 @@ static int read_user(json_t *user, const char *uname, const char *dir,
         out->token = strdup(token);
     } else if (tf) {
         char full[4096];
-        size_t len;
         snprintf(full, sizeof full, "%s%s%s", tf[0] == '/' ? "" : dir,
                  tf[0] == '/' ? "" : "/", tf);
-        out->token = read_file(full, &len, 64 * 1024);
-        if (!out->token) {
+        if (sy_k8s_read_token(full, &out->token) != SY_OK) {
             sy_sdk_errf(err, err_len, "kubeconfig %s: %s.tokenFile: cannot "
                         "read %s: %s", path, where, full, strerror(errno));
             return SY_EIO;
         }
-        chomp(out->token);
+        out->token_file = strdup(full);
     }
     int rc = file_or_data(user, "client-certificate", dir, path, where,
                           &out->cert, &out->cert_len, err, err_len);
@@ -413,14 +423,13 @@ int sy_k8s_incluster_load(const char *sa_dir, sy_k8s_conn *out, bool *found,
              host, v6 ? "]" : "", port && port[0] ? port : "443");
     out->server = strdup(url);
     snprintf(path, sizeof path, "%s/token", sa_dir);
-    out->token = read_file(path, &len, 64 * 1024);
-    if (!out->token) {
+    if (sy_k8s_read_token(path, &out->token) != SY_OK) {
         sy_sdk_errf(err, err_len, "in-cluster service account: cannot read "
                     "%s: %s", path, strerror(errno));
         sy_k8s_conn_free(out);
         return SY_EIO;
     }
-    chomp(out->token);
+    out->token_file = strdup(path);
     snprintf(path, sizeof path, "%s/ca.crt", sa_dir);
     out->ca = read_file(path, &out->ca_len, 1 << 20);
     if (!out->ca) {

@@ -75,6 +75,9 @@ typedef struct sy_k8s_conn {
                             system's store */
     size_t ca_len;
     char *token;         /* bearer token, or NULL; never logged */
+    char *token_file;    /* where it was read (tokenFile, the service
+                            account), or NULL: read again every minute,
+                            as projected tokens rotate */
     char *cert;          /* PEM client certificate, or NULL */
     size_t cert_len;
     char *key;           /* PEM client key (with cert); never logged */
@@ -92,6 +95,10 @@ void sy_k8s_conn_free(sy_k8s_conn *c);
  * the field (never a secret's value). */
 int sy_k8s_kubeconfig_load(const char *path, const char *context,
                            sy_k8s_conn *out, char *err, size_t err_len);
+
+/* Reads a token file (trailing newline dropped) into *out (malloc'd).
+ * SY_OK, or SY_EIO with errno set. */
+int sy_k8s_read_token(const char *path, char **out);
 
 /* The in-cluster service account: KUBERNETES_SERVICE_HOST/PORT and the
  * files under `sa_dir` (token, ca.crt, namespace).  SY_OK with *found;
@@ -296,6 +303,9 @@ void sy_k8s_follow_update(sy_instance *inst, sy_k8s_entry *e);
  * for metrics (sy_k8s_reason_name), NULL for none; `fmt` the error. */
 void sy_k8s_decide(sy_instance *inst, sy_k8s_job *job, sy_outcome o,
                    const char *reason, const char *fmt, ...) SY_PRINTF(5, 6);
+/* Starts (or restarts) the attempt's timer on the loop. */
+void sy_k8s_job_timer(sy_instance *inst, sy_k8s_job *job, int64_t ms,
+                      uv_timer_cb cb);
 /* logs.c: reads the pod's log; `complete`: its last JSON object is the
  * output, else its tail goes into the failure with the exit code. */
 void sy_k8s_read_log(sy_instance *inst, sy_k8s_job *job, bool complete);
@@ -375,7 +385,9 @@ struct sy_instance {
     void **socks;                   /* socket watchers by descriptor */
     size_t n_socks;
     char *auth_header;              /* "Authorization: Bearer ..." or NULL;
-                                       never logged */
+                                       never logged; loop only once the
+                                       loop runs (the token refresh) */
+    uv_timer_t token_timer;         /* re-reads conn.token_file */
     sy_k8s_entry *buckets[SY_K8S_BUCKETS];
     sy_k8s_watch watch_jobs, watch_pods;
     char selector[160];             /* the label selector, URL-encoded */

@@ -57,11 +57,34 @@ static char *output_of(const char *text, size_t len)
     return out;
 }
 
+#define LOG_TRIES 5
+
+static void start_read(sy_instance *inst, sy_k8s_job *job);
+
+static void on_log_retry(uv_timer_t *t)
+{
+    sy_k8s_job *job = t->data;
+    start_read(job->inst, job);
+}
+
 static void on_log_done(sy_instance *inst, sy_k8s_req *r)
 {
     sy_k8s_job *job = r->arg;
     job->req = NULL;
     bool ok = r->code == CURLE_OK && r->status == 200;
+    /* Throttled (429: after its Retry-After), a server error or no
+     * answer: the log is still there; read it again, a few times. */
+    bool again = r->status == 429 || r->status >= 500 ||
+                 (r->code != CURLE_OK && !r->too_big);
+    if (!ok && again && ++job->tries < LOG_TRIES) {
+        int64_t wait = r->status == 429 ? sy_k8s_retry_after_ms(r) : -1;
+        if (r->status == 429)
+            atomic_fetch_add(&inst->stats.throttled, 1);
+        sy_k8s_req_free(r);
+        sy_k8s_job_timer(inst, job, wait >= 0 ? wait : 200LL << job->tries,
+                         on_log_retry); /* tries < LOG_TRIES: at most 3.2 s */
+        return;
+    }
     char msg[256] = "";
     if (!ok) {
         if (r->code != CURLE_OK)
@@ -107,7 +130,7 @@ static void on_log_done(sy_instance *inst, sy_k8s_req *r)
     sy_k8s_req_free(r);
 }
 
-void sy_k8s_read_log(sy_instance *inst, sy_k8s_job *job, bool complete)
+static void start_read(sy_instance *inst, sy_k8s_job *job)
 {
     json_t *pod = job->entry ? job->entry->pod : NULL;
     const char *pname = json_string_value(json_object_get(
@@ -118,10 +141,12 @@ void sy_k8s_read_log(sy_instance *inst, sy_k8s_job *job, bool complete)
         return;
     }
     char path[800], err[256];
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/log%s",
-             inst->set.ns, pname, complete ? "" : "?tailLines=20");
-    job->log_complete = complete;
-    job->state = SY_K8S_LOGS;
+    if (job->log_complete)
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/log",
+                 inst->set.ns, pname);
+    else
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/log"
+                 "?tailLines=%d", inst->set.ns, pname, SY_K8S_TAIL_LINES);
     sy_k8s_req *r = sy_k8s_req_new(inst, "GET", path, NULL, on_log_done, job);
     if (!r || sy_k8s_http_start(inst, r, err, sizeof err) != SY_OK) {
         sy_k8s_req_free(r);
@@ -130,4 +155,12 @@ void sy_k8s_read_log(sy_instance *inst, sy_k8s_job *job, bool complete)
         return;
     }
     job->req = r;
+}
+
+void sy_k8s_read_log(sy_instance *inst, sy_k8s_job *job, bool complete)
+{
+    job->log_complete = complete;
+    job->state = SY_K8S_LOGS;
+    job->tries = 0;
+    start_read(inst, job);
 }

@@ -15,9 +15,12 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include <openssl/crypto.h>
 
 #include "kubernetes.h"
 
@@ -473,6 +476,48 @@ void sy_k8s_loop_post_cancel(sy_instance *inst, sy_k8s_job *job)
     uv_async_send(&inst->async);
 }
 
+/* ---- the token, read again ------------------------------------------------ */
+
+/* Projected service account tokens (and tokens an operator rotates in a
+ * tokenFile) change under a running host: the file is read again every
+ * minute, as client-go does, and new requests carry the new token.  A
+ * file that cannot be read keeps the old token (and says so once). */
+static void on_token_timer(uv_timer_t *t)
+{
+    sy_instance *inst = t->data;
+    sy_k8s_conn *c = &inst->set.conn;
+    char *tok = NULL;
+    if (sy_k8s_read_token(c->token_file, &tok) != SY_OK) {
+        inst->api->log(inst->host, SY_LOG_WARN, "kubernetes: cannot read "
+                       "the token file %s again: %s; the old token is used",
+                       c->token_file, strerror(errno));
+        return;
+    }
+    if (c->token && strcmp(tok, c->token) == 0) {
+        OPENSSL_cleanse(tok, strlen(tok));
+        free(tok);
+        return;
+    }
+    char *h = NULL;
+    if (asprintf(&h, "Authorization: Bearer %s", tok) < 0) {
+        OPENSSL_cleanse(tok, strlen(tok));
+        free(tok);
+        return;
+    }
+    if (c->token) {
+        OPENSSL_cleanse(c->token, strlen(c->token));
+        free(c->token);
+    }
+    c->token = tok;
+    if (inst->auth_header) {
+        OPENSSL_cleanse(inst->auth_header, strlen(inst->auth_header));
+        free(inst->auth_header);
+    }
+    inst->auth_header = h;
+    inst->api->log(inst->host, SY_LOG_DEBUG, "kubernetes: the token in %s "
+                   "changed; new requests use it", c->token_file);
+}
+
 /* ---- start and stop ----------------------------------------------------------------- */
 
 static void *loop_main(void *arg)
@@ -495,6 +540,10 @@ int sy_k8s_loop_start(sy_instance *inst, char *err, size_t err_len)
     inst->async.data = inst;
     uv_timer_init(&inst->loop, &inst->curl_timer);
     inst->curl_timer.data = inst;
+    uv_timer_init(&inst->loop, &inst->token_timer);
+    inst->token_timer.data = inst;
+    if (inst->set.conn.token_file)
+        uv_timer_start(&inst->token_timer, on_token_timer, 60000, 60000);
     inst->multi = curl_multi_init();
     if (!inst->multi) {
         sy_sdk_errf(err, err_len, "out of memory (curl_multi_init)");

@@ -95,4 +95,12 @@ rc_is 0 "creates answered 503 twice are retried"
 id=$(run_id)
 expect '["Completed", 1]' '[t["t"]["status"], t["t"]["attempts"]]' "and the attempt completes, not charged"
 verify "$id"
+# 503s on the pods' path: the pod watch and the log read try again.
+k8s_fault '{"error": {"count": 3, "code": 503, "method": "GET", "prefix": "/api/v1/namespaces/sy/pods"}}'
+run run k8s::throttled
+rc_is 0 "reads of pods and logs answered 503 are tried again"
+id=$(run_id)
+expect '["Completed", 1, {"t": true}]' '[t["t"]["status"], t["t"]["attempts"], t["t"]["output"]]' "the attempt completes with its output"
+kexpect true 's["injected"] >= 5' "the server injected the errors"
+verify "$id"
 done_testing
