@@ -333,6 +333,7 @@ typedef struct sy_k8s_watch {
     char rv[64];               /* last resourceVersion seen, "" none */
     sy_k8s_req *req;           /* the list or watch in flight */
     bool listing;
+    int64_t list_ms;           /* when the last list was asked for */
     bool got_event;            /* this stream delivered something */
     uv_timer_t timer;          /* the backoff before a restart */
     int64_t backoff_ms;

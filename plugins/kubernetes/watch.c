@@ -124,6 +124,37 @@ static void apply(sy_instance *inst, sy_k8s_watch *w, const char *type,
         sy_k8s_entry_release(inst, e);
 }
 
+/* What a list no longer holds was deleted while no watch was open (the
+ * DELETED event is lost with a 410): a Job an attempt follows, made
+ * before the list was asked for, is gone; a pod keeps its last state,
+ * marked gone. */
+static void forget_missing(sy_instance *inst, sy_k8s_watch *w, json_t *seen)
+{
+    for (size_t b = 0; b < SY_K8S_BUCKETS; b++) {
+        sy_k8s_entry *e = inst->buckets[b];
+        while (e) {
+            sy_k8s_entry *next = e->hnext;
+            bool present = json_object_get(seen, e->name) != NULL;
+            sy_k8s_job *att = e->att;
+            if (!present && w->pods && e->pod && !e->pod_gone) {
+                e->pod_gone = true;
+                if (att)
+                    sy_k8s_follow_update(inst, e);
+            } else if (!present && !w->pods && e->job && !e->job_gone) {
+                if (!att) {
+                    e->job_gone = true;
+                    sy_k8s_entry_release(inst, e);
+                } else if (att->state == SY_K8S_FOLLOWING &&
+                           att->created_ms < w->list_ms) {
+                    e->job_gone = true;
+                    sy_k8s_follow_update(inst, e);
+                }
+            }
+            e = next;
+        }
+    }
+}
+
 /* ---- list and watch ---------------------------------------------------------------- */
 
 static void start(sy_k8s_watch *w);
@@ -226,7 +257,16 @@ static void on_list_done(sy_instance *inst, sy_k8s_req *r)
     atomic_fetch_add(&inst->stats.relists, 1);
     json_t *items = json_object_get(j, "items"), *it;
     size_t i;
-    json_array_foreach(items, i, it) apply(inst, w, "MODIFIED", it);
+    json_t *seen = json_object();
+    json_array_foreach(items, i, it) {
+        const char *name = w->pods ? meta_str(it, "labels", "switchyard.dev/job")
+                                   : meta_str(it, "name", NULL);
+        if (name)
+            json_object_set_new(seen, name, json_true());
+        apply(inst, w, "MODIFIED", it);
+    }
+    forget_missing(inst, w, seen);
+    json_decref(seen);
     sy_k8s_req_free(r);
     json_decref(j);
     w->backoff_ms = 0;
@@ -267,6 +307,8 @@ static void start(sy_k8s_watch *w)
     }
     w->req = r;
     w->listing = list;
+    if (list)
+        w->list_ms = sy_k8s_now_ms();
 }
 
 static void init_one(sy_instance *inst, sy_k8s_watch *w, bool pods)

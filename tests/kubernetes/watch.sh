@@ -95,6 +95,28 @@ rc_is 0 "creates answered 503 twice are retried"
 id=$(run_id)
 expect '["Completed", 1]' '[t["t"]["status"], t["t"]["attempts"]]' "and the attempt completes, not charged"
 verify "$id"
+# A Job deleted behind the plugin's back while its watch is down (closed,
+# then five 503s): the DELETED event is lost, and the relist finds the Job
+# gone; the attempt fails saying so instead of waiting for its timeout.
+workflow lost <<WF
+workflow = {
+  name = "k8s::lost";
+  retry = { attempts = 1; };
+  tasks = ( { id = "l"; command = ["sh", "-c", "until [ -e '$dir/never' ]; do sleep 0.05; done"]; } );
+};
+WF
+"$SWITCHYARD" run k8s::lost >"$dir/lost.out" 2>&1 &
+runner=$!
+until_state 's["processes"] == 1 and s["watches"] == 2'
+k8s_fault '{"error": {"count": 5, "code": 503, "method": "GET", "prefix": "/apis/batch/v1/namespaces/sy/jobs"}, "close_watches": true}'
+name=$(k8s_state '[k for k in s["jobs_by_name"] if k.startswith("sy-") and "-l-1-" in k][0]')
+k8s_api DELETE "/apis/batch/v1/namespaces/sy/jobs/$name" >/dev/null
+wait "$runner"
+out=$(cat "$dir/lost.out")
+id=$(run_id)
+expect true '"was deleted by someone else" in t["l"]["error"]' "a Job deleted while the watch was down fails its attempt once the relist shows it gone"
+verify "$id"
+
 # 503s on the pods' path: the pod watch and the log read try again.
 k8s_fault '{"error": {"count": 3, "code": 503, "method": "GET", "prefix": "/api/v1/namespaces/sy/pods"}}'
 run run k8s::throttled
