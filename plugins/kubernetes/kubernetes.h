@@ -13,9 +13,10 @@
  *   job.c         one attempt's Job: its name, labels and manifest
  *   watch.c       the instance's two watches (Jobs, Pods): list, watch
  *                 from the list's resourceVersion, resume, relist on 410
- *   follow.c      what an attempt's Job and Pod mean: the state machine
- *                 from create (or adopt) to the deleted Job, failures
- *                 named
+ *   follow.c      an attempt's state machine: create (or adopt), follow,
+ *                 delete, complete
+ *   judge.c       what its Job and Pod say: failures named, outcomes
+ *   logs.c        the pod's log: the output, or a failure's tail
  *   stats.c       the metrics
  *
  * Threads: submit(), resume(), cancel(), capacity() and metrics() run on
@@ -220,6 +221,10 @@ enum {
     SY_K8S_FOLLOWING,   /* the Job exists: the watches decide */
     SY_K8S_LOGS,        /* reading the pod's log */
     SY_K8S_DELETING,    /* the DELETE is in flight, the outcome decided */
+    SY_K8S_POD_WAIT,    /* cancelled, the Job deleted: waiting (10 s at
+                           most) for the watch to see its pod go */
+    SY_K8S_HANDOFF,     /* decided, but cancel() took the completion: its
+                           queued message completes the attempt */
 };
 
 typedef struct sy_k8s_entry sy_k8s_entry;
@@ -306,6 +311,9 @@ void sy_k8s_decide(sy_instance *inst, sy_k8s_job *job, sy_outcome o,
 /* Starts (or restarts) the attempt's timer on the loop. */
 void sy_k8s_job_timer(sy_instance *inst, sy_k8s_job *job, int64_t ms,
                       uv_timer_cb cb);
+/* judge.c: the attempt's Job and pod as last seen, acted on (a decision,
+ * a log read, or a timer for a bound); nothing unless FOLLOWING. */
+void sy_k8s_judge(sy_instance *inst, sy_k8s_job *job);
 /* logs.c: reads the pod's log; `complete`: its last JSON object is the
  * output, else its tail goes into the failure with the exit code. */
 void sy_k8s_read_log(sy_instance *inst, sy_k8s_job *job, bool complete);

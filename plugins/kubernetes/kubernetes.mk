@@ -9,7 +9,8 @@ plugins_kubernetes_kubernetes_la_SOURCES = \
 	plugins/kubernetes/settings.c plugins/kubernetes/kubeconfig.c \
 	plugins/kubernetes/loop.c plugins/kubernetes/job.c \
 	plugins/kubernetes/watch.c plugins/kubernetes/follow.c \
-	plugins/kubernetes/logs.c plugins/kubernetes/stats.c
+	plugins/kubernetes/judge.c plugins/kubernetes/logs.c \
+	plugins/kubernetes/stats.c
 # resume() is an ABI 1.4 descriptor field (DEFERRED, 1.1, comes with it).
 plugins_kubernetes_kubernetes_la_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_EXECUTOR_MIN_MINOR=4
 plugins_kubernetes_kubernetes_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread \

@@ -49,7 +49,7 @@ rc_is 0 "the run completes through closed watches and 410s"
 id=$(run_id)
 expect '[1, 1, 1, 1]' '[t[x]["attempts"] for x in "abcd"]' "each task on its first attempt"
 expect '{"d": 4}' 't["d"]["output"]' "a task started after the faults completes too"
-kexpect true '2 <= sum(1 for q in reqs if q["method"] == "GET" and "watch=" not in q["path"] and q["path"].split("?")[0].endswith("/jobs"))' "the Jobs were listed again after a 410"
+kexpect true '4 <= sum(1 for q in reqs if q["method"] == "GET" and "watch=" not in q["path"] and q["path"].split("?")[0].endswith(("/jobs", "/pods")))' "each 410 was followed by a list (2 first lists, 2 again at least)"
 kexpect 4 's["jobs_created"]' "one Job per attempt"
 kexpect 0 's["watches"]' "no watch is left open after the host ends"
 verify "$id"
