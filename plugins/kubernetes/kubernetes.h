@@ -175,19 +175,22 @@ typedef void (*sy_k8s_line_fn)(sy_instance *inst, sy_k8s_req *r,
  * ends (not when it is aborted with sy_k8s_http_abort). */
 struct sy_k8s_req {
     CURL *easy;                 /* while in flight */
-    struct curl_slist *headers;
+    struct curl_slist *headers; /* owned: this try's headers (the token's
+                                   among them: never logged) */
     char *url;                  /* owned */
     char *send;                 /* owned request body, or NULL */
     const char *method;         /* static: "GET", "POST", "DELETE" */
     char *body;                 /* the answer (buffered requests) */
-    size_t body_len, body_cap, limit;
+    size_t body_len, body_cap;  /* bytes held, bytes allocated */
+    size_t limit;               /* most bytes held: more fails the
+                                   transfer with too_big set */
     bool too_big;
     long status;                /* HTTP status, 0 when none */
-    CURLcode code;
+    CURLcode code;              /* curl's result, when done */
     char retry_after[32];       /* the Retry-After header, "" for none */
     bool stream;                /* hand lines to `line`, keep no body */
-    sy_k8s_line_fn line;
-    sy_k8s_done_fn done;
+    sy_k8s_line_fn line;        /* a stream's lines (with `stream`) */
+    sy_k8s_done_fn done;        /* the end of the transfer */
     void *arg;                  /* the owner (a sy_k8s_job, a watch) */
 };
 
@@ -235,7 +238,7 @@ typedef struct sy_k8s_job {
     struct sy_k8s_job *next;        /* in the submit queue */
     struct sy_k8s_job *cancel_next; /* in the cancel queue */
     sy_instance *inst;
-    sy_completion *c;
+    sy_completion *c;               /* the host's token, completed once */
     const sy_task *task;            /* host-owned, valid until complete */
     char name[SY_K8S_NAME_MAX + 1]; /* the Job's name */
     char *manifest;                 /* owned: the POST body */
@@ -298,8 +301,12 @@ int sy_k8s_job_manifest(const sy_k8s_settings *s, const sy_task *task,
                         const sy_k8s_spec *sp, sy_k8s_job *job, char *err,
                         size_t err_len);
 
-/* follow.c */
+/* follow.c (loop thread, every function) */
+/* Takes an attempt off the submit queue: links its cache entry, POSTs
+ * its Job.  Always ends in complete(), however the create goes. */
 void sy_k8s_follow_begin(sy_instance *inst, sy_k8s_job *job);
+/* Applies a cancel() (the completion is the loop's now): the Job is
+ * deleted when it exists or its create is on its way. */
 void sy_k8s_follow_cancel(sy_instance *inst, sy_k8s_job *job);
 /* The entry changed (a watch event): re-judge its attempt. */
 void sy_k8s_follow_update(sy_instance *inst, sy_k8s_entry *e);
@@ -320,11 +327,14 @@ void sy_k8s_read_log(sy_instance *inst, sy_k8s_job *job, bool complete);
 /* Frees what the loop holds of an attempt that never reached
  * complete() (shutdown). */
 void sy_k8s_follow_drop(sy_instance *inst, sy_k8s_job *job);
+/* Frees the attempt's memory (after its timer's handle is closed). */
 void sy_k8s_job_free(sy_k8s_job *job);
 
 /* the cache (watch.c) */
 /* The uid of a Job, or of a pod's owning Job; NULL when absent. */
 const char *sy_k8s_uid(json_t *obj, bool owner);
+/* The entry of Job `name` (loop thread), made when `create`; NULL when
+ * absent, or out of memory. */
 sy_k8s_entry *sy_k8s_entry_get(sy_instance *inst, const char *name,
                                bool create);
 /* Drops the entry when nothing holds it any more. */
@@ -340,14 +350,18 @@ typedef struct sy_k8s_watch {
     char path[512];            /* the collection's path */
     char rv[64];               /* last resourceVersion seen, "" none */
     sy_k8s_req *req;           /* the list or watch in flight */
-    bool listing;
+    bool listing;              /* `req` is a list, not a watch */
     int64_t list_ms;           /* when the last list was asked for */
     bool got_event;            /* this stream delivered something */
     uv_timer_t timer;          /* the backoff before a restart */
-    int64_t backoff_ms;
+    int64_t backoff_ms;        /* the next backoff: 0, then 100 ms
+                                  doubling to 5 s while streams end empty */
 } sy_k8s_watch;
 
+/* On the loop: both watches listed and then watched (restarted for
+ * ever, never failing: a failure is logged and tried again). */
 void sy_k8s_watch_start(sy_instance *inst);
+/* On the loop, at shutdown: their requests and timers stopped. */
 void sy_k8s_watch_stop(sy_instance *inst);
 
 /* ------------------------------------------------------------------------ */
@@ -362,59 +376,78 @@ enum {
     SY_K8S_R_THROTTLED, SY_K8S_R_N
 };
 
-/* Counters: atomics, written by any thread, read by metrics(). */
+/* Counters: atomics, written by any thread, read by metrics(); owned by
+ * the instance.  All count since create(). */
 typedef struct sy_k8s_stats {
-    _Atomic int64_t submitted, resumed;
-    _Atomic int64_t by_outcome[5];  /* indexed by sy_outcome */
-    _Atomic int64_t creates, adoptions, deletes, throttled;
-    _Atomic int64_t watch_restarts, gone_410, relists;
-    _Atomic int64_t jobs;           /* Jobs that exist (gauge) */
-    _Atomic int64_t run_latency_ms, run_latency_n;
-    _Atomic int64_t failures[SY_K8S_R_N];
+    _Atomic int64_t submitted;      /* submits and resumes accepted */
+    _Atomic int64_t resumed;        /* of those, through resume() */
+    _Atomic int64_t by_outcome[5];  /* completions, indexed by sy_outcome */
+    _Atomic int64_t creates;        /* creates answered 201 */
+    _Atomic int64_t adoptions;      /* creates answered 409: followed */
+    _Atomic int64_t deletes;        /* Jobs deleted (200, 202, 404) */
+    _Atomic int64_t throttled;      /* 429s on creates, deletes, logs */
+    _Atomic int64_t watch_restarts; /* watch streams that ended */
+    _Atomic int64_t gone_410;       /* of those and lists, 410 Gone */
+    _Atomic int64_t relists;        /* lists (the first two included) */
+    _Atomic int64_t jobs;           /* Jobs of attempts that exist (gauge) */
+    _Atomic int64_t run_latency_ms; /* sum of create-to-Running times */
+    _Atomic int64_t run_latency_n;  /* how many the sum holds */
+    _Atomic int64_t failures[SY_K8S_R_N]; /* attempts not succeeded, by
+                                             reason */
 } sy_k8s_stats;
 
 #define SY_K8S_BUCKETS 1024
 
+/* One configured instance: made by create() (host thread), freed by
+ * destroy() after the loop thread is joined. */
 struct sy_instance {
-    const sy_host_api *api;
-    sy_host *host;
-    sy_k8s_settings set;
-    sy_sdk_inflight inflight;
+    const sy_host_api *api;         /* the host's, static */
+    sy_host *host;                  /* the host's, until destroy() */
+    sy_k8s_settings set;            /* read-only after create() */
+    sy_sdk_inflight inflight;       /* completion -> sy_k8s_job, for
+                                       cancel(); any thread */
     sy_k8s_stats stats;
     _Atomic int64_t used;           /* slots: accepted until the Job is
                                        deleted (or kept) and complete()d */
 
-    /* loop thread */
-    pthread_t thread;
+    /* loop thread (the rest, but q_mu's fields) */
+    pthread_t thread;               /* the loop's; joined by destroy() */
     bool thread_started;
     uv_loop_t loop;
-    uv_async_t async;
-    uv_timer_t curl_timer;
-    CURLM *multi;
+    uv_async_t async;               /* wakes the loop for the queues */
+    uv_timer_t curl_timer;          /* curl's timeout (TIMERFUNCTION) */
+    CURLM *multi;                   /* every request of the instance */
     void **socks;                   /* socket watchers by descriptor */
     size_t n_socks;
     char *auth_header;              /* "Authorization: Bearer ..." or NULL;
                                        never logged; loop only once the
                                        loop runs (the token refresh) */
     uv_timer_t token_timer;         /* re-reads conn.token_file */
-    sy_k8s_entry *buckets[SY_K8S_BUCKETS];
+    sy_k8s_entry *buckets[SY_K8S_BUCKETS]; /* the cache, by Job name */
     sy_k8s_watch watch_jobs, watch_pods;
     char selector[160];             /* the label selector, URL-encoded */
 
     pthread_mutex_t q_mu;           /* guards the queues and stopping */
-    sy_k8s_job *q_head, *q_tail;
-    sy_k8s_job *cancel_head;
-    bool stopping;
+    sy_k8s_job *q_head, *q_tail;    /* submitted, for the loop */
+    sy_k8s_job *cancel_head;        /* cancelled, for the loop */
+    bool stopping;                  /* destroy() asked the loop to end */
 };
 
 /* loop.c */
+/* In create(): the loop thread started (it starts the watches).  SY_OK,
+ * or an error with one line in err and nothing left running. */
 int sy_k8s_loop_start(sy_instance *inst, char *err, size_t err_len);
+/* In destroy(): the loop told to stop, its handles closed, joined. */
 void sy_k8s_loop_stop(sy_instance *inst);
+/* Any thread, never blocking: hands an accepted attempt (or the attempt
+ * whose completion cancel() took) to the loop. */
 void sy_k8s_loop_post(sy_instance *inst, sy_k8s_job *job);
 void sy_k8s_loop_post_cancel(sy_instance *inst, sy_k8s_job *job);
 
 /* stats.c */
+/* metrics(): any thread, reads atomics only. */
 void sy_k8s_stats_emit(sy_instance *inst, sy_metric_fn emit, void *sink);
+/* The metric name of a SY_K8S_R_* reason ("oom_killed"). */
 const char *sy_k8s_reason_name(int reason);
 
 #endif /* SY_KUBERNETES_H */
