@@ -24,6 +24,19 @@ EXTRA_DIST += plugins/kubernetes/kubernetes.mk examples/kubernetes/README.md \
 	examples/kubernetes/switchyard.cfg examples/kubernetes/routes.cfg \
 	examples/kubernetes/workflows/nightly.cfg
 
+# The pure parts (names, labels, kubeconfig files) with no server: these
+# also run under valgrind, where the scripts below skip.
+check_PROGRAMS += tests/kubernetes/test_names
+TESTS += tests/kubernetes/test_names
+tests_kubernetes_test_names_SOURCES = tests/kubernetes/test_names.c \
+	plugins/kubernetes/job.c plugins/kubernetes/kubeconfig.c
+tests_kubernetes_test_names_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_kubernetes_test_names_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
+	$(LIBCURL_CFLAGS) $(LIBYAML_CFLAGS) $(LIBUV_CFLAGS) $(JANSSON_CFLAGS) \
+	$(LIBCRYPTO_CFLAGS)
+tests_kubernetes_test_names_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(LIBYAML_LIBS) \
+	$(JANSSON_LIBS) $(LIBCRYPTO_LIBS)
+
 # The end-to-end tests: `switchyard` (run, serve, the conformance kit)
 # against the loopback API server of tests/kubernetes/ (lib.sh).
 kubernetes_tests = tests/kubernetes/jobs.sh tests/kubernetes/watch.sh tests/kubernetes/restart.sh \
