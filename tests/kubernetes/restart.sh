@@ -37,7 +37,8 @@ kill -9 "$srv"
 wait "$srv" 2>/dev/null
 until_state 's["processes"] == 3'
 ok $? "serve was killed with 3 Jobs running"
-timeout 60 "$SWITCHYARD" serve --exit-when-idle >"$dir/serve2.log" 2>&1 &
+timeout 60 "$SWITCHYARD" serve --exit-when-idle --metrics-file "$dir/metrics.prom" \
+    --metrics-interval 100ms >"$dir/serve2.log" 2>&1 &
 srv=$!
 until_state 's["jobs_conflicts"] == 3'
 ok $? "the restarted host's 3 creates answered 409 (the Jobs exist)"
@@ -54,6 +55,12 @@ kexpect 4 's["processes_started"]' "no pod ran twice"
 verify "$id"
 out=$(cat "$dir/serve2.log")
 has "exists; following it" "the host says it follows the existing Jobs"
+out=$(grep 'plugin="kubernetes"' "$dir/metrics.prom")
+has 'name="resumed"} 3' "the plugin's metrics count 3 resumed attempts"
+has 'name="adoptions"} 3' "and 3 adoptions"
+has 'name="creates"} 1' "and 1 create"
+has 'name="jobs"} 0' "and no Job left"
+has 'name="create_to_running_ms.count"}' "and the create-to-running latency"
 run status "$id"
 has "resumed" "status shows the resumed attempts"
 
