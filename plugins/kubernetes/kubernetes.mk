@@ -40,7 +40,7 @@ tests_kubernetes_test_names_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(LIBYAML_LIBS) \
 # The end-to-end tests: `switchyard` (run, serve, the conformance kit)
 # against the loopback API server of tests/kubernetes/ (lib.sh).
 kubernetes_tests = tests/kubernetes/jobs.sh tests/kubernetes/watch.sh tests/kubernetes/restart.sh \
-	tests/kubernetes/kubeconfig.sh tests/kubernetes/example.sh \
+	tests/kubernetes/kubeconfig.sh tests/kubernetes/manifest.sh tests/kubernetes/example.sh \
 	tests/kubernetes/conformance.sh
 TESTS += $(kubernetes_tests)
 dist_check_SCRIPTS += $(kubernetes_tests) tests/kubernetes/host.sh
