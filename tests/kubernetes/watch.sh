@@ -61,16 +61,16 @@ workflow = {
   tasks = ( { id = "t"; command = ["sh", "-c", "echo '{\"t\": true}'"]; } );
 };
 WF
-k8s_fault '{"throttle": {"count": 2, "prefix": "/apis/batch/v1", "method": "POST", "retry_after": 1}}'
+k8s_fault '{"throttle": {"count": 1, "prefix": "/apis/batch/v1", "method": "POST", "retry_after": 1}}'
 t0=$(date +%s)
 run run k8s::throttled
 t1=$(date +%s)
-rc_is 0 "a create throttled twice (Retry-After: 1) completes"
+rc_is 0 "a create throttled (Retry-After: 1) completes"
 id=$(run_id)
 expect '["Completed", 1]' '[t["t"]["status"], t["t"]["attempts"]]' "on its first attempt"
-kexpect 2 's["throttled"]' "the server throttled 2 creates"
+kexpect 1 's["throttled"]' "the server throttled the create"
 verify "$id"
-[ $((t1 - t0)) -ge 2 ]; ok $? "after waiting the Retry-After twice ($((t1 - t0)) s)"
+[ $((t1 - t0)) -ge 1 ]; ok $? "after waiting the Retry-After ($((t1 - t0)) s)"
 
 k8s_fault '{"throttle": {"count": 1, "prefix": "/apis/batch/v1", "method": "POST", "retry_after": 2}}'
 run run k8s::throttled
@@ -108,9 +108,19 @@ WF
 "$SWITCHYARD" run k8s::lost >"$dir/lost.out" 2>&1 &
 runner=$!
 until_state 's["processes"] == 1 and s["watches"] == 2'
-k8s_fault '{"error": {"count": 5, "code": 503, "method": "GET", "prefix": "/apis/batch/v1/namespaces/sy/jobs"}, "close_watches": true}'
-name=$(k8s_state '[k for k in s["jobs_by_name"] if k.startswith("sy-") and "-l-1-" in k][0]')
-k8s_api DELETE "/apis/batch/v1/namespaces/sy/jobs/$name" >/dev/null
+python3 - <<'PY'
+import http.client, json, os, ssl
+ctx = ssl.create_default_context(cafile=os.environ["SY_K8S_CA"])
+c = http.client.HTTPSConnection("127.0.0.1", int(os.environ["SY_K8S_URL"].rsplit(":", 1)[1]), context=ctx)
+auth = {"Authorization": "Bearer " + os.environ["SY_K8S_TOKEN"], "Content-Type": "application/json"}
+def call(method, path, body=None):
+    c.request(method, path, json.dumps(body) if body is not None else None, auth)
+    return json.loads(c.getresponse().read())
+call("POST", "/_test/faults", {"error": {"count": 4, "code": 503, "method": "GET",
+                                         "prefix": "/apis/batch/v1/namespaces/sy/jobs"}, "close_watches": True})
+name = [k for k in call("GET", "/_test/state")["jobs_by_name"] if "-l-1-" in k][0]
+call("DELETE", "/apis/batch/v1/namespaces/sy/jobs/" + name)
+PY
 wait "$runner"
 out=$(cat "$dir/lost.out")
 id=$(run_id)
