@@ -53,11 +53,17 @@ static size_t dns_part(const char *in, char *out, size_t max)
 }
 
 void sy_k8s_job_name(const char *instance, const char *run,
-                     const char *task, uint32_t attempt,
+                     const char *task, int64_t element, uint32_t attempt,
                      char out[SY_K8S_NAME_MAX + 1])
 {
-    char att[16];
-    snprintf(att, sizeof att, "%" PRIu32, attempt);
+    /* An element of a map shares its task's id: its index goes into the
+     * name ("e17-3", element 17 attempt 3) and the hash, so that two
+     * elements never name one Job. */
+    char att[48];
+    if (element >= 0)
+        snprintf(att, sizeof att, "e%" PRId64 "-%" PRIu32, element, attempt);
+    else
+        snprintf(att, sizeof att, "%" PRIu32, attempt);
     uint64_t h = 0xcbf29ce484222325ull;
     h = fnv(h, instance, strlen(instance) + 1);
     h = fnv(h, run, strlen(run) + 1);
@@ -106,13 +112,17 @@ int sy_k8s_job_manifest(const sy_k8s_settings *s, const sy_task *task,
                         size_t err_len)
 {
     char inst[SY_K8S_NAME_MAX + 1], run[SY_K8S_NAME_MAX + 1], th[17],
-        att[16];
+        att[16], elem[24];
     sy_k8s_label_value(s->instance, inst);
     sy_k8s_label_value(task->run_id, run);
     task_hash(task->task_id, th);
     snprintf(att, sizeof att, "%" PRIu32, task->attempt);
-    sy_k8s_job_name(s->instance, task->run_id, task->task_id, task->attempt,
-                    job->name);
+    /* A 1.3 host's sy_task has no element: it runs no map's elements
+     * through a plugin that needs 1.4 anyway. */
+    int64_t element = SY_HAS_FIELD(task, sy_task, element) ? task->element : -1;
+    snprintf(elem, sizeof elem, "%" PRId64, element);
+    sy_k8s_job_name(s->instance, task->run_id, task->task_id, element,
+                    task->attempt, job->name);
 
     json_t *labels = json_pack("{ssssssss}", "switchyard.dev/instance", inst,
                                "switchyard.dev/run", run,
@@ -123,6 +133,10 @@ int sy_k8s_job_manifest(const sy_k8s_settings *s, const sy_task *task,
         "switchyard.dev/run", task->run_id, "switchyard.dev/task",
         task->task_id, "switchyard.dev/namespace", task->ns,
         "switchyard.dev/attempt", att);
+    if (labels && annotations && element >= 0) {
+        json_object_set_new(labels, "switchyard.dev/element", json_string(elem));
+        json_object_set_new(annotations, "switchyard.dev/element", json_string(elem));
+    }
     /* The pod's labels: the Job's, and the Job's name, which is how the
      * pod watch finds an attempt whatever the cluster's own labels are. */
     json_t *pod_labels = json_copy(labels);

@@ -288,9 +288,10 @@ struct sy_k8s_entry {
 };
 
 /* job.c */
-/* The Job's deterministic name for (instance, run, task, attempt). */
+/* The Job's deterministic name for (instance, run, task, element,
+ * attempt); element is -1 for a task that is not a map's element. */
 void sy_k8s_job_name(const char *instance, const char *run,
-                     const char *task, uint32_t attempt,
+                     const char *task, int64_t element, uint32_t attempt,
                      char out[SY_K8S_NAME_MAX + 1]);
 /* A label value: at most 63 of [A-Za-z0-9-_.], alphanumeric at both
  * ends ("x" when nothing is left). */

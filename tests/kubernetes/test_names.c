@@ -39,32 +39,42 @@ static void test_job_names(void **state)
 {
     (void)state;
     char a[64], b[64], c[64];
-    sy_k8s_job_name("switchyard", "17", "extract", 1, a);
+    sy_k8s_job_name("switchyard", "17", "extract", -1, 1, a);
     assert_true(dns1123(a));
     assert_int_equal(strncmp(a, "sy-17-extract-1-", 16), 0);
-    sy_k8s_job_name("switchyard", "17", "extract", 1, b);
+    sy_k8s_job_name("switchyard", "17", "extract", -1, 1, b);
     assert_string_equal(a, b); /* deterministic: what adoption rests on */
-    sy_k8s_job_name("switchyard", "17", "extract", 2, c);
+    sy_k8s_job_name("switchyard", "17", "extract", -1, 2, c);
     assert_string_not_equal(a, c);
-    sy_k8s_job_name("other", "17", "extract", 1, c);
+    sy_k8s_job_name("other", "17", "extract", -1, 1, c);
     assert_string_not_equal(a, c); /* another deployment's instance */
 
     /* Long and odd task ids: cut, lowercased, still distinct. */
     char long_id[300];
     memset(long_id, 'X', sizeof long_id - 1);
     long_id[sizeof long_id - 1] = '\0';
-    sy_k8s_job_name("switchyard", "123456789012345678901234", long_id, 12345,
+    sy_k8s_job_name("switchyard", "123456789012345678901234", long_id, -1, 12345,
                     a);
     assert_true(dns1123(a));
     long_id[250] = 'Y';
-    sy_k8s_job_name("switchyard", "123456789012345678901234", long_id, 12345,
+    sy_k8s_job_name("switchyard", "123456789012345678901234", long_id, -1, 12345,
                     b);
     assert_true(dns1123(b));
     assert_string_not_equal(a, b); /* same cut, another hash */
-    sy_k8s_job_name("switchyard", "--", "__--..", 1, a);
+    sy_k8s_job_name("switchyard", "--", "__--..", -1, 1, a);
     assert_true(dns1123(a));
-    sy_k8s_job_name("switchyard", "9", "Étape_1.ok", 3, a);
+    sy_k8s_job_name("switchyard", "9", "Étape_1.ok", -1, 3, a);
     assert_true(dns1123(a));
+
+    /* A map's elements share their task id: each names its own Job. */
+    sy_k8s_job_name("switchyard", "17", "each", 0, 1, a);
+    sy_k8s_job_name("switchyard", "17", "each", 1, 1, b);
+    sy_k8s_job_name("switchyard", "17", "each", -1, 1, c);
+    assert_true(dns1123(a));
+    assert_int_equal(strncmp(a, "sy-17-each-e0-1-", 16), 0);
+    assert_string_not_equal(a, b);
+    assert_string_not_equal(a, c);
+    assert_string_not_equal(b, c);
 }
 
 static void test_label_values(void **state)
