@@ -30,18 +30,21 @@ workflow = {
     { id = "unsched"; retry = { attempts = 1; }; annotations = ["test.switchyard/fault=unschedulable"];
       command = ["true"]; },
     { id = "evict"; retry = { attempts = 1; }; annotations = ["test.switchyard/fault=evict:0.3"];
-      command = ["sh", "-c", "if [ -e '$dir/evicted' ]; then echo '{\"second\": true}'; else touch '$dir/evicted'; sleep 30; fi"]; }
+      command = ["sh", "-c", "if [ -e '$dir/evicted' ]; then echo '{\"second\": true}'; else touch '$dir/evicted'; sleep 30; fi"]; },
+    { id = "each"; map = "names";
+      command = ["python3", "-c", "import json, os; i = json.loads(os.environ['SWITCHYARD_INPUT']); print(json.dumps({'name': i['item']}))"]; }
   );
 };
 WF
 t0=$(date +%s)
-run run k8s::basic --context '{"x": 1}'
+run run k8s::basic --context '{"x": 1, "names": ["ann", "bo", "cy"]}'
 t1=$(date +%s)
 rc_is 1 "a run with failing Jobs exits 1"
 id=$(run_id)
 expect '["Completed", 1]' '[t["hello"]["status"], t["hello"]["attempts"]]' "a Job that prints a JSON object completes on its first attempt"
 expect '{"greeting": "hi", "n": 1}' 't["hello"]["output"]' "its last stdout line is the output (stderr before it ignored)"
-expect '{"attempt": "1", "extra": "x", "input": {"greeting": "hi", "n": 1, "x": 1}}' 't["echo"]["output"]' "SWITCHYARD_INPUT holds the context (the run's and the dependency's output); env and the attempt reach the container"
+expect '{"attempt": "1", "extra": "x", "input": {"greeting": "hi", "n": 1, "names": ["ann", "bo", "cy"], "x": 1}}' 't["echo"]["output"]' "SWITCHYARD_INPUT holds the context (the run's and the dependency's output); env and the attempt reach the container"
+expect '{"each": [{"name": "ann"}, {"name": "bo"}, {"name": "cy"}]}' 't["each"]["output"]' "a map's elements are one Job each (they share a task id), their outputs in order"
 expect '["Failed", 1]' '[t["fail"]["status"], t["fail"]["attempts"]]' "a non-zero exit fails the attempt"
 expect true 't["fail"]["error"].startswith("exit code 3")' "with its exit code"
 expect true '"step two" in t["fail"]["error"] and "broken" in t["fail"]["error"]' "and the log's tail"
@@ -54,7 +57,8 @@ expect '["Completed", 1, {"second": true}]' '[t["evict"]["status"], t["evict"]["
 kexpect '[0, 0]' '[s["jobs"], s["processes"]]' "every finished Job was deleted, no pod process is left running"
 kexpect true '1 <= sum(1 for q in reqs if "watch=true" in q["path"] and "/jobs" in q["path"]) <= 3' "one watch on Jobs served the whole run"
 kexpect 0 'sum(1 for q in reqs if q["method"] == "GET" and "/jobs/" in q["path"])' "no Job was polled"
-kexpect 9 'sum(1 for q in reqs if q["method"] == "DELETE" and "/jobs/" in q["path"])' "each of the 9 Jobs was deleted once its end was read"
+kexpect 12 'sum(1 for q in reqs if q["method"] == "DELETE" and "/jobs/" in q["path"])' "each of the 12 Jobs was deleted once its end was read"
+kexpect 0 's["jobs_conflicts"]' "no create met another attempt's Job (409): each element named its own"
 verify "$id"
 [ $((t1 - t0)) -lt 15 ]; ok $? "no failure waited for a task timeout ($((t1 - t0)) s)"
 grep -q "$SY_K8S_TOKEN" "$dir/var/switchyard.db"; [ $? -ne 0 ]; ok $? "the token is in no store row"
