@@ -47,3 +47,12 @@ dist_check_SCRIPTS += $(kubernetes_tests) tests/kubernetes/host.sh
 AM_TESTS_ENVIRONMENT += \
 	SY_KUBERNETES_PLUGIN='$(abs_top_builddir)/plugins/kubernetes/.libs/kubernetes.so'; \
 	export SY_KUBERNETES_PLUGIN;
+
+# --- the benchmark (`make bench-kubernetes`, never part of `make check`) -------
+EXTRA_DIST += bench/kubernetes bench/kubernetes_measure.py
+bench-kubernetes: all
+	SY_SRCDIR=$(abs_top_srcdir) SWITCHYARD=$(abs_top_builddir)/switchyard \
+	  SY_THREAD_PLUGIN=$(abs_top_builddir)/plugins/thread/.libs/thread.so \
+	  SY_KUBERNETES_PLUGIN=$(abs_top_builddir)/plugins/kubernetes/.libs/kubernetes.so \
+	  $(SHELL) $(top_srcdir)/bench/kubernetes
+.PHONY: bench-kubernetes
