@@ -15,7 +15,7 @@ plugins_slurm_slurm_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_slurm_slurm_la_LIBADD = $(SDK_LIB)
 
 # --- tests ----------------------------------------------------------------------
-slurm_tests = tests/slurm/run.sh
+slurm_tests = tests/slurm/run.sh tests/slurm/cancel.sh tests/slurm/resume.sh
 TESTS += $(slurm_tests)
 dist_check_SCRIPTS += $(slurm_tests) tests/slurm/lib.sh
 AM_TESTS_ENVIRONMENT += \

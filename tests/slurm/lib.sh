@@ -174,3 +174,35 @@ slurm_test_begin() {
     trap 'slurm_stop; rm -rf "$dir"' EXIT
     slurm_start
 }
+
+# run_jobs RUN STATES: the jobs of run RUN in STATES (squeue -t), one a
+# line as "NAME STATE".
+run_jobs() { squeue -h -t "$2" -o '%j %T' 2>/dev/null | grep "^sy-$1-"; }
+
+# wait_jobs RUN STATES N: waits (up to 20 s) until N jobs of RUN are in
+# STATES.
+wait_jobs() {
+    local i=0
+    while [ $i -lt 200 ]; do
+        [ "$(run_jobs "$1" "$2" | wc -l)" -ge "$3" ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# wrap_commands: $dir/bin holds wrappers of sbatch, squeue, scancel and
+# scontrol that log each call ("EPOCH-MS PROG ARGS") to $dir/calls.log;
+# point the instance at it with bin_dir.
+wrap_commands() {
+    mkdir -p "$dir/bin"
+    for p in sbatch squeue scancel scontrol; do
+        real=$(command -v "$p")
+        cat >"$dir/bin/$p" <<SH
+#!/bin/sh
+echo "\$(date +%s%3N) $p \$*" >>"$dir/calls.log"
+exec "$real" "\$@"
+SH
+        chmod 0755 "$dir/bin/$p"
+    done
+}
