@@ -186,7 +186,8 @@ static void job_sbatch(sy_instance *inst, sy_slurm_job *job)
     if (rc != 0) {
         char msg[1200];
         snprintf(msg, sizeof msg, "sbatch did not run: %s", err);
-        end_job(inst, job, SY_OUTCOME_DEFERRED, msg, SY_SLURM_DEFER_MS);
+        end_job(inst, job, SY_OUTCOME_DEFERRED, msg,
+                inst->set.submit_retry_ms);
         return;
     }
     long id = 0;
@@ -207,7 +208,7 @@ static void job_sbatch(sy_instance *inst, sy_slurm_job *job)
     bool defer = is_backpressure(e) || r.timed_out;
     sy_spawn_result_free(&r);
     end_job(inst, job, defer ? SY_OUTCOME_DEFERRED : SY_OUTCOME_FAILED, msg,
-            defer ? SY_SLURM_DEFER_MS : 0);
+            defer ? inst->set.submit_retry_ms : 0);
 }
 
 /* ---- cancel ------------------------------------------------------------------ */
@@ -432,13 +433,19 @@ static void *loop_main(void *arg)
         }
         if (soon) {
             send_scancel(inst);
-            /* Confirm it shortly. */
+            /* Confirm it shortly, within max_requests_per_minute. */
             int64_t t = sy_slurm_now_ms() + 200;
+            int64_t floor_t = inst->last_query_ms + 60000 / inst->set.max_rpm;
+            if (t < floor_t)
+                t = floor_t;
             if (t < inst->next_query_ms)
                 inst->next_query_ms = t;
         }
-        if (was_idle && inst->tracked)
-            inst->next_query_ms = sy_slurm_now_ms() + inst->set.poll_ms;
+        if (was_idle && inst->tracked) {
+            int64_t t = sy_slurm_now_ms() + inst->set.poll_ms;
+            int64_t floor_t = inst->last_query_ms + 60000 / inst->set.max_rpm;
+            inst->next_query_ms = t > floor_t ? t : floor_t;
+        }
         if (stopping) {
             /* destroy(): the host completed everything; end what is left
              * (a plugin bug) without a word to the controller. */
@@ -456,6 +463,7 @@ static void *loop_main(void *arg)
         if (inst->tracked && sy_slurm_now_ms() >= inst->next_query_ms) {
             int64_t t0 = sy_slurm_now_ms();
             int rc = query(inst);
+            inst->last_query_ms = t0;
             int64_t took = sy_slurm_now_ms() - t0;
             if (rc != 0 || took > SY_SLURM_SLOW_QUERY_MS) {
                 inst->interval_ms *= 2;
@@ -475,7 +483,9 @@ static void *loop_main(void *arg)
             if (cancelling) {
                 send_scancel(inst);
                 int64_t t = sy_slurm_now_ms() + 500;
-                if (t < inst->next_query_ms && floor_ms <= 500)
+                if (t < t0 + floor_ms)
+                    t = t0 + floor_ms;
+                if (t < inst->next_query_ms)
                     inst->next_query_ms = t;
             }
         }

@@ -45,6 +45,9 @@ SPEC(max_poll_interval, SY_PARAM_DURATION,
 SPEC(max_requests_per_minute, SY_PARAM_INT,
      "queries per minute at most (default 120)");
 SPEC(command_timeout, SY_PARAM_DURATION, "one Slurm command's limit");
+SPEC(submit_retry, SY_PARAM_DURATION,
+     "the wait after the controller refused a job for a limit of jobs "
+     "(MaxSubmitJobs): deferred, not charged (default 10s)");
 SPEC(bin_dir, SY_PARAM_STRING, "where sbatch, squeue, scancel are (PATH)");
 SPEC(slurm_conf, SY_PARAM_STRING, "SLURM_CONF for the commands");
 SPEC(command, SY_PARAM_ARRAY,
@@ -56,7 +59,8 @@ SPEC(shell, SY_PARAM_STRING, "what the job runs, a shell command line");
 
 const sy_param_spec *const sy_slurm_instance_params[] = {
     REQS, &p_max_in_flight, &p_poll_interval, &p_max_poll_interval,
-    &p_max_requests_per_minute, &p_command_timeout, &p_bin_dir,
+    &p_max_requests_per_minute, &p_command_timeout, &p_submit_retry,
+    &p_bin_dir,
     &p_slurm_conf, NULL};
 const sy_param_spec *const sy_slurm_task_params[] = {REQS, &p_command,
                                                      &p_shell, NULL};
@@ -180,6 +184,9 @@ int sy_slurm_settings_read(const sy_host_api *api, const sy_params *cfg,
                                        SY_SLURM_DEFAULT_COMMAND_MS, 100,
                                        3600000, &s->command_ms, err,
                                        err_len)) ||
+        (rc = sy_sdk_param_duration_ms(api, cfg, "submit_retry",
+                                       SY_SLURM_DEFER_MS, 0, 3600000,
+                                       &s->submit_retry_ms, err, err_len)) ||
         (rc = sy_sdk_param_string(api, cfg, "bin_dir", NULL, &bin, err,
                                   err_len)) ||
         (rc = sy_sdk_param_string(api, cfg, "slurm_conf", NULL, &conf, err,

@@ -48,7 +48,8 @@
 /* Intervals a job may be missing from squeue, with no status file, before
  * it is failed as lost (each miss also asks `scontrol show job`). */
 #define SY_SLURM_LOST_AFTER 3
-/* How long a deferral waits when the controller refused a submit. */
+/* How long a deferral waits when the controller refused a submit
+ * (submit_retry's default). */
 #define SY_SLURM_DEFER_MS 10000
 
 /* ------------------------------------------------------------------------ */
@@ -81,6 +82,9 @@ typedef struct sy_slurm_settings {
                                   (queries; submits and cancels count in
                                   the metric but are never held back) */
     int64_t command_ms;        /* one command's limit */
+    int64_t submit_retry_ms;   /* how long a task waits after the
+                                  controller refused it for a limit of
+                                  jobs (deferred, not charged) */
     char *bin_dir;             /* owned; where sbatch & co are, or NULL
                                   for PATH */
     char *slurm_conf;          /* owned; SLURM_CONF for the commands, or
@@ -175,6 +179,7 @@ struct sy_instance {
     /* loop thread only */
     sy_slurm_job *tracked;          /* jobs with a job id, or adopting */
     int64_t next_query_ms;          /* monotonic */
+    int64_t last_query_ms;          /* when the last query began */
     int64_t interval_ms;            /* now, after backoff */
 };
 

@@ -15,11 +15,14 @@ plugins_slurm_slurm_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_slurm_slurm_la_LIBADD = $(SDK_LIB)
 
 # --- tests ----------------------------------------------------------------------
-slurm_tests = tests/slurm/run.sh tests/slurm/cancel.sh tests/slurm/resume.sh
+slurm_tests = tests/slurm/run.sh tests/slurm/cancel.sh tests/slurm/resume.sh tests/slurm/poll.sh \
+	tests/slurm/conformance.sh tests/slurm/example.sh tests/slurm/defer.sh
 TESTS += $(slurm_tests)
 dist_check_SCRIPTS += $(slurm_tests) tests/slurm/lib.sh
 AM_TESTS_ENVIRONMENT += \
 	SY_SLURM_PLUGIN='$(abs_top_builddir)/plugins/slurm/.libs/slurm.so'; \
 	export SY_SLURM_PLUGIN;
 
-EXTRA_DIST += plugins/slurm/slurm.mk
+EXTRA_DIST += plugins/slurm/slurm.mk \
+	examples/slurm/README.md examples/slurm/switchyard.cfg \
+	examples/slurm/routes.cfg examples/slurm/workflows/train.cfg
