@@ -8,7 +8,7 @@ slurm_test_begin
 KIT=$SY_BUILDDIR/switchyard-conformance
 # A job takes the controller's scheduling pass to start (about a second
 # on this cluster), where the kit's waits are sized for local work.
-SWITCHYARD_CONFORMANCE_TIME_SCALE=${SWITCHYARD_CONFORMANCE_TIME_SCALE:-4}
+SWITCHYARD_CONFORMANCE_TIME_SCALE=${SWITCHYARD_CONFORMANCE_TIME_SCALE:-3}
 export SWITCHYARD_CONFORMANCE_TIME_SCALE
 install -m 0755 "$SY_SLURM_PLUGIN" "$dir/slurm.so"
 mkdir -p "$dir/jobs"
