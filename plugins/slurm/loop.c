@@ -58,9 +58,8 @@ int sy_slurm_command(sy_instance *inst, const char *const *argv,
     return sy_spawn_run(&o, r, err, err_len);
 }
 
-/* Same, for an argv of any length (sbatch with many options). */
-static int command_v(sy_instance *inst, char **argv, sy_spawn_result *r,
-                     char *err, size_t err_len)
+int sy_slurm_command_v(sy_instance *inst, char **argv, sy_spawn_result *r,
+                       char *err, size_t err_len)
 {
     char prog[PATH_MAX];
     char *first = argv[0];
@@ -90,6 +89,8 @@ static int command_v(sy_instance *inst, char **argv, sy_spawn_result *r,
 
 void sy_slurm_job_free(sy_slurm_job *job)
 {
+    sy_slurm_argv_free(&job->argv);
+    sy_spawn_result_free(&job->sub_res);
     free(job->base);
     free(job);
 }
@@ -132,8 +133,7 @@ static void unlink_tracked(sy_instance *inst, sy_slurm_job *job)
         }
 }
 
-/* Ends a job and takes it off the tracked list when that worked. */
-static void end_job(sy_instance *inst, sy_slurm_job *job, sy_outcome o,
+void sy_slurm_end_job(sy_instance *inst, sy_slurm_job *job, sy_outcome o,
                     const char *msg, int64_t retry_after_ms)
 {
     sy_result r = {.size = sizeof r, .outcome = o, .error = msg,
@@ -145,70 +145,10 @@ static void end_job(sy_instance *inst, sy_slurm_job *job, sy_outcome o,
     }
 }
 
-static void track(sy_instance *inst, sy_slurm_job *job)
+void sy_slurm_track(sy_instance *inst, sy_slurm_job *job)
 {
     job->next = inst->tracked;
     inst->tracked = job;
-}
-
-/* ---- submit ------------------------------------------------------------------ */
-
-/* The controller refusing more jobs for now (MaxSubmitJobs and kin, or a
- * busy controller) is backpressure, not the task's failure. */
-static bool is_backpressure(const char *msg)
-{
-    static const char *const pats[] = {
-        "MaxSubmit", "submit limit", "temporarily", "Resource temporarily",
-        "Socket timed out", "Unable to contact slurm controller",
-        "Slurm backup controller in standby mode", "MaxJobCount", NULL};
-    for (int i = 0; pats[i]; i++)
-        if (strstr(msg, pats[i]))
-            return true;
-    return false;
-}
-
-static void job_sbatch(sy_instance *inst, sy_slurm_job *job)
-{
-    char err[1024] = "";
-    sy_slurm_argv a = {0};
-    int rc = sy_slurm_sbatch_argv(inst, job, &a, err, sizeof err);
-    if (rc != SY_OK) {
-        sy_slurm_argv_free(&a);
-        track(inst, job);
-        end_job(inst, job, SY_OUTCOME_FAILED, err, 0);
-        return;
-    }
-    sy_spawn_result r;
-    rc = command_v(inst, a.v, &r, err, sizeof err);
-    sy_slurm_argv_free(&a);
-    atomic_fetch_add(&inst->stats.sbatch, 1);
-    track(inst, job);
-    if (rc != 0) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "sbatch did not run: %s", err);
-        end_job(inst, job, SY_OUTCOME_DEFERRED, msg,
-                inst->set.submit_retry_ms);
-        return;
-    }
-    long id = 0;
-    if (r.exited && r.exit_code == 0)
-        id = strtol(r.out, NULL, 10);
-    if (id > 0) {
-        job->job_id = id;
-        job->phase = SY_SLURM_TRACKED;
-        sy_spawn_result_free(&r);
-        return;
-    }
-    char msg[1200];
-    char *e = r.err;
-    const char *p = strstr(e, "error: ");
-    snprintf(msg, sizeof msg, "the controller refused the job: %s",
-             p ? p + 7 : e);
-    sy_sdk_one_line(msg);
-    bool defer = is_backpressure(e) || r.timed_out;
-    sy_spawn_result_free(&r);
-    end_job(inst, job, defer ? SY_OUTCOME_DEFERRED : SY_OUTCOME_FAILED, msg,
-            defer ? inst->set.submit_retry_ms : 0);
 }
 
 /* ---- cancel ------------------------------------------------------------------ */
@@ -229,7 +169,7 @@ static void send_scancel(sy_instance *inst)
     if (n > 0) {
         sy_spawn_result r;
         char err[256];
-        if (command_v(inst, a.v, &r, err, sizeof err) == 0)
+        if (sy_slurm_command_v(inst, a.v, &r, err, sizeof err) == 0)
             sy_spawn_result_free(&r);
         else
             inst->api->log(inst->host, SY_LOG_WARN, "scancel: %s", err);
@@ -260,9 +200,16 @@ static int query(sy_instance *inst)
     sy_slurm_argv_add(&a, "-o");
     sy_slurm_argv_add(&a, "%i|%j|%T|%r|%k");
     /* Names, comma-separated: ours hold no comma. */
-    size_t len = 8;
+    size_t len = 8, n_names = 0;
     for (sy_slurm_job *j = inst->tracked; j; j = j->next)
-        len += strlen(j->name) + 1;
+        if (!j->submitting) {
+            len += strlen(j->name) + 1;
+            n_names++;
+        }
+    if (n_names == 0) {
+        sy_slurm_argv_free(&a);
+        return 0;
+    }
     char *names = malloc(len);
     if (!names) {
         sy_slurm_argv_free(&a);
@@ -270,16 +217,18 @@ static int query(sy_instance *inst)
     }
     strcpy(names, "--name=");
     for (sy_slurm_job *j = inst->tracked; j; j = j->next) {
-        strcat(names, j->name);
-        if (j->next)
+        if (j->submitting)
+            continue;
+        if (names[7])
             strcat(names, ",");
+        strcat(names, j->name);
     }
     sy_slurm_argv_add(&a, names);
     free(names);
     sy_spawn_result r;
     char err[256];
     atomic_fetch_add(&inst->stats.queries, 1);
-    int rc = command_v(inst, a.v, &r, err, sizeof err);
+    int rc = sy_slurm_command_v(inst, a.v, &r, err, sizeof err);
     sy_slurm_argv_free(&a);
     if (rc != 0) {
         inst->api->log(inst->host, SY_LOG_WARN, "squeue: %s", err);
@@ -313,7 +262,8 @@ static int query(sy_instance *inst)
         if (!job) {
             /* An adopted attempt's job: by name and comment, the newest. */
             for (sy_slurm_job *j = inst->tracked; j; j = j->next)
-                if (j->job_id <= 0 && strcmp(j->name, f[1]) == 0 &&
+                if (j->job_id <= 0 && !j->submitting &&
+                    strcmp(j->name, f[1]) == 0 &&
                     strcmp(j->comment, f[4]) == 0) {
                     job = j;
                     break;
@@ -344,6 +294,8 @@ static int query(sy_instance *inst)
     sy_slurm_job *next;
     for (sy_slurm_job *j = inst->tracked; j; j = next) {
         next = j->next;
+        if (j->submitting)
+            j->misses = 0;
         if (j->misses == 0)
             continue;
         if (j->job_id <= 0) {
@@ -351,12 +303,12 @@ static int query(sy_instance *inst)
              * now (or end it, when cancelled meanwhile). */
             unlink_tracked(inst, j);
             if (j->phase == SY_SLURM_CANCELLING) {
-                track(inst, j);
-                end_job(inst, j, SY_OUTCOME_CANCELLED,
+                sy_slurm_track(inst, j);
+                sy_slurm_end_job(inst, j, SY_OUTCOME_CANCELLED,
                         "cancelled before its job was made", 0);
             } else {
                 j->phase = SY_SLURM_NEW;
-                job_sbatch(inst, j);
+                sy_slurm_submit_job(inst, j);
             }
             continue;
         }
@@ -372,7 +324,8 @@ static void *loop_main(void *arg)
     sy_instance *inst = arg;
     for (;;) {
         pthread_mutex_lock(&inst->q_mu);
-        while (!inst->stopping && !inst->q_head && !inst->cancel_head) {
+        while (!inst->stopping && !inst->q_head && !inst->cancel_head &&
+               !inst->done_head) {
             if (!inst->tracked) {
                 pthread_cond_wait(&inst->q_cond, &inst->q_mu);
                 continue;
@@ -392,8 +345,10 @@ static void *loop_main(void *arg)
             pthread_cond_timedwait(&inst->q_cond, &inst->q_mu, &ts);
         }
         sy_slurm_job *fresh = inst->q_head, *cancels = inst->cancel_head;
+        sy_slurm_job *done = inst->done_head;
         inst->q_head = inst->q_tail = NULL;
         inst->cancel_head = NULL;
+        inst->done_head = NULL;
         bool stopping = inst->stopping;
         /* What cancel() asked is seen here, under the lock. */
         for (sy_slurm_job *j = cancels; j; j = j->cancel_next)
@@ -401,17 +356,18 @@ static void *loop_main(void *arg)
         pthread_mutex_unlock(&inst->q_mu);
 
         bool was_idle = inst->tracked == NULL;
+        sy_slurm_submit_results(inst, done);
         sy_slurm_job *next;
         for (sy_slurm_job *j = fresh; j; j = next) {
             next = j->next;
             if (j->cancel_wanted)
                 continue; /* its cancel below ends it */
             if (j->phase == SY_SLURM_ADOPT)
-                track(inst, j); /* the next query looks for it */
+                sy_slurm_track(inst, j); /* the next query looks for it */
             else if (!stopping)
-                job_sbatch(inst, j);
+                sy_slurm_submit_job(inst, j);
             else
-                track(inst, j);
+                sy_slurm_track(inst, j);
         }
         bool soon = false;
         for (sy_slurm_job *j = cancels; j; j = next) {
@@ -431,7 +387,7 @@ static void *loop_main(void *arg)
             j->phase = SY_SLURM_CANCELLING;
             soon = true;
         }
-        if (soon) {
+        if (soon || done) {
             send_scancel(inst);
             /* Confirm it shortly, within max_requests_per_minute. */
             int64_t t = sy_slurm_now_ms() + 200;
@@ -451,7 +407,7 @@ static void *loop_main(void *arg)
              * (a plugin bug) without a word to the controller. */
             while (inst->tracked) {
                 sy_slurm_job *j = inst->tracked;
-                end_job(inst, j, SY_OUTCOME_CANCELLED, "instance destroyed",
+                sy_slurm_end_job(inst, j, SY_OUTCOME_CANCELLED, "instance destroyed",
                         0);
                 if (inst->tracked == j) {
                     inst->tracked = j->next;
@@ -497,8 +453,11 @@ int sy_slurm_loop_start(sy_instance *inst, char *err, size_t err_len)
 {
     inst->interval_ms = inst->set.poll_ms;
     atomic_store(&inst->stats.poll_ms, inst->set.poll_ms);
+    if (sy_slurm_submit_start(inst, err, err_len) != SY_OK)
+        return SY_EINTERNAL;
     int rc = pthread_create(&inst->thread, NULL, loop_main, inst);
     if (rc != 0) {
+        sy_slurm_submit_stop(inst);
         sy_sdk_errf(err, err_len, "cannot start the plugin's thread: %s",
                     strerror(rc));
         return SY_EINTERNAL;
@@ -511,6 +470,8 @@ void sy_slurm_loop_stop(sy_instance *inst)
 {
     if (!inst->thread_started)
         return;
+    /* The submitter first: the loop then takes back what it answered. */
+    sy_slurm_submit_stop(inst);
     pthread_mutex_lock(&inst->q_mu);
     inst->stopping = true;
     pthread_cond_signal(&inst->q_cond);

@@ -28,6 +28,7 @@ static int slurm_create(const sy_host_api *api, sy_host *host,
     pthread_mutex_init(&inst->stats.mu, NULL);
     pthread_mutex_init(&inst->q_mu, NULL);
     pthread_cond_init(&inst->q_cond, NULL);
+    pthread_cond_init(&inst->sub_cond, NULL);
     sy_sdk_slots_init(&inst->slots, api, host, inst->set.max_in_flight);
     rc = sy_sdk_inflight_init(&inst->inflight);
     if (rc == SY_OK && inst->set.req.partition) {
@@ -52,6 +53,7 @@ static int slurm_create(const sy_host_api *api, sy_host *host,
     }
     if (rc != SY_OK) {
         pthread_cond_destroy(&inst->q_cond);
+        pthread_cond_destroy(&inst->sub_cond);
         pthread_mutex_destroy(&inst->q_mu);
         pthread_mutex_destroy(&inst->stats.mu);
         sy_slurm_settings_free(&inst->set);
@@ -67,6 +69,7 @@ static void slurm_destroy(sy_instance *inst)
     sy_slurm_loop_stop(inst);
     sy_sdk_inflight_fini(&inst->inflight);
     pthread_cond_destroy(&inst->q_cond);
+    pthread_cond_destroy(&inst->sub_cond);
     pthread_mutex_destroy(&inst->q_mu);
     pthread_mutex_destroy(&inst->stats.mu);
     sy_slurm_settings_free(&inst->set);

@@ -7,6 +7,8 @@
  *                command line of one attempt
  *   loop.c       the plugin's thread: the queues from host threads, the
  *                interval, one squeue per interval for every job, scancel
+ *   submit.c     the submitter thread: sbatch off the loop, and what its
+ *                answer means
  *   state.c      what a job's state means: its end read from the state,
  *                the exit status file and the output files
  *
@@ -20,10 +22,13 @@
  *
  * Threads: submit(), resume(), cancel(), capacity() and metrics() run on
  * host threads and never block: they queue the job (or the cancel) under
- * q_mu and signal the loop thread, which runs every command (sbatch,
- * squeue, scancel, scontrol) through the SDK's sy_spawn_run, one at a
- * time, each bounded by command_timeout.  Only the loop thread reads or
- * writes a job after it was queued, and it completes every attempt.
+ * q_mu and signal the loop thread.  The loop runs the queries and the
+ * cancels (squeue, scancel, scontrol) through the SDK's sy_spawn_run, and
+ * hands each sbatch to the submitter thread, which gives the job back
+ * with the answer; every command is bounded by command_timeout.  Only the
+ * loop thread reads or writes a job after it was queued (the submitter
+ * touches only its argv and sub_* fields, while the loop leaves them
+ * alone), and the loop completes every attempt.
  */
 #ifndef SY_SLURM_H
 #define SY_SLURM_H
@@ -36,6 +41,7 @@
 
 #include <switchyard/executor.h>
 #include <switchyard/sdk.h>
+#include <switchyard/spawn.h>
 
 #define SY_SLURM_DEFAULT_MAX_IN_FLIGHT 100
 #define SY_SLURM_MAX_IN_FLIGHT 100000
@@ -140,6 +146,13 @@ typedef struct sy_slurm_job {
     char *base;                     /* owned: WORKDIR/NAME, the files'
                                        prefix (.in .out .err .rc) */
     int misses;                     /* queries in a row without it */
+    bool submitting;                /* with the submitter thread */
+    struct sy_slurm_job *sub_next;  /* in the submitter's queues */
+    sy_slurm_argv argv;             /* sbatch's command line, while
+                                       submitting */
+    sy_spawn_result sub_res;        /* sbatch's answer (submitter) */
+    int sub_rc;                     /* sy_spawn_run's return (submitter) */
+    char sub_err[256];              /* why sbatch did not run (submitter) */
     bool scancel_sent;              /* scancel ran for it */
 } sy_slurm_job;
 
@@ -175,6 +188,12 @@ struct sy_instance {
     sy_slurm_job *q_head, *q_tail;  /* submitted, not yet on the loop */
     sy_slurm_job *cancel_head;      /* cancelled by cancel() */
     bool stopping;
+    pthread_t sub_thread;           /* the submitter */
+    bool sub_started;
+    pthread_cond_t sub_cond;        /* with q_mu: work for the submitter */
+    sy_slurm_job *sub_head, *sub_tail; /* jobs for sbatch (q_mu) */
+    sy_slurm_job *done_head;        /* jobs sbatch answered for (q_mu) */
+    bool sub_stopping;              /* (q_mu) */
 
     /* loop thread only */
     sy_slurm_job *tracked;          /* jobs with a job id, or adopting */
@@ -195,6 +214,25 @@ int64_t sy_slurm_now_ms(void);
 struct sy_spawn_result;
 int sy_slurm_command(sy_instance *inst, const char *const *argv,
                      struct sy_spawn_result *r, char *err, size_t err_len);
+/* sy_slurm_command for an argv of any length. */
+int sy_slurm_command_v(sy_instance *inst, char **argv,
+                       struct sy_spawn_result *r, char *err, size_t err_len);
+/* Puts job on the tracked list. */
+void sy_slurm_track(sy_instance *inst, sy_slurm_job *job);
+/* Ends a tracked job with outcome o and msg, and takes it off the list
+ * (unless cancel() holds its completion: then it stays). */
+void sy_slurm_end_job(sy_instance *inst, sy_slurm_job *job, sy_outcome o,
+                      const char *msg, int64_t retry_after_ms);
+
+/* submit.c: on the loop, prepares job and hands it to the submitter (or
+ * ends it when it cannot be prepared); the job is tracked either way. */
+void sy_slurm_submit_job(sy_instance *inst, sy_slurm_job *job);
+/* On the loop: the jobs the submitter gave back (linked by sub_next). */
+void sy_slurm_submit_results(sy_instance *inst, sy_slurm_job *list);
+int sy_slurm_submit_start(sy_instance *inst, char *err, size_t err_len);
+/* Stops the submitter after the sbatch it runs, if any. */
+void sy_slurm_submit_stop(sy_instance *inst);
+
 /* Completes the attempt of `job` with `r` (when cancel() has not) and frees
  * it; the slot goes back. */
 void sy_slurm_job_finish(sy_instance *inst, sy_slurm_job *job,

@@ -7,7 +7,8 @@
 executors_LTLIBRARIES += plugins/slurm/slurm.la
 plugins_slurm_slurm_la_SOURCES = \
 	plugins/slurm/slurm.c plugins/slurm/slurm.h \
-	plugins/slurm/settings.c plugins/slurm/loop.c plugins/slurm/state.c
+	plugins/slurm/settings.c plugins/slurm/loop.c plugins/slurm/submit.c \
+	plugins/slurm/state.c
 # resume() is an ABI 1.4 descriptor field (slurm.c defines the minor).
 plugins_slurm_slurm_la_CPPFLAGS = $(SDK_CPPFLAGS)
 plugins_slurm_slurm_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
