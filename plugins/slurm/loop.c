@@ -387,7 +387,9 @@ static void *loop_main(void *arg)
             j->phase = SY_SLURM_CANCELLING;
             soon = true;
         }
-        if (soon || done) {
+        if (done && !soon)
+            send_scancel(inst); /* jobs cancelled while being submitted */
+        if (soon) {
             send_scancel(inst);
             /* Confirm it shortly, within max_requests_per_minute. */
             int64_t t = sy_slurm_now_ms() + 200;

@@ -28,3 +28,11 @@ AM_TESTS_ENVIRONMENT += \
 EXTRA_DIST += plugins/slurm/slurm.mk \
 	examples/slurm/README.md examples/slurm/switchyard.cfg \
 	examples/slurm/routes.cfg examples/slurm/workflows/train.cfg
+
+# --- the benchmark (`make bench-slurm`, never part of `make check`) ----------------
+EXTRA_DIST += bench/slurm_run
+bench-slurm: all
+	SY_SRCDIR=$(abs_top_srcdir) SWITCHYARD=$(abs_top_builddir)/switchyard \
+	  SY_SLURM_PLUGIN=$(abs_top_builddir)/plugins/slurm/.libs/slurm.so \
+	  SY_THREAD_PLUGIN=$(abs_top_builddir)/plugins/thread/.libs/thread.so \
+	  $(SHELL) $(top_srcdir)/bench/slurm_run

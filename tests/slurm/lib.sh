@@ -127,7 +127,12 @@ slurm_stop() {
     for p in $(pgrep -x slurmstepd 2>/dev/null); do
         grep -qs "$sdir" "/proc/$p/environ" && kill -9 "$p" 2>/dev/null
     done
-    [ -f "$sdir/munge/munged.pid" ] && kill "$(cat "$sdir/munge/munged.pid")" 2>/dev/null
+    if [ -f "$sdir/munge/munged.pid" ]; then
+        p=$(cat "$sdir/munge/munged.pid")
+        kill "$p" 2>/dev/null
+        i=0
+        while [ $i -lt 20 ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+    fi
     rm -rf "$sdir"
 }
 
@@ -148,7 +153,7 @@ routes = "routes.cfg";
 executors = {
   default = { plugin = "thread"; workers = 2; };
   hpc = { plugin = "slurm"; slurm_conf = "$SLURM_CONF"; working_dir = "$dir/jobs";
-          poll_interval = "200ms"; ${1:-} };
+          poll_interval = "${slurm_poll:-200ms}"; ${1:-} };
 };
 CFG
     cat >"$dir/routes.cfg" <<'CFG'
