@@ -187,6 +187,48 @@ static sy_slurm_job *find_by_id(sy_instance *inst, long id)
     return NULL;
 }
 
+/* An attempt to resume may have more than one job of its name (one that
+ * ended NODE_FAIL or PREEMPTED, deferred, and the one submitted again
+ * under the same attempt number): it takes the newest, the one with the
+ * highest id, before the lines are read.  `out` is squeue's answer,
+ * left unchanged. */
+static void adopt_newest(sy_instance *inst, const char *out)
+{
+    for (const char *line = out; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *bar1 = memchr(line, '|', len);
+        const char *bar2 = bar1 ? memchr(bar1 + 1, '|', len - (size_t)(bar1 + 1 - line)) : NULL;
+        const char *last = NULL;
+        for (const char *c = line; bar2 && c < line + len; c++)
+            if (*c == '|')
+                last = c;
+        if (bar1 && bar2 && last && last > bar2) {
+            long id = strtol(line, NULL, 10);
+            size_t nlen = (size_t)(bar2 - bar1 - 1);
+            size_t clen = len - (size_t)(last + 1 - line);
+            for (sy_slurm_job *j = inst->tracked; j; j = j->next)
+                if (j->phase != SY_SLURM_TRACKED && !j->submitting &&
+                    j->job_id <= 0 && strlen(j->name) == nlen &&
+                    !memcmp(j->name, bar1 + 1, nlen) &&
+                    strlen(j->comment) == clen &&
+                    !memcmp(j->comment, last + 1, clen) && id > j->newest)
+                    j->newest = id;
+        }
+        line += len + (end ? 1 : 0);
+    }
+    for (sy_slurm_job *j = inst->tracked; j; j = j->next)
+        if (j->newest > 0 && j->job_id <= 0) {
+            j->job_id = j->newest;
+            atomic_fetch_add(&inst->stats.adopted, 1);
+            inst->api->log(inst->host, SY_LOG_INFO,
+                           "attempt %u of %s: adopted job %ld",
+                           j->task->attempt, j->task->ns, j->job_id);
+            if (j->phase == SY_SLURM_ADOPT)
+                j->phase = SY_SLURM_TRACKED;
+        }
+}
+
 /* Returns 0 when the query ran and was read. */
 static int query(sy_instance *inst)
 {
@@ -240,6 +282,7 @@ static int query(sy_instance *inst)
         sy_spawn_result_free(&r);
         return -1;
     }
+    adopt_newest(inst, r.out);
     /* Mark every job unseen, then read the lines. */
     for (sy_slurm_job *j = inst->tracked; j; j = j->next)
         j->misses++;
@@ -259,25 +302,8 @@ static int query(sy_instance *inst)
             continue;
         long id = strtol(f[0], NULL, 10);
         sy_slurm_job *job = find_by_id(inst, id);
-        if (!job) {
-            /* An adopted attempt's job: by name and comment, the newest. */
-            for (sy_slurm_job *j = inst->tracked; j; j = j->next)
-                if (j->job_id <= 0 && !j->submitting &&
-                    strcmp(j->name, f[1]) == 0 &&
-                    strcmp(j->comment, f[4]) == 0) {
-                    job = j;
-                    break;
-                }
-            if (!job)
-                continue;
-            job->job_id = id;
-            atomic_fetch_add(&inst->stats.adopted, 1);
-            inst->api->log(inst->host, SY_LOG_INFO,
-                           "attempt %u of %s: adopted job %ld (%s)",
-                           job->task->attempt, job->task->ns, id, f[2]);
-            if (job->phase == SY_SLURM_ADOPT)
-                job->phase = SY_SLURM_TRACKED;
-        }
+        if (!job)
+            continue; /* not ours, or an older job of an adopted name */
         job->misses = 0;
         if (strcmp(f[2], "PENDING") == 0)
             pending++;

@@ -146,6 +146,8 @@ typedef struct sy_slurm_job {
     char *base;                     /* owned: WORKDIR/NAME, the files'
                                        prefix (.in .out .err .rc) */
     int misses;                     /* queries in a row without it */
+    long newest;                    /* resume: the highest id of its name
+                                       the query listed */
     bool submitting;                /* with the submitter thread */
     struct sy_slurm_job *sub_next;  /* in the submitter's queues */
     sy_slurm_argv argv;             /* sbatch's command line, while
