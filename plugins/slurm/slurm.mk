@@ -18,7 +18,7 @@ plugins_slurm_slurm_la_LIBADD = $(SDK_LIB)
 # --- tests ----------------------------------------------------------------------
 slurm_tests = tests/slurm/run.sh tests/slurm/cancel.sh tests/slurm/resume.sh tests/slurm/poll.sh \
 	tests/slurm/conformance.sh tests/slurm/example.sh tests/slurm/defer.sh \
-	tests/slurm/backoff.sh
+	tests/slurm/backoff.sh tests/slurm/missing.sh
 TESTS += $(slurm_tests)
 dist_check_SCRIPTS += $(slurm_tests) tests/slurm/lib.sh
 AM_TESTS_ENVIRONMENT += \
