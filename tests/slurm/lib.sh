@@ -1,0 +1,213 @@
+# Sourced by the slurm plugin's tests: a one-node Slurm cluster on
+# 127.0.0.1 in a temp dir (munged, slurmctld, slurmd from Debian's munge
+# and slurm-wlm), and a scratch host that routes `slm` workflows to it.
+#
+#   slurm_start      starts the cluster in $sdir (made here), exports
+#                    SLURM_CONF; exits 77 with one line when it cannot
+#                    start for a reason outside the project (no packages,
+#                    not root)
+#   slurm_stop       stops the daemons and removes $sdir (an EXIT trap)
+#   slurm_jobs FMT   squeue -h -t all -o FMT for every job the cluster
+#                    still knows
+. "$SY_SRCDIR/tests/integration/lib.sh"
+
+sy_slurm_skip() {
+    echo "1..0 # SKIP $*"
+    exit 77
+}
+
+# A free TCP port on 127.0.0.1.
+sy_free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+slurm_start() {
+    for b in munged mungekey slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
+        command -v "$b" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin
+        command -v "$b" >/dev/null 2>&1 ||
+            sy_slurm_skip "no $b: install munge and slurm-wlm (scripts/test does)"
+    done
+    [ "$(id -u)" -eq 0 ] || sy_slurm_skip "slurmd must run as root to start jobs (CI runs as root)"
+    sdir=$(mktemp -d "${TMPDIR:-/tmp}/sy-slurm-XXXXXX") || exit 1
+    chmod 0755 "$sdir"
+    mkdir -p "$sdir/munge" "$sdir/state" "$sdir/spool" "$sdir/log" "$sdir/work"
+    chmod 0700 "$sdir/munge" "$sdir/state" "$sdir/spool"
+    chmod 0777 "$sdir/work"
+    # munge: a key made now, a daemon with its own socket, pid and log.
+    mungekey --create --keyfile="$sdir/munge/munge.key" --force >/dev/null 2>&1 ||
+        dd if=/dev/urandom of="$sdir/munge/munge.key" bs=1024 count=1 2>/dev/null
+    chmod 0400 "$sdir/munge/munge.key"
+    munge_sock=$sdir/munge/munge.socket
+    munged --force --socket="$munge_sock" --key-file="$sdir/munge/munge.key" \
+        --pid-file="$sdir/munge/munged.pid" --log-file="$sdir/log/munged.log" \
+        --seed-file="$sdir/munge/munged.seed" >"$sdir/log/munged.out" 2>&1 ||
+        { cat "$sdir/log/munged.out" "$sdir/log/munged.log" 2>/dev/null | sed 's/^/# /'
+          echo "Bail out! munged did not start"; exit 1; }
+    chmod 0755 "$sdir/munge"
+    ctld_port=$(sy_free_port)
+    slurmd_port=$(sy_free_port)
+    while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(sy_free_port); done
+    mem=$(awk '/MemTotal/ { printf "%d", $2 / 1024 / 2 }' /proc/meminfo)
+    cat >"$sdir/slurm.conf" <<CONF
+ClusterName=sytest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$munge_sock
+StateSaveLocation=$sdir/state
+SlurmdSpoolDir=$sdir/spool
+SlurmctldPidFile=$sdir/slurmctld.pid
+SlurmdPidFile=$sdir/slurmd.pid
+SlurmctldLogFile=$sdir/log/slurmctld.log
+SlurmdLogFile=$sdir/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
+MpiDefault=none
+ReturnToService=2
+MinJobAge=${SY_SLURM_MIN_JOB_AGE:-60}
+SlurmctldTimeout=30
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=2
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+MaxJobCount=10000
+EnforcePartLimits=ALL
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 RealMemory=$mem State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
+PartitionName=other Nodes=localhost MaxTime=10 State=UP
+CONF
+    SLURM_CONF=$sdir/slurm.conf
+    export SLURM_CONF
+    slurmctld -D -i -f "$SLURM_CONF" >"$sdir/log/slurmctld.out" 2>&1 &
+    ctld_pid=$!
+    slurmd -D -N localhost -f "$SLURM_CONF" >"$sdir/log/slurmd.out" 2>&1 &
+    slurmd_pid=$!
+    local i=0
+    while [ $i -lt 150 ]; do
+        if sinfo -h -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed|allocated)'; then
+            return 0
+        fi
+        kill -0 "$ctld_pid" 2>/dev/null && kill -0 "$slurmd_pid" 2>/dev/null || break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    tail -n 20 "$sdir/log/slurmctld.log" "$sdir/log/slurmd.log" "$sdir/log/slurmctld.out" \
+        "$sdir/log/slurmd.out" 2>/dev/null | sed 's/^/# /'
+    echo "Bail out! the Slurm cluster did not come up"
+    exit 1
+}
+
+slurm_stop() {
+    [ -n "${sdir:-}" ] || return 0
+    scancel --quiet -u "$(id -un)" >/dev/null 2>&1
+    local i=0 p
+    while [ $i -lt 30 ] && [ -n "$(squeue -h -t PD,R,CG -o %i 2>/dev/null)" ]; do
+        sleep 0.1; i=$((i + 1))
+    done
+    for p in ${slurmd_pid:-} ${ctld_pid:-}; do kill "$p" 2>/dev/null; done
+    i=0
+    while [ $i -lt 30 ] && { kill -0 "${slurmd_pid:-0}" 2>/dev/null || kill -0 "${ctld_pid:-0}" 2>/dev/null; }; do
+        sleep 0.1; i=$((i + 1))
+    done
+    for p in ${slurmd_pid:-} ${ctld_pid:-}; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    # A step daemon left by a job the stop did not wait for: ours have
+    # this cluster's SLURM_CONF in their environment.
+    for p in $(pgrep -x slurmstepd 2>/dev/null); do
+        grep -qs "$sdir" "/proc/$p/environ" && kill -9 "$p" 2>/dev/null
+    done
+    if [ -f "$sdir/munge/munged.pid" ]; then
+        p=$(cat "$sdir/munge/munged.pid")
+        kill "$p" 2>/dev/null
+        i=0
+        while [ $i -lt 20 ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+    fi
+    rm -rf "$sdir"
+}
+
+slurm_jobs() { squeue -h -t all -o "$1" 2>/dev/null; }
+
+# make_slurm_host [INSTANCE-SETTINGS]: $dir (made by the test) becomes a
+# host with the thread and slurm plugins; `slm::**` goes to the slurm
+# instance `hpc` (poll_interval 200ms, jobs' files in $dir/jobs).
+make_slurm_host() {
+    mkdir -p "$dir/plugins" "$dir/workflows" "$dir/jobs"
+    install -m 0755 "$SY_THREAD_PLUGIN" "$dir/plugins/thread.so"
+    install -m 0755 "$SY_SLURM_PLUGIN" "$dir/plugins/slurm.so"
+    cat >"$dir/switchyard.cfg" <<CFG
+store = "sqlite:var/switchyard.db";
+plugin_dirs = ["plugins"];
+workflow_dirs = ["workflows"];
+routes = "routes.cfg";
+executors = {
+  default = { plugin = "thread"; workers = 2; };
+  hpc = { plugin = "slurm"; slurm_conf = "$SLURM_CONF"; working_dir = "$dir/jobs";
+          poll_interval = "${slurm_poll:-200ms}"; ${1:-} };
+};
+CFG
+    cat >"$dir/routes.cfg" <<'CFG'
+routes = {
+  default = "default";
+  rules = ( { match = "*::slm::**"; executor = "hpc"; } );
+};
+CFG
+    host=$dir
+    SWITCHYARD_CONFIG="$dir/switchyard.cfg"
+    export SWITCHYARD_CONFIG
+}
+
+# A test's start: skips under valgrind (the tests are driven by the
+# cluster's timing), starts the cluster, makes $dir.
+slurm_test_begin() {
+    if [ -n "${SY_WRAP:-}" ]; then
+        echo "1..0 # SKIP the slurm tests follow a real cluster's timing; they run in the sanitizer pass"
+        exit 0
+    fi
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-slurm-host-XXXXXX")
+    chmod 0755 "$dir"
+    trap 'slurm_stop; rm -rf "$dir"' EXIT
+    slurm_start
+}
+
+# run_jobs RUN STATES: the jobs of run RUN in STATES (squeue -t), one a
+# line as "NAME STATE".
+run_jobs() { squeue -h -t "$2" -o '%j %T' 2>/dev/null | grep "^sy-$1-"; }
+
+# wait_jobs RUN STATES N: waits (up to 20 s) until N jobs of RUN are in
+# STATES.
+wait_jobs() {
+    local i=0
+    while [ $i -lt 200 ]; do
+        [ "$(run_jobs "$1" "$2" | wc -l)" -ge "$3" ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# wrap_commands: $dir/bin holds wrappers of sbatch, squeue, scancel and
+# scontrol that log each call ("EPOCH-MS PROG ARGS") to $dir/calls.log;
+# point the instance at it with bin_dir.
+wrap_commands() {
+    mkdir -p "$dir/bin"
+    for p in sbatch squeue scancel scontrol; do
+        real=$(command -v "$p")
+        cat >"$dir/bin/$p" <<SH
+#!/bin/sh
+echo "\$(date +%s%3N) $p \$*" >>"$dir/calls.log"
+exec "$real" "\$@"
+SH
+        chmod 0755 "$dir/bin/$p"
+    done
+}
