@@ -55,4 +55,3 @@ bench-kubernetes: all
 	  SY_THREAD_PLUGIN=$(abs_top_builddir)/plugins/thread/.libs/thread.so \
 	  SY_KUBERNETES_PLUGIN=$(abs_top_builddir)/plugins/kubernetes/.libs/kubernetes.so \
 	  $(SHELL) $(top_srcdir)/bench/kubernetes
-.PHONY: bench-kubernetes
