@@ -38,6 +38,9 @@ class Faults:
         self.gone_sent = 0
         self.watches = 0
         self.watches_total = 0
+        # Watches opened, by resource ("jobs", "pods"), counted when they
+        # start: the request log has a watch only once it has ended.
+        self.watches_by_resource = {}
 
     def add(self, kind, t):
         code = 429 if kind == "throttle" else int(t.get("code", 503))
@@ -350,6 +353,7 @@ class Handler(BaseHTTPRequestHandler):
         with store.lock:
             faults.watches += 1
             faults.watches_total += 1
+            faults.watches_by_resource[resource] = faults.watches_by_resource.get(resource, 0) + 1
             if faults.gone > 0:
                 faults.gone -= 1
                 pending = None
@@ -491,6 +495,7 @@ class Handler(BaseHTTPRequestHandler):
                      "processes_started": ctl.stats["processes_started"],
                      "jobs": len(store.objects["jobs"]), "pods": len(store.objects["pods"]),
                      "processes": ctl.running(), "watches": f.watches, "watches_total": f.watches_total,
+                     "watches_by_resource": dict(f.watches_by_resource),
                      "requests": dict(f.requests), "verbs": dict(f.verbs), "throttled": f.throttled,
                      "injected": f.injected, "gone_sent": f.gone_sent,
                      "faults": {"gone": f.gone, "rules": [dict(t) for t in f.rules if t["count"] > 0]}}
