@@ -187,6 +187,11 @@ size_t sy_engine_running(const sy_engine *e, char *names, size_t len);
 /* What is left of the shutdown grace (all of it before a drain). */
 int64_t sy_engine_grace_left_ms(const sy_engine *e);
 
+/* Whether the runs are over and the engine only waits, at most the grace,
+ * for attempts plugins still hold after cancel(); a signal then ends the
+ * wait at once (the attempts are abandoned, named in the log). */
+bool sy_engine_winding_down(const sy_engine *e);
+
 /* Whether the engine serves (picks up runs) rather than drives one. */
 bool sy_engine_serving(const sy_engine *e);
 
