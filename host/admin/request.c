@@ -80,10 +80,22 @@ bool sy_admin_screen(sy_admin_req *rq, enum MHD_Result *res)
     return false;
 }
 
+/* Whether a body is no body: nothing, or an empty JSON object (clients
+ * that always send an object send {} for none). */
+static bool body_empty(const sy_admin_req *rq)
+{
+    if (!rq->len)
+        return true;
+    json_t *v = json_loadb(rq->body, rq->len, 0, NULL);
+    bool empty = json_is_object(v) && json_object_size(v) == 0;
+    json_decref(v);
+    return empty;
+}
+
 enum MHD_Result sy_admin_answer(sy_admin_req *rq)
 {
-    if (!(rq->route->flags & SY_ADMIN_BODY) && rq->len)
-        return sy_admin_error(rq, 400, "body: this request takes none");
+    if (!(rq->route->flags & SY_ADMIN_BODY) && !body_empty(rq))
+        return sy_admin_error(rq, 400, "body: this request takes none (or {})");
     if (rq->route->flags & SY_ADMIN_CHANGE)
         sy_log(SY_LOG_INFO, "admin", "%s %s", rq->method, rq->path);
     return (enum MHD_Result)rq->route->handler(rq);
