@@ -79,7 +79,8 @@ typedef struct sy_engine_opts {
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
-    int64_t poll_ms;          /* serve: how often to look for new runs */
+    int64_t poll_ms;          /* serve: how often to look for new runs;
+                                 run: for cancel requests */
     /* The clock every time the engine records or waits for is read from
      * (NULL: sy_clock_now_ms).  A test passes a fake one and moves it:
      * turning the loop then fires the backoff and deadlines it made due. */
