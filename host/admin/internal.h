@@ -17,6 +17,7 @@
 
 typedef struct sy_admin_stream sy_admin_stream;
 typedef struct sy_admin_req sy_admin_req;
+typedef struct sy_admin_conn sy_admin_conn;
 struct sy_admin_events;
 
 /* How requests are read and answered: libmicrohttpd's connections
@@ -55,7 +56,34 @@ struct sy_admin {
     sy_admin_stream *streams;       /* admin/stream.c */
     struct sy_admin_events *events; /* admin/api_events.c */
     void (*kick)(sy_admin *a);      /* have MHD run soon (server.c) */
+    sy_admin_conn *conns;           /* open connections (admin/deadline.c) */
+    int64_t swept_ms;               /* when they were last looked over */
 };
+
+/* --- deadlines on a request (admin/deadline.c) -------------------------- */
+
+/* Where a connection's current request is: its deadline runs from the
+ * phase's start. */
+typedef enum sy_admin_phase {
+    SY_ADMIN_PHASE_HEADERS,  /* awaiting the request line and headers (since
+                                the connection opened, or its previous
+                                answer): admin.header_timeout */
+    SY_ADMIN_PHASE_BODY,     /* headers read, awaiting the body:
+                                admin.body_timeout */
+    SY_ADMIN_PHASE_ANSWERED, /* answered (a stream may last): no deadline */
+} sy_admin_phase;
+
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the sy_admin): keeps the
+ * list of open connections. */
+void sy_admin_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code);
+
+/* The request on `c` moved to `phase`. */
+void sy_admin_conn_phase(struct MHD_Connection *c, sy_admin_phase phase);
+
+/* Shuts down the connections past their phase's deadline (at most every
+ * 250 ms; MHD then closes them), with one log line per kind. */
+void sy_admin_conn_sweep(sy_admin *a);
 
 /* One request, from its first callback to its completion. */
 struct sy_admin_req {

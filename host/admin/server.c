@@ -29,6 +29,7 @@ static void drive(sy_admin *a)
     if (a->stopping || !a->d)
         return;
     MHD_run(a->d);
+    sy_admin_conn_sweep(a);
     MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout(a->d, &ms) != MHD_YES || ms > 1000)
         ms = 1000;
@@ -65,6 +66,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)cls;
     (void)c;
     (void)why;
+    /* A kept-alive connection awaits its next request from now. */
+    sy_admin_conn_phase(c, SY_ADMIN_PHASE_HEADERS);
     sy_admin_req *rq = *con_cls;
     if (!rq)
         return;
@@ -90,8 +93,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq->method = method;
         rq->path = url;
         enum MHD_Result res;
-        if (sy_admin_screen(rq, &res))
+        if (sy_admin_screen(rq, &res)) {
+            sy_admin_conn_phase(c, SY_ADMIN_PHASE_ANSWERED);
             return res;
+        }
+        sy_admin_conn_phase(c, SY_ADMIN_PHASE_BODY);
         return MHD_YES;
     }
     if (*upload_len) {
@@ -112,6 +118,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_len = 0;
         return MHD_YES;
     }
+    sy_admin_conn_phase(c, SY_ADMIN_PHASE_ANSWERED);
     return sy_admin_answer(rq);
 }
 
@@ -239,8 +246,9 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     a->d = MHD_start_daemon(
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL,
         on_request, a, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, a, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
+        MHD_OPTION_NOTIFY_CONNECTION, sy_admin_conn_notify, a, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(cfg->timeout_ms / 1000), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)cfg->max_header, MHD_OPTION_NOTIFY_COMPLETED, completed, a, MHD_OPTION_END);
     const union MHD_DaemonInfo *info =

@@ -7,8 +7,11 @@
  *     token_file = "admin.token";  # bearer token for changes (mode 0600)
  *     max_body = "64KiB";          # request body, else 413
  *     max_header = "16KiB";        # request line and headers, else 431
- *     max_connections = 64;
+ *     max_connections = 256;       # at once, streams included
+ *     max_connections_per_ip = 64; # from one address (a Unix socket: none)
  *     timeout = "30s";             # an idle connection is closed after it
+ *     header_timeout = "10s";      # request line and headers within it
+ *     body_timeout = "30s";        # the body within it, once headers came
  *     dashboard_dir = "dashboard"; # the web page's files (default: installed)
  *   };
  *
@@ -32,8 +35,16 @@ typedef struct sy_admin_config {
                                 every change is refused */
     int64_t max_body;        /* bytes (default 1 MiB) */
     int64_t max_header;      /* bytes (default 16 KiB) */
-    int64_t max_connections; /* default 64 */
-    int64_t timeout_ms;      /* default 30 s; whole seconds */
+    int64_t max_connections; /* default 256 */
+    int64_t max_connections_per_ip; /* default 64: one client, however
+                                slow, leaves the rest to the others */
+    int64_t timeout_ms;      /* idle; default 30 s; whole seconds */
+    int64_t header_timeout_ms; /* the request line and headers must have
+                                come this long after the connection opened
+                                (or answered its previous request), however
+                                often bytes arrive; default 10 s */
+    int64_t body_timeout_ms; /* the body, this long after the headers;
+                                default 30 s */
     char *dashboard_dir;     /* owned, resolved like token_file; NULL: the
                                 installed $(pkgdatadir)/dashboard */
     char *file;              /* owned: where the group is written */
