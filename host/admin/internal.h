@@ -48,7 +48,9 @@ struct sy_admin {
     uv_poll_t poll;                 /* MHD's epoll descriptor */
     uv_timer_t timer;               /* MHD_get_timeout, and kicks */
     int n_open;                     /* handles not closed yet */
-    char *token;                    /* owned; NULL: changes refused */
+    char *token;                    /* owned: admin.token_file's (role
+                                       admin); NULL: none */
+    sy_admin_tokens tokens;         /* admin.tokens_file's digests */
     bool reads_open;                /* loopback or Unix socket */
     char *unix_path;                /* owned: to unlink at stop */
     char where[300];
@@ -95,6 +97,8 @@ struct sy_admin_req {
     char *body;                     /* owned, NUL-terminated */
     size_t len;
     bool overflow;
+    char who[SY_ADMIN_TOKEN_NAME_MAX]; /* the token's name once accepted;
+                                       "" without one */
     void *io_data;                  /* the io's own, per request */
 };
 

@@ -203,14 +203,19 @@ static int open_listener(sy_admin *a, const char *spec, char *err, size_t err_le
     return fd;
 }
 
+static void admin_free(sy_admin *a)
+{
+    free(a->token);
+    sy_admin_tokens_free(&a->tokens);
+    free(a->unix_path);
+    free(a);
+}
+
 static void closed(uv_handle_t *h)
 {
     sy_admin *a = h->data;
-    if (--a->n_open == 0) {
-        free(a->token);
-        free(a->unix_path);
-        free(a);
-    }
+    if (--a->n_open == 0)
+        admin_free(a);
 }
 
 int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, char *err,
@@ -225,22 +230,23 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     a->io = &sy_admin_mhd_io;
     a->kick = kick;
     a->reads_open = sy_admin_listen_local(cfg->listen);
-    if (cfg->token_file &&
-        sy_admin_token_load(cfg->token_file, &a->token, err, err_len) != SY_OK) {
-        free(a);
+    if ((cfg->token_file &&
+         sy_admin_token_load(cfg->token_file, &a->token, err, err_len) != SY_OK) ||
+        (cfg->tokens_file &&
+         sy_admin_tokens_load(cfg->tokens_file, &a->tokens, err, err_len) != 0)) {
+        admin_free(a);
         return SY_EINVAL;
     }
-    if (!a->reads_open && !a->token) {
+    if (!a->reads_open && !a->token && a->tokens.n == 0) {
         sy_errf(err, err_len, "admin.listen %s is reachable from other machines: set "
-                "admin.token_file (%s:%d), every request then needs the token",
-                cfg->listen, cfg->file, cfg->line);
-        free(a);
+                "admin.token_file or admin.tokens_file (%s:%d), every request then needs a "
+                "token", cfg->listen, cfg->file, cfg->line);
+        admin_free(a);
         return SY_EINVAL;
     }
     int fd = open_listener(a, cfg->listen, err, err_len);
     if (fd < 0) {
-        free(a->token);
-        free(a);
+        admin_free(a);
         return SY_EIO;
     }
     a->d = MHD_start_daemon(
@@ -261,9 +267,7 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
             close(fd);
         if (a->unix_path)
             unlink(a->unix_path);
-        free(a->unix_path);
-        free(a->token);
-        free(a);
+        admin_free(a);
         return SY_EIO;
     }
     uv_timer_init(&sv->loop, &a->timer);
@@ -273,8 +277,12 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     a->n_open = 2;
     uv_poll_start(&a->poll, UV_READABLE, on_poll);
     kick(a);
-    sy_log(SY_LOG_INFO, "admin", "listening on %s (changes %s)", a->where,
-           a->token ? "need the token" : "disabled: no admin.token_file");
+    if (a->tokens.n)
+        sy_log(SY_LOG_INFO, "admin", "listening on %s (%zu token%s with roles%s)", a->where,
+               a->tokens.n, a->tokens.n == 1 ? "" : "s", a->token ? ", and admin.token_file's" : "");
+    else
+        sy_log(SY_LOG_INFO, "admin", "listening on %s (changes %s)", a->where,
+               a->token ? "need the token" : "disabled: no admin.token_file");
     *out = a;
     return SY_OK;
 }

@@ -159,6 +159,14 @@ static const sy_cli_command commands[] = {
      "  --older-than DURATION  e.g. 30d; finished runs older than this go\n"
      "  --batch N              runs deleted per transaction (default 500)\n"
      "Exit: 0; 1 the store failed; 2 a bad option.\n", false},
+    {"token", sy_cmd_token, "new --role read|operate|admin --name NAME",
+     "make an admin API token with a role",
+     "Adds the token's SHA-256 digest, with NAME and the role, to the\n"
+     "configuration's admin.tokens_file (made mode 0600) and prints the\n"
+     "token, once: the host keeps only digests.  read: every GET; operate:\n"
+     "also submit, cancel and retry; admin: also reload.  A running host\n"
+     "reads the file when it starts.\n"
+     "Exit: 0; 1 no admin.tokens_file, or NAME taken; 2 usage.\n", false},
     {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
      "Also: switchyard COMMAND --help.  The manual: man switchyard.\n", false},
 };

@@ -15,7 +15,7 @@
 #define SRC_LINE(s) ((int)config_setting_source_line(s))
 
 static const char *const admin_keys =
-    "listen, token_file, max_body, max_header, max_connections, max_connections_per_ip, "
+    "listen, token_file, tokens_file, max_body, max_header, max_connections, max_connections_per_ip, "
     "timeout, header_timeout, body_timeout, dashboard_dir";
 
 bool sy_config_admin_split(const char *listen, char *host, size_t host_len, int *port)
@@ -158,6 +158,14 @@ static int read_key(sy_admin_config *a, const config_setting_t *s, const char *d
         a->token_file = sy_path_join(dir ? dir : ".", v);
         return 0;
     }
+    if (strcmp(name, "tokens_file") == 0) {
+        const char *v;
+        if (read_string(s, &v, d, "a file name"))
+            return 1;
+        free(a->tokens_file);
+        a->tokens_file = sy_path_join(dir ? dir : ".", v);
+        return 0;
+    }
     if (strcmp(name, "dashboard_dir") == 0) {
         const char *v;
         if (read_string(s, &v, d, "a directory name"))
@@ -215,6 +223,7 @@ void sy_config_admin_free(sy_admin_config *a)
 {
     free(a->listen);
     free(a->token_file);
+    free(a->tokens_file);
     free(a->dashboard_dir);
     free(a->file);
     memset(a, 0, sizeof *a);

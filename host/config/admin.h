@@ -5,6 +5,7 @@
  *   admin = {
  *     listen = "127.0.0.1:8787";   # "HOST:PORT", "[V6]:PORT", "unix:PATH"
  *     token_file = "admin.token";  # bearer token for changes (mode 0600)
+ *     tokens_file = "tokens";      # tokens with roles, as digests (0600)
  *     max_body = "64KiB";          # request body, else 413
  *     max_header = "16KiB";        # request line and headers, else 431
  *     max_connections = 256;       # at once, streams included
@@ -31,8 +32,11 @@ typedef struct sy_admin_config {
     bool enabled;            /* the group is there */
     char *listen;            /* owned: "HOST:PORT" or "unix:PATH" (PATH
                                 resolved against the config's directory) */
-    char *token_file;        /* owned, resolved likewise; NULL: none, and
-                                every change is refused */
+    char *token_file;        /* owned, resolved likewise; NULL: none (its
+                                one token has the role admin) */
+    char *tokens_file;       /* owned, resolved likewise: lines "NAME ROLE
+                                SHA256-HEX" (admin/tokens.h); NULL: none.
+                                Neither file: every change is refused */
     int64_t max_body;        /* bytes (default 1 MiB) */
     int64_t max_header;      /* bytes (default 16 KiB) */
     int64_t max_connections; /* default 256 */
