@@ -165,7 +165,7 @@ libsyhost_la_SOURCES += \
 	host/admin/server.c host/admin/router.c host/admin/router.h \
 	host/admin/routes.c host/admin/auth.c host/admin/auth.h \
 	host/admin/reply.c host/admin/stream.c \
-	host/admin/request.c host/admin/mhd.c host/admin/deadline.c host/admin/tokens.c host/admin/tokens.h \
+	host/admin/request.c host/admin/mhd.c host/admin/deadline.c host/admin/tokens.c host/admin/tokens.h host/admin/tls.c \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c \
 	host/admin/api_logs.c host/admin/api_events.c \

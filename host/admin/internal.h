@@ -51,6 +51,9 @@ struct sy_admin {
     char *token;                    /* owned: admin.token_file's (role
                                        admin); NULL: none */
     sy_admin_tokens tokens;         /* admin.tokens_file's digests */
+    char *tls_cert, *tls_key;       /* owned PEM texts (admin/tls.c); NULL:
+                                       plain HTTP.  libmicrohttpd reads them
+                                       while it runs */
     bool reads_open;                /* loopback or Unix socket */
     char *unix_path;                /* owned: to unlink at stop */
     char where[300];
@@ -61,6 +64,14 @@ struct sy_admin {
     sy_admin_conn *conns;           /* open connections (admin/deadline.c) */
     int64_t swept_ms;               /* when they were last looked over */
 };
+
+/* --- TLS (admin/tls.c) -------------------------------------------------- */
+
+/* Reads admin.tls_cert and admin.tls_key (the key: this user's, mode 0600
+ * or 0400) into a->tls_cert, a->tls_key; nothing without tls_cert.  0, or
+ * -1 with one line naming the file. */
+int sy_admin_tls_load(sy_admin *a, char *err, size_t err_len);
+void sy_admin_tls_free(sy_admin *a);
 
 /* --- deadlines on a request (admin/deadline.c) -------------------------- */
 

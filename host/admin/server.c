@@ -207,6 +207,7 @@ static void admin_free(sy_admin *a)
 {
     free(a->token);
     sy_admin_tokens_free(&a->tokens);
+    sy_admin_tls_free(a);
     free(a->unix_path);
     free(a);
 }
@@ -233,7 +234,8 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     if ((cfg->token_file &&
          sy_admin_token_load(cfg->token_file, &a->token, err, err_len) != SY_OK) ||
         (cfg->tokens_file &&
-         sy_admin_tokens_load(cfg->tokens_file, &a->tokens, err, err_len) != 0)) {
+         sy_admin_tokens_load(cfg->tokens_file, &a->tokens, err, err_len) != 0) ||
+        sy_admin_tls_load(a, err, err_len) != 0) {
         admin_free(a);
         return SY_EINVAL;
     }
@@ -249,9 +251,18 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
         admin_free(a);
         return SY_EIO;
     }
+    /* With TLS the key and certificate come first; MHD_OPTION_ARRAY
+     * ends an empty list at once. */
+    struct MHD_OptionItem tls[] = {
+        {a->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, a->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
     a->d = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        on_request, a, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, a, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+            (a->tls_cert ? MHD_USE_TLS : 0),
+        0, NULL, NULL, on_request, a, MHD_OPTION_ARRAY, tls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd,
+        a, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
         MHD_OPTION_NOTIFY_CONNECTION, sy_admin_conn_notify, a, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -260,7 +271,8 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     const union MHD_DaemonInfo *info =
         a->d ? MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     if (!info) {
-        sy_errf(err, err_len, "admin.listen %s: the HTTP server did not start", cfg->listen);
+        sy_errf(err, err_len, "admin.listen %s: the HTTP server did not start%s", cfg->listen,
+                a->tls_cert ? " (is admin.tls_key the key of admin.tls_cert?)" : "");
         if (a->d)
             MHD_stop_daemon(a->d);
         else
@@ -278,10 +290,12 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     uv_poll_start(&a->poll, UV_READABLE, on_poll);
     kick(a);
     if (a->tokens.n)
-        sy_log(SY_LOG_INFO, "admin", "listening on %s (%zu token%s with roles%s)", a->where,
+        sy_log(SY_LOG_INFO, "admin", "listening on %s%s (%zu token%s with roles%s)", a->where,
+               a->tls_cert ? " over TLS" : "",
                a->tokens.n, a->tokens.n == 1 ? "" : "s", a->token ? ", and admin.token_file's" : "");
     else
-        sy_log(SY_LOG_INFO, "admin", "listening on %s (changes %s)", a->where,
+        sy_log(SY_LOG_INFO, "admin", "listening on %s%s (changes %s)", a->where,
+               a->tls_cert ? " over TLS" : "",
                a->token ? "need the token" : "disabled: no admin.token_file");
     *out = a;
     return SY_OK;

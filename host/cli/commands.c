@@ -185,14 +185,17 @@ void sy_cli_usage(FILE *out)
 {
     fprintf(out,
             "usage: switchyard [--config FILE] COMMAND [ARGS]\n"
-            "       switchyard --host URL [--token-file FILE] COMMAND [ARGS]\n\n"
+            "       switchyard --host URL [--token-file FILE] [--ca-file FILE] COMMAND "
+            "[ARGS]\n\n"
             "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
             "else ./switchyard.cfg)\n"
-            "  --host URL     talk to a serving host's admin API (http://HOST:PORT or\n"
-            "                 unix:PATH) instead of the store: status, runs, submit,\n"
+            "  --host URL     talk to a serving host's admin API (http://HOST:PORT,\n"
+            "                 https://HOST:PORT or unix:PATH) instead of the store: status, runs, submit,\n"
             "                 cancel, retry, logs, workflows, route, plugins\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
+            "  --ca-file FILE  the CA (PEM) an https --host is verified against\n"
+            "                 (default: the system's)\n"
             "  --version      the version, the executor ABI and the malloc\n"
             "\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)

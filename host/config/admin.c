@@ -15,7 +15,7 @@
 #define SRC_LINE(s) ((int)config_setting_source_line(s))
 
 static const char *const admin_keys =
-    "listen, token_file, tokens_file, max_body, max_header, max_connections, max_connections_per_ip, "
+    "listen, token_file, tokens_file, tls_cert, tls_key, max_body, max_header, max_connections, max_connections_per_ip, "
     "timeout, header_timeout, body_timeout, dashboard_dir";
 
 bool sy_config_admin_split(const char *listen, char *host, size_t host_len, int *port)
@@ -158,6 +158,15 @@ static int read_key(sy_admin_config *a, const config_setting_t *s, const char *d
         a->token_file = sy_path_join(dir ? dir : ".", v);
         return 0;
     }
+    if (strcmp(name, "tls_cert") == 0 || strcmp(name, "tls_key") == 0) {
+        const char *v;
+        if (read_string(s, &v, d, "a file name (PEM)"))
+            return 1;
+        char **to = name[4] == 'c' ? &a->tls_cert : &a->tls_key;
+        free(*to);
+        *to = sy_path_join(dir ? dir : ".", v);
+        return 0;
+    }
     if (strcmp(name, "tokens_file") == 0) {
         const char *v;
         if (read_string(s, &v, d, "a file name"))
@@ -216,6 +225,12 @@ int sy_config_admin_read(sy_admin_config *a, const config_setting_t *s, const ch
     int errors = 0;
     for (int i = 0; i < config_setting_length(s); i++)
         errors += read_key(a, config_setting_get_elem(s, (unsigned)i), dir, d);
+    if (!errors && !a->tls_cert != !a->tls_key) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'admin.%s' needs 'admin.%s' too (TLS takes a "
+                 "certificate and its key)", a->tls_cert ? "tls_cert" : "tls_key",
+                 a->tls_cert ? "tls_key" : "tls_cert");
+        errors++;
+    }
     return errors;
 }
 
@@ -224,6 +239,8 @@ void sy_config_admin_free(sy_admin_config *a)
     free(a->listen);
     free(a->token_file);
     free(a->tokens_file);
+    free(a->tls_cert);
+    free(a->tls_key);
     free(a->dashboard_dir);
     free(a->file);
     memset(a, 0, sizeof *a);

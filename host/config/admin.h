@@ -6,6 +6,8 @@
  *     listen = "127.0.0.1:8787";   # "HOST:PORT", "[V6]:PORT", "unix:PATH"
  *     token_file = "admin.token";  # bearer token for changes (mode 0600)
  *     tokens_file = "tokens";      # tokens with roles, as digests (0600)
+ *     tls_cert = "admin.crt";      # TLS: the certificate chain (PEM) ...
+ *     tls_key = "admin.key";       # ... and its key (PEM, mode 0600)
  *     max_body = "64KiB";          # request body, else 413
  *     max_header = "16KiB";        # request line and headers, else 431
  *     max_connections = 256;       # at once, streams included
@@ -34,6 +36,11 @@ typedef struct sy_admin_config {
                                 resolved against the config's directory) */
     char *token_file;        /* owned, resolved likewise; NULL: none (its
                                 one token has the role admin) */
+    char *tls_cert;          /* owned, resolved likewise: PEM certificate
+                                chain; with tls_key the listener speaks
+                                TLS only; NULL: plain HTTP */
+    char *tls_key;           /* owned, resolved likewise: its PEM key, a
+                                file of this user's, mode 0600 or 0400 */
     char *tokens_file;       /* owned, resolved likewise: lines "NAME ROLE
                                 SHA256-HEX" (admin/tokens.h); NULL: none.
                                 Neither file: every change is refused */
