@@ -246,6 +246,18 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
         admin_free(a);
         return SY_EINVAL;
     }
+    if (!a->reads_open && !a->tls_cert) {
+        if (!cfg->insecure) {
+            sy_errf(err, err_len, "admin.listen %s is reachable from other machines and speaks "
+                    "plain HTTP: tokens would cross the network in clear; set admin.tls_cert "
+                    "and admin.tls_key, or admin.insecure = true (%s:%d)", cfg->listen,
+                    cfg->file, cfg->line);
+            admin_free(a);
+            return SY_EINVAL;
+        }
+        sy_log(SY_LOG_WARN, "admin", "admin.listen %s speaks plain HTTP to other machines "
+               "(admin.insecure = true): tokens cross the network in clear", cfg->listen);
+    }
     int fd = open_listener(a, cfg->listen, err, err_len);
     if (fd < 0) {
         admin_free(a);

@@ -15,7 +15,7 @@
 #define SRC_LINE(s) ((int)config_setting_source_line(s))
 
 static const char *const admin_keys =
-    "listen, token_file, tokens_file, tls_cert, tls_key, max_body, max_header, max_connections, max_connections_per_ip, "
+    "listen, token_file, tokens_file, tls_cert, tls_key, insecure, max_body, max_header, max_connections, max_connections_per_ip, "
     "timeout, header_timeout, body_timeout, dashboard_dir";
 
 bool sy_config_admin_split(const char *listen, char *host, size_t host_len, int *port)
@@ -165,6 +165,12 @@ static int read_key(sy_admin_config *a, const config_setting_t *s, const char *d
         char **to = name[4] == 'c' ? &a->tls_cert : &a->tls_key;
         free(*to);
         *to = sy_path_join(dir ? dir : ".", v);
+        return 0;
+    }
+    if (strcmp(name, "insecure") == 0) {
+        if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+            return bad(s, d, "true or false");
+        a->insecure = config_setting_get_bool(s) != 0;
         return 0;
     }
     if (strcmp(name, "tokens_file") == 0) {

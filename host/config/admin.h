@@ -8,6 +8,8 @@
  *     tokens_file = "tokens";      # tokens with roles, as digests (0600)
  *     tls_cert = "admin.crt";      # TLS: the certificate chain (PEM) ...
  *     tls_key = "admin.key";       # ... and its key (PEM, mode 0600)
+ *     insecure = false;            # true: plain HTTP on a listener other
+ *                                  # machines reach (warned at each start)
  *     max_body = "64KiB";          # request body, else 413
  *     max_header = "16KiB";        # request line and headers, else 431
  *     max_connections = 256;       # at once, streams included
@@ -41,6 +43,9 @@ typedef struct sy_admin_config {
                                 TLS only; NULL: plain HTTP */
     char *tls_key;           /* owned, resolved likewise: its PEM key, a
                                 file of this user's, mode 0600 or 0400 */
+    bool insecure;           /* plain HTTP allowed on a listener other
+                                machines reach; default false: `serve`
+                                refuses it without TLS */
     char *tokens_file;       /* owned, resolved likewise: lines "NAME ROLE
                                 SHA256-HEX" (admin/tokens.h); NULL: none.
                                 Neither file: every change is refused */
