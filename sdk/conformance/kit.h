@@ -199,7 +199,8 @@ typedef struct kit_inst {
     char long_error_task[32]; /* and its task (guarded by lock) */
     /* Every submit() (resume()) and cancel() is timed by kit_submit() and
      * kit_cancel(); a call over SY_CALL_BOUND_MS, the bound the host's
-     * watchdog enforces, fails the check (kit_calls_in_bound()). */
+     * watchdog enforces (times --time-scale), fails the check
+     * (kit_calls_in_bound()). */
     atomic_long over_bound;   /* calls over SY_CALL_BOUND_MS */
     bool bound_judged_later;  /* set: kit_close() leaves the bound to a
                                  later check */
