@@ -18,6 +18,9 @@ struct sy_admin_conn {
     struct MHD_Connection *c;
     int64_t since_ms;           /* when this phase began */
     sy_admin_phase phase;
+    bool answered;              /* a request was answered on it: awaiting
+                                   headers again is a kept-alive idle
+                                   connection, closed without a word */
     bool closing;               /* shut down; MHD closes it next */
 };
 
@@ -59,6 +62,8 @@ void sy_admin_conn_phase(struct MHD_Connection *c, sy_admin_phase phase)
     sy_admin_conn *k = info ? info->socket_context : NULL;
     if (!k || k->phase == phase)
         return;
+    if (phase == SY_ADMIN_PHASE_ANSWERED)
+        k->answered = true;
     k->phase = phase;
     k->since_ms = sy_clock_now_ms();
 }
@@ -84,7 +89,8 @@ void sy_admin_conn_sweep(sy_admin *a)
         /* MHD sees the end of the stream and closes the connection. */
         shutdown(info->connect_fd, SHUT_RDWR);
         k->closing = true;
-        late[k->phase == SY_ADMIN_PHASE_BODY]++;
+        if (!(k->answered && k->phase == SY_ADMIN_PHASE_HEADERS))
+            late[k->phase == SY_ADMIN_PHASE_BODY]++;
     }
     if (late[0])
         sy_log(SY_LOG_WARN, "admin", "closed %zu connection%s that had not sent their request "

@@ -95,7 +95,9 @@ void sy_admin_conn_notify(void *cls, struct MHD_Connection *c, void **socket_con
 void sy_admin_conn_phase(struct MHD_Connection *c, sy_admin_phase phase);
 
 /* Shuts down the connections past their phase's deadline (at most every
- * 250 ms; MHD then closes them), with one log line per kind. */
+ * 250 ms; MHD then closes them), with one log line per kind; a kept-alive
+ * connection idle past admin.header_timeout after an answer is closed
+ * without one. */
 void sy_admin_conn_sweep(sy_admin *a);
 
 /* One request, from its first callback to its completion. */
