@@ -40,7 +40,12 @@ WF
 # last_line FILE: the file's last non-empty line.
 last_line() { grep -v '^$' "$1" | tail -n 1; }
 
-"$SWITCHYARD" run crashwf >"$host/run.out" 2>"$host/run.err"
+# Each host runs in the background and is waited for: a shell reports a
+# foreground command's signal on its own stderr, which some shells point
+# at the command's redirection; a waited-for background job's goes to the
+# shell's stderr, so the files hold what the process wrote and nothing else.
+"$SWITCHYARD" run crashwf >"$host/run.out" 2>"$host/run.err" &
+wait $!
 rc=$?
 [ "$rc" -eq 139 ]; ok $? "run dies of the signal itself (status $rc, 128 + SIGSEGV)"
 id=$(sed -n 's/^run \([0-9]*\):.*/\1/p' "$host/run.out")
@@ -57,7 +62,8 @@ esac
 sed -i 's|sqlite:var/switchyard.db|sqlite:var/serve.db|' "$host/switchyard.cfg"
 out=$("$SWITCHYARD" submit crashwf 2>&1)
 id=$(run_id)
-timeout 30 "$SWITCHYARD" serve --exit-when-idle >"$host/serve.out" 2>"$host/serve.err"
+timeout 30 "$SWITCHYARD" serve --exit-when-idle >"$host/serve.out" 2>"$host/serve.err" &
+wait $!
 rc=$?
 [ "$rc" -eq 139 ]; ok $? "serve dies of the signal itself (status $rc)"
 line=$(last_line "$host/serve.err")
