@@ -54,6 +54,8 @@ struct sy_admin {
     char *tls_cert, *tls_key;       /* owned PEM texts (admin/tls.c); NULL:
                                        plain HTTP.  libmicrohttpd reads them
                                        while it runs */
+    char *tls_trust;                /* owned: admin.tls_client_ca's PEM;
+                                       NULL: no client certificates */
     bool reads_open;                /* loopback or Unix socket */
     char *unix_path;                /* owned: to unlink at stop */
     char where[300];
@@ -72,6 +74,10 @@ struct sy_admin {
  * -1 with one line naming the file. */
 int sy_admin_tls_load(sy_admin *a, char *err, size_t err_len);
 void sy_admin_tls_free(sy_admin *a);
+
+/* Whether the client on `c` showed a certificate admin.tls_client_ca
+ * signed (true when no client CA is set). */
+bool sy_admin_tls_client_ok(const sy_admin *a, struct MHD_Connection *c);
 
 /* --- deadlines on a request (admin/deadline.c) -------------------------- */
 

@@ -93,6 +93,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq->method = method;
         rq->path = url;
         enum MHD_Result res;
+        if (!sy_admin_tls_client_ok(a, c)) {
+            sy_admin_conn_phase(c, SY_ADMIN_PHASE_ANSWERED);
+            return sy_admin_error(rq, 403, "a client certificate signed by "
+                                  "admin.tls_client_ca is required");
+        }
         if (sy_admin_screen(rq, &res)) {
             sy_admin_conn_phase(c, SY_ADMIN_PHASE_ANSWERED);
             return res;
@@ -268,6 +273,7 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     struct MHD_OptionItem tls[] = {
         {a->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->tls_cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, a->tls_key},
+        {a->tls_trust ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, a->tls_trust},
         {MHD_OPTION_END, 0, NULL},
     };
     a->d = MHD_start_daemon(

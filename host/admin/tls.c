@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
 #include <openssl/crypto.h>
 
 #include <switchyard/executor.h>
@@ -64,9 +65,26 @@ int sy_admin_tls_load(sy_admin *a, char *err, size_t err_len)
     if (!a->cfg->tls_cert)
         return 0;
     if (read_pem("tls_cert", a->cfg->tls_cert, false, &a->tls_cert, err, err_len) != 0 ||
-        read_pem("tls_key", a->cfg->tls_key, true, &a->tls_key, err, err_len) != 0)
+        read_pem("tls_key", a->cfg->tls_key, true, &a->tls_key, err, err_len) != 0 ||
+        (a->cfg->tls_client_ca && read_pem("tls_client_ca", a->cfg->tls_client_ca, false,
+                                           &a->tls_trust, err, err_len) != 0))
         return -1;
     return 0;
+}
+
+bool sy_admin_tls_client_ok(const sy_admin *a, struct MHD_Connection *c)
+{
+    if (!a->tls_trust)
+        return true;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!info || !info->tls_session)
+        return false;
+    /* libmicrohttpd asked for a certificate and holds admin.tls_client_ca
+     * as its trust: the peer's chain is verified against it here. */
+    unsigned status = 0;
+    gnutls_session_t s = (gnutls_session_t)info->tls_session;
+    return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
 }
 
 void sy_admin_tls_free(sy_admin *a)
@@ -75,5 +93,6 @@ void sy_admin_tls_free(sy_admin *a)
         OPENSSL_cleanse(a->tls_key, strlen(a->tls_key));
     free(a->tls_key);
     free(a->tls_cert);
-    a->tls_key = a->tls_cert = NULL;
+    free(a->tls_trust);
+    a->tls_key = a->tls_cert = a->tls_trust = NULL;
 }

@@ -15,7 +15,7 @@
 #define SRC_LINE(s) ((int)config_setting_source_line(s))
 
 static const char *const admin_keys =
-    "listen, token_file, tokens_file, tls_cert, tls_key, insecure, max_body, max_header, max_connections, max_connections_per_ip, "
+    "listen, token_file, tokens_file, tls_cert, tls_key, tls_client_ca, insecure, max_body, max_header, max_connections, max_connections_per_ip, "
     "timeout, header_timeout, body_timeout, dashboard_dir";
 
 bool sy_config_admin_split(const char *listen, char *host, size_t host_len, int *port)
@@ -158,11 +158,13 @@ static int read_key(sy_admin_config *a, const config_setting_t *s, const char *d
         a->token_file = sy_path_join(dir ? dir : ".", v);
         return 0;
     }
-    if (strcmp(name, "tls_cert") == 0 || strcmp(name, "tls_key") == 0) {
+    if (strcmp(name, "tls_cert") == 0 || strcmp(name, "tls_key") == 0 ||
+        strcmp(name, "tls_client_ca") == 0) {
         const char *v;
         if (read_string(s, &v, d, "a file name (PEM)"))
             return 1;
-        char **to = name[4] == 'c' ? &a->tls_cert : &a->tls_key;
+        char **to = name[4] == 'k' ? &a->tls_key : name[5] == 'e' ? &a->tls_cert
+                                                                   : &a->tls_client_ca;
         free(*to);
         *to = sy_path_join(dir ? dir : ".", v);
         return 0;
@@ -237,6 +239,11 @@ int sy_config_admin_read(sy_admin_config *a, const config_setting_t *s, const ch
                  a->tls_cert ? "tls_key" : "tls_cert");
         errors++;
     }
+    if (!errors && a->tls_client_ca && !a->tls_cert) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'admin.tls_client_ca' needs TLS: set "
+                 "'admin.tls_cert' and 'admin.tls_key'");
+        errors++;
+    }
     return errors;
 }
 
@@ -247,6 +254,7 @@ void sy_config_admin_free(sy_admin_config *a)
     free(a->tokens_file);
     free(a->tls_cert);
     free(a->tls_key);
+    free(a->tls_client_ca);
     free(a->dashboard_dir);
     free(a->file);
     memset(a, 0, sizeof *a);

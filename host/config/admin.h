@@ -8,6 +8,8 @@
  *     tokens_file = "tokens";      # tokens with roles, as digests (0600)
  *     tls_cert = "admin.crt";      # TLS: the certificate chain (PEM) ...
  *     tls_key = "admin.key";       # ... and its key (PEM, mode 0600)
+ *     tls_client_ca = "clients.crt"; # every client shows a certificate
+ *                                  # this CA signed
  *     insecure = false;            # true: plain HTTP on a listener other
  *                                  # machines reach (warned at each start)
  *     max_body = "64KiB";          # request body, else 413
@@ -43,6 +45,9 @@ typedef struct sy_admin_config {
                                 TLS only; NULL: plain HTTP */
     char *tls_key;           /* owned, resolved likewise: its PEM key, a
                                 file of this user's, mode 0600 or 0400 */
+    char *tls_client_ca;     /* owned, resolved likewise: with TLS, every
+                                request needs a client certificate this
+                                CA (PEM) signed, else 403; NULL: none */
     bool insecure;           /* plain HTTP allowed on a listener other
                                 machines reach; default false: `serve`
                                 refuses it without TLS */
