@@ -165,7 +165,7 @@ libsyhost_la_SOURCES += \
 	host/admin/server.c host/admin/router.c host/admin/router.h \
 	host/admin/routes.c host/admin/auth.c host/admin/auth.h \
 	host/admin/reply.c host/admin/stream.c \
-	host/admin/request.c host/admin/mhd.c \
+	host/admin/request.c host/admin/mhd.c host/admin/deadline.c host/admin/tokens.c host/admin/tokens.h host/admin/tls.c \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c \
 	host/admin/api_logs.c host/admin/api_events.c \
@@ -177,7 +177,7 @@ switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
 	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
-	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h
+	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h host/cli/token.c
 # libcurl (when found) for --host; without it --host says so.
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(LIBCURL_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,

@@ -111,6 +111,12 @@ int main(int argc, char **argv)
             cli.host = argv[i] + 7;
         } else if (strncmp(argv[i], "--token-file=", 13) == 0) {
             cli.token_file = argv[i] + 13;
+        } else if (strcmp(argv[i], "--ca-file") == 0) {
+            if (i + 1 >= argc)
+                return sy_cli_usage_error(argv[i], "needs a file name");
+            cli.ca_file = argv[++i];
+        } else if (strncmp(argv[i], "--ca-file=", 10) == 0) {
+            cli.ca_file = argv[i] + 10;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             sy_cli_usage(stdout);
             return SY_EXIT_OK;

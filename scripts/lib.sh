@@ -3,7 +3,8 @@
 
 SY_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config \
 libconfig-dev libuv1-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev \
-libssl-dev libcmocka-dev libpq-dev libmimalloc-dev libmicrohttpd-dev libyaml-dev"
+libssl-dev libcmocka-dev libpq-dev libmimalloc-dev libmicrohttpd-dev libgnutls28-dev \
+libyaml-dev"
 # The PostgreSQL store's tests start a throwaway server from these.
 SY_PG_TEST_PACKAGES="postgresql-15"
 # tzdata: the schedule tests read Europe/Berlin and America/New_York.

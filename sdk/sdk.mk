@@ -6,7 +6,7 @@
 switchyardinclude_HEADERS += sdk/switchyard/sdk.h sdk/switchyard/spawn.h \
 	sdk/switchyard/json_params.h sdk/switchyard/config_json.h \
 	sdk/switchyard/testhost.h sdk/switchyard/loader.h \
-	sdk/switchyard/process.h
+	sdk/switchyard/process.h sdk/switchyard/limits.h
 
 # --- the library: libswitchyard-sdk.a --------------------------------------------
 # Static and position-independent, every symbol hidden: linked into a plugin
@@ -98,7 +98,9 @@ check_LTLIBRARIES += tests/plugins/broken_late.la \
 	tests/plugins/broken_input.la \
 	tests/plugins/broken_shared_result.la \
 	tests/plugins/deferring.la tests/plugins/resuming.la \
-	tests/plugins/broken_resume.la
+	tests/plugins/broken_resume.la \
+	tests/plugins/broken_slow_submit.la tests/plugins/broken_slow_cancel.la \
+	tests/plugins/broken_long_error.la tests/plugins/broken_oversize_100.la
 tests_plugins_broken_late_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_late_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_LATE -DPROMISE_NAME='"broken_late"'
 tests_plugins_broken_late_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
@@ -147,6 +149,22 @@ tests_plugins_broken_defer_negative_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_defer_negative_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_DEFER_NEGATIVE -DPROMISE_NAME='"broken_defer_negative"'
 tests_plugins_broken_defer_negative_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
 tests_plugins_broken_defer_negative_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_slow_submit_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_slow_submit_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_SLOW_SUBMIT -DPROMISE_NAME='"broken_slow_submit"'
+tests_plugins_broken_slow_submit_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_slow_submit_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_slow_cancel_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_slow_cancel_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_SLOW_CANCEL -DPROMISE_NAME='"broken_slow_cancel"'
+tests_plugins_broken_slow_cancel_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_slow_cancel_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_long_error_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_long_error_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_LONG_ERROR -DPROMISE_NAME='"broken_long_error"'
+tests_plugins_broken_long_error_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_long_error_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_broken_oversize_100_la_SOURCES = tests/plugins/promise.c
+tests_plugins_broken_oversize_100_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_OVERSIZE -DOVERSIZE_MIB=100 -DPROMISE_NAME='"broken_oversize_100"'
+tests_plugins_broken_oversize_100_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
+tests_plugins_broken_oversize_100_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_broken_spec_size_la_SOURCES = tests/plugins/promise.c
 tests_plugins_broken_spec_size_la_CPPFLAGS = $(SDK_CPPFLAGS) -DBREAK_SPEC_SIZE -DPROMISE_NAME='"broken_spec_size"'
 tests_plugins_broken_spec_size_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include <switchyard/json_params.h>
+#include <switchyard/limits.h>
 #include <switchyard/testhost.h>
 
 static void broadcast(sy_host *h)
@@ -44,7 +45,7 @@ static void record_first(sy_completion *c, const sy_result *r)
     c->output_len = r->output ? r->output_len : 0;
     bool over = h->max_output && c->output_len > h->max_output;
     c->output = over ? NULL : copy_text(r->output, c->output_len);
-    c->error = r->error ? copy_text(r->error, strlen(r->error)) : NULL;
+    c->error = r->error ? copy_text(r->error, strnlen(r->error, SY_RESULT_ERROR_MAX)) : NULL;
     atomic_store(&c->outcome, (int)r->outcome);
     atomic_fetch_add(&h->completed, 1);
     broadcast(h);

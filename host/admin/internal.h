@@ -17,6 +17,7 @@
 
 typedef struct sy_admin_stream sy_admin_stream;
 typedef struct sy_admin_req sy_admin_req;
+typedef struct sy_admin_conn sy_admin_conn;
 struct sy_admin_events;
 
 /* How requests are read and answered: libmicrohttpd's connections
@@ -47,7 +48,14 @@ struct sy_admin {
     uv_poll_t poll;                 /* MHD's epoll descriptor */
     uv_timer_t timer;               /* MHD_get_timeout, and kicks */
     int n_open;                     /* handles not closed yet */
-    char *token;                    /* owned; NULL: changes refused */
+    char *token;                    /* owned: admin.token_file's (role
+                                       admin); NULL: none */
+    sy_admin_tokens tokens;         /* admin.tokens_file's digests */
+    char *tls_cert, *tls_key;       /* owned PEM texts (admin/tls.c); NULL:
+                                       plain HTTP.  libmicrohttpd reads them
+                                       while it runs */
+    char *tls_trust;                /* owned: admin.tls_client_ca's PEM;
+                                       NULL: no client certificates */
     bool reads_open;                /* loopback or Unix socket */
     char *unix_path;                /* owned: to unlink at stop */
     char where[300];
@@ -55,7 +63,48 @@ struct sy_admin {
     sy_admin_stream *streams;       /* admin/stream.c */
     struct sy_admin_events *events; /* admin/api_events.c */
     void (*kick)(sy_admin *a);      /* have MHD run soon (server.c) */
+    sy_admin_conn *conns;           /* open connections (admin/deadline.c) */
+    int64_t swept_ms;               /* when they were last looked over */
 };
+
+/* --- TLS (admin/tls.c) -------------------------------------------------- */
+
+/* Reads admin.tls_cert and admin.tls_key (the key: this user's, mode 0600
+ * or 0400) into a->tls_cert, a->tls_key; nothing without tls_cert.  0, or
+ * -1 with one line naming the file. */
+int sy_admin_tls_load(sy_admin *a, char *err, size_t err_len);
+void sy_admin_tls_free(sy_admin *a);
+
+/* Whether the client on `c` showed a certificate admin.tls_client_ca
+ * signed (true when no client CA is set). */
+bool sy_admin_tls_client_ok(const sy_admin *a, struct MHD_Connection *c);
+
+/* --- deadlines on a request (admin/deadline.c) -------------------------- */
+
+/* Where a connection's current request is: its deadline runs from the
+ * phase's start. */
+typedef enum sy_admin_phase {
+    SY_ADMIN_PHASE_HEADERS,  /* awaiting the request line and headers (since
+                                the connection opened, or its previous
+                                answer): admin.header_timeout */
+    SY_ADMIN_PHASE_BODY,     /* headers read, awaiting the body:
+                                admin.body_timeout */
+    SY_ADMIN_PHASE_ANSWERED, /* answered (a stream may last): no deadline */
+} sy_admin_phase;
+
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the sy_admin): keeps the
+ * list of open connections. */
+void sy_admin_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code);
+
+/* The request on `c` moved to `phase`. */
+void sy_admin_conn_phase(struct MHD_Connection *c, sy_admin_phase phase);
+
+/* Shuts down the connections past their phase's deadline (at most every
+ * 250 ms; MHD then closes them), with one log line per kind; a kept-alive
+ * connection idle past admin.header_timeout after an answer is closed
+ * without one. */
+void sy_admin_conn_sweep(sy_admin *a);
 
 /* One request, from its first callback to its completion. */
 struct sy_admin_req {
@@ -67,6 +116,8 @@ struct sy_admin_req {
     char *body;                     /* owned, NUL-terminated */
     size_t len;
     bool overflow;
+    char who[SY_ADMIN_TOKEN_NAME_MAX]; /* the token's name once accepted;
+                                       "" without one */
     void *io_data;                  /* the io's own, per request */
 };
 

@@ -10,18 +10,19 @@
 #include "admin/auth.h"
 #include "base/log.h"
 
-/* Who may go on: changes need the token; reads too on a listener others
- * can reach. */
+/* Who may go on: a token whose role is the route's or above; reads need
+ * none on a listener only this machine reaches. */
 static enum MHD_Result refuse(sy_admin_req *rq, bool *refused)
 {
     sy_admin *a = rq->admin;
-    bool change = rq->route->flags & SY_ADMIN_CHANGE;
+    sy_admin_role need = rq->route->role;
     *refused = false;
-    if ((!change && a->reads_open) || (rq->route->flags & SY_ADMIN_OPEN))
+    if (need == SY_ROLE_OPEN || (need == SY_ROLE_READ && a->reads_open))
         return MHD_YES;
     *refused = true;
-    if (!a->token)
-        return sy_admin_error(rq, 403, "changes are disabled: admin.token_file is not set");
+    if (!a->token && a->tokens.n == 0)
+        return sy_admin_error(rq, 403, "changes are disabled: admin.token_file is not set "
+                              "(nor admin.tokens_file)");
     const char *h = sy_admin_header(rq, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!h) {
         static const char msg[] = "{\"error\":\"a token is required\"}";
@@ -29,8 +30,18 @@ static enum MHD_Result refuse(sy_admin_req *rq, bool *refused)
                                        MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer", NULL};
         return a->io->reply(rq, 401, msg, sizeof msg - 1, headers);
     }
-    if (!sy_admin_bearer_ok(h, a->token))
+    const sy_admin_token *k = sy_admin_tokens_match(&a->tokens, h);
+    if (k) {
+        if (k->role < need)
+            return sy_admin_error(rq, 403, "token '%s' has the role %s; %s %s needs %s", k->name,
+                                  sy_admin_role_name(k->role), rq->method, rq->path,
+                                  sy_admin_role_name(need));
+        snprintf(rq->who, sizeof rq->who, "%s", k->name);
+    } else if (a->token && sy_admin_bearer_ok(h, a->token)) {
+        snprintf(rq->who, sizeof rq->who, "token_file");
+    } else {
         return sy_admin_error(rq, 403, "the token is wrong");
+    }
     *refused = false;
     return MHD_YES;
 }
@@ -80,11 +91,24 @@ bool sy_admin_screen(sy_admin_req *rq, enum MHD_Result *res)
     return false;
 }
 
+/* Whether a body is no body: nothing, or an empty JSON object (clients
+ * that always send an object send {} for none). */
+static bool body_empty(const sy_admin_req *rq)
+{
+    if (!rq->len)
+        return true;
+    json_t *v = json_loadb(rq->body, rq->len, 0, NULL);
+    bool empty = json_is_object(v) && json_object_size(v) == 0;
+    json_decref(v);
+    return empty;
+}
+
 enum MHD_Result sy_admin_answer(sy_admin_req *rq)
 {
-    if (!(rq->route->flags & SY_ADMIN_BODY) && rq->len)
-        return sy_admin_error(rq, 400, "body: this request takes none");
+    if (!(rq->route->flags & SY_ADMIN_BODY) && !body_empty(rq))
+        return sy_admin_error(rq, 400, "body: this request takes none (or {})");
     if (rq->route->flags & SY_ADMIN_CHANGE)
-        sy_log(SY_LOG_INFO, "admin", "%s %s", rq->method, rq->path);
+        sy_log(SY_LOG_INFO, "admin", "%s %s%s%s%s", rq->method, rq->path,
+               rq->who[0] ? " (token '" : "", rq->who, rq->who[0] ? "')" : "");
     return (enum MHD_Result)rq->route->handler(rq);
 }

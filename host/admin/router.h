@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "admin/tokens.h"
+
 #define SY_ADMIN_MAX_CAPS 2
 #define SY_ADMIN_CAP_LEN 256
 
@@ -25,6 +27,8 @@ typedef struct sy_admin_route {
     const char *pattern; /* "/api/v1/runs/{}/cancel": {} is one segment */
     int (*handler)(struct sy_admin_req *rq); /* an enum MHD_Result */
     unsigned flags;
+    sy_admin_role role;  /* the role a token needs (admin/tokens.h); every
+                            route names one (tests/admin/test_roles) */
 } sy_admin_route;
 
 /* The routes served (admin/routes.c), `sy_admin_n_routes` of them. */

@@ -29,6 +29,7 @@ static void drive(sy_admin *a)
     if (a->stopping || !a->d)
         return;
     MHD_run(a->d);
+    sy_admin_conn_sweep(a);
     MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout(a->d, &ms) != MHD_YES || ms > 1000)
         ms = 1000;
@@ -65,6 +66,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)cls;
     (void)c;
     (void)why;
+    /* A kept-alive connection awaits its next request from now. */
+    sy_admin_conn_phase(c, SY_ADMIN_PHASE_HEADERS);
     sy_admin_req *rq = *con_cls;
     if (!rq)
         return;
@@ -90,8 +93,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq->method = method;
         rq->path = url;
         enum MHD_Result res;
-        if (sy_admin_screen(rq, &res))
+        if (!sy_admin_tls_client_ok(a, c)) {
+            sy_admin_conn_phase(c, SY_ADMIN_PHASE_ANSWERED);
+            return sy_admin_error(rq, 403, "a client certificate signed by "
+                                  "admin.tls_client_ca is required");
+        }
+        if (sy_admin_screen(rq, &res)) {
+            sy_admin_conn_phase(c, SY_ADMIN_PHASE_ANSWERED);
             return res;
+        }
+        sy_admin_conn_phase(c, SY_ADMIN_PHASE_BODY);
         return MHD_YES;
     }
     if (*upload_len) {
@@ -112,6 +123,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_len = 0;
         return MHD_YES;
     }
+    sy_admin_conn_phase(c, SY_ADMIN_PHASE_ANSWERED);
     return sy_admin_answer(rq);
 }
 
@@ -196,14 +208,20 @@ static int open_listener(sy_admin *a, const char *spec, char *err, size_t err_le
     return fd;
 }
 
+static void admin_free(sy_admin *a)
+{
+    free(a->token);
+    sy_admin_tokens_free(&a->tokens);
+    sy_admin_tls_free(a);
+    free(a->unix_path);
+    free(a);
+}
+
 static void closed(uv_handle_t *h)
 {
     sy_admin *a = h->data;
-    if (--a->n_open == 0) {
-        free(a->token);
-        free(a->unix_path);
-        free(a);
-    }
+    if (--a->n_open == 0)
+        admin_free(a);
 }
 
 int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, char *err,
@@ -218,44 +236,68 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     a->io = &sy_admin_mhd_io;
     a->kick = kick;
     a->reads_open = sy_admin_listen_local(cfg->listen);
-    if (cfg->token_file &&
-        sy_admin_token_load(cfg->token_file, &a->token, err, err_len) != SY_OK) {
-        free(a);
+    if ((cfg->token_file &&
+         sy_admin_token_load(cfg->token_file, &a->token, err, err_len) != SY_OK) ||
+        (cfg->tokens_file &&
+         sy_admin_tokens_load(cfg->tokens_file, &a->tokens, err, err_len) != 0) ||
+        sy_admin_tls_load(a, err, err_len) != 0) {
+        admin_free(a);
         return SY_EINVAL;
     }
-    if (!a->reads_open && !a->token) {
+    if (!a->reads_open && !a->token && a->tokens.n == 0) {
         sy_errf(err, err_len, "admin.listen %s is reachable from other machines: set "
-                "admin.token_file (%s:%d), every request then needs the token",
-                cfg->listen, cfg->file, cfg->line);
-        free(a);
+                "admin.token_file or admin.tokens_file (%s:%d), every request then needs a "
+                "token", cfg->listen, cfg->file, cfg->line);
+        admin_free(a);
         return SY_EINVAL;
+    }
+    if (!a->reads_open && !a->tls_cert) {
+        if (!cfg->insecure) {
+            sy_errf(err, err_len, "admin.listen %s is reachable from other machines and speaks "
+                    "plain HTTP: tokens would cross the network in clear; set admin.tls_cert "
+                    "and admin.tls_key, or admin.insecure = true (%s:%d)", cfg->listen,
+                    cfg->file, cfg->line);
+            admin_free(a);
+            return SY_EINVAL;
+        }
+        sy_log(SY_LOG_WARN, "admin", "admin.listen %s speaks plain HTTP to other machines "
+               "(admin.insecure = true): tokens cross the network in clear", cfg->listen);
     }
     int fd = open_listener(a, cfg->listen, err, err_len);
     if (fd < 0) {
-        free(a->token);
-        free(a);
+        admin_free(a);
         return SY_EIO;
     }
+    /* With TLS the key and certificate come first; MHD_OPTION_ARRAY
+     * ends an empty list at once. */
+    struct MHD_OptionItem tls[] = {
+        {a->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, a->tls_key},
+        {a->tls_trust ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, a->tls_trust},
+        {MHD_OPTION_END, 0, NULL},
+    };
     a->d = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        on_request, a, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, a, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+            (a->tls_cert ? MHD_USE_TLS : 0),
+        0, NULL, NULL, on_request, a, MHD_OPTION_ARRAY, tls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd,
+        a, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
+        MHD_OPTION_NOTIFY_CONNECTION, sy_admin_conn_notify, a, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(cfg->timeout_ms / 1000), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)cfg->max_header, MHD_OPTION_NOTIFY_COMPLETED, completed, a, MHD_OPTION_END);
     const union MHD_DaemonInfo *info =
         a->d ? MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     if (!info) {
-        sy_errf(err, err_len, "admin.listen %s: the HTTP server did not start", cfg->listen);
+        sy_errf(err, err_len, "admin.listen %s: the HTTP server did not start%s", cfg->listen,
+                a->tls_cert ? " (is admin.tls_key the key of admin.tls_cert?)" : "");
         if (a->d)
             MHD_stop_daemon(a->d);
         else
             close(fd);
         if (a->unix_path)
             unlink(a->unix_path);
-        free(a->unix_path);
-        free(a->token);
-        free(a);
+        admin_free(a);
         return SY_EIO;
     }
     uv_timer_init(&sv->loop, &a->timer);
@@ -265,8 +307,14 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     a->n_open = 2;
     uv_poll_start(&a->poll, UV_READABLE, on_poll);
     kick(a);
-    sy_log(SY_LOG_INFO, "admin", "listening on %s (changes %s)", a->where,
-           a->token ? "need the token" : "disabled: no admin.token_file");
+    if (a->tokens.n)
+        sy_log(SY_LOG_INFO, "admin", "listening on %s%s (%zu token%s with roles%s)", a->where,
+               a->tls_cert ? " over TLS" : "",
+               a->tokens.n, a->tokens.n == 1 ? "" : "s", a->token ? ", and admin.token_file's" : "");
+    else
+        sy_log(SY_LOG_INFO, "admin", "listening on %s%s (changes %s)", a->where,
+               a->tls_cert ? " over TLS" : "",
+               a->token ? "need the token" : "disabled: no admin.token_file");
     *out = a;
     return SY_OK;
 }

@@ -18,6 +18,9 @@ typedef struct sy_cli {
     const char *host;       /* --host URL: a serving host's admin API to
                                talk to instead of the store; NULL */
     const char *token_file; /* --token-file: its bearer token; NULL */
+    const char *ca_file;    /* --ca-file: the CA (PEM) an https --host is
+                               verified against instead of the system's;
+                               NULL */
 } sy_cli;
 
 int sy_cmd_check(const sy_cli *cli, int argc, char **argv);
@@ -32,6 +35,7 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_token(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_schedules(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_help(const sy_cli *cli, int argc, char **argv);

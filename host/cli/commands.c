@@ -159,6 +159,14 @@ static const sy_cli_command commands[] = {
      "  --older-than DURATION  e.g. 30d; finished runs older than this go\n"
      "  --batch N              runs deleted per transaction (default 500)\n"
      "Exit: 0; 1 the store failed; 2 a bad option.\n", false},
+    {"token", sy_cmd_token, "new --role read|operate|admin --name NAME",
+     "make an admin API token with a role",
+     "Adds the token's SHA-256 digest, with NAME and the role, to the\n"
+     "configuration's admin.tokens_file (made mode 0600) and prints the\n"
+     "token, once: the host keeps only digests.  read: every GET; operate:\n"
+     "also submit, cancel and retry; admin: also reload.  A running host\n"
+     "reads the file when it starts.\n"
+     "Exit: 0; 1 no admin.tokens_file, or NAME taken; 2 usage.\n", false},
     {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
      "Also: switchyard COMMAND --help.  The manual: man switchyard.\n", false},
 };
@@ -177,14 +185,17 @@ void sy_cli_usage(FILE *out)
 {
     fprintf(out,
             "usage: switchyard [--config FILE] COMMAND [ARGS]\n"
-            "       switchyard --host URL [--token-file FILE] COMMAND [ARGS]\n\n"
+            "       switchyard --host URL [--token-file FILE] [--ca-file FILE] COMMAND "
+            "[ARGS]\n\n"
             "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
             "else ./switchyard.cfg)\n"
-            "  --host URL     talk to a serving host's admin API (http://HOST:PORT or\n"
-            "                 unix:PATH) instead of the store: status, runs, submit,\n"
+            "  --host URL     talk to a serving host's admin API (http://HOST:PORT,\n"
+            "                 https://HOST:PORT or unix:PATH) instead of the store: status, runs, submit,\n"
             "                 cancel, retry, logs, workflows, route, plugins\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
+            "  --ca-file FILE  the CA (PEM) an https --host is verified against\n"
+            "                 (default: the system's)\n"
             "  --version      the version, the executor ABI and the malloc\n"
             "\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)

@@ -145,11 +145,14 @@ static int request(const sy_cli *cli, const char *cmd, const char *method, const
     } else {
         curl_easy_cleanup(c);
         free(auth);
-        fprintf(stderr, "switchyard: %s: --host %s: give http://HOST:PORT or unix:PATH\n", cmd,
+        fprintf(stderr, "switchyard: %s: --host %s: give http://HOST:PORT, https://HOST:PORT or unix:PATH\n", cmd,
                 host);
         return SY_EXIT_USAGE;
     }
     curl_easy_setopt(c, CURLOPT_URL, url);
+    /* https: verified against the system's CAs, or --ca-file's. */
+    if (cli->ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, cli->ca_file);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);

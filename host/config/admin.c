@@ -15,7 +15,8 @@
 #define SRC_LINE(s) ((int)config_setting_source_line(s))
 
 static const char *const admin_keys =
-    "listen, token_file, max_body, max_header, max_connections, timeout, dashboard_dir";
+    "listen, token_file, tokens_file, tls_cert, tls_key, tls_client_ca, insecure, max_body, max_header, max_connections, max_connections_per_ip, "
+    "timeout, header_timeout, body_timeout, dashboard_dir";
 
 bool sy_config_admin_split(const char *listen, char *host, size_t host_len, int *port)
 {
@@ -87,6 +88,34 @@ static int read_bytes(const config_setting_t *s, int64_t lo, int64_t hi, int64_t
     return 0;
 }
 
+/* A duration from 1 s to 1 h: milliseconds, or a string such as "30s". */
+static int read_duration(const config_setting_t *s, int64_t *out, sy_diags *d)
+{
+    char why[200] = "";
+    int64_t ms = -1;
+    int t = config_setting_type(s);
+    if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+        ms = config_setting_get_int64(s);
+    else if (t == CONFIG_TYPE_STRING &&
+             sy_sdk_duration_parse(config_setting_get_string(s), &ms, why, sizeof why))
+        ms = -1;
+    if (ms < 1000 || ms > 3600 * 1000)
+        return bad(s, d, "a duration from \"1s\" to \"1h\" (e.g. \"30s\")");
+    *out = ms;
+    return 0;
+}
+
+/* A count from 1 to 10000. */
+static int read_count(const config_setting_t *s, int64_t *out, sy_diags *d)
+{
+    int t = config_setting_type(s);
+    long long v = t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 ? config_setting_get_int64(s) : 0;
+    if (v < 1 || v > 10000)
+        return bad(s, d, "an integer from 1 to 10000");
+    *out = v;
+    return 0;
+}
+
 static int read_listen(sy_admin_config *a, const config_setting_t *s, const char *dir,
                        sy_diags *d)
 {
@@ -129,6 +158,31 @@ static int read_key(sy_admin_config *a, const config_setting_t *s, const char *d
         a->token_file = sy_path_join(dir ? dir : ".", v);
         return 0;
     }
+    if (strcmp(name, "tls_cert") == 0 || strcmp(name, "tls_key") == 0 ||
+        strcmp(name, "tls_client_ca") == 0) {
+        const char *v;
+        if (read_string(s, &v, d, "a file name (PEM)"))
+            return 1;
+        char **to = name[4] == 'k' ? &a->tls_key : name[5] == 'e' ? &a->tls_cert
+                                                                   : &a->tls_client_ca;
+        free(*to);
+        *to = sy_path_join(dir ? dir : ".", v);
+        return 0;
+    }
+    if (strcmp(name, "insecure") == 0) {
+        if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+            return bad(s, d, "true or false");
+        a->insecure = config_setting_get_bool(s) != 0;
+        return 0;
+    }
+    if (strcmp(name, "tokens_file") == 0) {
+        const char *v;
+        if (read_string(s, &v, d, "a file name"))
+            return 1;
+        free(a->tokens_file);
+        a->tokens_file = sy_path_join(dir ? dir : ".", v);
+        return 0;
+    }
     if (strcmp(name, "dashboard_dir") == 0) {
         const char *v;
         if (read_string(s, &v, d, "a directory name"))
@@ -141,29 +195,16 @@ static int read_key(sy_admin_config *a, const config_setting_t *s, const char *d
         return read_bytes(s, 1024, 64LL << 20, &a->max_body, d);
     if (strcmp(name, "max_header") == 0)
         return read_bytes(s, 4096, 1LL << 20, &a->max_header, d);
-    if (strcmp(name, "max_connections") == 0) {
-        int t = config_setting_type(s);
-        long long v = t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 ? config_setting_get_int64(s)
-                                                                     : 0;
-        if (v < 1 || v > 10000)
-            return bad(s, d, "an integer from 1 to 10000");
-        a->max_connections = v;
-        return 0;
-    }
-    if (strcmp(name, "timeout") == 0) {
-        char why[200] = "";
-        int64_t ms = -1;
-        int t = config_setting_type(s);
-        if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
-            ms = config_setting_get_int64(s);
-        else if (t == CONFIG_TYPE_STRING &&
-                 sy_sdk_duration_parse(config_setting_get_string(s), &ms, why, sizeof why))
-            ms = -1;
-        if (ms < 1000 || ms > 3600 * 1000)
-            return bad(s, d, "a duration from \"1s\" to \"1h\" (e.g. \"30s\")");
-        a->timeout_ms = ms;
-        return 0;
-    }
+    if (strcmp(name, "max_connections") == 0)
+        return read_count(s, &a->max_connections, d);
+    if (strcmp(name, "max_connections_per_ip") == 0)
+        return read_count(s, &a->max_connections_per_ip, d);
+    if (strcmp(name, "timeout") == 0)
+        return read_duration(s, &a->timeout_ms, d);
+    if (strcmp(name, "header_timeout") == 0)
+        return read_duration(s, &a->header_timeout_ms, d);
+    if (strcmp(name, "body_timeout") == 0)
+        return read_duration(s, &a->body_timeout_ms, d);
     sy_error(d, SRC_FILE(s), SRC_LINE(s), "unknown key 'admin.%s' (known: %s)", name,
              admin_keys);
     return 1;
@@ -175,8 +216,11 @@ int sy_config_admin_read(sy_admin_config *a, const config_setting_t *s, const ch
     sy_config_admin_free(a);
     a->max_body = 1 << 20;
     a->max_header = 16 << 10;
-    a->max_connections = 64;
+    a->max_connections = 256;
+    a->max_connections_per_ip = 64;
     a->timeout_ms = 30000;
+    a->header_timeout_ms = 10000;
+    a->body_timeout_ms = 30000;
     a->listen = sy_xstrdup("127.0.0.1:8787");
     a->file = sy_xstrdup(SRC_FILE(s) ? SRC_FILE(s) : "");
     a->line = SRC_LINE(s);
@@ -189,6 +233,17 @@ int sy_config_admin_read(sy_admin_config *a, const config_setting_t *s, const ch
     int errors = 0;
     for (int i = 0; i < config_setting_length(s); i++)
         errors += read_key(a, config_setting_get_elem(s, (unsigned)i), dir, d);
+    if (!errors && !a->tls_cert != !a->tls_key) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'admin.%s' needs 'admin.%s' too (TLS takes a "
+                 "certificate and its key)", a->tls_cert ? "tls_cert" : "tls_key",
+                 a->tls_cert ? "tls_key" : "tls_cert");
+        errors++;
+    }
+    if (!errors && a->tls_client_ca && !a->tls_cert) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'admin.tls_client_ca' needs TLS: set "
+                 "'admin.tls_cert' and 'admin.tls_key'");
+        errors++;
+    }
     return errors;
 }
 
@@ -196,6 +251,10 @@ void sy_config_admin_free(sy_admin_config *a)
 {
     free(a->listen);
     free(a->token_file);
+    free(a->tokens_file);
+    free(a->tls_cert);
+    free(a->tls_key);
+    free(a->tls_client_ca);
     free(a->dashboard_dir);
     free(a->file);
     memset(a, 0, sizeof *a);

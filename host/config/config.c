@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <switchyard/limits.h>
 #include <switchyard/sdk.h>
 
 #include "config/integers.h"
@@ -405,7 +406,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     cfg->path = sy_xstrdup(path);
     cfg->dir = sy_path_dirname(path);
     /* Defaults first, so a value written in the file (0 included) stands. */
-    cfg->max_context_bytes = 16 << 20;
+    cfg->max_context_bytes = SY_MAX_CONTEXT_BYTES_DEFAULT;
     cfg->lease_ms = 30000;
     cfg->max_recoveries = 5;
     cfg->log_limit = 64 << 10;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <switchyard/json_params.h>
+#include <switchyard/limits.h>
 
 #include "base/util.h"
 #include "engine/attempt_log.h"
@@ -12,8 +13,6 @@
 #include "engine/process.h"
 #include "executor/call_record.h"
 
-/* The most of sy_result.note the host keeps (the ABI says 1 KiB). */
-#define SY_RESULT_NOTE_MAX 1024
 
 /* Runs on the plugin's thread: copy what the host needs and queue it.  An
  * output over max_context_bytes is only measured, never copied: the
@@ -36,7 +35,9 @@ static void on_complete(sy_completion *c, const sy_result *res)
             a->output_len = res->output_len;
         }
     }
-    a->result_error = res->error ? strdup(res->error) : NULL;
+    /* Errors and notes are bounded (switchyard/limits.h): a plugin cannot
+     * make the host keep megabytes of text per attempt. */
+    a->result_error = res->error ? strndup(res->error, SY_RESULT_ERROR_MAX) : NULL;
     /* The 1.1 fields, read only when the plugin's struct has them. */
     if (SY_HAS_FIELD(res, sy_result, retry_after_ms))
         a->retry_after_ms = res->retry_after_ms;

@@ -218,6 +218,11 @@ void sy_engine_drain(sy_engine *e)
 {
     e->drain++;
     sy_serve_quiet(e);
+    if (e->winding_down && e->live) {
+        /* The runs are over: nothing is left to drain, only the wait. */
+        sy_grace_end_now(e);
+        return;
+    }
     if (e->drain >= 3) {
         stop_loop(e);
         return;
@@ -233,6 +238,8 @@ void sy_engine_drain(sy_engine *e)
 int sy_engine_draining(const sy_engine *e) { return e->drain; }
 
 bool sy_engine_serving(const sy_engine *e) { return e->o.serve; }
+
+bool sy_engine_winding_down(const sy_engine *e) { return e->winding_down && e->live; }
 
 int sy_engine_cancel(sy_engine *e, int64_t run_id, const char *why)
 {
@@ -350,6 +357,7 @@ static int run_loop(sy_engine *e)
         e->winding_down = true;
         e->stopping = false;
         sy_grace_start(e);
+        sy_grace_say_waiting(e);
         uv_run(e->loop, UV_RUN_DEFAULT);
         if (e->drain >= 3)
             return 2;

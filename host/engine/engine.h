@@ -89,7 +89,8 @@ typedef struct sy_engine_opts {
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
-    int64_t poll_ms;          /* serve: how often to look for new runs */
+    int64_t poll_ms;          /* serve: how often to look for new runs;
+                                 run: for cancel requests */
     /* The clock every time the engine records or waits for is read from
      * (NULL: sy_clock_now_ms).  A test passes a fake one and moves it:
      * turning the loop then fires the backoff and deadlines it made due. */
@@ -201,6 +202,11 @@ size_t sy_engine_running(const sy_engine *e, char *names, size_t len);
 
 /* What is left of the shutdown grace (all of it before a drain). */
 int64_t sy_engine_grace_left_ms(const sy_engine *e);
+
+/* Whether the runs are over and the engine only waits, at most the grace,
+ * for attempts plugins still hold after cancel(); a signal then ends the
+ * wait at once (the attempts are abandoned, named in the log). */
+bool sy_engine_winding_down(const sy_engine *e);
 
 /* Whether the engine serves (picks up runs) rather than drives one. */
 bool sy_engine_serving(const sy_engine *e);

@@ -297,6 +297,16 @@ void sy_serve_init(sy_engine *e)
     e->claim.data = e;
 }
 
+/* `run` (not serving) claims nothing, but its run takes cancel requests
+ * as a serving host's do: `switchyard cancel` from another process sets
+ * the request, this host carries it out. */
+static void on_watch(uv_timer_t *t)
+{
+    sy_engine *e = t->data;
+    if (!e->drain && !sy_lease_lapsed(e, e->now()))
+        sy_store_cancel_requests(e->o.store, e->o.owner, on_cancel_request, e);
+}
+
 void sy_serve_start(sy_engine *e)
 {
     if (e->o.serve) {
@@ -304,6 +314,10 @@ void sy_serve_start(sy_engine *e)
          * apart. */
         srand48((long)getpid() ^ (long)uv_hrtime());
         uv_timer_start(&e->poll, on_poll, 0, 0);
+    } else {
+        uv_timer_start(&e->poll, on_watch, (uint64_t)e->o.poll_ms, (uint64_t)e->o.poll_ms);
+        /* The watch alone does not keep the loop running. */
+        uv_unref((uv_handle_t *)&e->poll);
     }
     uv_timer_start(&e->renew, on_renew, (uint64_t)e->o.lease_ms / 3,
                    (uint64_t)e->o.lease_ms / 3);

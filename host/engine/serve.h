@@ -9,7 +9,8 @@
 #include "engine/internal.h"
 
 void sy_serve_init(sy_engine *e);
-/* Starts renewing leases and, in serve mode, polling. */
+/* Starts renewing leases and polling: in serve mode for new runs and
+ * cancel requests, otherwise (`run`) for cancel requests of its runs. */
 void sy_serve_start(sy_engine *e);
 void sy_serve_stop(sy_engine *e);
 /* Polls for new runs at the next loop turn (a schedule just recorded

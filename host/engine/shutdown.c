@@ -9,9 +9,8 @@
 /* Attempts named one by one in the log; the rest are counted. */
 #define NAMED_MAX 20
 
-static void on_grace(uv_timer_t *h)
+static void abandon(sy_engine *e)
 {
-    sy_engine *e = h->data;
     if (!e->live)
         return;
     size_t n = 0;
@@ -31,6 +30,34 @@ static void on_grace(uv_timer_t *h)
     e->abandoned = true;
     e->stopping = true;
     uv_stop(e->loop);
+}
+
+static void on_grace(uv_timer_t *h) { abandon(h->data); }
+
+void sy_grace_say_waiting(sy_engine *e)
+{
+    size_t n = 0;
+    long long left_s = (long long)((sy_engine_grace_left_ms(e) + 999) / 1000);
+    for (sy_attempt *a = e->live; a; a = a->live_next, n++) {
+        if (n >= NAMED_MAX)
+            continue;
+        const sy_instance_entry *entry = a->queue->entry;
+        sy_log(SY_LOG_WARN, entry->name,
+               "waiting for executor '%s', instance '%s' to hand back attempt %u of task %s "
+               "(run %lld), which it was asked to cancel: at most %lld s more, then it is "
+               "abandoned; a signal (Ctrl-C) stops the wait now",
+               entry->host.plugin ? entry->host.plugin : "?", entry->name, a->number, a->task.ns,
+               (long long)a->run->id, left_s);
+    }
+    if (n > NAMED_MAX)
+        sy_log(SY_LOG_WARN, "engine", "waiting for %zu more attempts", n - NAMED_MAX);
+}
+
+void sy_grace_end_now(sy_engine *e)
+{
+    if (e->grace_armed)
+        uv_timer_stop(&e->grace);
+    abandon(e);
 }
 
 void sy_grace_start(sy_engine *e)

@@ -19,6 +19,15 @@
 /* Arms the grace timer once (idempotent); loop thread. */
 void sy_grace_start(sy_engine *e);
 
+/* Says, once the runs are over, which attempts the engine still waits for
+ * (plugin, instance, task, run, attempt) and for how long at most, and
+ * that a signal ends the wait.  Loop thread. */
+void sy_grace_say_waiting(sy_engine *e);
+
+/* Ends the wait now, as the grace's end would: names and abandons what is
+ * left.  Loop thread. */
+void sy_grace_end_now(sy_engine *e);
+
 /* Stops it and closes its handle. */
 void sy_grace_close(sy_engine *e);
 

@@ -111,6 +111,56 @@ static const char *signal_name(int sig)
     }
 }
 
+static size_t put_dec(char *dst, size_t at, size_t cap, uint64_t v)
+{
+    char tmp[21];
+    size_t n = sizeof tmp - 1;
+    tmp[n] = '\0';
+    do {
+        tmp[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n > 0);
+    return put(dst, at, cap, tmp + n);
+}
+
+/* The crash said at once, as the process's last line on stderr: the
+ * fault, and the call in flight from the record.  `p` holds the fault
+ * already. */
+static void say_fatal(const record_page *p)
+{
+    char line[1024];
+    size_t at = put(line, 0, sizeof line, "switchyard: fatal: ");
+    at = put(line, at, sizeof line, p->fault);
+    if (p->in_call) {
+        at = put(line, at, sizeof line, p->fault_in_call ? ", inside call " :
+                 ", on another thread than call ");
+        at = put(line, at, sizeof line, p->call);
+        at = put(line, at, sizeof line, " of plugin '");
+        at = put(line, at, sizeof line, p->plugin);
+        at = put(line, at, sizeof line, "', instance '");
+        at = put(line, at, sizeof line, p->instance);
+        at = put(line, at, sizeof line, "'");
+        if (p->ns[0]) {
+            at = put(line, at, sizeof line, ", task ");
+            at = put(line, at, sizeof line, p->ns);
+        }
+        if (p->run_id > 0) {
+            at = put(line, at, sizeof line, " (run ");
+            at = put_dec(line, at, sizeof line, (uint64_t)p->run_id);
+            at = put(line, at, sizeof line, ", attempt ");
+            at = put_dec(line, at, sizeof line, p->attempt);
+            at = put(line, at, sizeof line, ")");
+        }
+    } else {
+        at = put(line, at, sizeof line, ", with no call into a plugin in flight");
+    }
+    at = put(line, at, sizeof line, "; the process dies with it\n");
+    if (line[at - 1] != '\n') /* cut: the line still ends */
+        line[at - 1] = '\n';
+    ssize_t w = write(STDERR_FILENO, line, at);
+    (void)w;
+}
+
 static uintptr_t fault_pc(const void *uctx)
 {
     const ucontext_t *uc = uctx;
@@ -126,7 +176,10 @@ static uintptr_t fault_pc(const void *uctx)
 
 static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
-    record_page *p = page;
+    /* A second fault (another thread, or this handler) only passes the
+     * signal on: one line is said. */
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    record_page *p = atomic_flag_test_and_set(&said) ? NULL : page;
     uintptr_t pc = uctx ? fault_pc(uctx) : 0;
     if (p) {
         p->fault_in_call = p->in_call && pthread_equal(p->caller, pthread_self());
@@ -147,6 +200,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
             at = put(p->fault, at, sizeof p->fault, " at pc ");
             put_hex(p->fault, at, sizeof p->fault, pc);
         }
+        say_fatal(p);
     }
     /* Hand the signal to whoever had it before (the default action, or a
      * sanitizer's report).  A fault re-executes and reaches it; a signal

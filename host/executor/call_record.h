@@ -10,7 +10,12 @@
  * task's namespace, and it survives the process: the page is the kernel's
  * once written, whatever kills the process.  A fatal signal's handler adds
  * which loaded plugin the faulting instruction belongs to, so a crash on a
- * plugin's own thread is named too.
+ * plugin's own thread is named too, and says it at once: one line on
+ * stderr ("switchyard: fatal: SIGSEGV in plugin 'p' code (+0x1139), inside
+ * call submit of plugin 'p', instance 'i', task t::w::a (run 4, attempt
+ * 1); the process dies with it"), written with write() alone, before the
+ * signal goes on to its previous handler (the default: the process dies
+ * of it).
  *
  * Threads: begin/end from one thread at a time (the loop; setup and
  * teardown before and after it).  The watchdog (watchdog.h) reads the

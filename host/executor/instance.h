@@ -19,14 +19,12 @@
 #include <stddef.h>
 
 #include <jansson.h>
+#include <switchyard/limits.h>
 
 #include "config/config.h"
 #include "executor/host_api.h"
 #include "executor/plugin.h"
 
-/* The default bound on one call into a plugin (submit, cancel, capacity):
- * the ABI says they do not block. */
-#define SY_CALL_TIMEOUT_DEFAULT_MS 1000
 
 typedef struct sy_instance_entry {
     const char *name;               /* not owned: cfg->name, or the caller's */
@@ -42,7 +40,8 @@ typedef struct sy_instance_entry {
     json_t *settings;               /* owned: its settings, `plugin` left out */
     int64_t call_timeout_ms;        /* how long a call into the plugin may
                                        take before the watchdog reports it
-                                       (0: SY_CALL_TIMEOUT_DEFAULT_MS) */
+                                       (0: SY_CALL_BOUND_MS, the bound
+                                       the kit tests against) */
     int64_t max_task_ms;            /* bound on an attempt without its own
                                        timeout (0: none) */
     atomic_bool unhealthy;          /* set by the watchdog when a call

@@ -50,7 +50,7 @@ static void report_stuck(const sy_call_snapshot *s, sy_instance_entry *e, int64_
            "gets no new task; isolate it (isolate_plugin = true) or route its tasks elsewhere, and "
            "restart the host",
            s->plugin, s->instance, s->call, s->ns[0] ? " of task " : "", s->ns, (long long)ms,
-           (long long)(e->call_timeout_ms > 0 ? e->call_timeout_ms : SY_CALL_TIMEOUT_DEFAULT_MS));
+           (long long)(e->call_timeout_ms > 0 ? e->call_timeout_ms : SY_CALL_BOUND_MS));
 }
 
 static void check(stuck_call *stuck)
@@ -70,7 +70,7 @@ static void check(stuck_call *stuck)
     }
     if (!s.in_call || !e || stuck->active)
         return;
-    int64_t bound = e->call_timeout_ms > 0 ? e->call_timeout_ms : SY_CALL_TIMEOUT_DEFAULT_MS;
+    int64_t bound = e->call_timeout_ms > 0 ? e->call_timeout_ms : SY_CALL_BOUND_MS;
     int64_t ms = (now - s.started_ns) / 1000000;
     if (ms < bound)
         return;

@@ -37,7 +37,9 @@ static void on_signal(uv_signal_t *h, int signum)
     sy_signals *s = h->data;
     int level = sy_engine_draining(s->engine) + 1;
     const char *name = strsignal(signum);
-    if (level == 1) {
+    if (sy_engine_winding_down(s->engine)) {
+        sy_log(SY_LOG_INFO, "engine", "%s: no longer waiting for plugins", name);
+    } else if (level == 1) {
         /* Whoever sent it (systemctl stop, a kill by hand), systemd then
          * shows the unit stopping rather than failing when it exits. */
         sy_sd_notify("STOPPING=1\nSTATUS=draining");

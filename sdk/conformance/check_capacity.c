@@ -151,7 +151,7 @@ static void free_one(kit_inst *ki)
         kit_call *c = &ki->calls[i];
         if (atomic_load(&c->state) == CALL_ACCEPTED &&
             atomic_load(&c->c.calls) == 0) {
-            ki->d->cancel(ki->inst, &c->c);
+            kit_cancel(ki, c, NULL);
             return;
         }
     }

@@ -1,6 +1,6 @@
 /*
- * check_data.c -- what a task carries in and out: its output fits the
- * host's bound, and its input is never written.
+ * check_data.c -- what a task carries in and out: its output and its
+ * error text fit the host's bounds, and its input is never written.
  *
  * The input is the host's (sy_task: read-only, until complete()).  This
  * check hands it out in pages made read-only with mprotect(), so a write
@@ -73,9 +73,21 @@ kit_verdict kit_check_output_size(kit_ctx *x, kit_report *r)
         pthread_mutex_unlock(&ki.lock);
         return KIT_FAIL;
     }
+    long errors = atomic_load(&ki.long_errors);
+    if (errors > 0) {
+        pthread_mutex_lock(&ki.lock);
+        kit_fail(r, "%ld of %ld error texts over the host's bound (%zu bytes, "
+                 "SY_RESULT_ERROR_MAX; first: %s, %zu bytes): the host keeps "
+                 "only their head; say why in a few lines and put the rest in "
+                 "the attempt's log", errors, n, SY_RESULT_ERROR_MAX,
+                 ki.long_error_task, ki.long_error_len);
+        pthread_mutex_unlock(&ki.lock);
+        return KIT_FAIL;
+    }
     if (!kit_close(&ki, r))
         return KIT_FAIL;
-    return kit_pass(r, "%ld outputs, none over %zu bytes", n, bound);
+    return kit_pass(r, "%ld outputs, none over %zu bytes, and no error text "
+                    "over %zu", n, bound, SY_RESULT_ERROR_MAX);
 }
 
 /* ------------------------------------------------------------------------ */

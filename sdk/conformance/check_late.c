@@ -64,7 +64,7 @@ static bool cancel_completed(kit_inst *ki, kit_report *r)
         kit_call *c = &ki->calls[i];
         if (atomic_load(&c->state) != CALL_ACCEPTED)
             continue;
-        int rc = ki->d->cancel(ki->inst, &c->c);
+        int rc = kit_cancel(ki, c, NULL);
         if (rc != SY_ENOENT) {
             kit_fail(r, "cancel() of %s after its completion returned %s: "
                      "expected SY_ENOENT", c->task_id, kit_status_name(rc));

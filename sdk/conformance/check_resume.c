@@ -56,7 +56,7 @@ kit_verdict kit_check_resume(kit_ctx *x, kit_report *r)
     int rc = kit_submit_patient(&ki, kit_long_params(x->k), until, NULL, &call, err,
                                 sizeof err);
     if (rc == SY_OK) {
-        rc = ki.d->cancel(ki.inst, &call->c);
+        rc = kit_cancel(&ki, call, NULL);
         if (rc != SY_OK && rc != SY_ENOENT)
             return kit_fail(r, "cancel() of a resumed attempt returned %s",
                             kit_status_name(rc));

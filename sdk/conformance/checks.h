@@ -51,8 +51,12 @@ kit_verdict kit_check_metrics(kit_ctx *x, kit_report *r);
  * the run's settings.  False with r failed when create() refuses. */
 bool kit_open(kit_ctx *x, kit_inst *ki, size_t ncalls, kit_report *r);
 
-/* Waits for every completion, checks the exactly-once rules, destroys
- * the instance and frees ki.  False with r failed (the instance is then
+/* False with r failed when a submit() or cancel() took longer than
+ * SY_CALL_BOUND_MS, the bound the host enforces. */
+bool kit_calls_in_bound(kit_inst *ki, kit_report *r);
+
+/* Waits for every completion, checks the exactly-once rules and the
+ * bound on calls, destroys the instance and frees ki.  False with r failed (the instance is then
  * left as it is: the child exits without tearing down). */
 bool kit_close(kit_inst *ki, kit_report *r);
 

@@ -183,6 +183,24 @@ static bool oversize(kit_inst *ki, const kit_call *call, const sy_result *r)
     return true;
 }
 
+/* An error text over SY_RESULT_ERROR_MAX is counted (the output-size
+ * check judges it): the host keeps only its head. */
+static void long_error(kit_inst *ki, const kit_call *call, const sy_result *r)
+{
+    if (!r->error)
+        return;
+    size_t len = strlen(r->error);
+    if (len <= SY_RESULT_ERROR_MAX)
+        return;
+    pthread_mutex_lock(&ki->lock);
+    if (atomic_fetch_add(&ki->long_errors, 1) == 0) {
+        ki->long_error_len = len;
+        snprintf(ki->long_error_task, sizeof ki->long_error_task, "%s",
+                 call->task_id);
+    }
+    pthread_mutex_unlock(&ki->lock);
+}
+
 /* A succeeded attempt's output must be a JSON object (or absent). */
 static void check_output(kit_inst *ki, const kit_call *call,
                          const sy_result *r)
@@ -270,6 +288,7 @@ static void first_completion(kit_call *call, const sy_result *r)
         SY_HAS_FIELD(r, sy_result, retry_after_ms) && r->retry_after_ms < 0)
         note_malformed(ki, call, "DEFERRED with a negative retry_after_ms");
     check_output(ki, call, r);
+    long_error(ki, call, r);
     if (r->error && o != SY_OUTCOME_CANCELLED) {
         pthread_mutex_lock(&ki->lock);
         if (!ki->first_error[0])
@@ -303,8 +322,10 @@ static void on_complete(sy_completion *c, const sy_result *r, int nth,
 {
     kit_call *call = c->data;
     kit_inst *ki = call->ki;
-    if (nth == 1 && atomic_load(&call->in_submit) &&
-        pthread_equal(call->submitter, pthread_self()))
+    double t0 = kit_now_ms();
+    bool inside = atomic_load(&call->in_submit) &&
+                  pthread_equal(call->submitter, pthread_self());
+    if (nth == 1 && inside)
         atomic_fetch_add(&ki->inside_submit, 1);
     if (atomic_load(&call->state) == CALL_REFUSED)
         atomic_fetch_add(&ki->after_refusal, 1);
@@ -317,6 +338,10 @@ static void on_complete(sy_completion *c, const sy_result *r, int nth,
         probe_result(ki, call, r);
     if (nth == 1)
         first_completion(call, r);
+    /* The kit's own reading of the result (a parse of a large output) is
+     * not the plugin's time in submit(). */
+    if (inside)
+        call->kit_ms += kit_now_ms() - t0;
 }
 
 /* The test host has counted the wake in host.wakes. */
@@ -436,12 +461,14 @@ int kit_submit(kit_inst *ki, kit_call *call, double *ms, char *err,
     call->submitter = pthread_self();
     atomic_store(&call->state, CALL_SUBMITTING);
     atomic_store(&call->in_submit, true);
+    call->kit_ms = 0;
     double t0 = kit_now_ms();
     int rc = (ki->resume_calls ? ki->d->resume : ki->d->submit)(ki->inst, &call->task,
                                                                 &call->c, err, err_len);
-    double t1 = kit_now_ms();
+    double t1 = kit_now_ms() - call->kit_ms;
     atomic_store(&call->in_submit, false);
     call->status = rc;
+    kit_note_duration(ki, call, ki->resume_calls ? "resume" : "submit", t1 - t0);
     if (ms)
         *ms = t1 - t0;
     if (rc == SY_OK) {

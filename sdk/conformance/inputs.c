@@ -168,7 +168,7 @@ int kit_inputs_load(kit_inputs *in, const char *path, char *err,
     memset(in, 0, sizeof *in);
     config_init(&in->cfg);
     in->input = strdup("{}");
-    in->max_context_bytes = KIT_MAX_CONTEXT_BYTES;
+    in->max_context_bytes = SY_MAX_CONTEXT_BYTES_DEFAULT;
     if (path) {
         in->have_file = true;
         in->path = strdup(path);

@@ -34,6 +34,7 @@
 #include <switchyard/config_json.h>
 #include <switchyard/executor.h>
 #include <switchyard/json_params.h>
+#include <switchyard/limits.h>
 #include <switchyard/loader.h>
 #include <switchyard/sdk.h>
 #include <switchyard/testhost.h>
@@ -58,7 +59,8 @@ typedef struct kit_inputs {
     json_t *bad_task;       /* owned; `bad_task`, or NULL */
     char *input;            /* owned; `input` (a JSON object), or "{}" */
     size_t max_context_bytes; /* `max_context_bytes`: the host's bound on
-                               an output, KIT_MAX_CONTEXT_BYTES by default */
+                               an output, SY_MAX_CONTEXT_BYTES_DEFAULT by
+                               default */
     const config_setting_t *instance_setting; /* in cfg, or NULL */
     const config_setting_t *task_setting;     /* in cfg, or NULL */
 } kit_inputs;
@@ -158,6 +160,10 @@ typedef struct kit_call {
     atomic_int outcome;       /* of the first, or -1 */
     atomic_bool in_submit;    /* submit() for it is running */
     pthread_t submitter;      /* the thread in that submit() */
+    double kit_ms;            /* time the kit spent in complete() called
+                                 from inside that submit() (on the
+                                 submitting thread), left out of its
+                                 duration */
     int status;               /* what submit() returned */
     char ns[64], task_id[32];
 } kit_call;
@@ -188,6 +194,18 @@ typedef struct kit_inst {
     char oversize_task[32];   /* and its task (guarded by lock) */
     char malformed_why[256];  /* the first malformed result (guarded by
                                  lock) */
+    atomic_long long_errors;  /* error texts over SY_RESULT_ERROR_MAX */
+    size_t long_error_len;    /* the first one's length (guarded by lock) */
+    char long_error_task[32]; /* and its task (guarded by lock) */
+    /* Every submit() (resume()) and cancel() is timed by kit_submit() and
+     * kit_cancel(); a call over SY_CALL_BOUND_MS, the bound the host's
+     * watchdog enforces (times --time-scale), fails the check
+     * (kit_calls_in_bound()). */
+    atomic_long over_bound;   /* calls over SY_CALL_BOUND_MS */
+    bool bound_judged_later;  /* set: kit_close() leaves the bound to a
+                                 later check */
+    char over_bound_why[96];  /* the first, e.g. "submit() of task-0 took
+                                 5000.3 ms" (guarded by lock) */
     char first_error[256];    /* the first result's error text, for
                                  --verbose (guarded by lock) */
     /* The result-stable check: with `probe_stable` set (before any
@@ -223,6 +241,16 @@ kit_call *kit_call_new(kit_inst *ki, const json_t *params);
  * what submit() returned; err gets its message. */
 int kit_submit(kit_inst *ki, kit_call *call, double *ms, char *err,
                size_t err_len);
+
+/* Counts a call into the plugin (`what`: "submit") that took `ms`, when
+ * over SY_CALL_BOUND_MS; the first is described in ki->over_bound_why.
+ * Any thread (checks.c). */
+void kit_note_duration(kit_inst *ki, const kit_call *call, const char *what,
+                       double ms);
+
+/* cancel() for `call`, timed like kit_submit() (checks.c); *ms (may be NULL) gets
+ * its wall time.  Returns what cancel() returned. */
+int kit_cancel(kit_inst *ki, kit_call *call, double *ms);
 
 /* Waits until every accepted submit has completed, at most `ms` (scaled).
  * True when all did. */
@@ -283,8 +311,5 @@ double kit_scaled(const kit *k, double ms, double cap);
  * host that trusted it would read fields the plugin never wrote. */
 #define KIT_MAX_STRUCT_SIZE 4096u
 
-/* The host's default max_context_bytes: an output longer than this fails
- * the attempt by its length alone. */
-#define KIT_MAX_CONTEXT_BYTES ((size_t)16 << 20)
 
 #endif

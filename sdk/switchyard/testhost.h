@@ -100,7 +100,9 @@ struct sy_completion {
     char *output;            /* owned copy of the first result's output
                                 (NUL-terminated), or NULL */
     size_t output_len;
-    char *error;             /* owned copy of its error, or NULL */
+    char *error;             /* owned copy of its error (at most its first
+                                SY_RESULT_ERROR_MAX bytes, as the host
+                                keeps), or NULL */
 };
 
 /* The table to hand to create(): static, valid for the whole process. */

@@ -44,6 +44,10 @@ code_is 201 "and a good request after them is served"
 jq_is '[1, "Pending"]' '[b["run_id"], b["status"]]' "with the new run"
 api POST /api/v1/reload 'x' token
 code_is 400 "a body where none is taken is 400"
+api POST /api/v1/reload '{"now": true}' token
+code_is 400 "and so is an object with fields"
+api POST /api/v1/reload ' { } ' token
+code_is 200 "an empty JSON object is an empty body"
 stop_serve
 ok $? "serve stops cleanly"
 cleanup_host

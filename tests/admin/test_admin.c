@@ -24,11 +24,11 @@ static int h_a(struct sy_admin_req *rq) { (void)rq; return 1; }
 static int h_b(struct sy_admin_req *rq) { (void)rq; return 2; }
 
 static const sy_admin_route table[] = {
-    {"GET", "/api/v1/runs", h_a, 0},
-    {"POST", "/api/v1/runs", h_b, 0},
-    {"GET", "/api/v1/runs/{}", h_a, 0},
-    {"POST", "/api/v1/runs/{}/cancel", h_b, 0},
-    {"DELETE", "/api/v1/runs/{}", h_b, 0},
+    {"GET", "/api/v1/runs", h_a, 0, SY_ROLE_READ},
+    {"POST", "/api/v1/runs", h_b, 0, SY_ROLE_OPERATE},
+    {"GET", "/api/v1/runs/{}", h_a, 0, SY_ROLE_READ},
+    {"POST", "/api/v1/runs/{}/cancel", h_b, 0, SY_ROLE_OPERATE},
+    {"DELETE", "/api/v1/runs/{}", h_b, 0, SY_ROLE_OPERATE},
 };
 #define N (sizeof table / sizeof table[0])
 

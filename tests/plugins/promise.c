@@ -18,6 +18,15 @@
  *   -DBREAK_THREADS       starts a detached thread per task that never ends
  *   -DBREAK_MEMORY        keeps 64 KiB per task until destroy()
  *   -DBREAK_OVERSIZE      outputs 17 MiB, over the default max_context_bytes
+ *                         (-DOVERSIZE_MIB=N: N MiB)
+ *   -DBREAK_SLOW_SUBMIT   the first submit() of each instance sleeps past
+ *                         SY_CALL_BOUND_MS (a blocking connect), the others
+ *                         return at once
+ *   -DBREAK_SLOW_CANCEL   the first cancel() of each instance sleeps past
+ *                         SY_CALL_BOUND_MS
+ *   -DBREAK_LONG_ERROR    fails the first task of each instance with a
+ *                         100 KiB error text (a whole log pasted in), over
+ *                         SY_RESULT_ERROR_MAX
  *   -DBREAK_RESULT_SIZE   hands complete() a sy_result whose size is garbage
  *   -DBREAK_RESULT_SIZE_ZERO  ... whose size is 0
  *   -DBREAK_SPEC_SIZE     declares a setting whose sy_param_spec size is
@@ -51,8 +60,11 @@
 #define SY_EXECUTOR_MIN_MINOR 4
 #endif
 #include <switchyard/executor.h>
+#include <switchyard/limits.h>
 
 #define STRAY_MS 300
+/* How long the slow builds' one slow call sleeps: past the host's bound. */
+#define SLOW_MS (SY_CALL_BOUND_MS + 200)
 #define MAX_LEAKS 512
 
 struct sy_instance {
@@ -65,6 +77,7 @@ struct sy_instance {
     struct timespec due;      /* when the stray thread completes `last` */
     bool armed;
     long submits;
+    long cancels;
     void **kept;              /* BREAK_MEMORY */
     size_t nkept, capkept;
 };
@@ -103,11 +116,35 @@ SOME_BUILDS static void sleep_ms(long ms)
         ;
 }
 
+#ifdef BREAK_LONG_ERROR
+/* "aaaa...", 100 KiB, made once and kept for the process. */
+static char *long_error;
+
+static void make_long_error(void)
+{
+    size_t n = (size_t)100 << 10;
+    long_error = malloc(n + 1);
+    if (!long_error)
+        return;
+    memset(long_error, 'a', n);
+    long_error[n] = '\0';
+}
+#endif
+
 static void complete_with(const sy_host_api *api, sy_completion *c,
                           sy_outcome o, const char *output, size_t len)
 {
     sy_result res = {.size = sizeof res, .outcome = o, .output = output,
                      .output_len = len, .error = NULL};
+#ifdef BREAK_LONG_ERROR
+    if (o == SY_OUTCOME_FAILED) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, make_long_error);
+        res.output = NULL;
+        res.output_len = 0;
+        res.error = long_error; /* the bug: a whole log as the error */
+    }
+#endif
     if (o == SY_OUTCOME_DEFERRED) {
         res.error = "throttled";
         res.retry_after_ms = 5;
@@ -248,13 +285,17 @@ static void keep_per_task(sy_instance *inst)
 #endif
 
 #ifdef BREAK_OVERSIZE
-/* {"blob":"aaaa..."}, 17 MiB, made once and kept for the process. */
+#ifndef OVERSIZE_MIB
+#define OVERSIZE_MIB 17
+#endif
+/* {"blob":"aaaa..."}, OVERSIZE_MIB MiB, made once and kept for the
+ * process. */
 static char *big;
 static size_t big_len;
 
 static void make_big(void)
 {
-    size_t n = (size_t)17 << 20;
+    size_t n = (size_t)OVERSIZE_MIB << 20;
     big = malloc(n);
     if (!big)
         return;
@@ -339,6 +380,10 @@ static int promise_submit(sy_instance *inst, const sy_task *task,
     size_t len = task->input_len;
     sy_outcome o = SY_OUTCOME_SUCCEEDED;
     long n = __atomic_fetch_add(&inst->submits, 1, __ATOMIC_RELAXED);
+#ifdef BREAK_SLOW_SUBMIT
+    if (n == 0)
+        sleep_ms(SLOW_MS); /* the bug: a blocking connect */
+#endif
 #ifdef BREAK_INPUT
     /* The bug: writes into the host's input, as a parser working in place
      * would.  It writes back the byte it read, so the checks that hand out
@@ -374,6 +419,10 @@ static int promise_submit(sy_instance *inst, const sy_task *task,
     if (n % 2 == 1)
         o = SY_OUTCOME_DEFERRED;
 #endif
+#ifdef BREAK_LONG_ERROR
+    if (n == 0)
+        o = SY_OUTCOME_FAILED;
+#endif
     (void)n;
     leak_per_task(inst);
     complete_with(inst->api, c, o, output, len);
@@ -391,6 +440,10 @@ static int promise_cancel(sy_instance *inst, sy_completion *c)
 {
     (void)inst;
     (void)c;
+#ifdef BREAK_SLOW_CANCEL
+    if (__atomic_fetch_add(&inst->cancels, 1, __ATOMIC_RELAXED) == 0)
+        sleep_ms(SLOW_MS); /* the bug */
+#endif
 #ifdef BREAK_CANCEL_BLOCKS
     sleep_ms(200); /* the bug */
 #endif

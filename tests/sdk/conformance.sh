@@ -48,7 +48,8 @@ dir=$(plugin_dir good noentry broken_twice broken_never broken_blocks \
     broken_after_destroy broken_destroy_thread broken_cancel_blocks broken_fds broken_threads \
     broken_memory broken_oversize broken_result_size \
     broken_result_size_zero broken_defer_negative broken_spec_size \
-    broken_input broken_shared_result deferring resuming broken_resume)
+    broken_input broken_shared_result deferring resuming broken_resume \
+    broken_slow_submit broken_slow_cancel broken_long_error broken_oversize_100)
 for so in "$builddir/sdk/template/.libs/template.so" \
     "$builddir/tests/abi/.libs/plugin_1_0.so"; do
     cp "$so" "$dir/" && chmod 0755 "$dir/$(basename "$so")"
@@ -255,6 +256,30 @@ only_fails output-size "and nothing else fails"
 printf 'max_context_bytes = 33554432;\n' >"$dir/bigctx.cfg"
 kit_bare "$dir/broken_oversize.so" --params "$dir/bigctx.cfg" --only output-size
 rc_is 0 "max_context_bytes in --params raises the bound"
+
+# The bounds the host enforces (switchyard/limits.h), each once over.
+kit_bare "$dir/broken_oversize_100.so" --only output-size
+rc_is 1 "a 100 MiB output fails the kit"
+has "outputs over max_context_bytes (16777216 bytes; first: task-0, 104857600 bytes)" \
+    "with its size and the bound"
+
+kit_bare "$dir/broken_long_error.so"
+rc_is 1 "a 100 KiB error text fails the kit"
+has "FAIL output-size: " "in output-size"
+has "error texts over the host's bound (65536 bytes, SY_RESULT_ERROR_MAX; first: task-0, 102400 bytes)" \
+    "with its size and the bound"
+only_fails output-size "and nothing else fails"
+
+kit_bare "$dir/broken_slow_submit.so"
+rc_is 1 "one submit() past the host's bound fails the kit"
+has "FAIL nonblocking: submit() of task-0 took 1" "in nonblocking, naming the call"
+has "ms, over the host's bound of 1000 ms" "with the bound the watchdog enforces"
+only_fails nonblocking "and nothing else fails"
+
+kit_bare "$dir/broken_slow_cancel.so" --only cancel-blocking
+rc_is 1 "one cancel() past the host's bound fails the kit"
+has "FAIL cancel-blocking: cancel() of task-" "in cancel-blocking, naming the call"
+has "ms, over the host's bound of 1000 ms" "with the bound the watchdog enforces"
 
 kit_bare "$dir/broken_result_size.so"
 rc_is 1 "a garbage sy_result.size fails the kit"
