@@ -278,11 +278,9 @@ typedef struct sy_result {
                                JSON object fails the attempt */
     size_t output_len;      /* [public] length of output in bytes (no NUL
                                needed) */
-    const char *error;      /* [public] one or more lines saying why it
-                               failed, or NULL.  Kept in the store and shown
-                               by `switchyard status`; the host keeps at
-                               most its first 64 KiB (SY_RESULT_ERROR_MAX,
-                               <switchyard/limits.h>) */
+    const char *error;      /* [public] why it failed, or NULL; stored and
+                               shown by `switchyard status`, at most its
+                               first 64 KiB (SY_RESULT_ERROR_MAX) */
 
     /* since 1.1 (a 1.0 host never reads them; zero means "not used") */
     int64_t retry_after_ms; /* [public] with SY_OUTCOME_DEFERRED: offer the
