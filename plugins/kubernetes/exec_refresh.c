@@ -6,10 +6,12 @@
  * at most) and hands the result back under q_mu through exec_async.  A
  * refresh begins a minute before the credential's expirationTimestamp
  * (half its life before, when it lives less than two minutes) and when
- * the API server answers 401; until the new credential arrives, requests
- * carry the old one.  A refresh that fails is logged in one line (the
- * file, the field, the exit status, the stderr tail; never the token) and
- * tried again in 10 s.
+ * the API server answers 401.  Until the new credential arrives, requests
+ * carry the old one while it is still good; once it has expired, or after
+ * a 401, they are held (sy_k8s_exec_hold) and started when it arrives.  A
+ * refresh that fails (30 s at most) answers the held requests 401 with
+ * its one line (the file, the field, the exit status, the stderr tail;
+ * never the token), is logged, and is tried again in 10 s.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +95,69 @@ static void replace(char **slot, char *v, size_t len)
     *slot = v;
 }
 
+/* The held requests: started with the new credential (err NULL), or
+ * answered as the server would refuse them, the command's error their
+ * Status message. */
+static void release(sy_instance *inst, const char *err)
+{
+    sy_k8s_req *r = inst->exec_held;
+    inst->exec_held = NULL;
+    inst->exec_stale = false;
+    while (r) {
+        sy_k8s_req *next = r->held_next;
+        char why[512];
+        r->held_next = NULL;
+        if (!err && sy_k8s_http_start(inst, r, why, sizeof why) == SY_OK) {
+            r = next;
+            continue;
+        }
+        json_t *st = json_pack("{s:s, s:s, s:i}", "kind", "Status",
+                               "message", err ? err : why, "code", 401);
+        char *body = st ? json_dumps(st, JSON_COMPACT) : NULL;
+        json_decref(st);
+        free(r->body);
+        r->body = body;
+        r->body_len = r->body_cap = body ? strlen(body) : 0;
+        r->status = 401;
+        r->code = CURLE_OK;
+        r->done(inst, r); /* may free r */
+        r = next;
+    }
+}
+
+bool sy_k8s_exec_hold(sy_instance *inst, sy_k8s_req *r)
+{
+    const sy_k8s_conn *c = &inst->set.conn;
+    if (!c->exec)
+        return false;
+    bool expired = c->expiry_ms > 0 && wall_ms() >= c->expiry_ms;
+    if (!expired && !inst->exec_stale)
+        return false;
+    /* a refresh that just failed is not run again for each request */
+    if (!inst->exec_running && inst->exec_failed_ms &&
+        sy_k8s_now_ms() - inst->exec_failed_ms < RETRY_MS)
+        return false;
+    begin(inst);
+    if (!inst->exec_running)
+        return false;
+    sy_k8s_req **p = &inst->exec_held;
+    while (*p)
+        p = &(*p)->held_next;
+    r->held_next = NULL;
+    *p = r;
+    return true;
+}
+
+void sy_k8s_exec_unhold(sy_instance *inst, sy_k8s_req *r)
+{
+    for (sy_k8s_req **p = &inst->exec_held; r && *p; p = &(*p)->held_next)
+        if (*p == r) {
+            *p = r->held_next;
+            r->held_next = NULL;
+            return;
+        }
+}
+
 static void on_result(uv_async_t *a)
 {
     sy_instance *inst = a->data;
@@ -112,7 +177,9 @@ static void on_result(uv_async_t *a)
         inst->api->log(inst->host, SY_LOG_WARN, "kubernetes: cannot refresh "
                        "the credential: %s; trying again in %d s", err,
                        RETRY_MS / 1000);
+        inst->exec_failed_ms = sy_k8s_now_ms();
         uv_timer_start(&inst->exec_timer, on_timer, RETRY_MS, 0);
+        release(inst, err);
         return;
     }
     char *h = NULL;
@@ -141,7 +208,9 @@ static void on_result(uv_async_t *a)
     c->expiry_ms = cred.expiry_ms;
     inst->api->log(inst->host, SY_LOG_DEBUG, "kubernetes: %s: the credential "
                    "was refreshed; new requests use it", c->exec->where);
+    inst->exec_failed_ms = 0;
     arm(inst, wall_ms());
+    release(inst, NULL);
 }
 
 void sy_k8s_exec_start(sy_instance *inst)
@@ -162,6 +231,7 @@ void sy_k8s_exec_unauthorized(sy_instance *inst)
     inst->api->log(inst->host, SY_LOG_INFO, "kubernetes: the API server "
                    "answered 401; running the exec credential plugin again");
     begin(inst);
+    inst->exec_stale = inst->exec_running;
 }
 
 void sy_k8s_exec_join(sy_instance *inst)

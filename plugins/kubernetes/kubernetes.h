@@ -246,6 +246,8 @@ struct sy_k8s_req {
     sy_k8s_line_fn line;        /* a stream's lines (with `stream`) */
     sy_k8s_done_fn done;        /* the end of the transfer */
     void *arg;                  /* the owner (a sy_k8s_job, a watch) */
+    sy_k8s_req *held_next;      /* in inst->exec_held: waiting for an
+                                   exec credential's refresh */
 };
 
 /* Makes a request for path (which starts with `/`; the server is
@@ -483,6 +485,11 @@ struct sy_instance {
     pthread_t exec_thread;          /* the helper running the command */
     bool exec_running;              /* loop only: exec_thread is live */
     int64_t exec_last_ms;           /* loop only: the last refresh began */
+    int64_t exec_failed_ms;         /* loop only: the last one failed */
+    bool exec_stale;                /* loop only: a 401 began the refresh */
+    sy_k8s_req *exec_held;          /* loop only: requests started while
+                                       the credential is expired or was
+                                       refused, until the refresh ends */
     sy_k8s_cred exec_cred;          /* under q_mu: the helper's result */
     int exec_rc;                    /* under q_mu: its SY_* code */
     char exec_err[512];             /* under q_mu: its error, one line */
@@ -513,6 +520,13 @@ void sy_k8s_loop_post_cancel(sy_instance *inst, sy_k8s_job *job);
 void sy_k8s_exec_start(sy_instance *inst);
 /* An answer was 401: refresh, unless one runs or ran in the last 5 s. */
 void sy_k8s_exec_unauthorized(sy_instance *inst);
+/* In sy_k8s_http_start: true when the request is held until a refresh
+ * ends (the credential expired, or a 401 began the refresh); it is then
+ * started with the new credential, or answered 401 with the command's
+ * error as its Status message (30 s at most). */
+bool sy_k8s_exec_hold(sy_instance *inst, sy_k8s_req *r);
+/* In sy_k8s_http_abort: the request taken off the held list. */
+void sy_k8s_exec_unhold(sy_instance *inst, sy_k8s_req *r);
 /* In sy_k8s_loop_stop, after the loop thread is joined: the helper
  * joined (it ends within the command's 30 s bound). */
 void sy_k8s_exec_join(sy_instance *inst);

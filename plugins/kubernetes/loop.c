@@ -152,6 +152,8 @@ int sy_k8s_http_start(sy_instance *inst, sy_k8s_req *r, char *err,
                       size_t err_len)
 {
     const sy_k8s_conn *c = &inst->set.conn;
+    if (sy_k8s_exec_hold(inst, r))
+        return SY_OK;
     CURL *e = curl_easy_init();
     if (!e) {
         sy_sdk_errf(err, err_len, "out of memory (curl_easy_init)");
@@ -227,6 +229,7 @@ int sy_k8s_http_start(sy_instance *inst, sy_k8s_req *r, char *err,
 
 void sy_k8s_http_abort(sy_instance *inst, sy_k8s_req *r)
 {
+    sy_k8s_exec_unhold(inst, r);
     if (r && r->easy) {
         curl_multi_remove_handle(inst->multi, r->easy);
         curl_easy_cleanup(r->easy);

@@ -3,7 +3,7 @@
 # server: a small script prints an ExecCredential holding the server's
 # token; it is run at create() (relative to the kubeconfig's directory,
 # with its args, env and KUBERNETES_EXEC_INFO), again before its
-# expirationTimestamp while tasks keep completing; a script that exits 1
+# expirationTimestamp while tasks keep completing, and after a 401; a script that exits 1
 # and interactiveMode Always are refused in one line naming the file and
 # the field; the token is in no output, status or metric.
 . "$SY_SRCDIR/tests/kubernetes/host.sh"
@@ -43,10 +43,12 @@ date +%s >>"$STATE/runs"
 printf '%s\n' "$KUBERNETES_EXEC_INFO" >"$STATE/info"
 printf '%s\n' "$*" >"$STATE/args"
 if [ "$1" = fail ]; then echo "first line" >&2; echo "boom: no credentials" >&2; exit 1; fi
+tok=$(cat "$STATE/token")
+if [ -e "$STATE/stale" ]; then rm -f "$STATE/stale"; tok=stale-token; fi
 exp=
 [ -z "$EXPIRE" ] || exp=",\"expirationTimestamp\":\"$(date -u -d "@$(( $(date +%s) + EXPIRE ))" +%Y-%m-%dT%H:%M:%SZ)\""
 printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"%s}}\n' \
-    "$(cat "$STATE/token")" "$exp"
+    "$tok" "$exp"
 SH
 chmod 0755 "$dir/kc/cred.sh"
 # kc ARGS EXPIRE [MODE]: the kubeconfig's user runs ./cred.sh ARGS.
@@ -103,6 +105,25 @@ ok $? "the credential was run again before it expired, while tasks ran ($(runs) 
 grep -q "$SY_K8S_TOKEN" "$dir/serve.log"; [ $? -ne 0 ]; ok $? "the token is not in the host's output"
 grep -q "$SY_K8S_TOKEN" "$dir/status.json"; [ $? -ne 0 ]; ok $? "nor in status --json"
 [ -s "$dir/metrics.prom" ] && ! grep -q "$SY_K8S_TOKEN" "$dir/metrics.prom"; ok $? "nor in the metrics file"
+
+# A credential the server refuses: the 401 runs the plugin again, the
+# requests after it wait for the new token, the run completes.
+workflow retry <<'WF'
+workflow = {
+  name = "k8s::retry";
+  retry = { attempts = 3; delay = 0; };
+  tasks = ( { id = "t"; command = ["sh", "-c", "echo '{\"ok\": 1}'"]; } );
+};
+WF
+kc hello ""
+: >"$dir/runs"
+touch "$dir/stale"
+run run k8s::retry
+rc_is 0 "a refused (stale) token: refreshed on the 401, the task completes"
+[ ! -e "$dir/stale" ] && [ "$(runs)" -ge 2 ]; ok $? "the plugin ran again after the 401 ($(runs) runs)"
+n=$(k8s_requests 'q.get("code") == 401')
+[ "$n" -ge 1 ]; ok $? "the server did answer 401 ($n times)"
+hasnt "stale-token" "the refused token is not in the output"
 
 # A plugin that fails: one line, the file, the field, status, stderr tail.
 kc fail ""
