@@ -329,7 +329,7 @@ int sy_k8s_exec_read(json_t *exec, const char *where, const char *dir,
         goto out;
     }
     sy_k8s_cred cred;
-    if ((rc = sy_k8s_exec_run(x, &cred, err, err_len)) != SY_OK)
+    if ((rc = sy_k8s_exec_run(x, NULL, &cred, err, err_len)) != SY_OK)
         goto out;
     conn->token = cred.token;
     conn->cert = cred.cert;
@@ -358,8 +358,8 @@ static void tail_of(const char *buf, size_t len, char *out, size_t out_len)
     out[j] = '\0';
 }
 
-int sy_k8s_exec_run(const sy_k8s_exec *x, sy_k8s_cred *out, char *err,
-                    size_t err_len)
+int sy_k8s_exec_run(const sy_k8s_exec *x, _Atomic int *child,
+                    sy_k8s_cred *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof *out);
     int po[2] = {-1, -1}, pe[2] = {-1, -1}, rc = SY_EIO, st = 0;
@@ -395,6 +395,8 @@ int sy_k8s_exec_run(const sy_k8s_exec *x, sy_k8s_cred *out, char *err,
                     x->argv[0], strerror(e));
         goto out;
     }
+    if (child)
+        *child = (int)pid;
     int64_t deadline = mono_ms() + EXEC_TIMEOUT_MS;
     bool timed_out = false;
     while (po[0] >= 0 || pe[0] >= 0) {
@@ -440,6 +442,8 @@ int sy_k8s_exec_run(const sy_k8s_exec *x, sy_k8s_cred *out, char *err,
     }
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    if (child)
+        *child = 0;
     tail_of(ebuf, elen, tail, sizeof tail);
     if (timed_out) {
         sy_sdk_errf(err, err_len, "%s: command \"%.200s\" did not finish in "

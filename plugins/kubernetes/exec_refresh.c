@@ -13,6 +13,7 @@
  * its one line (the file, the field, the exit status, the stderr tail;
  * never the token), is logged, and is tried again in 10 s.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,8 @@ static void *helper(void *arg)
     sy_instance *inst = arg;
     sy_k8s_cred cred;
     char err[512];
-    int rc = sy_k8s_exec_run(inst->set.conn.exec, &cred, err, sizeof err);
+    int rc = sy_k8s_exec_run(inst->set.conn.exec, &inst->exec_child, &cred,
+                             err, sizeof err);
     pthread_mutex_lock(&inst->q_mu);
     sy_k8s_cred_free(&inst->exec_cred);
     inst->exec_rc = rc;
@@ -236,6 +238,9 @@ void sy_k8s_exec_unauthorized(sy_instance *inst)
 
 void sy_k8s_exec_join(sy_instance *inst)
 {
+    int pid = inst->exec_child;
+    if (pid > 0)
+        kill((pid_t)pid, SIGKILL); /* a command stuck on a network */
     if (inst->exec_running)
         pthread_join(inst->exec_thread, NULL);
     inst->exec_running = false;

@@ -73,7 +73,9 @@
 /* ------------------------------------------------------------------------ */
 
 /* Owned by the instance (its settings), written once in create(), read by
- * the loop thread after.  Secrets are wiped before they are freed. */
+ * the loop thread after (which alone replaces the token, the client pair
+ * and expiry_ms when a token file or an exec plugin gives new ones).
+ * Secrets are wiped before they are freed. */
 typedef struct sy_k8s_exec sy_k8s_exec;
 
 typedef struct sy_k8s_conn {
@@ -152,9 +154,11 @@ int sy_k8s_exec_read(json_t *exec, const char *where, const char *dir,
                      size_t err_len);
 /* Runs the command (any thread; blocks up to 30 s).  SY_OK with *out, or
  * SY_EIO / SY_EINVAL with one line in err: the file, the field, the exit
- * status and the tail of its stderr (never its stdout). */
-int sy_k8s_exec_run(const sy_k8s_exec *x, sy_k8s_cred *out, char *err,
-                    size_t err_len);
+ * status and the tail of its stderr (never its stdout).  `child`, when
+ * not NULL, holds the command's pid while it runs (0 otherwise), for
+ * destroy() to kill it. */
+int sy_k8s_exec_run(const sy_k8s_exec *x, _Atomic int *child,
+                    sy_k8s_cred *out, char *err, size_t err_len);
 /* Reads an ExecCredential (JSON) of `api_version`.  SY_OK, or SY_EINVAL
  * with one line in err (no secret). */
 int sy_k8s_exec_parse(const char *text, size_t len, const char *api_version,
@@ -483,6 +487,8 @@ struct sy_instance {
     uv_timer_t exec_timer;          /* the exec credential's refresh */
     uv_async_t exec_async;          /* the helper thread's result is in */
     pthread_t exec_thread;          /* the helper running the command */
+    _Atomic int exec_child;         /* its command's pid, 0 none (any
+                                       thread): killed by destroy() */
     bool exec_running;              /* loop only: exec_thread is live */
     int64_t exec_last_ms;           /* loop only: the last refresh began */
     int64_t exec_failed_ms;         /* loop only: the last one failed */
@@ -527,8 +533,8 @@ void sy_k8s_exec_unauthorized(sy_instance *inst);
 bool sy_k8s_exec_hold(sy_instance *inst, sy_k8s_req *r);
 /* In sy_k8s_http_abort: the request taken off the held list. */
 void sy_k8s_exec_unhold(sy_instance *inst, sy_k8s_req *r);
-/* In sy_k8s_loop_stop, after the loop thread is joined: the helper
- * joined (it ends within the command's 30 s bound). */
+/* In sy_k8s_loop_stop, after the loop thread is joined: the helper's
+ * command killed, the helper joined. */
 void sy_k8s_exec_join(sy_instance *inst);
 
 /* stats.c */

@@ -42,6 +42,8 @@ cat >"$dir/kc/cred.sh" <<'SH'
 date +%s >>"$STATE/runs"
 printf '%s\n' "$KUBERNETES_EXEC_INFO" >"$STATE/info"
 printf '%s\n' "$*" >"$STATE/args"
+if [ "$1" = flaky ] && [ -e "$STATE/flaky" ]; then echo "token service down" >&2; exit 1; fi
+[ "$1" != flaky ] || { touch "$STATE/flaky"; touch "$STATE/stale"; }
 if [ "$1" = fail ]; then echo "first line" >&2; echo "boom: no credentials" >&2; exit 1; fi
 tok=$(cat "$STATE/token")
 if [ -e "$STATE/stale" ]; then rm -f "$STATE/stale"; tok=stale-token; fi
@@ -124,6 +126,15 @@ rc_is 0 "a refused (stale) token: refreshed on the 401, the task completes"
 n=$(k8s_requests 'q.get("code") == 401')
 [ "$n" -ge 1 ]; ok $? "the server did answer 401 ($n times)"
 hasnt "stale-token" "the refused token is not in the output"
+
+# The 401's refresh fails: the waiting requests are answered with the
+# command's line, the host says it, and stops (destroy() ends the helper).
+kc flaky ""
+run run k8s::one
+[ "$rc" -ne 0 ]; ok $? "a refresh that fails: the task fails"
+has "cannot refresh the credential: kubeconfig $dir/kc/exec.yaml: users[u].user.exec: command \"$dir/kc/cred.sh\" exited with status 1; stderr: token service down" \
+    "the host says why, in one line with the stderr tail"
+hasnt "stale-token" "without the token"
 
 # A plugin that fails: one line, the file, the field, status, stderr tail.
 kc fail ""
