@@ -283,6 +283,11 @@ int sy_k8s_exec_read(json_t *exec, const char *where, const char *dir,
                     hint ? "; install it: " : "", hint ? hint : "");
         goto out;
     }
+    if (!full) {
+        sy_sdk_errf(err, err_len, "out of memory");
+        rc = SY_ENOMEM;
+        goto out;
+    }
     x->argv = strv_push(NULL, &na, full);
     json_array_foreach(json_object_get(exec, "args"), i, e)
         if (json_is_string(e))
