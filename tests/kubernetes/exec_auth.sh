@@ -5,7 +5,8 @@
 # with its args, env and KUBERNETES_EXEC_INFO), again before its
 # expirationTimestamp while tasks keep completing, and after a 401; a script that exits 1
 # and interactiveMode Always are refused in one line naming the file and
-# the field; the token is in no output, status or metric.
+# the field; a client certificate pair from the plugin is used for TLS;
+# the token is in no output, status or metric.
 . "$SY_SRCDIR/tests/kubernetes/host.sh"
 skip_under_valgrind
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-k8s-exec-XXXXXX")
@@ -44,6 +45,12 @@ printf '%s\n' "$KUBERNETES_EXEC_INFO" >"$STATE/info"
 printf '%s\n' "$*" >"$STATE/args"
 if [ "$1" = flaky ] && [ -e "$STATE/flaky" ]; then echo "token service down" >&2; exit 1; fi
 [ "$1" != flaky ] || { touch "$STATE/flaky"; touch "$STATE/stale"; }
+if [ "$1" = cert ]; then
+    pem() { awk '{printf "%s\\n", $0}' "$STATE/$1"; }
+    printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientCertificateData":"%s","clientKeyData":"%s"}}\n' \
+        "$(pem client.pem)" "$(pem client.key)"
+    exit 0
+fi
 if [ "$1" = fail ]; then echo "first line" >&2; echo "boom: no credentials" >&2; exit 1; fi
 tok=$(cat "$STATE/token")
 if [ -e "$STATE/stale" ]; then rm -f "$STATE/stale"; tok=stale-token; fi
@@ -150,4 +157,11 @@ sed -i 's|interactiveMode: Always|interactiveMode: Never|' "$dir/kc/exec.yaml"
 run check
 has "users[u].user.exec: command \"sy-no-such-auth-plugin\" not found on PATH; install it: see examples/kubernetes/README.md" \
     "a command not on PATH: named, with its installHint"
+# A client certificate and key from the plugin (status.clientCertificate
+# Data, clientKeyData): the server wants the certificate.
+stop_k8s
+start_k8s --client-ca "$dir/client-ca.pem" --client-cert "$dir/client.pem" --client-key "$dir/client.key"
+kc cert ""
+run run k8s::one
+rc_is 0 "a client certificate and key from an exec plugin: the task completes"
 done_testing
