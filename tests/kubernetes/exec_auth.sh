@@ -3,10 +3,10 @@
 # server: a small script prints an ExecCredential holding the server's
 # token; it is run at create() (relative to the kubeconfig's directory,
 # with its args, env and KUBERNETES_EXEC_INFO), again before its
-# expirationTimestamp while tasks keep completing, and after a 401; a script that exits 1
-# and interactiveMode Always are refused in one line naming the file and
-# the field; a client certificate pair from the plugin is used for TLS;
-# the token is in no output, status or metric.
+# expirationTimestamp while tasks keep completing, and after a 401; a
+# script that exits 1 and interactiveMode Always are refused in one line
+# naming the file and the field; a client certificate pair from the
+# plugin is used for TLS; the token is in no output, status or metric.
 . "$SY_SRCDIR/tests/kubernetes/host.sh"
 skip_under_valgrind
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-k8s-exec-XXXXXX")
