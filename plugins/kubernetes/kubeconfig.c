@@ -40,6 +40,7 @@ void sy_k8s_conn_free(sy_k8s_conn *c)
     wipe_free(c->key, c->key_len);
     free(c->ns);
     free(c->token_file);
+    sy_k8s_exec_free(c->exec);
     memset(c, 0, sizeof *c);
 }
 
@@ -271,16 +272,18 @@ static int read_user(json_t *user, const char *uname, const char *dir,
 {
     char where[160];
     snprintf(where, sizeof where, "users[%.100s].user", uname);
-    if (json_object_get(user, "exec") && !json_is_null(json_object_get(user, "exec"))) {
-        sy_sdk_errf(err, err_len, "kubeconfig %s: %s.exec: exec credential "
-                    "plugins are not supported; use a token, a tokenFile "
-                    "or a client certificate", path, where);
+    json_t *exec = json_object_get(user, "exec");
+    if (json_is_object(exec))
+        return sy_k8s_exec_read(exec, where, dir, path, out, err, err_len);
+    if (exec && !json_is_null(exec)) {
+        sy_sdk_errf(err, err_len, "kubeconfig %s: %s.exec: must be a "
+                    "mapping (apiVersion, command, args, env)", path, where);
         return SY_EINVAL;
     }
     if (json_object_get(user, "auth-provider")) {
         sy_sdk_errf(err, err_len, "kubeconfig %s: %s.auth-provider: not "
-                    "supported; use a token, a tokenFile or a client "
-                    "certificate", path, where);
+                    "supported; use a token, a tokenFile, a client "
+                    "certificate or an exec plugin", path, where);
         return SY_EINVAL;
     }
     const char *token = str(user, "token"), *tf = str(user, "tokenFile");

@@ -7,6 +7,10 @@
  *   kubeconfig.c  the cluster's address and credentials: a kubeconfig
  *                 file (YAML, read with libyaml) or the in-cluster
  *                 service account
+ *   exec_auth.c   exec credential plugins (users[].user.exec): run,
+ *                 their ExecCredential read
+ *   exec_refresh.c  an exec credential refreshed on the loop: a helper
+ *                 thread runs the command before it expires, or on a 401
  *   loop.c        the plugin's thread: a libuv loop driving a libcurl
  *                 multi handle; one HTTP request (sy_k8s_req) at a time
  *                 per purpose, streamed or buffered
@@ -69,7 +73,11 @@
 /* ------------------------------------------------------------------------ */
 
 /* Owned by the instance (its settings), written once in create(), read by
- * the loop thread after.  Secrets are wiped before they are freed. */
+ * the loop thread after (which alone replaces the token, the client pair
+ * and expiry_ms when a token file or an exec plugin gives new ones).
+ * Secrets are wiped before they are freed. */
+typedef struct sy_k8s_exec sy_k8s_exec;
+
 typedef struct sy_k8s_conn {
     char *server;        /* scheme://host[:port], no trailing `/` */
     char *ca;            /* PEM bytes of the CAs to trust, or NULL: the
@@ -84,6 +92,11 @@ typedef struct sy_k8s_conn {
     char *key;           /* PEM client key (with cert); never logged */
     size_t key_len;
     char *ns;            /* the context's namespace, or NULL */
+    sy_k8s_exec *exec;   /* owned: the user's exec credential plugin, or
+                            NULL; token or cert/key came from it */
+    int64_t expiry_ms;   /* the exec credential's expirationTimestamp
+                            (Unix ms), 0 when none; loop only after
+                            create() */
     char source[512];    /* where it came from, for messages ("kubeconfig
                             FILE, context C" or "in-cluster service
                             account") */
@@ -107,6 +120,51 @@ int sy_k8s_read_token(const char *path, char **out);
  * environment says a cluster but a file is missing. */
 int sy_k8s_incluster_load(const char *sa_dir, sy_k8s_conn *out, bool *found,
                           char *err, size_t err_len);
+
+/* An exec credential plugin as configured (users[].user.exec).  Owned by
+ * the conn; written in create(), read-only after (the refresh helper
+ * thread reads it). */
+struct sy_k8s_exec {
+    char *api_version;   /* client.authentication.k8s.io/v1 or v1beta1 */
+    char **argv;         /* the resolved command, then args; NULL-ended */
+    char **env;          /* exec.env as NAME=VALUE; NULL-ended, or NULL */
+    char *info;          /* KUBERNETES_EXEC_INFO's value (JSON) */
+    char where[512];     /* "kubeconfig FILE: users[U].user.exec" */
+};
+
+/* One ExecCredential's status.  Owned by whoever holds it; secrets wiped
+ * when freed. */
+typedef struct sy_k8s_cred {
+    char *token;         /* status.token, or NULL; never logged */
+    char *cert;          /* status.clientCertificateData (PEM), or NULL */
+    size_t cert_len;
+    char *key;           /* status.clientKeyData (PEM); never logged */
+    size_t key_len;
+    int64_t expiry_ms;   /* status.expirationTimestamp, Unix ms; 0 none */
+} sy_k8s_cred;
+
+void sy_k8s_cred_free(sy_k8s_cred *c);
+void sy_k8s_exec_free(sy_k8s_exec *x);
+/* Reads users[].user.exec (`where` names the user, `dir` the kubeconfig's
+ * directory), runs the command once (blocking, 30 s at most) and puts its
+ * credential in conn (conn->server and conn->ca already read).  SY_OK, or
+ * an error with one line in err naming the file and the field. */
+int sy_k8s_exec_read(json_t *exec, const char *where, const char *dir,
+                     const char *path, sy_k8s_conn *conn, char *err,
+                     size_t err_len);
+/* Runs the command (any thread; blocks up to 30 s).  SY_OK with *out, or
+ * SY_EIO / SY_EINVAL with one line in err: the file, the field, the exit
+ * status and the tail of its stderr (never its stdout).  `child`, when
+ * not NULL, holds the command's pid while it runs (0 otherwise), for
+ * destroy() to kill it. */
+int sy_k8s_exec_run(const sy_k8s_exec *x, _Atomic int *child,
+                    sy_k8s_cred *out, char *err, size_t err_len);
+/* Reads an ExecCredential (JSON) of `api_version`.  SY_OK, or SY_EINVAL
+ * with one line in err (no secret). */
+int sy_k8s_exec_parse(const char *text, size_t len, const char *api_version,
+                      sy_k8s_cred *out, char *err, size_t err_len);
+/* An RFC 3339 time as Unix milliseconds.  SY_OK or SY_EINVAL. */
+int sy_k8s_rfc3339_ms(const char *s, int64_t *out);
 
 /* ------------------------------------------------------------------------ */
 /* Settings (settings.c)                                                     */
@@ -192,6 +250,8 @@ struct sy_k8s_req {
     sy_k8s_line_fn line;        /* a stream's lines (with `stream`) */
     sy_k8s_done_fn done;        /* the end of the transfer */
     void *arg;                  /* the owner (a sy_k8s_job, a watch) */
+    sy_k8s_req *held_next;      /* in inst->exec_held: waiting for an
+                                   exec credential's refresh */
 };
 
 /* Makes a request for path (which starts with `/`; the server is
@@ -424,6 +484,21 @@ struct sy_instance {
                                        never logged; loop only once the
                                        loop runs (the token refresh) */
     uv_timer_t token_timer;         /* re-reads conn.token_file */
+    uv_timer_t exec_timer;          /* the exec credential's refresh */
+    uv_async_t exec_async;          /* the helper thread's result is in */
+    pthread_t exec_thread;          /* the helper running the command */
+    _Atomic int exec_child;         /* its command's pid, 0 none (any
+                                       thread): killed by destroy() */
+    bool exec_running;              /* loop only: exec_thread is live */
+    int64_t exec_last_ms;           /* loop only: the last refresh began */
+    int64_t exec_failed_ms;         /* loop only: the last one failed */
+    bool exec_stale;                /* loop only: a 401 began the refresh */
+    sy_k8s_req *exec_held;          /* loop only: requests started while
+                                       the credential is expired or was
+                                       refused, until the refresh ends */
+    sy_k8s_cred exec_cred;          /* under q_mu: the helper's result */
+    int exec_rc;                    /* under q_mu: its SY_* code */
+    char exec_err[512];             /* under q_mu: its error, one line */
     sy_k8s_entry *buckets[SY_K8S_BUCKETS]; /* the cache, by Job name */
     sy_k8s_watch watch_jobs, watch_pods;
     char selector[160];             /* the label selector, URL-encoded */
@@ -444,6 +519,23 @@ void sy_k8s_loop_stop(sy_instance *inst);
  * whose completion cancel() took) to the loop. */
 void sy_k8s_loop_post(sy_instance *inst, sy_k8s_job *job);
 void sy_k8s_loop_post_cancel(sy_instance *inst, sy_k8s_job *job);
+
+/* exec_refresh.c (loop thread, but sy_k8s_exec_join) */
+/* In sy_k8s_loop_start, before the thread: the refresh's handles, its
+ * timer set from conn.expiry_ms.  Nothing when there is no exec plugin. */
+void sy_k8s_exec_start(sy_instance *inst);
+/* An answer was 401: refresh, unless one runs or ran in the last 5 s. */
+void sy_k8s_exec_unauthorized(sy_instance *inst);
+/* In sy_k8s_http_start: true when the request is held until a refresh
+ * ends (the credential expired, or a 401 began the refresh); it is then
+ * started with the new credential, or answered 401 with the command's
+ * error as its Status message (30 s at most). */
+bool sy_k8s_exec_hold(sy_instance *inst, sy_k8s_req *r);
+/* In sy_k8s_http_abort: the request taken off the held list. */
+void sy_k8s_exec_unhold(sy_instance *inst, sy_k8s_req *r);
+/* In sy_k8s_loop_stop, after the loop thread is joined: the helper's
+ * command killed, the helper joined. */
+void sy_k8s_exec_join(sy_instance *inst);
 
 /* stats.c */
 /* metrics(): any thread, reads atomics only. */

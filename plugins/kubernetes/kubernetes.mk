@@ -10,7 +10,8 @@ plugins_kubernetes_kubernetes_la_SOURCES = \
 	plugins/kubernetes/loop.c plugins/kubernetes/job.c \
 	plugins/kubernetes/watch.c plugins/kubernetes/follow.c \
 	plugins/kubernetes/judge.c plugins/kubernetes/logs.c \
-	plugins/kubernetes/stats.c
+	plugins/kubernetes/stats.c plugins/kubernetes/exec_auth.c \
+	plugins/kubernetes/exec_refresh.c
 # resume() is an ABI 1.4 descriptor field (DEFERRED, 1.1, comes with it).
 plugins_kubernetes_kubernetes_la_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_EXECUTOR_MIN_MINOR=4
 plugins_kubernetes_kubernetes_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread \
@@ -29,7 +30,8 @@ EXTRA_DIST += plugins/kubernetes/kubernetes.mk examples/kubernetes/README.md \
 check_PROGRAMS += tests/kubernetes/test_names
 TESTS += tests/kubernetes/test_names
 tests_kubernetes_test_names_SOURCES = tests/kubernetes/test_names.c \
-	plugins/kubernetes/job.c plugins/kubernetes/kubeconfig.c
+	plugins/kubernetes/job.c plugins/kubernetes/kubeconfig.c \
+	plugins/kubernetes/exec_auth.c
 tests_kubernetes_test_names_CPPFLAGS = $(SDK_CPPFLAGS)
 tests_kubernetes_test_names_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) \
 	$(LIBCURL_CFLAGS) $(LIBYAML_CFLAGS) $(LIBUV_CFLAGS) $(JANSSON_CFLAGS) \
@@ -41,7 +43,7 @@ tests_kubernetes_test_names_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(LIBYAML_LIBS) \
 # against the loopback API server of tests/kubernetes/ (lib.sh).
 kubernetes_tests = tests/kubernetes/jobs.sh tests/kubernetes/watch.sh tests/kubernetes/restart.sh \
 	tests/kubernetes/kubeconfig.sh tests/kubernetes/manifest.sh tests/kubernetes/example.sh \
-	tests/kubernetes/conformance.sh
+	tests/kubernetes/conformance.sh tests/kubernetes/exec_auth.sh
 TESTS += $(kubernetes_tests)
 dist_check_SCRIPTS += $(kubernetes_tests) tests/kubernetes/host.sh
 AM_TESTS_ENVIRONMENT += \

@@ -152,6 +152,8 @@ int sy_k8s_http_start(sy_instance *inst, sy_k8s_req *r, char *err,
                       size_t err_len)
 {
     const sy_k8s_conn *c = &inst->set.conn;
+    if (sy_k8s_exec_hold(inst, r))
+        return SY_OK;
     CURL *e = curl_easy_init();
     if (!e) {
         sy_sdk_errf(err, err_len, "out of memory (curl_easy_init)");
@@ -205,8 +207,10 @@ int sy_k8s_http_start(sy_instance *inst, sy_k8s_req *r, char *err,
         curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
     }
     if (c->cert) {
-        struct curl_blob cb = {c->cert, c->cert_len, CURL_BLOB_NOCOPY};
-        struct curl_blob kb = {c->key, c->key_len, CURL_BLOB_NOCOPY};
+        /* an exec credential's pair is replaced under live requests */
+        unsigned int f = c->exec ? CURL_BLOB_COPY : CURL_BLOB_NOCOPY;
+        struct curl_blob cb = {c->cert, c->cert_len, f};
+        struct curl_blob kb = {c->key, c->key_len, f};
         curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
         curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
         curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
@@ -225,6 +229,7 @@ int sy_k8s_http_start(sy_instance *inst, sy_k8s_req *r, char *err,
 
 void sy_k8s_http_abort(sy_instance *inst, sy_k8s_req *r)
 {
+    sy_k8s_exec_unhold(inst, r);
     if (r && r->easy) {
         curl_multi_remove_handle(inst->multi, r->easy);
         curl_easy_cleanup(r->easy);
@@ -284,6 +289,8 @@ static void check_done(sy_instance *inst)
         curl_multi_remove_handle(inst->multi, e);
         curl_easy_cleanup(e);
         r->easy = NULL;
+        if (r->status == 401)
+            sy_k8s_exec_unauthorized(inst);
         r->done(inst, r); /* may free r, or start it again */
     }
 }
@@ -544,6 +551,7 @@ int sy_k8s_loop_start(sy_instance *inst, char *err, size_t err_len)
     inst->token_timer.data = inst;
     if (inst->set.conn.token_file)
         uv_timer_start(&inst->token_timer, on_token_timer, 60000, 60000);
+    sy_k8s_exec_start(inst);
     inst->multi = curl_multi_init();
     if (!inst->multi) {
         sy_sdk_errf(err, err_len, "out of memory (curl_multi_init)");
@@ -584,6 +592,7 @@ void sy_k8s_loop_stop(sy_instance *inst)
     pthread_mutex_unlock(&inst->q_mu);
     uv_async_send(&inst->async);
     pthread_join(inst->thread, NULL);
+    sy_k8s_exec_join(inst);
     inst->thread_started = false;
     uv_loop_close(&inst->loop);
 }

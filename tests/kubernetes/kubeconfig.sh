@@ -74,7 +74,7 @@ clusters:
 users:
 - name: u
   user:
-    exec: {command: aws-iam-authenticator, apiVersion: client.authentication.k8s.io/v1}" 'users[u].user.exec: exec credential plugins are not supported' "an exec credential plugin"
+    exec: {command: aws-iam-authenticator, apiVersion: client.authentication.k8s.io/v1}" 'users[u].user.exec: command "aws-iam-authenticator" not found on PATH' "an exec credential plugin that is not installed"
 row "$ctx
 clusters:
 - name: k

@@ -5,7 +5,8 @@
  * the same (instance, run, task, attempt) and different otherwise; label
  * values are sanitised; kubeconfig files are read (contexts, relative
  * paths, base64 data, token files) and refused in one line naming the file
- * and the field, never holding the token.
+ * and the field, never holding the token; exec plugins' ExecCredential
+ * (v1, v1beta1) and its RFC 3339 expiry read.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../plugins/kubernetes/kubernetes.h"
@@ -171,9 +173,34 @@ static void test_kubeconfig(void **state)
     const char *exec =
         "clusters:\n- name: k\n  cluster: {server: https://x}\n"
         "contexts:\n- name: m\n  context: {cluster: k, user: u}\ncurrent-context: m\n"
-        "users:\n- name: u\n  user:\n    exec: {command: gke-gcloud-auth-plugin}\n";
+        "users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1beta1,\n"
+        "      command: no-such-auth-plugin, installHint: see the docs}\n";
     assert_int_not_equal(load(exec, NULL, &c, err, sizeof err), SY_OK);
-    assert_non_null(strstr(err, "users[u].user.exec: exec credential plugins are not supported"));
+    assert_non_null(strstr(err, "users[u].user.exec: command \"no-such-auth-plugin\" "
+                                "not found on PATH; install it: see the docs"));
+    const char *always =
+        "clusters:\n- name: k\n  cluster: {server: https://x}\n"
+        "contexts:\n- name: m\n  context: {cluster: k, user: u}\ncurrent-context: m\n"
+        "users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1,\n"
+        "      command: sh, interactiveMode: Always}\n";
+    assert_int_not_equal(load(always, NULL, &c, err, sizeof err), SY_OK);
+    assert_non_null(strstr(err, "users[u].user.exec.interactiveMode: Always needs a terminal"));
+    /* a relative command: the kubeconfig's directory; args and env */
+    put("cred.sh", "#!/bin/sh\nprintf '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+        "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s-%s\"}}' \"$1\" \"$WHO\"\n");
+    char script[256];
+    snprintf(script, sizeof script, "%s/cred.sh", dir);
+    chmod(script, 0700);
+    const char *rel =
+        "clusters:\n- name: k\n  cluster: {server: https://x}\n"
+        "contexts:\n- name: m\n  context: {cluster: k, user: u}\ncurrent-context: m\n"
+        "users:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1,\n"
+        "      command: ./cred.sh, args: [s3cret], env: [{name: WHO, value: me}],\n"
+        "      interactiveMode: Never, provideClusterInfo: true}\n";
+    assert_int_equal(load(rel, NULL, &c, err, sizeof err), SY_OK);
+    assert_string_equal(c.token, "s3cret-me");
+    assert_non_null(c.exec);
+    sy_k8s_conn_free(&c);
     assert_int_not_equal(load("clusters: [ {", NULL, &c, err, sizeof err), SY_OK);
     assert_non_null(strstr(err, "not YAML"));
     assert_int_not_equal(load("- just\n- a list\n", NULL, &c, err, sizeof err), SY_OK);
@@ -216,6 +243,67 @@ static void test_incluster(void **state)
     unsetenv("KUBERNETES_SERVICE_HOST");
 }
 
+/* ExecCredential (v1 and v1beta1): a token or a cert/key pair, the
+ * expiry in RFC 3339; what is wrong said without the token. */
+static void test_exec_credential(void **state)
+{
+    (void)state;
+    const char *v1 = "client.authentication.k8s.io/v1";
+    const char *b1 = "client.authentication.k8s.io/v1beta1";
+    sy_k8s_cred c;
+    char err[512];
+    const char *tok = "{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+        "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"s3cret-exec\","
+        "\"expirationTimestamp\":\"2030-01-02T03:04:05Z\"}}";
+    assert_int_equal(sy_k8s_exec_parse(tok, strlen(tok), v1, &c, err,
+                                       sizeof err), SY_OK);
+    assert_string_equal(c.token, "s3cret-exec");
+    assert_int_equal(c.expiry_ms, 1893553445000LL);
+    sy_k8s_cred_free(&c);
+    /* the other version is refused, naming both */
+    assert_int_equal(sy_k8s_exec_parse(tok, strlen(tok), b1, &c, err,
+                                       sizeof err), SY_EINVAL);
+    assert_non_null(strstr(err, "apiVersion"));
+    assert_null(strstr(err, "s3cret"));
+    const char *pair = "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\","
+        "\"kind\":\"ExecCredential\",\"status\":{\"clientCertificateData\":"
+        "\"CERT\",\"clientKeyData\":\"KEY\"}}";
+    assert_int_equal(sy_k8s_exec_parse(pair, strlen(pair), b1, &c, err,
+                                       sizeof err), SY_OK);
+    assert_null(c.token);
+    assert_string_equal(c.cert, "CERT");
+    assert_string_equal(c.key, "KEY");
+    assert_int_equal(c.expiry_ms, 0);
+    sy_k8s_cred_free(&c);
+    const char *bad[] = {
+        "not json",
+        "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"Pod\","
+        "\"status\":{\"token\":\"s3cret-exec\"}}",
+        "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+        "\"ExecCredential\",\"status\":{}}",
+        "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+        "\"ExecCredential\",\"status\":{\"clientCertificateData\":\"C\"}}",
+        "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+        "\"ExecCredential\",\"status\":{\"token\":\"s3cret-exec\","
+        "\"expirationTimestamp\":\"tomorrow\"}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(sy_k8s_exec_parse(bad[i], strlen(bad[i]), v1, &c,
+                                           err, sizeof err), SY_EINVAL);
+        assert_null(strstr(err, "s3cret"));
+        assert_null(strchr(err, '\n'));
+    }
+    int64_t ms;
+    assert_int_equal(sy_k8s_rfc3339_ms("1970-01-01T00:00:01.250Z", &ms), SY_OK);
+    assert_int_equal(ms, 1250);
+    assert_int_equal(sy_k8s_rfc3339_ms("1970-01-01T02:00:00+02:00", &ms), SY_OK);
+    assert_int_equal(ms, 0);
+    assert_int_equal(sy_k8s_rfc3339_ms("1969-12-31T23:00:00-01:00", &ms), SY_OK);
+    assert_int_equal(ms, 0);
+    assert_int_equal(sy_k8s_rfc3339_ms("2030-01-02", &ms), SY_EINVAL);
+    assert_int_equal(sy_k8s_rfc3339_ms("2030-01-02T03:04:05", &ms), SY_EINVAL);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s", "/tmp/sy-k8s-names-XXXXXX");
@@ -226,9 +314,10 @@ int main(void)
         cmocka_unit_test(test_label_values),
         cmocka_unit_test(test_kubeconfig),
         cmocka_unit_test(test_incluster),
+        cmocka_unit_test(test_exec_credential),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    const char *names[] = {"config", "ca.pem", "token", "namespace", "ca.crt"};
+    const char *names[] = {"config", "ca.pem", "token", "namespace", "ca.crt", "cred.sh"};
     char path[256];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
