@@ -67,8 +67,9 @@ browser "$base" "$host/token" "$host/flag" "$shot"
 stop_serve
 ok $? "serve stops cleanly"
 
-# A listener other machines reach: the API needs the token for reads too.
-sed -i 's/127.0.0.1:0/0.0.0.0:0/' "$host/switchyard.cfg"
+# A listener other machines reach (plain HTTP, so admin.insecure): the API
+# needs the token for reads too.
+sed -i 's/"127.0.0.1:0";/"0.0.0.0:0"; insecure = true;/' "$host/switchyard.cfg"
 start_serve
 ok $? "serve listens on 0.0.0.0"
 base=$(printf '%s' "$base" | sed 's/0\.0\.0\.0/127.0.0.1/')

@@ -77,9 +77,10 @@ stop_serve
 ok $? "serve stops cleanly"
 
 # No directory: the API works, / says what is missing.  A listener others
-# can reach: the page needs no token, the API does.
+# can reach (plain HTTP, so admin.insecure): the page needs no token, the
+# API does.
 rm -rf "$host/dash"
-sed -i 's/127.0.0.1:0/0.0.0.0:0/' "$host/switchyard.cfg"
+sed -i 's/"127.0.0.1:0";/"0.0.0.0:0"; insecure = true;/' "$host/switchyard.cfg"
 start_serve
 ok $? "serve listens without the dashboard's directory"
 base=$(printf '%s' "$base" | sed 's/0\.0\.0\.0/127.0.0.1/')
