@@ -384,35 +384,17 @@ static void iso_metrics(sy_instance *in, sy_metric_fn emit, void *sink)
     emit(sink, "isolated.restarts", restarts);
 }
 
-static const sy_executor proxy = {
-    SY_EXECUTOR_V1,
-    .name = "isolated",
-    .version = "1",
-    .description = "a plugin run in a worker process of its own (isolate_plugin = true)",
-    .create = iso_create,
-    .destroy = iso_destroy,
-    .capacity = iso_capacity,
-    .submit = iso_submit,
-    .cancel = iso_cancel,
-    .validate = iso_validate,
-    .metrics = iso_metrics,
-};
-
-/* The same for a plugin that resumes attempts (ABI 1.4). */
-static const sy_executor proxy_resuming = {
-    SY_EXECUTOR_V1,
-    .name = "isolated",
-    .version = "1",
-    .description = "a plugin run in a worker process of its own (isolate_plugin = true)",
-    .create = iso_create,
-    .destroy = iso_destroy,
-    .capacity = iso_capacity,
-    .submit = iso_submit,
-    .cancel = iso_cancel,
-    .validate = iso_validate,
-    .metrics = iso_metrics,
-    .resume = iso_resume,
-};
+/* The proxy's descriptor; a plugin that resumes attempts (ABI 1.4) gets
+ * the same with resume(). */
+#define PROXY_FIELDS                                                           \
+    SY_EXECUTOR_V1, .name = "isolated", .version = "1",                       \
+    .description = "a plugin run in a worker process of its own (isolate_plugin = true)", \
+    .create = iso_create, .destroy = iso_destroy, .capacity = iso_capacity,   \
+    .submit = iso_submit, .cancel = iso_cancel, .validate = iso_validate,     \
+    .metrics = iso_metrics
+static const sy_executor proxy = {PROXY_FIELDS};
+static const sy_executor proxy_resuming = {PROXY_FIELDS, .resume = iso_resume};
+#undef PROXY_FIELDS
 
 void sy_isolated_wrap(sy_instance_entry *e, const sy_plugin *plugin)
 {

@@ -195,18 +195,14 @@ static int fake_cancel(sy_instance *inst, sy_completion *c)
     return SY_OK;
 }
 
-const sy_executor fake_executor = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
-    .name = "fake",
-    .version = "1",
-    .create = fake_create,
-    .destroy = fake_destroy,
-    .capacity = fake_capacity,
-    .submit = fake_submit,
-    .cancel = fake_cancel,
-};
+/* The fake's descriptor; the resuming one adds resume() (ABI 1.4). */
+#define FAKE_FIELDS                                                            \
+    .abi_major = SY_EXECUTOR_ABI_MAJOR, .abi_minor = SY_EXECUTOR_ABI_MINOR,   \
+    .size = sizeof(sy_executor), .name = "fake", .version = "1",              \
+    .create = fake_create, .destroy = fake_destroy, .capacity = fake_capacity, \
+    .submit = fake_submit, .cancel = fake_cancel
+
+const sy_executor fake_executor = {FAKE_FIELDS};
 
 /* resume() (ABI 1.4): `refuse_resume = true` refuses it; otherwise the
  * attempt is taken as a submit of the same number would be. */
@@ -220,19 +216,8 @@ static int fake_resume(sy_instance *inst, const sy_task *task, sy_completion *c,
     return fake_submit(inst, task, c, err, err_len);
 }
 
-const sy_executor fake_executor_resuming = {
-    .abi_major = SY_EXECUTOR_ABI_MAJOR,
-    .abi_minor = SY_EXECUTOR_ABI_MINOR,
-    .size = sizeof(sy_executor),
-    .name = "fake",
-    .version = "1",
-    .create = fake_create,
-    .destroy = fake_destroy,
-    .capacity = fake_capacity,
-    .submit = fake_submit,
-    .cancel = fake_cancel,
-    .resume = fake_resume,
-};
+const sy_executor fake_executor_resuming = {FAKE_FIELDS, .resume = fake_resume};
+#undef FAKE_FIELDS
 
 const sy_executor *fake_descriptor;
 const char *fake_store_url;
