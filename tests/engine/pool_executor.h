@@ -10,7 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uv.h>
+
 #include <switchyard/executor.h>
+
+#include "config/routes.h"
+#include "engine/engine.h"
+#include "executor/instance.h"
+#include "store/store.h"
+#include "workflow/workflow.h"
 
 #define MAX_HELD 16
 
@@ -33,5 +41,34 @@ extern struct sy_instance pools[2];
 extern int next_pool;
 
 extern const sy_executor pool_executor;
+
+/* An engine on the fake clock driving one run of `workflow` (libconfig
+ * text) on a SQLite store in a temp dir, routed by `routes` to two pool
+ * instances, "local" (pools[0]) and "burst" (pools[1]). */
+typedef struct env {
+    char *dir;
+    sy_store *store;
+    sy_workflow *wf;
+    sy_routes routes;
+    sy_instance_entry inst[2];
+    uv_loop_t loop;
+    sy_engine *engine;
+    int64_t run_id;
+} env;
+
+void pool_env_open(env *v, const char *workflow, const char *routes, int64_t local_slots,
+                   int64_t burst_slots);
+/* The same with the engine's priority aging and tenants' weights. */
+void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_t local_slots,
+                        int64_t burst_slots, int64_t aging_ms, const sy_tenant_config *tenants,
+                        size_t n_tenants);
+void close_env(env *v);
+
+/* Turns the loop until nothing is left to do now (bounded). */
+void turn(env *v);
+
+/* Completes the attempt pool p holds for `task_id`, frees its slot and
+ * says so (wake), then turns the loop. */
+void finish(env *v, int p, const char *task_id);
 
 #endif

@@ -20,104 +20,6 @@
 #include "store/store.h"
 #include "workflow/workflow.h"
 
-typedef struct env {
-    char *dir;
-    sy_store *store;
-    sy_workflow *wf;
-    sy_routes routes;
-    sy_instance_entry inst[2];
-    uv_loop_t loop;
-    sy_engine *engine;
-    int64_t run_id;
-} env;
-
-static int64_t clock_ms(void) { return 1700000000000; }
-
-static void turn(env *v)
-{
-    for (int i = 0; i < 64; i++)
-        uv_run(&v->loop, UV_RUN_NOWAIT);
-}
-
-static void open_env(env *v, const char *workflow, const char *routes, int64_t local_slots,
-                     int64_t burst_slots)
-{
-    memset(v, 0, sizeof *v);
-    memset(pools, 0, sizeof pools);
-    next_pool = 0;
-    v->dir = th_mkdtemp();
-    char *path = th_write(v->dir, "wf.cfg", workflow);
-    sy_diags d;
-    sy_diags_init(&d);
-    int errors = sy_workflow_load_file(path, NULL, NULL, &v->wf, &d);
-    free(path);
-    config_t cfg;
-    config_init(&cfg);
-    assert_int_equal(config_read_string(&cfg, routes), CONFIG_TRUE);
-    sy_routes_init(&v->routes);
-    errors += sy_routes_add_group(&v->routes, config_lookup(&cfg, "routes"), &d);
-    config_destroy(&cfg);
-    if (errors)
-        th_diag_dump(&d);
-    sy_diags_free(&d);
-    assert_int_equal(errors, 0);
-
-    char url[4200], err[512];
-    snprintf(url, sizeof url, "sqlite:%s/store.db", v->dir);
-    assert_int_equal(sy_store_open(url, v->dir, &v->store, err, sizeof err), SY_OK);
-    assert_int_equal(sy_runs_record(v->store, v->wf, "{}", &v->run_id, err, sizeof err), SY_OK);
-    sy_instance_init(&v->inst[0], "local", &pool_executor, NULL);
-    sy_instance_init(&v->inst[1], "burst", &pool_executor, NULL);
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(sy_instance_create(&v->inst[i], err, sizeof err), SY_OK);
-    pools[0].slots = local_slots;
-    pools[1].slots = burst_slots;
-    assert_int_equal(uv_loop_init(&v->loop), 0);
-    sy_engine_opts o = {
-        .store = v->store,
-        .routes = &v->routes,
-        .instances = v->inst,
-        .n_instances = 2,
-        .owner = "test:1",
-        .clock = clock_ms,
-        .lease_ms = (int64_t)24 * 3600 * 1000,
-        .max_recoveries = 5,
-    };
-    assert_int_equal(sy_engine_new(&v->engine, &v->loop, &o, err, sizeof err), SY_OK);
-    assert_int_equal(sy_engine_adopt(v->engine, v->run_id, true, err, sizeof err), SY_OK);
-    turn(v);
-}
-
-static void close_env(env *v)
-{
-    sy_engine_free(v->engine);
-    assert_int_equal(uv_loop_close(&v->loop), 0);
-    for (int i = 0; i < 2; i++)
-        sy_instance_destroy(&v->inst[i]);
-    sy_routes_free(&v->routes);
-    sy_store_close(v->store);
-    sy_workflow_free(v->wf);
-    th_rmtree(v->dir);
-}
-
-/* Completes the attempt pool p holds for `task_id`, frees its slot and
- * says so (wake), then turns the loop. */
-static void finish(env *v, int p, const char *task_id)
-{
-    struct sy_instance *in = &pools[p];
-    for (size_t i = 0; i < in->n_held; i++) {
-        if (strcmp(in->held[i].task_id, task_id) != 0)
-            continue;
-        sy_completion *c = in->held[i].c;
-        in->held[i] = in->held[--in->n_held];
-        sy_result res = {.size = sizeof res, .outcome = SY_OUTCOME_SUCCEEDED};
-        in->api->complete(c, &res);
-        in->api->wake(in->host);
-        turn(v);
-        return;
-    }
-    fail_msg("pool %d holds no attempt of '%s'", p, task_id);
-}
 
 /* Completes whatever the pools hold until the run is over. */
 static void finish_all(env *v)
@@ -166,7 +68,7 @@ static void test_fill_then_burst(void **state)
 {
     (void)state;
     env v;
-    open_env(&v, seven, "routes = { default = [\"local\", \"burst\"]; };", 2, 3);
+    pool_env_open(&v, seven, "routes = { default = [\"local\", \"burst\"]; };", 2, 3);
     /* The pool takes 2, the burst instance the next 3; 2 wait. */
     assert_string_equal(pools[0].got, "t1 t2");
     assert_string_equal(pools[1].got, "t3 t4 t5");
@@ -207,7 +109,7 @@ static void test_single_instance_waits(void **state)
 {
     (void)state;
     env v;
-    open_env(&v, seven, "routes = { default = \"local\"; };", 2, 3);
+    pool_env_open(&v, seven, "routes = { default = \"local\"; };", 2, 3);
     assert_string_equal(pools[0].got, "t1 t2");
     assert_string_equal(pools[1].got, "");
     finish(&v, 0, "t1");
