@@ -79,35 +79,35 @@ libsyhost_la_SOURCES += \
 	host/executor/isolated_state.c host/executor/isolated_state.h
 
 # store: the interface, what implementations share, and the embedded
-# SQLite store (its files listed in store/sqlite_internal.h).
+# SQLite store (its files listed in store/sqlite/internal.h).
 libsyhost_la_SOURCES += \
 	host/store/store.c host/store/store.h \
 	host/store/driver.c host/store/driver.h host/store/record.c \
-	host/store/sqlite.c host/store/sqlite_internal.h \
-	host/store/sqlite_step.c host/store/sqlite_statements.c \
-	host/store/sqlite_schema.c host/store/sqlite_runs.c \
-	host/store/sqlite_ownership.c host/store/sqlite_tasks.c \
-	host/store/sqlite_processes.c \
-	host/store/sqlite_schedule.c \
-	host/store/sqlite_logs.c \
-	host/store/sqlite_elements.c host/store/elements.c \
+	host/store/sqlite/sqlite.c host/store/sqlite/internal.h \
+	host/store/sqlite/step.c host/store/sqlite/statements.c \
+	host/store/sqlite/schema.c host/store/sqlite/runs.c \
+	host/store/sqlite/ownership.c host/store/sqlite/tasks.c \
+	host/store/sqlite/processes.c \
+	host/store/sqlite/schedule.c \
+	host/store/sqlite/logs.c \
+	host/store/sqlite/elements.c host/store/elements.c \
 	host/store/task_writes.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
-# The PostgreSQL store (its files listed in store/postgres_internal.h),
+# The PostgreSQL store (its files listed in store/postgres/internal.h),
 # built when libpq is found.
 if HAVE_LIBPQ
 libsyhost_la_SOURCES += \
-	host/store/postgres.c host/store/postgres_internal.h \
-	host/store/postgres_dial.c \
-	host/store/postgres_journal.c host/store/postgres_conn.c \
-	host/store/postgres_schema.c \
-	host/store/postgres_runs.c host/store/postgres_ownership.c \
-	host/store/postgres_listen.c \
-	host/store/postgres_tasks.c host/store/postgres_processes.c \
-	host/store/postgres_schedule.c host/store/postgres_logs.c \
-	host/store/postgres_elements.c host/store/postgres_batch.c \
-	host/store/postgres_map_sql.c
+	host/store/postgres/postgres.c host/store/postgres/internal.h \
+	host/store/postgres/dial.c \
+	host/store/postgres/journal.c host/store/postgres/conn.c \
+	host/store/postgres/schema.c \
+	host/store/postgres/runs.c host/store/postgres/ownership.c \
+	host/store/postgres/listen.c \
+	host/store/postgres/tasks.c host/store/postgres/processes.c \
+	host/store/postgres/schedule.c host/store/postgres/logs.c \
+	host/store/postgres/elements.c host/store/postgres/batch.c \
+	host/store/postgres/map_sql.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,

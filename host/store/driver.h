@@ -14,7 +14,7 @@
  * the public function of the same name in store.h; on failure it writes
  * the reason to s->err (sy_store_fail) and returns a negative sy_status.
  *
- * Adding an implementation (store/postgres.c): define its ops and its
+ * Adding an implementation (store/postgres/postgres.c): define its ops and its
  * descriptor, declare the descriptor below, list it in store.c's drivers.
  */
 #ifndef SY_STORE_IMPL_H
@@ -160,10 +160,10 @@ struct sy_store_driver {
                 char *err, size_t err_len);
 };
 
-/* store/sqlite.c: "sqlite:PATH", "sqlite::memory:". */
+/* store/sqlite/sqlite.c: "sqlite:PATH", "sqlite::memory:". */
 extern const struct sy_store_driver sy_store_sqlite_driver;
 
-/* store/postgres.c: "postgresql://...", "postgres://...", or any libpq
+/* store/postgres/postgres.c: "postgresql://...", "postgres://...", or any libpq
  * connection string after "postgresql:" (built with libpq only). */
 extern const struct sy_store_driver sy_store_postgres_driver;
 

@@ -1,8 +1,8 @@
 /*
  * store.h -- the durable record of runs and tasks.
  *
- * One interface, two implementations: SQLite (store/sqlite.c, the embedded
- * default: one file, WAL) and PostgreSQL (store/postgres.c: several hosts
+ * One interface, two implementations: SQLite (store/sqlite/sqlite.c, the embedded
+ * default: one file, WAL) and PostgreSQL (store/postgres/postgres.c: several hosts
  * on one database; built with libpq).  The host owns all state: plugins never see the store.
  *
  * Threading: a sy_store handle is used by one thread at a time (the host's

@@ -1,5 +1,5 @@
 /* A refused write inside a batched turn, on PostgreSQL: the turn's task
- * rows go in one statement (store/postgres_batch.c), fenced per row.  A
+ * rows go in one statement (store/postgres/batch.c), fenced per row.  A
  * host holds two runs; another host takes the first over while the first
  * host believes its lease holds.  Both runs' results land in the same turn
  * of the first host: the late one is refused by its row's fence, named

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 
 #include "../helpers_pg.h"
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 static int opt(PGconn *c, int level, int name)
 {

@@ -1178,7 +1178,7 @@ static void test_durable_across_reopen(void **state)
 }
 
 /* The log stays beside the database after the last close (see
- * store/sqlite.c), and the database file alone holds everything. */
+ * store/sqlite/sqlite.c), and the database file alone holds everything. */
 static void test_close_keeps_log_and_copies_it(void **state)
 {
     fx *f = *state;

@@ -1,5 +1,5 @@
 /*
- * store/postgres_schema.c -- the PostgreSQL store's tables and their
+ * store/postgres/schema.c -- the PostgreSQL store's tables and their
  * version.
  *
  * The version is the one row of switchyard_schema.  Hosts started together
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include "base/util.h"
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 /* The advisory lock's key: "sy" and the schema's name, any constant no
  * other application on the database is likely to use. */

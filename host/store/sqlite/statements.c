@@ -1,5 +1,5 @@
 /*
- * store/sqlite_statements.c -- every statement of the SQLite store.
+ * store/sqlite/statements.c -- every statement of the SQLite store.
  *
  * Every statement is prepared once, at open, and kept (a persistent
  * prepare); a call binds its parameters, steps and resets, so the hot path
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "base/util.h"
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 /* A hundred rows' worth of "(?,?,?,?)" for SY_SQL_INSERT_TASKS. */
 #define TASK_ROW "(?,?,?,?)"
@@ -150,7 +150,7 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         " AND finished < ?1 ORDER BY finished, id LIMIT ?2)",
     [SY_SQL_PUT_MAP] = "INSERT OR IGNORE INTO task_maps (run_id, idx, size)"
                        " SELECT ?1, ?2, ?3 WHERE" FENCE("?1", "?4", "?5"),
-    /* The element row's write (sqlite_elements.c): as UPDATE_TASK, with the
+    /* The element row's write (sqlite/elements.c): as UPDATE_TASK, with the
      * element's own token; a row not there yet is inserted by the next. */
     [SY_SQL_UPDATE_ELEMENT] =
         "UPDATE task_elements SET state = ?4, attempts = ?5, failures = ?6,"

@@ -1,8 +1,8 @@
 /*
- * store/sqlite_processes.c -- the process groups attempts run
+ * store/sqlite/processes.c -- the process groups attempts run
  * (sy_store_record_process, sy_store_list_processes) in SQLite.
  */
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 int sy_sqlite_record_process(sy_store *s, int64_t run_id,
                              const sy_store_fence *fence, int64_t token,

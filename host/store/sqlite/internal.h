@@ -1,19 +1,19 @@
 /*
- * store/sqlite_internal.h -- what the files of the SQLite store share.
+ * store/sqlite/internal.h -- what the files of the SQLite store share.
  *
  * Internal to store/.  The files, from the bottom up; each calls only
  * files above it in this list, never one below:
- *   sqlite_step.c        running statements: SQLite's codes as sy_status,
+ *   sqlite/step.c        running statements: SQLite's codes as sy_status,
  *                        failure messages, transactions and savepoints
- *   sqlite_statements.c  every statement's SQL, prepared once at open
- *   sqlite_schema.c      the tables, their version, migrations
- *   sqlite_runs.c        definitions and run rows: create, read, list,
+ *   sqlite/statements.c  every statement's SQL, prepared once at open
+ *   sqlite/schema.c      the tables, their version, migrations
+ *   sqlite/runs.c        definitions and run rows: create, read, list,
  *                        state changes
- *   sqlite_ownership.c   which host runs what: claims, leases, cancel
+ *   sqlite/ownership.c   which host runs what: claims, leases, cancel
  *                        requests
- *   sqlite_tasks.c       batches, task rows, the event log
- *   sqlite_schedule.c    the ticks schedules fired
- *   sqlite_logs.c        attempt logs, reopening a finished run to retry it
+ *   sqlite/tasks.c       batches, task rows, the event log
+ *   sqlite/schedule.c    the ticks schedules fired
+ *   sqlite/logs.c        attempt logs, reopening a finished run to retry it
  *   sqlite.c             opening and closing a handle, the driver table
  */
 #ifndef SY_STORE_SQLITE_INTERNAL_H
@@ -25,7 +25,7 @@
 #include "store/checkpoint.h"
 #include "store/driver.h"
 
-/* --- sqlite_statements.c ------------------------------------------------------ */
+/* --- sqlite/statements.c ------------------------------------------------------ */
 
 /* Task rows SY_SQL_INSERT_TASKS writes at once (four parameters each). */
 #define SY_SQL_TASK_ROWS 100
@@ -65,7 +65,7 @@ typedef struct sy_store_sqlite {
     /* The last fence a write of the open batch was applied under: the
      * batch holds the write lock (BEGIN IMMEDIATE) to its end, so the run
      * cannot change hands before then, and further task writes for that
-     * run and claim skip the run's check (sqlite_tasks.c; each still
+     * run and claim skip the run's check (sqlite/tasks.c; each still
      * checks its task's attempt token).  Cleared at every begin, end, and
      * claim or release. */
     struct {
@@ -84,7 +84,7 @@ extern const char sy_sqlite_claim_many_format[];
 /* Prepares every statement into q->st. */
 int sy_sqlite_prepare_all(sy_store_sqlite *q);
 
-/* --- sqlite_step.c ------------------------------------------------------------ */
+/* --- sqlite/step.c ------------------------------------------------------------ */
 
 /* Records "<where>: <what>: <SQLite's message>" in q->base.err and returns
  * SQLite's code `rc` as a sy_status.  Call it before resetting the
@@ -151,7 +151,7 @@ static inline char *col_text(sqlite3_stmt *st, int i)
     return (char *)sqlite3_column_text(st, i);
 }
 
-/* --- sqlite_elements.c -------------------------------------------------------- */
+/* --- sqlite/elements.c -------------------------------------------------------- */
 
 int sy_sqlite_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                       uint32_t idx, int64_t size);
@@ -163,7 +163,7 @@ int sy_sqlite_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
 int sy_sqlite_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
                             bool open_only, sy_store_element_cb cb, void *arg);
 
-/* --- sqlite_schema.c ---------------------------------------------------------- */
+/* --- sqlite/schema.c ---------------------------------------------------------- */
 
 /* Brings the file's schema up to this build's version (or refuses a file
  * made by a newer build, or by something else). */
@@ -171,7 +171,7 @@ int sy_sqlite_migrate(sy_store_sqlite *q);
 
 /* --- the operations: each as its sy_store_ops entry in store/driver.h -------- */
 
-/* sqlite_runs.c */
+/* sqlite/runs.c */
 int sy_sqlite_put_definition(sy_store *s, const char *hash,
                              const char *tenant, const char *workflow,
                              const char *definition);
@@ -213,7 +213,7 @@ static inline int bind_fence(sqlite3_stmt *st, int i,
     return rc;
 }
 
-/* sqlite_ownership.c */
+/* sqlite/ownership.c */
 int sy_sqlite_claim_run(sy_store *s, int64_t run_id, const char *owner,
                         int64_t lease_until, int64_t now,
                         const char *const *stale, size_t n_stale,
@@ -229,7 +229,7 @@ int sy_sqlite_request_cancel(sy_store *s, int64_t run_id, int64_t now);
 int sy_sqlite_cancel_requests(sy_store *s, const char *owner,
                               sy_store_id_cb cb, void *arg);
 
-/* sqlite_logs.c */
+/* sqlite/logs.c */
 int sy_sqlite_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                       int64_t token, const sy_log_record *log);
 int sy_sqlite_list_logs(sy_store *s, int64_t run_id, int64_t since,
@@ -237,7 +237,7 @@ int sy_sqlite_list_logs(sy_store *s, int64_t run_id, int64_t since,
 int sy_sqlite_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
                          size_t n, int64_t now);
 
-/* sqlite_tasks.c */
+/* sqlite/tasks.c */
 int sy_sqlite_begin(sy_store *s);
 int sy_sqlite_commit(sy_store *s);
 void sy_sqlite_rollback(sy_store *s);
@@ -253,7 +253,7 @@ int sy_sqlite_add_event(sy_store *s, int64_t run_id,
 int sy_sqlite_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                           void *arg);
 
-/* --- sqlite_processes.c -------------------------------------------------- */
+/* --- sqlite/processes.c -------------------------------------------------- */
 
 int sy_sqlite_record_process(sy_store *s, int64_t run_id,
                              const sy_store_fence *fence, int64_t token,
@@ -262,7 +262,7 @@ int sy_sqlite_list_processes(sy_store *s, int64_t run_id,
                              int (*cb)(void *arg, const sy_process_record *p),
                              void *arg);
 
-/* sqlite_schedule.c */
+/* sqlite/schedule.c */
 int sy_sqlite_fire_tick(sy_store *s, const char *hash, const char *tenant,
                         const char *workflow, int64_t tick, const char *context,
                         size_t n_tasks, const char *const *task_ids,

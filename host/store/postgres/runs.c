@@ -1,5 +1,5 @@
 /*
- * store/postgres_runs.c -- definitions and run rows in the PostgreSQL
+ * store/postgres/runs.c -- definitions and run rows in the PostgreSQL
  * store: storing a definition, creating a run with its task rows (one
  * round trip for all of them), reading and listing runs, a run's state
  * changes inside a batch, and why a fenced write was refused.
@@ -9,7 +9,7 @@
 
 #include "base/clock.h"
 #include "base/util.h"
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 /* --- definitions ------------------------------------------------------------- */
 

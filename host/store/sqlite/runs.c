@@ -1,5 +1,5 @@
 /*
- * store/sqlite_runs.c -- definitions and run rows in the SQLite store:
+ * store/sqlite/runs.c -- definitions and run rows in the SQLite store:
  * storing a definition, creating a run with its task rows, reading and
  * listing runs, and a run's state changes inside a batch.
  */
@@ -8,7 +8,7 @@
 
 #include "base/clock.h"
 #include "base/util.h"
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 /* --- definitions --------------------------------------------------------------- */
 

@@ -1,12 +1,12 @@
 /*
- * store/postgres_elements.c -- mapped tasks in the PostgreSQL store: a
+ * store/postgres/elements.c -- mapped tasks in the PostgreSQL store: a
  * map's size, its element rows (made by their first write), and listing
  * both.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 int sy_pg_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence, uint32_t idx,
                   int64_t size)

@@ -1,12 +1,12 @@
 /*
- * store/postgres_schedule.c -- the ticks schedules fired, in the
+ * store/postgres/schedule.c -- the ticks schedules fired, in the
  * PostgreSQL store.  Hosts fire at once here, so the tick's primary key
  * decides between two hosts firing the same tick (the second INSERT waits
  * for the first to commit, then inserts nothing), and a transaction-level
  * advisory lock per workflow makes "no later tick fired" hold between two
  * hosts firing different ticks.
  */
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 #define TICK_KEEP_MS ((int64_t)90 * 86400 * 1000)
 

@@ -1,10 +1,10 @@
 /*
- * store/sqlite_schedule.c -- the ticks schedules fired, in the SQLite
+ * store/sqlite/schedule.c -- the ticks schedules fired, in the SQLite
  * store.  Firing a tick is one BEGIN IMMEDIATE transaction: the write lock
  * is taken before the check, so of two hosts on one file the second finds
  * the first's row and writes nothing.
  */
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 /* Ticks are kept this long behind the newest: long enough to say which
  * run fired one, short enough that a schedule's rows stay few. */

@@ -1,5 +1,5 @@
 /*
- * store/postgres_batch.c -- a turn's task-row writes in one statement
+ * store/postgres/batch.c -- a turn's task-row writes in one statement
  * (store.h, sy_store_update_tasks), and its element-row writes in another
  * (sy_store_update_elements).
  *
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 enum { TASK_COLS = 16, ELEMENT_COLS = 17 };
 

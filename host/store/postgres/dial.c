@@ -18,7 +18,7 @@
  *
  * so a partition shows as a dropped connection within about 16 s, which
  * the store then handles as any other: a new connection, tried with
- * backoff (sy_pg_reconnect), the batch replayed (postgres_conn.c).
+ * backoff (sy_pg_reconnect), the batch replayed (postgres/conn.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 /* Listed first: libpq takes the last value given for a keyword, and the
  * operator's connection string, expanded from "dbname", comes after. */

@@ -1,10 +1,10 @@
 /*
- * store/sqlite_elements.c -- mapped tasks in the SQLite store: a map's
+ * store/sqlite/elements.c -- mapped tasks in the SQLite store: a map's
  * size, its element rows (made by their first write), and listing both.
  */
 #include <string.h>
 
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 int sy_sqlite_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence, uint32_t idx,
                       int64_t size)

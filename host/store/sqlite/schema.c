@@ -1,5 +1,5 @@
 /*
- * store/sqlite_schema.c -- the SQLite store's tables and their version.
+ * store/sqlite/schema.c -- the SQLite store's tables and their version.
  *
  * The schema is versioned with PRAGMA user_version; each migration step
  * runs in its own transaction and re-reads the version inside it, so two
@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "base/util.h"
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 /* Step i takes the schema from version i to i + 1.  Append only: a shipped
  * step is never edited. */

@@ -1,5 +1,5 @@
 /*
- * store/postgres_listen.c -- wake-ups between hosts: NOTIFY when there is
+ * store/postgres/listen.c -- wake-ups between hosts: NOTIFY when there is
  * something for a host to do (a run submitted, runs released, a cancel
  * request), LISTEN on a connection of the handle's own.
  *
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 #define CHANNEL "switchyard"
 

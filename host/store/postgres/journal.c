@@ -1,10 +1,10 @@
 /*
- * store/postgres_journal.c -- the statements of the open batch, kept so
+ * store/postgres/journal.c -- the statements of the open batch, kept so
  * that the batch can be sent again on a new connection.
  *
  * A server restart or a dropped connection ends the server's side of a
  * batch: its writes are gone, while the host still holds them as written.
- * Rather than failing the host, postgres_conn.c reconnects, begins again
+ * Rather than failing the host, postgres/conn.c reconnects, begins again
  * and replays what the journal holds, checking that each statement
  * changes as many rows as it did the first time (a fenced write that
  * landed then and is refused now means another host took the run in
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 int sy_pg_journal_add(sy_store_pg *q, int id, const char *sql,
                       const sy_pg_params *p, int64_t changes)

@@ -1,15 +1,15 @@
 /*
- * store/postgres_map_sql.c -- the SQL of the PostgreSQL store's statements
- * for mapped tasks (postgres_elements.c, postgres_batch.c), prepared as
- * the others are (postgres_conn.c, by their number from SY_PG_MAP_FIRST).
+ * store/postgres/map_sql.c -- the SQL of the PostgreSQL store's statements
+ * for mapped tasks (postgres/elements.c, postgres/batch.c), prepared as
+ * the others are (postgres/conn.c, by their number from SY_PG_MAP_FIRST).
  */
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 const char *const sy_pg_map_sql[SY_PG_COUNT - SY_PG_MAP_FIRST] = {
     [SY_PG_PUT_MAP - SY_PG_MAP_FIRST] = "INSERT INTO task_maps (run_id, idx, size)"
                       " SELECT $1, $2, $3 WHERE" SY_PG_FENCE("$1", "$4", "$5")
                       " ON CONFLICT DO NOTHING",
-    /* An element row's write (postgres_elements.c): as UPDATE_TASK with
+    /* An element row's write (postgres/elements.c): as UPDATE_TASK with
      * the element's own token; a row not there yet is inserted by the
      * next. */
     [SY_PG_UPDATE_ELEMENT - SY_PG_MAP_FIRST] =
@@ -28,7 +28,7 @@ const char *const sy_pg_map_sql[SY_PG_COUNT - SY_PG_MAP_FIRST] = {
         " AND $17::bigint = 0 AND" SY_PG_FENCE("$1", "$14", "$15")
         " ON CONFLICT DO NOTHING",
     /* Many element rows, each written and fenced as by UPDATE_ELEMENT
-     * and INSERT_ELEMENT together (postgres_batch.c): one array per
+     * and INSERT_ELEMENT together (postgres/batch.c): one array per
      * column, the claim of each run checked once on its share-locked row
      * as UPDATE_TASKS does; a row there is updated under its token, a row
      * not there yet (token 0, within its map) inserted.  Both see the

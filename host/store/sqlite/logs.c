@@ -1,8 +1,8 @@
 /*
- * store/sqlite_logs.c -- attempt logs, and reopening a finished run so
+ * store/sqlite/logs.c -- attempt logs, and reopening a finished run so
  * that `switchyard retry` can run what failed in it again.
  */
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 int sy_sqlite_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                       int64_t token, const sy_log_record *log)

@@ -1,10 +1,10 @@
 /*
- * store/postgres.c -- the shared store: one PostgreSQL database that
+ * store/postgres/postgres.c -- the shared store: one PostgreSQL database that
  * several hosts use at once.
  *
  * This file turns the URL into what libpq takes, connects, brings the
  * schema up to date, and hands store.c the driver table; closing undoes
- * it.  The operations live in the files store/postgres_internal.h lists.
+ * it.  The operations live in the files store/postgres/internal.h lists.
  *
  * The URL is any libpq connection URI ("postgresql://user@host:5432/db?
  * sslmode=require") or, after "postgresql:", a keyword string
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 static void pg_close(sy_store *s)
 {

@@ -1,10 +1,10 @@
 /*
- * store/sqlite.c -- the embedded store: one SQLite file in WAL mode.
+ * store/sqlite/sqlite.c -- the embedded store: one SQLite file in WAL mode.
  *
  * This file reads the URL's options, opens the file (creating its
  * directory), sets the pragmas, brings the schema up to date, prepares the
  * statements, and hands store.c the driver table; closing undoes it.  The
- * operations live in the files store/sqlite_internal.h lists.
+ * operations live in the files store/sqlite/internal.h lists.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 
 #include "base/clock.h"
 #include "base/util.h"
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 #define DEFAULT_BUSY_TIMEOUT_MS 5000
 

@@ -1,15 +1,15 @@
 /*
- * store/postgres_conn.c -- the PostgreSQL store's statements: the SQL of
- * each (mapped tasks' in postgres_map_sql.c), running them (again on a new
+ * store/postgres/conn.c -- the PostgreSQL store's statements: the SQL of
+ * each (mapped tasks' in postgres/map_sql.c), running them (again on a new
  * connection when safe), errors as sy_status, transactions and
- * savepoints.  Connecting and reconnecting are postgres_dial.c's.
+ * savepoints.  Connecting and reconnecting are postgres/dial.c's.
  *
  * Each statement is prepared on the connection the first time it runs and
  * kept; a reconnect forgets them.  A statement that fails because the
  * connection dropped (a server restart, a network cut) is sent again on a
  * new connection, tried with a growing pause for up to SY_PG_RECONNECT_MS, when
  * that is safe: outside any transaction, or inside a batch, whose
- * statements so far are replayed first (postgres_journal.c).  It is not
+ * statements so far are replayed first (postgres/journal.c).  It is not
  * safe inside a transaction of the store's own (create_run's: the caller
  * is told and may submit again) nor for a COMMIT, which may have landed:
  * those fail with SY_EIO.
@@ -26,7 +26,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
@@ -121,7 +121,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         UPDATE_TASK_SET " AND fence = $16 AND $14::bigint IS NOT NULL",
     /* Many task rows, each written and fenced as by UPDATE_TASK: one
      * array per column, a row per element; the rows written come back by
-     * their position (postgres_batch.c).  Each run's claim is checked
+     * their position (postgres/batch.c).  Each run's claim is checked
      * once per statement, not once per row: `held` share-locks the run
      * rows the writes name (FOR SHARE returns the newest version of a
      * row a claim changed meanwhile, and makes later claims wait for the
@@ -185,7 +185,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " recorded FROM processes WHERE run_id = $1 ORDER BY idx, attempt, pgid",
     /* One schedule's ticks are fired one transaction at a time: without
      * the lock, two hosts firing two different ticks would both find no
-     * later one (postgres_schedule.c).  21337 is "SY"; hashtext spreads
+     * later one (postgres/schedule.c).  21337 is "SY"; hashtext spreads
      * the workflows. */
     [SY_PG_TICK_LOCK] = "SELECT pg_advisory_xact_lock(21337,"
                         " hashtext($1::text || '::' || $2::text))",

@@ -1,10 +1,10 @@
 /*
- * store/postgres_logs.c -- attempt logs, and reopening a finished run so
+ * store/postgres/logs.c -- attempt logs, and reopening a finished run so
  * that `switchyard retry` can run what failed in it again.
  */
 #include <string.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                   int64_t token, const sy_log_record *log)

@@ -1,5 +1,5 @@
 /*
- * store/sqlite_step.c -- running the SQLite store's statements: SQLite's
+ * store/sqlite/step.c -- running the SQLite store's statements: SQLite's
  * result codes as sy_status with a one-line reason, and transactions.
  *
  * Operations made of several statements (create_run, request_cancel) run
@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 /* --- errors ------------------------------------------------------------------- */
 

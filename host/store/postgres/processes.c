@@ -1,10 +1,10 @@
 /*
- * store/postgres_processes.c -- the process groups attempts run
+ * store/postgres/processes.c -- the process groups attempts run
  * (sy_store_record_process, sy_store_list_processes) in PostgreSQL.
  */
 #include <stdlib.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 int sy_pg_record_process(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                          int64_t token, const sy_process_record *p)

@@ -1,29 +1,29 @@
 /*
- * store/postgres_internal.h -- what the files of the PostgreSQL store share.
+ * store/postgres/internal.h -- what the files of the PostgreSQL store share.
  *
  * Internal to store/.  The files, from the bottom up; each calls only
  * files above it in this list, never one below:
- *   postgres_dial.c       connecting (keepalives and TCP timeouts unless
+ *   postgres/dial.c       connecting (keepalives and TCP timeouts unless
  *                         the connection string sets them) and
  *                         reconnecting with backoff
- *   postgres_journal.c    the open batch's statements, kept to be sent
+ *   postgres/journal.c    the open batch's statements, kept to be sent
  *                         again after a reconnect
- *   postgres_conn.c       the SQL of every statement, prepared on first
+ *   postgres/conn.c       the SQL of every statement, prepared on first
  *                         use and sent again on a new connection when
  *                         safe; PostgreSQL's errors as sy_status;
  *                         transactions and savepoints
- *   postgres_listen.c     wake-ups: NOTIFY, and LISTEN on a connection
+ *   postgres/listen.c     wake-ups: NOTIFY, and LISTEN on a connection
  *                         of its own
- *   postgres_schema.c     the tables, their version, migrations under an
+ *   postgres/schema.c     the tables, their version, migrations under an
  *                         advisory lock
- *   postgres_runs.c       definitions and run rows: create, read, list,
+ *   postgres/runs.c       definitions and run rows: create, read, list,
  *                         state changes, why a fenced write was refused
- *   postgres_ownership.c  which host runs what: claims (FOR UPDATE SKIP
+ *   postgres/ownership.c  which host runs what: claims (FOR UPDATE SKIP
  *                         LOCKED), leases, cancel requests
- *   postgres_tasks.c      batches, task rows, the event log
- *   postgres_batch.c      a turn's task-row writes in one statement
- *   postgres_schedule.c   the ticks schedules fired
- *   postgres_logs.c       attempt logs, reopening a finished run to retry
+ *   postgres/tasks.c      batches, task rows, the event log
+ *   postgres/batch.c      a turn's task-row writes in one statement
+ *   postgres/schedule.c   the ticks schedules fired
+ *   postgres/logs.c       attempt logs, reopening a finished run to retry
  *                         it
  *   postgres.c            the URL, opening and closing a handle, the
  *                         driver table
@@ -41,7 +41,7 @@
 #include "store/driver.h"
 
 /* Every statement a handle prepares (on first use, again after a
- * reconnect), by what it does; their SQL is in postgres_conn.c. */
+ * reconnect), by what it does; their SQL is in postgres/conn.c. */
 enum {
     SY_PG_PUT_DEF, SY_PG_GET_DEF,
     SY_PG_INSERT_RUN, SY_PG_INSERT_TASKS, SY_PG_GET_RUN, SY_PG_LIST_RUNS,
@@ -62,7 +62,7 @@ enum {
     SY_PG_RUN_STATE_OF,
 
     /* Mapped tasks' statements, from here on: their SQL is in
-     * postgres_map_sql.c. */
+     * postgres/map_sql.c. */
     SY_PG_MAP_FIRST,
     SY_PG_PUT_MAP = SY_PG_MAP_FIRST, SY_PG_UPDATE_ELEMENT, SY_PG_INSERT_ELEMENT,
     SY_PG_UPDATE_ELEMENTS, SY_PG_LIST_MAPS, SY_PG_LIST_ELEMENTS,
@@ -116,7 +116,7 @@ typedef struct sy_pg_journal {
 typedef struct sy_store_pg {
     sy_store base; /* first: the handle is cast both ways */
     PGconn *conn;
-    PGconn *listener; /* LISTENing (postgres_listen.c); NULL when not */
+    PGconn *listener; /* LISTENing (postgres/listen.c); NULL when not */
     char *conninfo; /* what libpq was given; may hold a password, so it is
                        never printed */
     char *where;    /* "postgresql://user@host:port/db" for messages */
@@ -147,7 +147,7 @@ static inline sy_store_pg *sy_pg_handle(sy_store *s)
 void sy_pg_text(sy_pg_params *p, int i, const char *s);
 void sy_pg_int(sy_pg_params *p, int i, int64_t v);
 
-/* --- postgres_elements.c ---------------------------------------------------- */
+/* --- postgres/elements.c ---------------------------------------------------- */
 
 int sy_pg_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                   uint32_t idx, int64_t size);
@@ -164,7 +164,7 @@ int sy_pg_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
 int sy_pg_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
                         bool open_only, sy_store_element_cb cb, void *arg);
 
-/* --- postgres_journal.c ----------------------------------------------------- */
+/* --- postgres/journal.c ----------------------------------------------------- */
 
 /* Appends a statement of the open batch (id, or sql when not NULL). */
 int sy_pg_journal_add(sy_store_pg *q, int id, const char *sql,
@@ -172,7 +172,7 @@ int sy_pg_journal_add(sy_store_pg *q, int id, const char *sql,
 void sy_pg_journal_clear(sy_store_pg *q);
 void sy_pg_journal_free(sy_store_pg *q);
 
-/* --- postgres_dial.c -------------------------------------------------------- */
+/* --- postgres/dial.c -------------------------------------------------------- */
 
 /* A new connection from `conninfo` (a libpq connection string or URI),
  * with keepalives, a connect timeout and a TCP user timeout added unless
@@ -195,7 +195,7 @@ int sy_pg_connect(sy_store_pg *q);
  * ends.  SY_OK, or SY_EIO with the store's error once it gives up. */
 int sy_pg_reconnect(sy_store_pg *q);
 
-/* --- postgres_conn.c -------------------------------------------------------- */
+/* --- postgres/conn.c -------------------------------------------------------- */
 
 /* Records "<where>: <what>: <PostgreSQL's message>" in q->base.err and
  * returns the matching sy_status (SY_EIO for a lost connection, SY_EBUSY
@@ -205,7 +205,7 @@ int sy_pg_fail(sy_store_pg *q, const PGresult *res, const char *fmt, ...)
 
 /* Runs statement `id` with `p`; on success *res (when not NULL) holds the
  * result, to PQclear.  A dropped connection is re-established and the
- * statement sent again where that is safe (postgres_conn.c says when). */
+ * statement sent again where that is safe (postgres/conn.c says when). */
 int sy_pg_run(sy_store_pg *q, int id, const sy_pg_params *p, PGresult **res,
               const char *what);
 
@@ -236,7 +236,7 @@ static inline char *sy_pg_col(const PGresult *r, int row, int col)
 }
 int64_t sy_pg_col_int(const PGresult *r, int row, int col);
 
-/* --- postgres_listen.c ------------------------------------------------------ */
+/* --- postgres/listen.c ------------------------------------------------------ */
 
 /* Wakes the hosts listening (NOTIFY): at the commit of the open
  * transaction, if any. */
@@ -245,7 +245,7 @@ int sy_pg_listen(sy_store *s, int *fd);
 int sy_pg_wakeups(sy_store *s, size_t *n);
 void sy_pg_listen_close(sy_store_pg *q);
 
-/* --- postgres_schema.c ------------------------------------------------------ */
+/* --- postgres/schema.c ------------------------------------------------------ */
 
 /* Brings the database's schema up to this build's version under an
  * advisory lock (or refuses one made by a newer build). */
@@ -253,7 +253,7 @@ int sy_pg_migrate(sy_store_pg *q);
 
 /* --- the operations: each as its sy_store_ops entry in store/driver.h ---- */
 
-/* postgres_runs.c */
+/* postgres/runs.c */
 int sy_pg_put_definition(sy_store *s, const char *hash, const char *tenant,
                          const char *workflow, const char *definition);
 int sy_pg_get_definition(sy_store *s, const char *hash, char **out);
@@ -285,7 +285,7 @@ int sy_pg_fenced(sy_store_pg *q, int64_t run_id, const sy_store_fence *fence,
  * out of memory. */
 char *sy_pg_text_array(const char *const *v, size_t n);
 
-/* postgres_ownership.c */
+/* postgres/ownership.c */
 int sy_pg_claim_run(sy_store *s, int64_t run_id, const char *owner,
                     int64_t lease_until, int64_t now,
                     const char *const *stale, size_t n_stale, bool *claimed);
@@ -300,7 +300,7 @@ int sy_pg_request_cancel(sy_store *s, int64_t run_id, int64_t now);
 int sy_pg_cancel_requests(sy_store *s, const char *owner, sy_store_id_cb cb,
                           void *arg);
 
-/* postgres_tasks.c */
+/* postgres/tasks.c */
 int sy_pg_begin(sy_store *s);
 int sy_pg_commit(sy_store *s);
 void sy_pg_rollback(sy_store *s);
@@ -308,7 +308,7 @@ int sy_pg_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
                      void *arg);
 int sy_pg_update_task(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                       int64_t token, const sy_task_record *t);
-/* postgres_batch.c */
+/* postgres/batch.c */
 int sy_pg_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
                        sy_store_refused_cb refused, void *arg);
 int sy_pg_update_elements(sy_store *s, const sy_store_element_write *w, size_t n,
@@ -319,7 +319,7 @@ int sy_pg_add_event(sy_store *s, int64_t run_id, const sy_store_fence *fence,
 int sy_pg_list_events(sy_store *s, int64_t run_id, sy_store_event_cb cb,
                       void *arg);
 
-/* --- postgres_processes.c ---------------------------------------------- */
+/* --- postgres/processes.c ---------------------------------------------- */
 
 int sy_pg_record_process(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                          int64_t token, const sy_process_record *p);
@@ -327,7 +327,7 @@ int sy_pg_list_processes(sy_store *s, int64_t run_id,
                          int (*cb)(void *arg, const sy_process_record *p),
                          void *arg);
 
-/* postgres_schedule.c */
+/* postgres/schedule.c */
 int sy_pg_fire_tick(sy_store *s, const char *hash, const char *tenant, const char *workflow,
                     int64_t tick, const char *context, size_t n_tasks,
                     const char *const *task_ids, const char *const *ns, int64_t now,
@@ -335,7 +335,7 @@ int sy_pg_fire_tick(sy_store *s, const char *hash, const char *tenant, const cha
 int sy_pg_last_tick(sy_store *s, const char *tenant, const char *workflow, int64_t *tick,
                     int64_t *run_id);
 
-/* postgres_logs.c */
+/* postgres/logs.c */
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                   int64_t token, const sy_log_record *log);
 int sy_pg_list_logs(sy_store *s, int64_t run_id, int64_t since,

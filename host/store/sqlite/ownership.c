@@ -1,5 +1,5 @@
 /*
- * store/sqlite_ownership.c -- which host runs what, in the SQLite store:
+ * store/sqlite/ownership.c -- which host runs what, in the SQLite store:
  * claiming runs under a lease, renewing and releasing leases, the owners
  * of live runs, and cancel requests for an owner to act on.
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "base/util.h"
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 /* The claim statement for this many stale owners: the cached one for none,
  * else a fresh one the caller finalizes. */

@@ -1,12 +1,12 @@
 /*
- * store/postgres_ownership.c -- which host runs what, in the PostgreSQL
+ * store/postgres/ownership.c -- which host runs what, in the PostgreSQL
  * store: claiming runs under a lease (several hosts at once: FOR UPDATE
  * SKIP LOCKED), renewing and releasing leases, the owners of live runs,
  * and cancel requests for an owner to act on.
  */
 #include <stdlib.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 /* The claim's parameters; the stale owners travel as one text[]. */
 static int claim_params(sy_store_pg *q, sy_pg_params *p, const char *owner,

@@ -1,5 +1,5 @@
 /*
- * store/sqlite_tasks.c -- batches, task rows and the event log in the
+ * store/sqlite/tasks.c -- batches, task rows and the event log in the
  * SQLite store.
  *
  * The scheduler writes every changed task row of a loop turn in one batch:
@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "store/sqlite_internal.h"
+#include "store/sqlite/internal.h"
 
 /* --- batches ------------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * store/postgres_tasks.c -- batches, task rows and the event log in the
+ * store/postgres/tasks.c -- batches, task rows and the event log in the
  * PostgreSQL store.
  *
  * A batch is one transaction: the scheduler's writes of a loop turn and
@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "store/postgres_internal.h"
+#include "store/postgres/internal.h"
 
 /* --- batches ----------------------------------------------------------------- */
 
