@@ -28,6 +28,23 @@ libswitchyard_sdk_a_CPPFLAGS = $(SDK_CPPFLAGS)
 libswitchyard_sdk_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -pthread \
 	$(JANSSON_CFLAGS) $(LIBCONFIG_CFLAGS)
 
+# --- the optional HTTP part: libswitchyard-sdk-http.a ----------------------------
+# libcurl's multi interface on a libuv loop of its own thread
+# (switchyard/http.h), for the plugins whose tasks are HTTP requests.  A
+# library, header and pkg-config module of its own, so a plugin that makes
+# no request (thread, gpu, an author's) links neither libcurl nor libuv.
+SDK_HTTP_LIB = libswitchyard-sdk-http.a
+if HAVE_LIBCURL
+switchyardinclude_HEADERS += sdk/switchyard/http.h
+lib_LIBRARIES += libswitchyard-sdk-http.a
+pkgconfig_DATA += sdk/switchyard-sdk-http.pc
+endif
+libswitchyard_sdk_http_a_SOURCES = sdk/http_loop.c
+libswitchyard_sdk_http_a_CPPFLAGS = $(SDK_CPPFLAGS)
+libswitchyard_sdk_http_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -pthread \
+	$(LIBCURL_CFLAGS) $(LIBUV_CFLAGS)
+EXTRA_DIST += sdk/switchyard-sdk-http.pc.in sdk/switchyard/http.h
+
 # --- the plugin directory the host searches by default ----------------------------
 install-data-local: install-sdk-plugindir
 install-sdk-plugindir:

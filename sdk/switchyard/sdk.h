@@ -36,6 +36,8 @@
  * Elsewhere in the library: switchyard/spawn.h (run a command to its end),
  * switchyard/json_params.h (sy_params over jansson), switchyard/testhost.h
  * (a host for unit tests), switchyard/loader.h (open and check a plugin).
+ * Apart, in libswitchyard-sdk-http.a: switchyard/http.h (libcurl's multi
+ * interface on a libuv loop of the plugin's own thread).
  *
  * Threading: every function may be called from any thread; the ones that
  * touch a shared object (sy_sdk_inflight, sy_sdk_slots, sy_sdk_stats) are
