@@ -267,3 +267,15 @@ tests_sdk_test_spawn_posix_SOURCES = tests/sdk/test_spawn.c $(sdk_spawn_sources)
 tests_sdk_test_spawn_posix_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_SPAWN_NO_CLONE
 tests_sdk_test_spawn_posix_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
 tests_sdk_test_spawn_posix_LDADD = $(CMOCKA_LIBS) -lpthread
+
+# --- switchyard/http.h: posts, a transfer, a cancel, a loop never started ---------
+if HAVE_LIBCURL
+check_PROGRAMS += tests/sdk/test_http_loop
+TESTS += tests/sdk/test_http_loop
+endif
+tests_sdk_test_http_loop_SOURCES = tests/sdk/test_http_loop.c
+tests_sdk_test_http_loop_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_sdk_test_http_loop_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBCURL_CFLAGS) \
+	$(LIBUV_CFLAGS) -pthread
+tests_sdk_test_http_loop_LDADD = $(SDK_HTTP_LIB) $(SDK_LIB) $(CMOCKA_LIBS) \
+	$(LIBCURL_LIBS) $(LIBUV_LIBS) -lpthread

@@ -48,13 +48,10 @@ static int k8s_create(const sy_host_api *api, sy_host *host,
     inst->host = host;
     pthread_mutex_init(&inst->exec_mu, NULL);
     int rc = sy_sdk_inflight_init(&inst->inflight);
-    if (rc != SY_OK) {
+    if (rc != SY_OK)
         sy_sdk_errf(err, err_len, "out of memory");
-        pthread_mutex_destroy(&inst->exec_mu);
-        free(inst);
-        return rc;
-    }
-    rc = sy_k8s_settings_read(api, config, &inst->set, err, err_len);
+    else
+        rc = sy_k8s_settings_read(api, config, &inst->set, err, err_len);
     if (rc == SY_OK && inst->set.conn.token &&
         asprintf(&inst->auth_header, "Authorization: Bearer %s",
                  inst->set.conn.token) < 0) {

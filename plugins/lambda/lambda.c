@@ -53,15 +53,12 @@ static int lambda_create(const sy_host_api *api, sy_host *host,
     inst->now_ms = sy_lambda_now_ms;
     inst->wall = time;
     sy_lambda_stats_init(&inst->stats);
-    int rc = sy_sdk_inflight_init(&inst->inflight);
-    if (rc != SY_OK) {
-        sy_sdk_errf(err, err_len, "out of memory");
-        sy_lambda_stats_fini(&inst->stats);
-        free(inst);
-        return rc;
-    }
-    rc = sy_lambda_settings_read(api, config, &inst->set, err, err_len);
     bool found = false;
+    int rc = sy_sdk_inflight_init(&inst->inflight);
+    if (rc != SY_OK)
+        sy_sdk_errf(err, err_len, "out of memory");
+    else
+        rc = sy_lambda_settings_read(api, config, &inst->set, err, err_len);
     if (rc == SY_OK)
         rc = sy_lambda_creds_static(inst->set.access_key,
                                     inst->set.secret_key,

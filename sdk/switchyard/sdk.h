@@ -256,7 +256,9 @@ int sy_sdk_inflight_init(sy_sdk_inflight *t);
 
 /* Frees the table.  Entries still in it are dropped without a word: by
  * destroy() time the host has seen every completion, so a non-empty table
- * is the plugin's bug, which sy_sdk_inflight_count() can reveal first. */
+ * is the plugin's bug, which sy_sdk_inflight_count() can reveal first.
+ * A table whose init failed, or a zeroed one init never ran on, is left
+ * alone, so one destroy() can unwind a create() that failed anywhere. */
 void sy_sdk_inflight_fini(sy_sdk_inflight *t);
 
 /* Records `c` as in flight with the plugin's `value`.  SY_OK; SY_EINVAL
