@@ -93,6 +93,7 @@ static const sy_http_loop_ops ops = {
     .stopping = on_stopping,
 };
 
+/* The fixture with its loop made, not yet started. */
 static void fixture_init(fixture *f)
 {
     memset(f, 0, sizeof *f);
@@ -101,6 +102,16 @@ static void fixture_init(fixture *f)
     f->creator = pthread_self();
     for (int i = 0; i < ITEMS; i++)
         f->items[i].id = i;
+    char err[256] = "";
+    assert_int_equal(sy_http_loop_new(&ops, f, &f->loop, err, sizeof err),
+                     SY_OK);
+}
+
+static void start(fixture *f)
+{
+    char err[256] = "";
+    assert_int_equal(sy_http_loop_start(f->loop, err, sizeof err), SY_OK);
+    assert_string_equal(err, "");
 }
 
 static void fixture_fini(fixture *f)
@@ -129,10 +140,7 @@ static void test_posts_in_order(void **state)
     (void)state;
     fixture f;
     fixture_init(&f);
-    char err[256] = "";
-    assert_int_equal(sy_http_loop_new(&ops, &f, &f.loop, err, sizeof err),
-                     SY_OK);
-    assert_int_equal(sy_http_loop_start(f.loop, err, sizeof err), SY_OK);
+    start(&f);
     for (int i = 0; i < ITEMS; i++) {
         sy_http_loop_post(f.loop, &f.items[i].posted);
         if (i % 4 == 0) /* some cancelled at once, maybe in the same wake */
@@ -196,9 +204,6 @@ static void test_transfer_done(void **state)
 
     fixture f;
     fixture_init(&f);
-    char err[256] = "";
-    assert_int_equal(sy_http_loop_new(&ops, &f, &f.loop, err, sizeof err),
-                     SY_OK);
     /* Added before the thread runs: the loop is still the caller's. */
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", ntohs(a.sin_port));
@@ -208,7 +213,7 @@ static void test_transfer_done(void **state)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     assert_int_equal(curl_multi_add_handle(sy_http_loop_multi(f.loop), e),
                      CURLM_OK);
-    assert_int_equal(sy_http_loop_start(f.loop, err, sizeof err), SY_OK);
+    start(&f);
     assert_true(wait_for(&f, &f.dones, 1));
     sy_http_loop_free(f.loop);
     pthread_join(server, NULL);
@@ -225,10 +230,7 @@ static void test_cancel_once(void **state)
     (void)state;
     fixture f;
     fixture_init(&f);
-    char err[256] = "";
-    assert_int_equal(sy_http_loop_new(&ops, &f, &f.loop, err, sizeof err),
-                     SY_OK);
-    assert_int_equal(sy_http_loop_start(f.loop, err, sizeof err), SY_OK);
+    start(&f);
     sy_sdk_inflight in;
     assert_int_equal(sy_sdk_inflight_init(&in), SY_OK);
     sy_completion *c = (sy_completion *)&f.items[0]; /* any unique key */
@@ -249,9 +251,6 @@ static void test_never_started(void **state)
     (void)state;
     fixture f;
     fixture_init(&f);
-    char err[256] = "";
-    assert_int_equal(sy_http_loop_new(&ops, &f, &f.loop, err, sizeof err),
-                     SY_OK);
     uv_timer_t t; /* a plugin's own handle, closed by the loop */
     assert_int_equal(uv_timer_init(sy_http_loop_uv(f.loop), &t), 0);
     sy_http_loop_free(f.loop);
