@@ -42,8 +42,9 @@
  * Errors: functions that can fail return a sy_status (SY_OK, SY_ENOMEM,
  * SY_EINTERNAL) and write one line into the caller-owned (err, err_len),
  * truncated to fit; on failure nothing is left to free.  A socket curl asks
- * to watch that cannot be watched (out of memory) fails that transfer
- * inside curl, which reports it through ops.done like any other error.
+ * to watch that cannot be watched (out of memory) is refused to curl (-1
+ * from the socket callback), which then fails transfers as
+ * CURLMOPT_SOCKETFUNCTION documents; the loop goes on.
  *
  * Ownership: the loop is the caller's from _new to _free.  The ops are
  * copied; `arg` stays the caller's and must outlive the loop.  A posted
@@ -142,10 +143,10 @@ void sy_http_loop_post_cancel(sy_http_loop *loop, sy_http_link *link);
 int sy_http_loop_cancel(sy_http_loop *loop, sy_sdk_inflight *in,
                         sy_completion *c);
 
-/* Stops the loop (ops.stopping, then its handles closed, the thread
- * joined) and frees it.  Items still queued are dropped unseen (the host
- * destroys an instance only when every attempt completed).  NULL is a
- * no-op. */
+/* Stops the loop and frees it: items queued before the call are still
+ * handed to ops.posted and ops.cancelled, then ops.stopping runs, the
+ * handles are closed and the thread joined.  Nothing may be posted once
+ * it is called.  NULL is a no-op. */
 void sy_http_loop_free(sy_http_loop *loop);
 
 #ifdef __cplusplus
