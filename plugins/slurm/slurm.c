@@ -100,6 +100,7 @@ static int start(sy_instance *inst, const sy_task *task, sy_completion *c,
     }
     job->c = c;
     job->phase = phase;
+    job->acct_rc = -1;
     if (sy_sdk_inflight_add(&inst->inflight, c, job) != SY_OK) {
         sy_slurm_job_free(job);
         sy_sdk_slots_undo(&inst->slots);
@@ -175,6 +176,8 @@ static void slurm_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
     emit(sink, "controller.requests", atomic_load(&s->requests));
     emit(sink, "controller.requests_per_minute", sy_slurm_stats_rpm(s));
     emit(sink, "controller.queries", atomic_load(&s->queries));
+    emit(sink, "controller.accounting_queries",
+         atomic_load(&s->acct_queries));
     emit(sink, "controller.poll_interval_ms", atomic_load(&s->poll_ms));
     emit(sink, "jobs.submitted", atomic_load(&s->sbatch));
     emit(sink, "jobs.adopted", atomic_load(&s->adopted));
