@@ -282,12 +282,12 @@ wait_jobs() {
     return 1
 }
 
-# wrap_commands: $dir/bin holds wrappers of sbatch, squeue, scancel and
+# wrap_commands: $dir/bin holds wrappers of sbatch, squeue, scancel, sacct and
 # scontrol that log each call ("EPOCH-MS PROG ARGS") to $dir/calls.log;
 # point the instance at it with bin_dir.
 wrap_commands() {
     mkdir -p "$dir/bin"
-    for p in sbatch squeue scancel scontrol; do
+    for p in sbatch squeue scancel scontrol sacct; do
         real=$(command -v "$p")
         cat >"$dir/bin/$p" <<SH
 #!/bin/sh
