@@ -13,28 +13,10 @@
 
 #include "parse.h"
 
-int sy_slurm_parse_id(const char *s, size_t len, long *id)
+/* Digits only, 1 to max_len of them: 0 with *v, or -1. */
+static int digits(const char *s, size_t len, size_t max_len, long *v)
 {
-    /* Only digits: "123_4" (an array task) or "123+0" (a heterogeneous
-     * component) is not one of our jobs. */
-    if (len == 0 || len > 18)
-        return -1;
-    long v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v <= 0)
-        return -1;
-    *id = v;
-    return 0;
-}
-
-/* Digits only, at most max: 0, or -1. */
-static int uint_of(const char *s, size_t len, long max, long *v)
-{
-    if (len == 0 || len > 4)
+    if (len == 0 || len > max_len)
         return -1;
     long n = 0;
     for (size_t i = 0; i < len; i++) {
@@ -42,7 +24,26 @@ static int uint_of(const char *s, size_t len, long max, long *v)
             return -1;
         n = n * 10 + (s[i] - '0');
     }
-    if (n > max)
+    *v = n;
+    return 0;
+}
+
+int sy_slurm_parse_id(const char *s, size_t len, long *id)
+{
+    /* Only digits: "123_4" (an array task) or "123+0" (a heterogeneous
+     * component) is not one of our jobs. */
+    long v;
+    if (digits(s, len, 18, &v) != 0 || v <= 0)
+        return -1;
+    *id = v;
+    return 0;
+}
+
+/* A number from 0 to max, of at most 4 digits: 0, or -1. */
+static int uint_of(const char *s, size_t len, long max, long *v)
+{
+    long n;
+    if (digits(s, len, 4, &n) != 0 || n > max)
         return -1;
     *v = n;
     return 0;
