@@ -31,6 +31,8 @@ static int slurm_create(const sy_host_api *api, sy_host *host,
     pthread_cond_init(&inst->sub_cond, NULL);
     sy_sdk_slots_init(&inst->slots, api, host, inst->set.max_in_flight);
     rc = sy_sdk_inflight_init(&inst->inflight);
+    if (rc != SY_OK)
+        sy_sdk_errf(err, err_len, "out of memory");
     if (rc == SY_OK && inst->set.req.partition) {
         /* An unknown partition is a config error when the controller can
          * be asked; when it cannot, the jobs will say. */
