@@ -48,19 +48,12 @@ workflow = { name = "slm::acct"; retry = { attempts = 1; };
             { id = "time_hid"; shell = "sleep 100"; },
             { id = "oom_hid"; shell = "sleep 100"; } ); };
 WF
-run submit slm::acct
-id=$(run_id)
-"$SWITCHYARD" serve --exit-when-idle >"$dir/serve.log" 2>&1 &
-pid=$!
+serve_bg slm::acct
 wait_jobs "$id" RUNNING 4
 ok $? "the four jobs run"
 # Killed from outside: no exit status file, and squeue does not list them.
 scancel $(squeue -h -o %i)
-for _ in $(seq 1 300); do
-    [ "$(jget "$id" 'r["status"]')" != Running ] && break
-    sleep 0.1
-done
-kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+serve_end
 is true "$id" '"CANCELLED outside switchyard" in t["ended_hid"]["error"]' \
     "a job squeue does not list, ended with no exit status, ends by accounting's state"
 is true "$id" '"TIMEOUT" in t["time_hid"]["error"] and t["time_hid"]["status"] != "Completed"' \
@@ -83,18 +76,11 @@ workflow = { name = "slm::pre"; retry = { attempts = 1; };
   tasks = ( { id = "p"; partition = "low"; cpus = 2;
               shell = "if [ -e $dir/pre_once ]; then echo '{\"p\": 2}'; else touch $dir/pre_once; sleep 100; fi"; } ); };
 WF
-run submit slm::pre
-id=$(run_id)
-"$SWITCHYARD" serve --exit-when-idle >"$dir/serve.log" 2>&1 &
-pid=$!
+serve_bg slm::pre
 wait_jobs "$id" RUNNING 1
 ok $? "the low-tier job runs"
 sbatch --parsable --partition=high --cpus-per-task=2 --wrap 'sleep 1' >/dev/null
-for _ in $(seq 1 300); do
-    [ "$(jget "$id" 'r["status"]')" != Running ] && break
-    sleep 0.1
-done
-kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+serve_end
 is '["Completed", 1, 2]' "$id" '[t["p"]["status"], t["p"]["attempts"], t["p"]["output"]["p"]]' \
     "a preempted job is submitted again and completes, its attempt not charged"
 out=$(run_jobs "$id" all)

@@ -9,10 +9,7 @@ workflow node <<WF
 workflow = { name = "slm::node"; retry = { attempts = 1; };
   tasks = ( { id = "n"; shell = "if [ -e $dir/once ]; then echo '{\"n\": 2}'; else touch $dir/once; sleep 60; fi"; } ); };
 WF
-run submit slm::node
-id=$(run_id)
-"$SWITCHYARD" serve --exit-when-idle >"$dir/serve.log" 2>&1 &
-pid=$!
+serve_bg slm::node
 wait_jobs "$id" RUNNING 1
 ok $? "the job runs"
 scontrol update NodeName=localhost State=DOWN Reason=sytest
@@ -20,13 +17,9 @@ for _ in $(seq 1 50); do run_jobs "$id" all | grep -q NODE_FAIL && break; sleep 
 run_jobs "$id" all | grep -q NODE_FAIL
 ok $? "the node fails under it (NODE_FAIL)"
 scontrol update NodeName=localhost State=RESUME
-for _ in $(seq 1 300); do
-    [ "$(jget "$id" 'r["status"]')" = Completed ] && break
-    sleep 0.1
-done
+serve_end
 is '["Completed", 1, 2]' "$id" '[t["n"]["status"], t["n"]["attempts"], t["n"]["output"]["n"]]' \
     "the task is submitted again and completes, its attempt not charged"
 n=$(run_jobs "$id" all | wc -l)
 [ "$n" = 2 ]; ok $? "two jobs for the one attempt: the failed node's and the new one ($n)"
-kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 done_testing

@@ -282,6 +282,26 @@ wait_jobs() {
     return 1
 }
 
+# serve_bg WORKFLOW: submits a run of WORKFLOW ($id) and starts `serve
+# --exit-when-idle` on it in the background ($pid).
+serve_bg() {
+    run submit "$1"
+    id=$(run_id)
+    "$SWITCHYARD" serve --exit-when-idle >"$dir/serve.log" 2>&1 &
+    pid=$!
+}
+
+# serve_end: waits (up to 30 s) until run $id is no longer Running, then
+# stops the `serve` serve_bg started.
+serve_end() {
+    for _ in $(seq 1 300); do
+        [ "$(jget "$id" 'r["status"]')" != Running ] && break
+        sleep 0.1
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
 # wrap_commands: $dir/bin holds wrappers of sbatch, squeue, scancel, sacct and
 # scontrol that log each call ("EPOCH-MS PROG ARGS") to $dir/calls.log;
 # point the instance at it with bin_dir.
