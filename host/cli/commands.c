@@ -60,9 +60,12 @@ static const sy_cli_command commands[] = {
      "On a terminal one progress line is rewritten in place: tasks done of\n"
      "the total, running, failed, skipped, tasks per second and the elapsed\n"
      "time.  Exit: 0 completed, 1 failed or lease lost, 2 usage or config.\n", false},
-    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE]",
+    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE] [--key KEY]",
      "record a run for a host (`serve`) to pick up",
      "  --context JSON|@FILE  the run's initial context (default {})\n"
+     "  --key KEY             record the run once: a KEY a run of the workflow\n"
+     "                        was submitted under within submit_key_window\n"
+     "                        prints that run's id and records nothing\n"
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
      "Exit: 0; 2 usage or config.\n", true},

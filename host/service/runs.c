@@ -6,10 +6,18 @@
 
 #include "base/clock.h"
 #include "base/util.h"
+#include "store/keyed.h"
 #include "workflow/state.h"
 
 int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
                    int64_t *run_id, char *err, size_t err_len)
+{
+    return sy_runs_record_keyed(st, wf, context, NULL, 0, run_id, NULL, err, err_len);
+}
+
+int sy_runs_record_keyed(sy_store *st, const sy_workflow *wf, const char *context,
+                         const char *key, int64_t window_ms, int64_t *run_id, bool *created,
+                         char *err, size_t err_len)
 {
     /* A workflow from the parse cache writes its text only now. */
     char hash[65], *built = NULL;
@@ -20,6 +28,7 @@ int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
     }
     int rc = sy_store_put_definition(st, hash, wf->tenant, wf->name, def);
     free(built);
+    bool made = true;
     if (rc == SY_OK) {
         const char **ids = sy_xmalloc((wf->n_tasks + 1) * sizeof *ids);
         const char **ns = sy_xmalloc((wf->n_tasks + 1) * sizeof *ns);
@@ -27,11 +36,16 @@ int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
             ids[i] = wf->tasks[i].id;
             ns[i] = wf->tasks[i].ns;
         }
-        rc = sy_store_create_run(st, hash, wf->tenant, wf->name, context, wf->n_tasks,
-                                 ids, ns, sy_clock_now_ms(), run_id);
+        sy_store_new_run r = {hash, wf->tenant, wf->name, context, wf->n_tasks, ids, ns};
+        rc = key ? sy_store_create_run_keyed(st, &r, key, window_ms, sy_clock_now_ms(), run_id,
+                                             &made)
+                 : sy_store_create_run(st, hash, wf->tenant, wf->name, context, wf->n_tasks,
+                                       ids, ns, sy_clock_now_ms(), run_id);
         free(ids);
         free(ns);
     }
+    if (created)
+        *created = made;
     if (rc != SY_OK)
         sy_errf(err, err_len, "%s", sy_store_errmsg(st));
     return rc;

@@ -270,4 +270,10 @@ int sy_sqlite_fire_tick(sy_store *s, const char *hash, const char *tenant,
 int sy_sqlite_last_tick(sy_store *s, const char *tenant, const char *workflow,
                         int64_t *tick, int64_t *run_id);
 
+/* sqlite/keyed.c */
+int sy_sqlite_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char *key,
+                               int64_t window_ms, int64_t now, int64_t *run_id, bool *created);
+int sy_sqlite_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
+                            bool *fired, int64_t *run_id);
+
 #endif
