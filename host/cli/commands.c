@@ -46,6 +46,19 @@ static const sy_cli_command commands[] = {
      "Times are ISO 8601 in the workflow's zone.  The last tick is the latest\n"
      "one a host fired, from the store; `serve` fires the schedules.\n"
      "Exit: 0; 1 the store failed; 2 for a bad config.\n", false},
+    {"backfill", sy_cmd_backfill, "WORKFLOW --from T1 --to T2 [--max-active N] [--dry-run]",
+     "one run per past tick of a schedule that has none yet",
+     "  --from T1, --to T2  the range, both included: UTC times such as\n"
+     "                      2026-11-20 or 2026-11-20T06:00:00Z; T2 not after now\n"
+     "  --max-active N      at most N of the runs it submitted not finished at\n"
+     "                      once (default 1): it waits for a host (serve) to\n"
+     "                      finish them\n"
+     "  --dry-run           list each tick and its run, or that it would run;\n"
+     "                      submit nothing\n"
+     "A tick the live schedule or an earlier backfill fired is not fired\n"
+     "again, and the live schedule never fires a tick a backfill did.  The\n"
+     "runs start with the context a scheduled run has.\n"
+     "Exit: 0; 1 a store error; 2 usage or config.\n", false},
     {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS] "
                         "[--metrics-file PATH]",
      "run one workflow to its end here, with progress",

@@ -129,6 +129,8 @@ struct sy_store_ops {
                             int64_t window_ms, int64_t now, int64_t *run_id, bool *created);
     int (*backfill_tick)(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
                          bool *fired, int64_t *run_id);
+    int (*tick_run)(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                    bool *claimed, int64_t *run_id);
 
     /* May be NULL: a store whose hosts only poll (sy_store_listen gives
      * fd -1, sy_store_wakeups none). */

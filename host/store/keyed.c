@@ -32,6 +32,19 @@ int sy_store_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char
     return s->ops->create_run_keyed(s, r, key, window_ms, now, run_id, created);
 }
 
+int sy_store_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                      bool *claimed, int64_t *run_id)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (!tenant || !workflow || !claimed || !run_id)
+        return sy_store_fail(s, SY_EINVAL, "tick_run: tenant, workflow, claimed and run_id "
+                             "are required");
+    *claimed = false;
+    *run_id = 0;
+    return s->ops->tick_run(s, tenant, workflow, tick, claimed, run_id);
+}
+
 int sy_store_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
                            bool *fired, int64_t *run_id)
 {

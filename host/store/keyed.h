@@ -53,4 +53,10 @@ int sy_store_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char
 int sy_store_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
                            bool *fired, int64_t *run_id);
 
+/* Whether tick `tick` of the workflow's schedule was claimed (by the
+ * live schedule or a backfill), and its run (0: none, or deleted since).
+ * Reads only: what `backfill --dry-run` lists. */
+int sy_store_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                      bool *claimed, int64_t *run_id);
+
 #endif

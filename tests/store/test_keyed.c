@@ -201,8 +201,13 @@ static void test_backfill_once(void **state)
     /* A tick the live schedule fired is not backfilled; its run is said. */
     assert_false(backfill(f->b, 10 * MIN, &again));
     assert_true(again == run);
-    /* Older ticks are, once. */
+    /* Older ticks are, once; reading a tick claims nothing. */
+    bool claimed = true;
+    OK(f->b, sy_store_tick_run(f->b, "public", "w", 5 * MIN, &claimed, &again));
+    assert_false(claimed);
     assert_true(backfill(f->b, 5 * MIN, &run));
+    OK(f->b, sy_store_tick_run(f->b, "public", "w", 5 * MIN, &claimed, &again));
+    assert_true(claimed && again == run);
     assert_false(backfill(f->a, 5 * MIN, &again));
     assert_true(again == run && run > 0);
     /* A backfilled tick later than the live one: the live schedule still

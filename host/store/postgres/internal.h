@@ -348,6 +348,8 @@ int sy_pg_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char *k
                            int64_t window_ms, int64_t now, int64_t *run_id, bool *created);
 int sy_pg_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
                         bool *fired, int64_t *run_id);
+int sy_pg_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                   bool *claimed, int64_t *run_id);
 
 /* postgres/logs.c */
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,

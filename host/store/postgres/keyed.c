@@ -92,6 +92,24 @@ int sy_pg_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char *k
     return status;
 }
 
+int sy_pg_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                   bool *claimed, int64_t *run_id)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    sy_pg_params p = {0};
+    sy_pg_text(&p, 1, tenant);
+    sy_pg_text(&p, 2, workflow);
+    sy_pg_int(&p, 3, tick);
+    PGresult *res;
+    int status = sy_pg_run(q, SY_PG_TICK_READ, &p, &res, "read the tick's run");
+    if (status == SY_OK && PQntuples(res) > 0) {
+        *claimed = true;
+        *run_id = sy_pg_col_int(res, 0, 0);
+    }
+    PQclear(res);
+    return status;
+}
+
 int sy_pg_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
                         bool *fired, int64_t *run_id)
 {

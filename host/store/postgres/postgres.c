@@ -62,6 +62,7 @@ static const struct sy_store_ops pg_ops = {
     .last_tick = sy_pg_last_tick,
     .create_run_keyed = sy_pg_create_run_keyed,
     .backfill_tick = sy_pg_backfill_tick,
+    .tick_run = sy_pg_tick_run,
     .add_log = sy_pg_add_log,
     .list_logs = sy_pg_list_logs,
     .reopen_run = sy_pg_reopen_run,

@@ -275,5 +275,7 @@ int sy_sqlite_create_run_keyed(sy_store *s, const sy_store_new_run *r, const cha
                                int64_t window_ms, int64_t now, int64_t *run_id, bool *created);
 int sy_sqlite_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
                             bool *fired, int64_t *run_id);
+int sy_sqlite_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                       bool *claimed, int64_t *run_id);
 
 #endif

@@ -82,6 +82,22 @@ int sy_sqlite_create_run_keyed(sy_store *s, const sy_store_new_run *r, const cha
     return status;
 }
 
+int sy_sqlite_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                       bool *claimed, int64_t *run_id)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    int64_t row = 0;
+    /* -1 for a claimed tick without a run: tells it from no row (0). */
+    int status = run5(q, "SELECT coalesce(run_id, -1) FROM schedule_ticks"
+                      " WHERE tenant = ?1 AND workflow = ?2 AND tick = ?3",
+                      tenant, workflow, NULL, tick, 0, NULL, &row, "read the tick's run");
+    if (status == SY_OK) {
+        *claimed = row != 0;
+        *run_id = row > 0 ? row : 0;
+    }
+    return status;
+}
+
 int sy_sqlite_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
                             bool *fired, int64_t *run_id)
 {

@@ -256,6 +256,7 @@ static const struct sy_store_ops sqlite_ops = {
     .last_tick = sy_sqlite_last_tick,
     .create_run_keyed = sy_sqlite_create_run_keyed,
     .backfill_tick = sy_sqlite_backfill_tick,
+    .tick_run = sy_sqlite_tick_run,
     .add_log = sy_sqlite_add_log,
     .list_logs = sy_sqlite_list_logs,
     .reopen_run = sy_sqlite_reopen_run,
