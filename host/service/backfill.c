@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "service/runs.h"
 #include "store/keyed.h"
 #include "workflow/tick.h"
 
@@ -75,29 +76,28 @@ int sy_backfill_tick_run(sy_store *st, const sy_backfill *b, size_t i, bool *fir
     return rc;
 }
 
+struct fire {
+    int64_t tick, now_ms;
+    bool *fired;
+    int64_t *run_id;
+};
+
+static int create_tick(sy_store *st, const sy_store_new_run *r, void *arg)
+{
+    struct fire *f = arg;
+    return sy_store_backfill_tick(st, r, f->tick, f->now_ms, f->fired, f->run_id);
+}
+
 int sy_backfill_fire(sy_store *st, const sy_backfill *b, size_t i, int64_t now_ms,
                      bool *fired, int64_t *run_id, char *err, size_t err_len)
 {
-    const sy_workflow *wf = b->wf;
-    char hash[65], *built = NULL;
-    char *ctx = sy_tick_context(wf, b->tz, b->ticks[i]);
-    const char *def = ctx ? sy_workflow_definition(wf, &built, hash) : NULL;
-    int rc = def ? sy_store_put_definition(st, hash, wf->tenant, wf->name, def) : SY_ENOMEM;
-    if (rc == SY_OK) {
-        const char **ids = sy_xmalloc((wf->n_tasks + 1) * sizeof *ids);
-        const char **ns = sy_xmalloc((wf->n_tasks + 1) * sizeof *ns);
-        for (size_t k = 0; k < wf->n_tasks; k++) {
-            ids[k] = wf->tasks[k].id;
-            ns[k] = wf->tasks[k].ns;
-        }
-        sy_store_new_run r = {hash, wf->tenant, wf->name, ctx, wf->n_tasks, ids, ns};
-        rc = sy_store_backfill_tick(st, &r, b->ticks[i], now_ms, fired, run_id);
-        free(ids);
-        free(ns);
+    char *ctx = sy_tick_context(b->wf, b->tz, b->ticks[i]);
+    if (!ctx) {
+        sy_errf(err, err_len, "out of memory");
+        return SY_ENOMEM;
     }
-    free(built);
+    struct fire f = {b->ticks[i], now_ms, fired, run_id};
+    int rc = sy_runs_record_with(st, b->wf, ctx, create_tick, &f, err, err_len);
     free(ctx);
-    if (rc != SY_OK)
-        sy_errf(err, err_len, "%s", rc == SY_ENOMEM ? "out of memory" : sy_store_errmsg(st));
     return rc;
 }
