@@ -94,6 +94,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite/elements.c host/store/elements.c \
 	host/store/task_writes.c \
 	host/store/keyed.c host/store/keyed.h host/store/sqlite/keyed.c \
+	host/store/cache.h host/store/sqlite/cache.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres/internal.h),
@@ -109,7 +110,8 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/tasks.c host/store/postgres/processes.c \
 	host/store/postgres/schedule.c host/store/postgres/logs.c \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
-	host/store/postgres/map_sql.c host/store/postgres/keyed.c
+	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
+	host/store/postgres/cache.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,

@@ -20,6 +20,7 @@
 #ifndef SY_STORE_IMPL_H
 #define SY_STORE_IMPL_H
 
+#include "store/cache.h"
 #include "store/keyed.h"
 #include "store/store.h"
 
@@ -131,6 +132,11 @@ struct sy_store_ops {
                          bool *fired, int64_t *run_id);
     int (*tick_run)(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
                     bool *claimed, int64_t *run_id);
+    /* Cached results (store/keyed.c checks the arguments). */
+    int (*cache_put)(sy_store *s, const char *ns, const char *key, const char *output,
+                     int64_t run_id, uint32_t idx, int64_t now);
+    int (*cache_get)(sy_store *s, const char *ns, const char *key, int64_t since,
+                     char **output, int64_t *run_id);
 
     /* May be NULL: a store whose hosts only poll (sy_store_listen gives
      * fd -1, sy_store_wakeups none). */

@@ -1,8 +1,36 @@
-/* Runs recorded under a key (store/keyed.h): the arguments checked once
- * here, for both implementations. */
+/* Runs recorded under a key (store/keyed.h) and cached results
+ * (store/cache.h): the arguments checked once here, for both
+ * implementations. */
 #include <string.h>
 
 #include "store/driver.h"
+
+int sy_store_cache_put(sy_store *s, const char *ns, const char *key, const char *output,
+                       int64_t run_id, uint32_t idx, int64_t now)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (!ns || !key || !*key || strlen(key) > SY_STORE_CACHE_KEY_MAX || !output)
+        return sy_store_fail(s, SY_EINVAL, "cache_put: a namespace, a key of 1 to %d bytes "
+                             "and an output are required", SY_STORE_CACHE_KEY_MAX);
+    return s->ops->cache_put(s, ns, key, output, run_id, idx, now);
+}
+
+int sy_store_cache_get(sy_store *s, const char *ns, const char *key, int64_t since,
+                       char **output, int64_t *run_id)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (!ns || !key || !output)
+        return sy_store_fail(s, SY_EINVAL, "cache_get: a namespace, a key and output are "
+                             "required");
+    *output = NULL;
+    int64_t id = 0;
+    int rc = s->ops->cache_get(s, ns, key, since, output, &id);
+    if (run_id)
+        *run_id = rc == SY_OK ? id : 0;
+    return rc;
+}
 
 static int check(sy_store *s, const char *fn, const sy_store_new_run *r)
 {

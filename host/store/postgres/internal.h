@@ -71,7 +71,7 @@ enum {
      * postgres/keyed.c. */
     SY_PG_KEYED_FIRST,
     SY_PG_KEY_FORGET = SY_PG_KEYED_FIRST, SY_PG_KEY_CLAIM, SY_PG_KEY_RUN, SY_PG_KEY_READ,
-    SY_PG_TICK_BACKFILL, SY_PG_TICK_READ,
+    SY_PG_TICK_BACKFILL, SY_PG_TICK_READ, SY_PG_CACHE_PUT, SY_PG_CACHE_GET,
     SY_PG_COUNT
 };
 
@@ -350,6 +350,12 @@ int sy_pg_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, in
                         bool *fired, int64_t *run_id);
 int sy_pg_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
                    bool *claimed, int64_t *run_id);
+
+/* postgres/cache.c */
+int sy_pg_cache_put(sy_store *s, const char *ns, const char *key, const char *output,
+                    int64_t run_id, uint32_t idx, int64_t now);
+int sy_pg_cache_get(sy_store *s, const char *ns, const char *key, int64_t since,
+                    char **output, int64_t *run_id);
 
 /* postgres/logs.c */
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,

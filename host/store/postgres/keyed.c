@@ -27,6 +27,14 @@ const char *const sy_pg_keyed_sql[SY_PG_COUNT - SY_PG_KEYED_FIRST] = {
     [SY_PG_TICK_READ - SY_PG_KEYED_FIRST] =
         "SELECT coalesce(run_id, 0) FROM schedule_ticks"
         " WHERE tenant = $1 AND workflow = $2 AND tick = $3",
+    /* Cached results (postgres/cache.c). */
+    [SY_PG_CACHE_PUT - SY_PG_KEYED_FIRST] =
+        "INSERT INTO task_cache (ns, key, output, run_id, idx, completed)"
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (ns, key) DO UPDATE SET"
+        " output = EXCLUDED.output, run_id = EXCLUDED.run_id, idx = EXCLUDED.idx,"
+        " completed = EXCLUDED.completed",
+    [SY_PG_CACHE_GET - SY_PG_KEYED_FIRST] =
+        "SELECT output, run_id FROM task_cache WHERE ns = $1 AND key = $2 AND completed >= $3",
 };
 
 /* Runs statement `id` with (tenant, workflow) as $1, $2 and `c` (text,

@@ -149,6 +149,15 @@ static const char *const migrations[] = {
     "  created BIGINT NOT NULL,"
     "  PRIMARY KEY (tenant, workflow, key));"
     "ALTER TABLE schedule_ticks ADD COLUMN backfill SMALLINT NOT NULL DEFAULT 0;",
+    /* Cached results (store/cache.h): as SQLite's. */
+    "CREATE TABLE task_cache ("
+    "  ns TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  output TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  completed BIGINT NOT NULL,"
+    "  PRIMARY KEY (ns, key));",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

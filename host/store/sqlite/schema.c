@@ -146,6 +146,17 @@ static const char *const migrations[] = {
     "  created INTEGER NOT NULL,"
     "  PRIMARY KEY (tenant, workflow, key)) WITHOUT ROWID;"
     "ALTER TABLE schedule_ticks ADD COLUMN backfill INTEGER NOT NULL DEFAULT 0;",
+    /* Cached results (store/cache.h): the newest output of each task
+     * namespace under each key.  run_id is not a reference: the output
+     * outlives its run's retention. */
+    "CREATE TABLE task_cache ("
+    "  ns TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  output TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  completed INTEGER NOT NULL,"
+    "  PRIMARY KEY (ns, key)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 
