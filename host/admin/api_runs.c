@@ -2,6 +2,7 @@
  * CLI makes. */
 #include "admin/api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,11 +110,14 @@ int sy_api_run_submit(sy_admin_req *rq)
         res = sy_admin_error(rq, 400, "body: field 'context' must be a JSON object");
     } else {
         char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
+        snprintf(rq->target, sizeof rq->target, "workflow %s", json_string_value(wf));
         int64_t id = 0;
         char err[1024];
         int rc = sy_service_submit(rq->admin->sv, json_string_value(wf), text, &id, NULL, err,
                                    sizeof err);
         free(text);
+        if (rc == SY_OK)
+            snprintf(rq->note, sizeof rq->note, "run %lld", (long long)id);
         res = rc == SY_OK ? sy_admin_json(rq, 201, json_pack("{s:I, s:s, s:s}", "run_id",
                                                              (json_int_t)id, "workflow",
                                                              json_string_value(wf), "status",
@@ -136,6 +140,7 @@ int sy_api_run_cancel(sy_admin_req *rq)
     if (rc != SY_OK)
         return sy_admin_error(rq, status_of(rc), "%s", err);
     bool done = state == SY_RUN_CANCELLED;
+    snprintf(rq->note, sizeof rq->note, "%s", done ? "Cancelled" : "cancel requested");
     return sy_admin_json(rq, done ? 200 : 202,
                          json_pack("{s:I, s:s, s:b}", "run_id", (json_int_t)id, "status",
                                    sy_run_state_name(state), "requested", !done));
@@ -174,6 +179,8 @@ int sy_api_run_retry(sy_admin_req *rq)
             /* Reopened Pending: a serving host (this one, most likely)
              * claims it as it claims a submitted run. */
             json_object_set_new(plan, "applied", json_boolean(!json_is_true(dry)));
+            snprintf(rq->note, sizeof rq->note, "%s", json_is_true(dry) ? "dry run: nothing "
+                     "changed" : "reopened");
             res = sy_admin_json(rq, 200, plan);
         } else {
             json_decref(plan);

@@ -167,6 +167,23 @@ static const sy_cli_command commands[] = {
      "also submit, cancel and retry; admin: also reload.  A running host\n"
      "reads the file when it starts.\n"
      "Exit: 0; 1 no admin.tokens_file, or NAME taken; 2 usage.\n", false},
+    {"audit", sy_cmd_audit, "[--since DURATION] [--who NAME] [--action ACTION] [--limit N] "
+                            "[--json]",
+     "who changed what: the audit trail, newest first",
+     "  --since DURATION  only changes this recent (e.g. 24h, 7d)\n"
+     "  --who NAME        only those of this token name or local user\n"
+     "  --action ACTION   only these: submit, run, cancel, retry, reload,\n"
+     "                    token new, gc\n"
+     "  --limit N         at most N rows (default 50; 1 to 100000)\n"
+     "  --json            print an array of {\"id\", \"at\", \"who\", \"role\",\n"
+     "                    \"action\", \"target\", \"origin\", \"ok\", \"status\",\n"
+     "                    \"detail\"}\n"
+     "Every change through the admin API (refused ones included) and the\n"
+     "command line is recorded: the token's name and role or the local user,\n"
+     "the client's address (\"cli\", \"signal\" here), the HTTP status and the\n"
+     "error or what was made.  Rows older than audit_keep (default 90d) are\n"
+     "deleted by `serve` and `gc`.  Over --host it needs an admin token.\n"
+     "Exit: 0; 1 the store or host failed; 2 usage.\n", true},
     {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
      "Also: switchyard COMMAND --help.  The manual: man switchyard.\n", false},
 };
@@ -191,7 +208,7 @@ void sy_cli_usage(FILE *out)
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT,\n"
             "                 https://HOST:PORT or unix:PATH) instead of the store: status, runs, submit,\n"
-            "                 cancel, retry, logs, workflows, route, plugins\n"
+            "                 cancel, retry, logs, workflows, route, plugins, audit\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --ca-file FILE  the CA (PEM) an https --host is verified against\n"

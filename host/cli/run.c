@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "cli/common.h"
 #include "cli/remote.h"
+#include "service/audit.h"
 #include "service/metrics.h"
 #include "service/runs.h"
 #include "base/log.h"
@@ -67,12 +68,20 @@ static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned
         return sy_cli_usage_error(cmd, "%s", err);
     }
     char *ctx = sy_cli_context(a->context, err, sizeof err);
+    char target[300], made[64];
+    snprintf(target, sizeof target, "workflow %s", a->wf);
     if (!ctx || sy_service_submit(sv, a->wf, ctx, run_id, wf, err, sizeof err) != SY_OK) {
         free(ctx);
+        /* A context that is not JSON never reached the store: not a
+         * change tried on it. */
+        if (ctx || strcmp(cmd, "submit") == 0)
+            sy_service_audit_local(sv, cmd, target, false, err);
         sy_service_close(sv);
         return sy_cli_usage_error(cmd, "%s", err);
     }
     free(ctx);
+    snprintf(made, sizeof made, "run %lld", (long long)*run_id);
+    sy_service_audit_local(sv, cmd, target, true, made);
     return SY_EXIT_OK;
 }
 

@@ -47,6 +47,9 @@ typedef struct sy_instance_config {
  * store's file. */
 #define SY_WORKFLOW_CACHE_DEFAULT "var/workflow-cache"
 
+/* 90 days: an audit trail covers at least a quarter's review. */
+#define SY_AUDIT_KEEP_DEFAULT_MS ((int64_t)90 * 86400 * 1000)
+
 typedef struct sy_config {
     config_t lc;           /* the parsed file; settings point into it */
     char *path;            /* owned: the file as given */
@@ -69,6 +72,9 @@ typedef struct sy_config {
                                task fails (default 5) */
     int64_t shutdown_grace_ms; /* how long a stopping host waits for
                                   attempts plugins hold (default 30 s) */
+    int64_t audit_keep_ms; /* how long audit rows are kept (default
+                              SY_AUDIT_KEEP_DEFAULT_MS); `serve` and `gc`
+                              delete older ones */
     int64_t log_limit;     /* bytes of each attempt's stdout and stderr
                               kept (default 64 KiB; 0: none) */
     bool log_format_set;   /* `log.format` was given (else "auto") */

@@ -25,6 +25,7 @@
  *   postgres/schedule.c   the ticks schedules fired
  *   postgres/logs.c       attempt logs, reopening a finished run to retry
  *                         it
+ *   postgres/audit.c      the audit trail
  *   postgres.c            the URL, opening and closing a handle, the
  *                         driver table
  *
@@ -66,11 +67,16 @@ enum {
     SY_PG_MAP_FIRST,
     SY_PG_PUT_MAP = SY_PG_MAP_FIRST, SY_PG_UPDATE_ELEMENT, SY_PG_INSERT_ELEMENT,
     SY_PG_UPDATE_ELEMENTS, SY_PG_LIST_MAPS, SY_PG_LIST_ELEMENTS,
+    /* The audit trail's, from here on: their SQL is in postgres/audit.c. */
+    SY_PG_AUDIT_FIRST,
+    SY_PG_ADD_AUDIT = SY_PG_AUDIT_FIRST, SY_PG_LIST_AUDIT, SY_PG_DELETE_AUDIT,
     SY_PG_COUNT
 };
 
 /* The SQL of statement SY_PG_MAP_FIRST + i. */
-extern const char *const sy_pg_map_sql[SY_PG_COUNT - SY_PG_MAP_FIRST];
+extern const char *const sy_pg_map_sql[SY_PG_AUDIT_FIRST - SY_PG_MAP_FIRST];
+/* The SQL of statement SY_PG_AUDIT_FIRST + i. */
+extern const char *const sy_pg_audit_sql[SY_PG_COUNT - SY_PG_AUDIT_FIRST];
 
 /* A fenced write's condition (store.h): the run is still held by the
  * fence's claim.  FOR SHARE makes it hold until the write's transaction
@@ -334,6 +340,11 @@ int sy_pg_fire_tick(sy_store *s, const char *hash, const char *tenant, const cha
                     bool *fired, int64_t *run_id);
 int sy_pg_last_tick(sy_store *s, const char *tenant, const char *workflow, int64_t *tick,
                     int64_t *run_id);
+
+/* postgres/audit.c */
+int sy_pg_add_audit(sy_store *s, const sy_audit_record *r);
+int sy_pg_list_audit(sy_store *s, const sy_audit_filter *f, sy_store_audit_cb cb, void *arg);
+int sy_pg_delete_audit(sy_store *s, int64_t before, size_t *deleted);
 
 /* postgres/logs.c */
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
