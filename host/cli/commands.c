@@ -164,8 +164,9 @@ static const sy_cli_command commands[] = {
      "Adds the token's SHA-256 digest, with NAME and the role, to the\n"
      "configuration's admin.tokens_file (made mode 0600) and prints the\n"
      "token, once: the host keeps only digests.  read: every GET; operate:\n"
-     "also submit, cancel and retry; admin: also reload.  A running host\n"
-     "reads the file when it starts.\n"
+     "also submit, cancel and retry; admin: also reload and the audit trail.\n"
+     "A running host reads the file when it starts and at each reload\n"
+     "(SIGHUP, POST /api/v1/reload): a token taken out stops working.\n"
      "Exit: 0; 1 no admin.tokens_file, or NAME taken; 2 usage.\n", false},
     {"audit", sy_cmd_audit, "[--since DURATION] [--who NAME] [--action ACTION] [--limit N] "
                             "[--json]",
