@@ -172,7 +172,7 @@ libsyhost_la_SOURCES += \
 	host/admin/api_runs.c host/admin/api_config.c \
 	host/admin/api_logs.c host/admin/api_events.c \
 	host/admin/api_metrics.c
-libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin/audit.c
+libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin/audit.c host/admin/api_token.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \

@@ -8,17 +8,6 @@
 #include "base/clock.h"
 #include "service/audit.h"
 
-/* The action a change route is: its path's last word, "submit" for a new
- * run, "cancel" for a DELETE. */
-static const char *action_of(const sy_admin_req *rq)
-{
-    if (strcmp(rq->route->method, "DELETE") == 0)
-        return "cancel";
-    const char *slash = strrchr(rq->route->pattern, '/');
-    const char *last = slash ? slash + 1 : rq->route->pattern;
-    return strcmp(last, "runs") == 0 ? "submit" : last;
-}
-
 void sy_admin_audit(sy_admin_req *rq)
 {
     char origin[128] = "-";
@@ -35,7 +24,7 @@ void sy_admin_audit(sy_admin_req *rq)
     sy_audit_record r = {
         .who = rq->who[0] ? rq->who : "-",
         .role = rq->role ? sy_admin_role_name(rq->role) : "-",
-        .action = action_of(rq),
+        .action = sy_admin_route_action(rq->route),
         .target = target[0] ? target : NULL,
         .origin = origin,
         .ok = ok,

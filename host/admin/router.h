@@ -35,6 +35,11 @@ typedef struct sy_admin_route {
 extern const sy_admin_route sy_admin_routes[];
 extern const size_t sy_admin_n_routes;
 
+/* What a route does, in one word, for the audit trail and GET
+ * /api/v1/token: its path's last word ("cancel", "retry", "reload",
+ * "audit"), "submit" for POST /api/v1/runs, "cancel" for a DELETE. */
+const char *sy_admin_route_action(const sy_admin_route *r);
+
 enum { SY_ROUTE_FOUND = 0, SY_ROUTE_NO_PATH = 404, SY_ROUTE_NO_METHOD = 405 };
 
 /* Finds the route for `method` and `path` (no query) in t[0..n): fills

@@ -41,6 +41,7 @@ static const struct {
     {"GET", "/metrics", SY_ROLE_READ},
     {"GET", "/api/v1/runs/{}/attempts", SY_ROLE_READ},
     {"GET", "/api/v1/audit", SY_ROLE_ADMIN},
+    {"GET", "/api/v1/token", SY_ROLE_READ},
     {"GET", "/", SY_ROLE_OPEN},
     {"GET", "/dashboard/{}", SY_ROLE_OPEN},
 };
