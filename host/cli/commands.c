@@ -203,8 +203,8 @@ void sy_cli_usage(FILE *out)
 {
     fprintf(out,
             "usage: switchyard [--config FILE] COMMAND [ARGS]\n"
-            "       switchyard --host URL [--token-file FILE] [--ca-file FILE] COMMAND "
-            "[ARGS]\n\n"
+            "       switchyard --host URL [--token-file FILE] [--ca-file FILE]\n"
+            "                  [--cert FILE [--key FILE]] COMMAND [ARGS]\n\n"
             "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT,\n"
@@ -213,7 +213,9 @@ void sy_cli_usage(FILE *out)
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --ca-file FILE  the CA (PEM) an https --host is verified against\n"
-            "                 (default: the system's)\n"
+            "                 (default: the system's)\n"            "  --cert FILE    a client certificate (PEM) for an https --host that\n"
+            "                 asks for one (admin.tls_client_ca)\n"
+            "  --key FILE     its key (PEM, mode 0600; default: in --cert's file)\n"
             "  --version      the version, the executor ABI and the malloc\n"
             "\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
