@@ -121,8 +121,6 @@ int sy_cmd_retry(const sy_cli *cli, int argc, char **argv)
     snprintf(target, sizeof target, "run %lld", (long long)a.id);
     if (sy_retry_plan(sv.store, a.id, a.task, &plan, err, sizeof err) != SY_OK) {
         fprintf(stderr, "switchyard: retry: %s\n", err);
-        if (!a.dry_run)
-            sy_service_audit_local(&sv, "retry", target, false, err);
         json_decref(plan);
         sy_service_close(&sv);
         return SY_EXIT_FAIL;
@@ -141,7 +139,6 @@ int sy_cmd_retry(const sy_cli *cli, int argc, char **argv)
     }
     if (sy_retry_apply(sv.store, plan, sy_clock_now_ms(), err, sizeof err) != SY_OK) {
         fprintf(stderr, "switchyard: retry: %s\n", err);
-        sy_service_audit_local(&sv, "retry", target, false, err);
         json_decref(plan);
         sy_service_close(&sv);
         return SY_EXIT_FAIL;

@@ -72,10 +72,6 @@ static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned
     snprintf(target, sizeof target, "workflow %s", a->wf);
     if (!ctx || sy_service_submit(sv, a->wf, ctx, run_id, wf, err, sizeof err) != SY_OK) {
         free(ctx);
-        /* A context that is not JSON never reached the store: not a
-         * change tried on it. */
-        if (ctx || strcmp(cmd, "submit") == 0)
-            sy_service_audit_local(sv, cmd, target, false, err);
         sy_service_close(sv);
         return sy_cli_usage_error(cmd, "%s", err);
     }

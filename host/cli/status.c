@@ -447,7 +447,6 @@ int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
         sy_service_audit_local(&sv, "cancel", target, true, done);
     } else {
         fprintf(stderr, "switchyard: cancel: run %lld: %s\n", (long long)id, err);
-        sy_service_audit_local(&sv, "cancel", target, false, err);
         rc = SY_EXIT_FAIL;
     }
     sy_service_close(&sv);
@@ -526,7 +525,6 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
     } else {
         fprintf(stderr, "switchyard: gc: %s (%zu runs removed before it)\n",
                 sy_store_errmsg(sv.store), total);
-        sy_service_audit_local(&sv, "gc", NULL, false, sy_store_errmsg(sv.store));
         rc = SY_EXIT_FAIL;
     }
     sy_service_close(&sv);

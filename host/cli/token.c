@@ -12,7 +12,7 @@
 
 /* Best effort: a token is made whether or not the store can be reached
  * (the file is what counts); a store that cannot is said in one line. */
-static void audit(const sy_cli *cli, const char *name, sy_admin_role role, bool ok,
+static void audit(const sy_cli *cli, const char *name, sy_admin_role role,
                   const char *detail)
 {
     sy_service sv;
@@ -23,7 +23,7 @@ static void audit(const sy_cli *cli, const char *name, sy_admin_role role, bool 
     }
     char target[128];
     snprintf(target, sizeof target, "token %s (%s)", name, sy_admin_role_name(role));
-    sy_service_audit_local(&sv, "token new", target, ok, detail);
+    sy_service_audit_local(&sv, "token new", target, true, detail);
     sy_service_close(&sv);
 }
 
@@ -65,7 +65,6 @@ int sy_cmd_token(const sy_cli *cli, int argc, char **argv)
                              sizeof err);
     if (rc != 0) {
         fprintf(stderr, "switchyard: token: %s\n", err);
-        audit(cli, name, role, false, err);
         sy_config_free(&cfg);
         return SY_EXIT_FAIL;
     }
@@ -74,7 +73,7 @@ int sy_cmd_token(const sy_cli *cli, int argc, char **argv)
     fprintf(stderr, "token '%s' (%s) added to %s; a running host reads it at its next reload (SIGHUP) or start\n",
             name, sy_admin_role_name(role), cfg.admin.tokens_file);
     OPENSSL_cleanse(token, sizeof token);
-    audit(cli, name, role, true, cfg.admin.tokens_file);
+    audit(cli, name, role, cfg.admin.tokens_file);
     sy_config_free(&cfg);
     return SY_EXIT_OK;
 }

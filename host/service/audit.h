@@ -23,7 +23,9 @@ struct sy_service;
 void sy_service_audit(struct sy_service *sv, const sy_audit_record *r);
 
 /* The command line's row: who is this process's user, role "local",
- * origin "cli". */
+ * origin "cli".  The command line records the changes it made: one it
+ * refused changed nothing, the store included (the API records its
+ * refusals: they come from elsewhere). */
 void sy_service_audit_local(struct sy_service *sv, const char *action, const char *target,
                             bool ok, const char *detail);
 
