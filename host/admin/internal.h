@@ -123,6 +123,12 @@ struct sy_admin_req {
                                        (its role may still be too low);
                                        "" without one */
     sy_admin_role role;             /* that token's role; SY_ROLE_UNSET */
+    /* With SY_ADMIN_IDENTIFY: whether a token was sent the host does not
+     * know, and the actions above a read the request's role may do, each
+     * once (sy_admin_route_action's words). */
+    bool token_unknown;
+    const char *may[16];
+    size_t n_may;
     unsigned status;                /* the status answered; 0 before */
     char target[300];               /* what a change touched, for the
                                        audit trail ("" : from the path) */

@@ -50,6 +50,39 @@ static enum MHD_Result refuse(sy_admin_req *rq, bool *refused)
     return MHD_YES;
 }
 
+/* For a route with SY_ADMIN_IDENTIFY: the token sent (if any) and what
+ * its role reaches, for a handler that says so (GET /api/v1/token). */
+static void identify(sy_admin_req *rq)
+{
+    sy_admin *a = rq->admin;
+    const char *h = sy_admin_header(rq, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!rq->role)
+        rq->role = a->reads_open ? SY_ROLE_READ : SY_ROLE_UNSET;
+    if (h && !rq->who[0]) {
+        const sy_admin_token *k = sy_admin_tokens_match(&a->tokens, h);
+        if (k) {
+            snprintf(rq->who, sizeof rq->who, "%s", k->name);
+            rq->role = k->role;
+        } else if (a->token && sy_admin_bearer_ok(h, a->token)) {
+            snprintf(rq->who, sizeof rq->who, "token_file");
+            rq->role = SY_ROLE_ADMIN;
+        } else {
+            rq->token_unknown = true;
+        }
+    }
+    for (size_t i = 0; i < sy_admin_n_routes; i++) {
+        const sy_admin_route *r = &sy_admin_routes[i];
+        if (r->role <= SY_ROLE_READ || r->role > rq->role)
+            continue;
+        const char *action = sy_admin_route_action(r);
+        bool seen = false;
+        for (size_t j = 0; j < rq->n_may; j++)
+            seen |= strcmp(rq->may[j], action) == 0;
+        if (!seen && rq->n_may < sizeof rq->may / sizeof rq->may[0])
+            rq->may[rq->n_may++] = action;
+    }
+}
+
 static enum MHD_Result no_method(sy_admin_req *rq, const char *allow)
 {
     const char *m = rq->method;
@@ -89,6 +122,8 @@ bool sy_admin_screen(sy_admin_req *rq, enum MHD_Result *res)
                               (long long)a->cfg->max_body);
         refused = true;
     }
+    if (!refused && (rq->route->flags & SY_ADMIN_IDENTIFY))
+        identify(rq);
     if (refused) {
         /* A change refused is a change tried: the trail shows it. */
         if (rq->route->flags & SY_ADMIN_CHANGE)

@@ -20,6 +20,9 @@ enum {
     SY_ADMIN_CHANGE = 1u << 0, /* changes something: the bearer token */
     SY_ADMIN_BODY = 1u << 1,   /* reads a JSON body */
     SY_ADMIN_OPEN = 1u << 2,   /* installed files: no token on any listener */
+    SY_ADMIN_IDENTIFY = 1u << 3, /* the handler is told the token sent, even
+                                    where none is needed, and what its role
+                                    may do (admin/request.c) */
 };
 
 typedef struct sy_admin_route {
