@@ -34,16 +34,9 @@ void sy_admin_audit(sy_admin_req *rq)
     sy_service_audit(rq->admin->sv, &r);
 }
 
-static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
-
 static int add_row(void *arg, const sy_audit_record *r)
 {
-    json_array_append_new(
-        arg, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:s, s:b, s:i, s:o}", "id",
-                       (json_int_t)r->id, "at", (json_int_t)r->at, "who", r->who, "role",
-                       r->role, "action", r->action, "target", str_or_null(r->target),
-                       "origin", r->origin, "ok", r->ok, "status", r->status, "detail",
-                       str_or_null(r->detail)));
+    json_array_append_new(arg, sy_audit_json(r));
     return 0;
 }
 

@@ -21,6 +21,17 @@ void sy_service_audit(sy_service *sv, const sy_audit_record *r)
                r->who, sy_store_errmsg(sv->store));
 }
 
+static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+json_t *sy_audit_json(const sy_audit_record *r)
+{
+    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:s, s:b, s:i, s:o}", "id",
+                     (json_int_t)r->id, "at", (json_int_t)r->at, "who", r->who, "role", r->role,
+                     "action", r->action, "target", str_or_null(r->target), "origin",
+                     r->origin, "ok", r->ok, "status", r->status, "detail",
+                     str_or_null(r->detail));
+}
+
 void sy_audit_user(char *buf, size_t len)
 {
     struct passwd pw, *found = NULL;

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "store/audit.h"
 
 struct sy_service;
@@ -28,6 +30,11 @@ void sy_service_audit(struct sy_service *sv, const sy_audit_record *r);
  * refusals: they come from elsewhere). */
 void sy_service_audit_local(struct sy_service *sv, const char *action, const char *target,
                             bool ok, const char *detail);
+
+/* One row as the API and `switchyard audit --json` give it: {"id", "at",
+ * "who", "role", "action", "target", "origin", "ok", "status",
+ * "detail"}; a new reference. */
+json_t *sy_audit_json(const sy_audit_record *r);
 
 /* The name of this process's user ("uid N" without a passwd entry). */
 void sy_audit_user(char *buf, size_t len);
