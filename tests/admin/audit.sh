@@ -30,6 +30,13 @@ run=$($SY_WRAP "$SWITCHYARD" submit w)
 audit_json --action submit
 jq_is "True workflow w run $run" \
     'str(b[0]["ok"]) + " " + b[0]["target"] + " " + b[0]["detail"]' "a local submit is recorded with the run it made"
+$SY_WRAP "$SWITCHYARD" cancel "$run" >/dev/null
+audit_json --action cancel
+jq_is "$me run $run Cancelled" '" ".join(b[0][k] for k in ("who", "target", "detail"))' \
+    "a local cancel is recorded with what it did"
+$SY_WRAP "$SWITCHYARD" retry "$run" --detach --quiet >/dev/null
+audit_json --action retry
+jq_is "run $run reopened" 'b[0]["target"] + " " + b[0]["detail"]' "a local retry too"
 $SY_WRAP "$SWITCHYARD" submit nope >/dev/null 2>&1
 audit_json --action submit
 jq_is 1 'len(b)' "a local submit refused changes nothing, the trail included"
