@@ -14,6 +14,7 @@ const POLL_MS = 10000, POLL_OFFLINE_MS = 3000;
 const state = {
   runs: [], runId: null, run: null, attempts: null, dag: null, dagOf: null,
   task: null, pick: null, live: false, more: null, limit: 50,
+  may: null, // what the kept token may do (GET /api/v1/token); null: no token kept
 };
 
 // --- the token: asked once, kept in this tab ---------------------------
@@ -56,7 +57,8 @@ async function withToken(change, fn) {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof ApiError && (e.status === 401 || (e.status === 403 && /token/.test(e.message)))) {
+    // A token whose role is too low is still that token: kept.
+    if (e instanceof ApiError && (e.status === 401 || (e.status === 403 && /token is wrong/.test(e.message)))) {
       // Not one a read made meanwhile was given.
       if (token() === sent) forgetToken();
       showForget();
@@ -69,7 +71,41 @@ async function withToken(change, fn) {
   }
 }
 
-function showForget() { $('btn-forget').hidden = !token(); }
+function showForget() {
+  $('btn-forget').hidden = !token();
+  if (!token()) { state.may = null; showActions(); }
+}
+
+// The actions shown are those the kept token may do: a read token sees
+// none, and no button it would be refused.  Without a token kept they
+// are shown, and asking for one is the first step of a click.
+function showActions() {
+  const may = state.may;
+  $('btn-cancel').hidden = !!may && !may.includes('cancel');
+  $('btn-retry').hidden = !!may && !may.includes('retry');
+  $('token-who').hidden = !may;
+  $('token-who').textContent = may ? `token ${state.who} (${state.role})` : '';
+}
+
+// Asks the host what the kept token is, whenever it changes.
+let roleOf = null;
+async function loadRole() {
+  const t = token();
+  if (!t) { state.may = null; showActions(); return; }
+  if (roleOf === t && state.may) return;
+  try {
+    const j = await api('GET', '/api/v1/token');
+    if (token() !== t) return;
+    roleOf = t;
+    Object.assign(state, { may: j.may, who: j.name, role: j.role });
+  } catch (e) {
+    // A token the host no longer knows (taken out of its file) is dropped.
+    if (e instanceof ApiError && e.status === 403 && token() === t) forgetToken();
+    state.may = null;
+    showForget();
+  }
+  showActions();
+}
 
 // --- the runs list ------------------------------------------------------
 
@@ -266,6 +302,7 @@ function refresh() {
     const t0 = performance.now();
     try {
       await loadRuns();
+      await loadRole();
       await loadRun();
     } catch (e) {
       $('health').textContent = e.message;
@@ -303,6 +340,7 @@ function start() {
   $('btn-cancel').addEventListener('click', () => act('cancel'));
   $('btn-retry').addEventListener('click', () => act('retry'));
   $('btn-forget').addEventListener('click', () => { forgetToken(); showForget(); });
+  showActions();
   $('filter-state').addEventListener('change', refresh);
   // The list is read whole each time (it is kept live): a longer one.
   $('runs-more').addEventListener('click', () => {

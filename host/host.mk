@@ -92,6 +92,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite/schedule.c \
 	host/store/sqlite/logs.c \
 	host/store/sqlite/elements.c host/store/elements.c \
+	host/store/sqlite/audit.c host/store/audit.c host/store/audit.h \
 	host/store/task_writes.c \
 	host/store/keyed.c host/store/keyed.h host/store/sqlite/keyed.c \
 	host/store/cache.h host/store/sqlite/cache.c \
@@ -108,7 +109,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/runs.c host/store/postgres/ownership.c \
 	host/store/postgres/listen.c \
 	host/store/postgres/tasks.c host/store/postgres/processes.c \
-	host/store/postgres/schedule.c host/store/postgres/logs.c \
+	host/store/postgres/schedule.c host/store/postgres/logs.c host/store/postgres/audit.c \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c
@@ -155,6 +156,7 @@ libsyhost_la_SOURCES += \
 	host/service/backfill.c host/service/backfill.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
+	host/service/audit.c host/service/audit.h \
 	host/service/retry.c host/service/retry.h \
 	host/service/logs.c host/service/logs.h \
 	host/service/inspect.c host/service/inspect.h \
@@ -175,14 +177,15 @@ libsyhost_la_SOURCES += \
 	host/admin/api_runs.c host/admin/api_config.c \
 	host/admin/api_logs.c host/admin/api_events.c \
 	host/admin/api_metrics.c
-libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c
+libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin/audit.c host/admin/api_token.c
 
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
 	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/backfill.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
-	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h host/cli/token.c
+	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h host/cli/token.c \
+	host/cli/audit.c
 # libcurl (when found) for --host; without it --host says so.
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(LIBCURL_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,

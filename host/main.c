@@ -1,5 +1,6 @@
 /* switchyard: the command-line entry point. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,25 @@ static bool wants_help(int argc, char **argv)
     return false;
 }
 
+/* Where a file option of --host's TLS goes ("--ca-file FILE" or
+ * "--ca-file=FILE", likewise --cert and --key); NULL for another
+ * argument. */
+static const char **file_option(const char *arg, sy_cli *cli)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } opts[] = {{"--ca-file", offsetof(sy_cli, ca_file)},
+                {"--cert", offsetof(sy_cli, cert_file)},
+                {"--key", offsetof(sy_cli, key_file)}};
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        size_t n = strlen(opts[k].name);
+        if (strncmp(arg, opts[k].name, n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+            return (const char **)((char *)cli + opts[k].off);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     sy_cli cli = {.prog = argv[0]};
@@ -111,12 +131,12 @@ int main(int argc, char **argv)
             cli.host = argv[i] + 7;
         } else if (strncmp(argv[i], "--token-file=", 13) == 0) {
             cli.token_file = argv[i] + 13;
-        } else if (strcmp(argv[i], "--ca-file") == 0) {
-            if (i + 1 >= argc)
+        } else if (file_option(argv[i], &cli)) {
+            const char **to = file_option(argv[i], &cli);
+            const char *eq = strchr(argv[i], '=');
+            if (!eq && i + 1 >= argc)
                 return sy_cli_usage_error(argv[i], "needs a file name");
-            cli.ca_file = argv[++i];
-        } else if (strncmp(argv[i], "--ca-file=", 10) == 0) {
-            cli.ca_file = argv[i] + 10;
+            *to = eq ? eq + 1 : argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             sy_cli_usage(stdout);
             return SY_EXIT_OK;

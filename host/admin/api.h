@@ -35,6 +35,12 @@ int sy_api_metrics(sy_admin_req *rq);
 /* admin/api_attempts.c */
 int sy_api_run_attempts(sy_admin_req *rq);
 
+/* admin/audit.c: GET /api/v1/audit */
+int sy_api_audit(sy_admin_req *rq);
+
+/* admin/api_token.c: GET /api/v1/token */
+int sy_api_token(sy_admin_req *rq);
+
 /* admin/static.c: the dashboard's files */
 int sy_api_dashboard(sy_admin_req *rq);
 

@@ -2,6 +2,7 @@
  * CLI makes. */
 #include "admin/api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,10 +101,13 @@ static int submit(sy_admin_req *rq, const char *wf, const json_t *ctx)
     int64_t id = 0;
     bool created = true;
     sy_service *sv = rq->admin->sv;
+    snprintf(rq->target, sizeof rq->target, "workflow %s", wf);
     int rc = sy_service_submit_keyed(sv, wf, text, key, &id, &created, NULL, err, sizeof err);
     free(text);
     if (rc != SY_OK)
         return sy_admin_error(rq, status_of(rc), "%s", err);
+    snprintf(rq->note, sizeof rq->note, created ? "run %lld" : "run %lld, under its key",
+             (long long)id);
     /* null: the run was deleted by retention since. */
     const char *status = created ? "Pending" : NULL;
     sy_run_record r;
@@ -156,6 +160,7 @@ int sy_api_run_cancel(sy_admin_req *rq)
     if (rc != SY_OK)
         return sy_admin_error(rq, status_of(rc), "%s", err);
     bool done = state == SY_RUN_CANCELLED;
+    snprintf(rq->note, sizeof rq->note, "%s", done ? "Cancelled" : "cancel requested");
     return sy_admin_json(rq, done ? 200 : 202,
                          json_pack("{s:I, s:s, s:b}", "run_id", (json_int_t)id, "status",
                                    sy_run_state_name(state), "requested", !done));
@@ -194,6 +199,8 @@ int sy_api_run_retry(sy_admin_req *rq)
             /* Reopened Pending: a serving host (this one, most likely)
              * claims it as it claims a submitted run. */
             json_object_set_new(plan, "applied", json_boolean(!json_is_true(dry)));
+            snprintf(rq->note, sizeof rq->note, "%s", json_is_true(dry) ? "dry run: nothing "
+                     "changed" : "reopened");
             res = sy_admin_json(rq, 200, plan);
         } else {
             json_decref(plan);

@@ -38,6 +38,9 @@ typedef struct sy_admin_io {
                    enum MHD_Result *res);
     /* Bytes were queued on a stream, or it ended. */
     void (*wake)(sy_admin_stream *s);
+    /* Writes the client's address ("192.0.2.7", "2001:db8::1", "unix")
+     * into buf, for the audit trail.  May be NULL: "-". */
+    void (*peer)(sy_admin_req *rq, char *buf, size_t len);
 } sy_admin_io;
 
 struct sy_admin {
@@ -116,8 +119,22 @@ struct sy_admin_req {
     char *body;                     /* owned, NUL-terminated */
     size_t len;
     bool overflow;
-    char who[SY_ADMIN_TOKEN_NAME_MAX]; /* the token's name once accepted;
+    char who[SY_ADMIN_TOKEN_NAME_MAX]; /* the token's name once matched
+                                       (its role may still be too low);
                                        "" without one */
+    sy_admin_role role;             /* that token's role; SY_ROLE_UNSET */
+    /* With SY_ADMIN_IDENTIFY: whether a token was sent the host does not
+     * know, and the actions above a read the request's role may do, each
+     * once (sy_admin_route_action's words). */
+    bool token_unknown;
+    const char *may[16];
+    size_t n_may;
+    unsigned status;                /* the status answered; 0 before */
+    char target[300];               /* what a change touched, for the
+                                       audit trail ("" : from the path) */
+    char note[512];                 /* the error answered, or what a change
+                                       made ("run 17"), for the audit
+                                       trail */
     void *io_data;                  /* the io's own, per request */
 };
 
@@ -131,6 +148,13 @@ bool sy_admin_screen(sy_admin_req *rq, enum MHD_Result *res);
 /* With the whole body (rq->body, rq->len): 400 for a body the route takes
  * none of, else the route's handler. */
 enum MHD_Result sy_admin_answer(sy_admin_req *rq);
+
+/* --- the audit trail (admin/audit.c) ------------------------------------ */
+
+/* Records the change request rq was (a route with SY_ADMIN_CHANGE),
+ * answered or refused: who, role, action, target, the client's address,
+ * the status and the error or what it made. */
+void sy_admin_audit(sy_admin_req *rq);
 
 /* --- replies (admin/reply.c) ------------------------------------------- */
 

@@ -4,8 +4,12 @@
  * while there is nothing to send. */
 #include "admin/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 static const char *lookup(sy_admin_req *rq, bool header, const char *key)
 {
@@ -77,4 +81,19 @@ static void wake(sy_admin_stream *s)
     s->admin->kick(s->admin);
 }
 
-const sy_admin_io sy_admin_mhd_io = {lookup, reply, stream, wake};
+static void peer(sy_admin_req *rq, char *buf, size_t len)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (!sa)
+        snprintf(buf, len, "-");
+    else if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)len);
+    else
+        snprintf(buf, len, "unix");
+}
+
+const sy_admin_io sy_admin_mhd_io = {lookup, reply, stream, wake, peer};

@@ -16,6 +16,7 @@ enum MHD_Result sy_admin_text(sy_admin_req *rq, unsigned status, const char *con
     const char *const headers[] = {MHD_HTTP_HEADER_CONTENT_TYPE, content_type,
                                    MHD_HTTP_HEADER_CACHE_CONTROL, "no-store",
                                    "X-Content-Type-Options", "nosniff", NULL};
+    rq->status = status;
     return rq->admin->io->reply(rq, status, text, len, headers);
 }
 
@@ -51,6 +52,8 @@ enum MHD_Result sy_admin_error(sy_admin_req *rq, unsigned status, const char *fm
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* Cut for the audit trail; the reply has it whole. */
+    snprintf(rq->note, sizeof rq->note, "%.*s", (int)sizeof rq->note - 1, msg);
     return sy_admin_json(rq, status, json_pack("{s:s}", "error", msg));
 }
 

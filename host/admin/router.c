@@ -51,3 +51,12 @@ int sy_admin_route_find(const sy_admin_route *t, size_t n, const char *method,
     *out = NULL;
     return path_known ? SY_ROUTE_NO_METHOD : SY_ROUTE_NO_PATH;
 }
+
+const char *sy_admin_route_action(const sy_admin_route *r)
+{
+    if (strcmp(r->method, "DELETE") == 0)
+        return "cancel";
+    const char *slash = strrchr(r->pattern, '/');
+    const char *last = slash ? slash + 1 : r->pattern;
+    return strcmp(last, "runs") == 0 ? "submit" : last;
+}

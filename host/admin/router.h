@@ -20,6 +20,9 @@ enum {
     SY_ADMIN_CHANGE = 1u << 0, /* changes something: the bearer token */
     SY_ADMIN_BODY = 1u << 1,   /* reads a JSON body */
     SY_ADMIN_OPEN = 1u << 2,   /* installed files: no token on any listener */
+    SY_ADMIN_IDENTIFY = 1u << 3, /* the handler is told the token sent, even
+                                    where none is needed, and what its role
+                                    may do (admin/request.c) */
 };
 
 typedef struct sy_admin_route {
@@ -34,6 +37,11 @@ typedef struct sy_admin_route {
 /* The routes served (admin/routes.c), `sy_admin_n_routes` of them. */
 extern const sy_admin_route sy_admin_routes[];
 extern const size_t sy_admin_n_routes;
+
+/* What a route does, in one word, for the audit trail and GET
+ * /api/v1/token: its path's last word ("cancel", "retry", "reload",
+ * "audit"), "submit" for POST /api/v1/runs, "cancel" for a DELETE. */
+const char *sy_admin_route_action(const sy_admin_route *r);
 
 enum { SY_ROUTE_FOUND = 0, SY_ROUTE_NO_PATH = 404, SY_ROUTE_NO_METHOD = 405 };
 

@@ -24,6 +24,10 @@ const sy_admin_route sy_admin_routes[] = {
     {"POST", "/api/v1/reload", sy_api_reload, SY_ADMIN_CHANGE, SY_ROLE_ADMIN},
     {"GET", "/metrics", sy_api_metrics, 0, SY_ROLE_READ},
     {"GET", "/api/v1/runs/{}/attempts", sy_api_run_attempts, 0, SY_ROLE_READ},
+    /* The token's own role: what a page may offer. */
+    {"GET", "/api/v1/token", sy_api_token, SY_ADMIN_IDENTIFY, SY_ROLE_READ},
+    /* Who changed what is for those who may change everything. */
+    {"GET", "/api/v1/audit", sy_api_audit, 0, SY_ROLE_ADMIN},
     {"GET", "/", sy_api_dashboard, SY_ADMIN_OPEN, SY_ROLE_OPEN},
     {"GET", "/dashboard/{}", sy_api_dashboard, SY_ADMIN_OPEN, SY_ROLE_OPEN},
 };

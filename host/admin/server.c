@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <openssl/crypto.h>
 
 #include "admin/auth.h"
 #include "base/log.h"
@@ -210,11 +211,50 @@ static int open_listener(sy_admin *a, const char *spec, char *err, size_t err_le
 
 static void admin_free(sy_admin *a)
 {
+    if (a->token)
+        OPENSSL_cleanse(a->token, strlen(a->token));
     free(a->token);
     sy_admin_tokens_free(&a->tokens);
     sy_admin_tls_free(a);
     free(a->unix_path);
     free(a);
+}
+
+/* After a reload (SIGHUP or POST /api/v1/reload), done or refused: the
+ * token files of the configuration in force read again, so that a token
+ * taken out of the file stops working at once.  A file that cannot be
+ * read keeps the tokens read before, said in one line. */
+static void reread_tokens(void *arg, bool reloaded)
+{
+    (void)reloaded;
+    sy_admin *a = arg;
+    const sy_admin_config *now = &sy_service_setup(a->sv)->cfg.admin;
+    const char *many = now->tokens_file ? now->tokens_file : a->cfg->tokens_file;
+    const char *one = now->token_file ? now->token_file : a->cfg->token_file;
+    char err[512];
+    if (many) {
+        sy_admin_tokens t;
+        if (sy_admin_tokens_load(many, &t, err, sizeof err) != 0) {
+            sy_log(SY_LOG_ERROR, "admin", "tokens not read again: %s; the %zu token%s read "
+                   "before stay in force", err, a->tokens.n, a->tokens.n == 1 ? "" : "s");
+        } else {
+            sy_admin_tokens_free(&a->tokens);
+            a->tokens = t;
+            sy_log(SY_LOG_INFO, "admin", "tokens read again: %zu from %s", t.n, many);
+        }
+    }
+    if (one) {
+        char *token = NULL;
+        if (sy_admin_token_load(one, &token, err, sizeof err) != SY_OK) {
+            sy_log(SY_LOG_ERROR, "admin", "token not read again: %s; the one read before "
+                   "stays in force", err);
+        } else {
+            if (a->token)
+                OPENSSL_cleanse(a->token, strlen(a->token));
+            free(a->token);
+            a->token = token;
+        }
+    }
 }
 
 static void closed(uv_handle_t *h)
@@ -307,6 +347,8 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
     a->n_open = 2;
     uv_poll_start(&a->poll, UV_READABLE, on_poll);
     kick(a);
+    sv->on_reload = reread_tokens;
+    sv->on_reload_arg = a;
     if (a->tokens.n)
         sy_log(SY_LOG_INFO, "admin", "listening on %s%s (%zu token%s with roles%s)", a->where,
                a->tls_cert ? " over TLS" : "",
@@ -325,6 +367,10 @@ void sy_admin_stop(sy_admin *a)
 {
     if (!a)
         return;
+    if (a->sv->on_reload_arg == a) {
+        a->sv->on_reload = NULL;
+        a->sv->on_reload_arg = NULL;
+    }
     /* The handles go first: MHD closes the descriptor they watch. */
     uv_poll_stop(&a->poll);
     uv_timer_stop(&a->timer);

@@ -95,6 +95,40 @@ static const char *parse_line(char *line, const sy_admin_tokens *t, sy_admin_tok
     return NULL;
 }
 
+int sy_admin_tokens_parse(const char *text, size_t len, const char *path, sy_admin_tokens *t,
+                          char *err, size_t err_len)
+{
+    memset(t, 0, sizeof *t);
+    int no = 0;
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        no++;
+        const char *why = NULL;
+        char line[LINE_MAX_LEN];
+        if (n >= sizeof line)
+            why = "line too long";
+        else if (memchr(text + at, '\0', n))
+            why = "a NUL byte in the line";
+        if (!why) {
+            memcpy(line, text + at, n);
+            line[n] = '\0';
+            line[strcspn(line, "\r")] = '\0';
+            char *p = line + strspn(line, " \t");
+            sy_admin_token k;
+            if (*p && *p != '#' && (why = parse_line(p, t, &k)) == NULL)
+                push(t, &k);
+            explicit_bzero(line, sizeof line);
+        }
+        if (why) {
+            sy_admin_tokens_free(t);
+            return sy_errf(err, err_len, "%s:%d: %s", path, no, why), -1;
+        }
+        at += n + 1;
+    }
+    return 0;
+}
+
 int sy_admin_tokens_load(const char *path, sy_admin_tokens *t, char *err, size_t err_len)
 {
     memset(t, 0, sizeof *t);
@@ -109,37 +143,26 @@ int sy_admin_tokens_load(const char *path, sy_admin_tokens *t, char *err, size_t
         why = "owned by another user than this one";
     else if (st.st_mode & 077)
         why = "others may read it (chmod 600)";
-    FILE *f = why ? NULL : fdopen(fd, "r");
-    if (!f) {
-        close(fd);
-        return sy_errf(err, err_len, "admin.tokens_file %s: %s", path,
-                       why ? why : strerror(errno)), -1;
+    else if (st.st_size > SY_ADMIN_TOKENS_FILE_MAX)
+        why = "over 1 MiB: not a tokens file";
+    char *text = why ? NULL : malloc((size_t)st.st_size + 1);
+    size_t len = 0;
+    ssize_t r = 0;
+    while (text && len < (size_t)st.st_size &&
+           (r = read(fd, text + len, (size_t)st.st_size - len)) > 0)
+        len += (size_t)r;
+    int e = errno;
+    close(fd);
+    if (!why && (!text || r < 0))
+        why = text ? strerror(e) : "out of memory";
+    if (why) {
+        free(text);
+        return sy_errf(err, err_len, "admin.tokens_file %s: %s", path, why), -1;
     }
-    char line[LINE_MAX_LEN];
-    int no = 0;
-    while (fgets(line, sizeof line, f)) {
-        no++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n') {
-            why = "line too long";
-        } else {
-            line[strcspn(line, "\r\n")] = '\0';
-            char *p = line + strspn(line, " \t");
-            if (!*p || *p == '#')
-                continue;
-            sy_admin_token k;
-            why = parse_line(p, t, &k);
-            if (!why) {
-                push(t, &k);
-                continue;
-            }
-        }
-        fclose(f);
-        sy_admin_tokens_free(t);
-        return sy_errf(err, err_len, "%s:%d: %s", path, no, why), -1;
-    }
-    fclose(f);
-    return 0;
+    int rc = sy_admin_tokens_parse(text, len, path, t, err, err_len);
+    explicit_bzero(text, len);
+    free(text);
+    return rc;
 }
 
 void sy_admin_tokens_add_clear(sy_admin_tokens *t, const char *name, sy_admin_role role,

@@ -51,6 +51,16 @@ bool sy_admin_role_parse(const char *s, sy_admin_role *out);
  * "PATH:LINE: reason" in err (never a digest). */
 int sy_admin_tokens_load(const char *path, sy_admin_tokens *t, char *err, size_t err_len);
 
+/* The lines of a tokens file, `len` bytes of `text` (any bytes: a NUL
+ * or an overlong line is an error), as sy_admin_tokens_load reads them;
+ * `path` names it in err.  Pure: what the fuzz target drives
+ * (tests/fuzz/tokens.c). */
+int sy_admin_tokens_parse(const char *text, size_t len, const char *path, sy_admin_tokens *t,
+                          char *err, size_t err_len);
+
+/* A tokens file is read whole; a bigger one is refused. */
+#define SY_ADMIN_TOKENS_FILE_MAX (1 << 20)
+
 /* Adds the token `token` (clear text) as `name` with `role` in memory
  * (admin.token_file's one token: name "token_file", role admin). */
 void sy_admin_tokens_add_clear(sy_admin_tokens *t, const char *name, sy_admin_role role,

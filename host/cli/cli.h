@@ -21,6 +21,11 @@ typedef struct sy_cli {
     const char *ca_file;    /* --ca-file: the CA (PEM) an https --host is
                                verified against instead of the system's;
                                NULL */
+    const char *cert_file;  /* --cert: the client certificate (PEM) shown
+                               to an https --host whose admin.tls_client_ca
+                               asks for one; NULL: none */
+    const char *key_file;   /* --key: its key (PEM, this user's, mode 0600
+                               or 0400); NULL: in cert_file */
 } sy_cli;
 
 int sy_cmd_check(const sy_cli *cli, int argc, char **argv);
@@ -36,6 +41,7 @@ int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_token(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_audit(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_schedules(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_backfill(const sy_cli *cli, int argc, char **argv);

@@ -180,9 +180,27 @@ static const sy_cli_command commands[] = {
      "Adds the token's SHA-256 digest, with NAME and the role, to the\n"
      "configuration's admin.tokens_file (made mode 0600) and prints the\n"
      "token, once: the host keeps only digests.  read: every GET; operate:\n"
-     "also submit, cancel and retry; admin: also reload.  A running host\n"
-     "reads the file when it starts.\n"
+     "also submit, cancel and retry; admin: also reload and the audit trail.\n"
+     "A running host reads the file when it starts and at each reload\n"
+     "(SIGHUP, POST /api/v1/reload): a token taken out stops working.\n"
      "Exit: 0; 1 no admin.tokens_file, or NAME taken; 2 usage.\n", false},
+    {"audit", sy_cmd_audit, "[--since DURATION] [--who NAME] [--action ACTION] [--limit N] "
+                            "[--json]",
+     "who changed what: the audit trail, newest first",
+     "  --since DURATION  only changes this recent (e.g. 24h, 7d)\n"
+     "  --who NAME        only those of this token name or local user\n"
+     "  --action ACTION   only these: submit, run, cancel, retry, reload,\n"
+     "                    token new, gc\n"
+     "  --limit N         at most N rows (default 50; 1 to 100000)\n"
+     "  --json            print an array of {\"id\", \"at\", \"who\", \"role\",\n"
+     "                    \"action\", \"target\", \"origin\", \"ok\", \"status\",\n"
+     "                    \"detail\"}\n"
+     "Every change through the admin API (refused ones included) and the\n"
+     "command line is recorded: the token's name and role or the local user,\n"
+     "the client's address (\"cli\", \"signal\" here), the HTTP status and the\n"
+     "error or what was made.  Rows older than audit_keep (default 90d) are\n"
+     "deleted by `serve` and `gc`.  Over --host it needs an admin token.\n"
+     "Exit: 0; 1 the store or host failed; 2 usage.\n", true},
     {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
      "Also: switchyard COMMAND --help.  The manual: man switchyard.\n", false},
 };
@@ -201,17 +219,19 @@ void sy_cli_usage(FILE *out)
 {
     fprintf(out,
             "usage: switchyard [--config FILE] COMMAND [ARGS]\n"
-            "       switchyard --host URL [--token-file FILE] [--ca-file FILE] COMMAND "
-            "[ARGS]\n\n"
+            "       switchyard --host URL [--token-file FILE] [--ca-file FILE]\n"
+            "                  [--cert FILE [--key FILE]] COMMAND [ARGS]\n\n"
             "  --config FILE  the configuration (default: $SWITCHYARD_CONFIG, "
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT,\n"
             "                 https://HOST:PORT or unix:PATH) instead of the store: status, runs, submit,\n"
-            "                 cancel, retry, logs, workflows, route, plugins\n"
+            "                 cancel, retry, logs, workflows, route, plugins, audit\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --ca-file FILE  the CA (PEM) an https --host is verified against\n"
-            "                 (default: the system's)\n"
+            "                 (default: the system's)\n"            "  --cert FILE    a client certificate (PEM) for an https --host that\n"
+            "                 asks for one (admin.tls_client_ca)\n"
+            "  --key FILE     its key (PEM, mode 0600; default: in --cert's file)\n"
             "  --version      the version, the executor ABI and the malloc\n"
             "\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)

@@ -1,9 +1,11 @@
 /* `--host URL`: the commands over the admin API, with libcurl. */
 #include "cli/remote.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "admin/auth.h"
 #include "base/util.h"
@@ -127,13 +129,42 @@ static int token_header(const sy_cli *cli, const char *cmd, char **hdr)
     return SY_EXIT_OK;
 }
 
+/* The client certificate's key (--key, else --cert's file, which then
+ * holds it): a secret, so refused as the host refuses its own key when
+ * others may read it.  SY_EXIT_OK, or SY_EXIT_USAGE after one line. */
+static int client_key_ok(const sy_cli *cli, const char *cmd)
+{
+    if (cli->key_file && !cli->cert_file) {
+        fprintf(stderr, "switchyard: %s: --key %s needs --cert (the certificate it is the key "
+                "of)\n", cmd, cli->key_file);
+        return SY_EXIT_USAGE;
+    }
+    const char *key = cli->key_file ? cli->key_file : cli->cert_file;
+    if (!key)
+        return SY_EXIT_OK;
+    const char *opt = cli->key_file ? "--key" : "--cert";
+    struct stat st;
+    if (stat(key, &st) != 0) {
+        fprintf(stderr, "switchyard: %s: %s %s: %s\n", cmd, opt, key, strerror(errno));
+        return SY_EXIT_USAGE;
+    }
+    if (cli->key_file && (st.st_mode & 077)) {
+        fprintf(stderr, "switchyard: %s: --key %s: mode %04o lets others read it; chmod 600 "
+                "%s\n", cmd, key, (unsigned)(st.st_mode & 07777), key);
+        return SY_EXIT_USAGE;
+    }
+    return SY_EXIT_OK;
+}
+
 static int request(const sy_cli *cli, const char *cmd, const char *method, const char *path,
                    const json_t *body, reply *r)
 {
     const char *host = cli->host;
     char *url = NULL, *auth = NULL, *text = NULL;
     struct curl_slist *h = NULL;
-    int rc = token_header(cli, cmd, &auth);
+    int rc = client_key_ok(cli, cmd);
+    if (rc == SY_EXIT_OK)
+        rc = token_header(cli, cmd, &auth);
     if (rc != SY_EXIT_OK)
         return rc;
     CURL *c = curl_easy_init();
@@ -162,6 +193,14 @@ static int request(const sy_cli *cli, const char *cmd, const char *method, const
     /* https: verified against the system's CAs, or --ca-file's. */
     if (cli->ca_file)
         curl_easy_setopt(c, CURLOPT_CAINFO, cli->ca_file);
+    /* A client certificate, for a host whose admin.tls_client_ca asks for
+     * one (PEM; the key in the same file without --key). */
+    if (cli->cert_file) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, cli->cert_file);
+        curl_easy_setopt(c, CURLOPT_SSLKEY, cli->key_file ? cli->key_file : cli->cert_file);
+    }
+    char why[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, why);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
@@ -184,7 +223,8 @@ static int request(const sy_cli *cli, const char *cmd, const char *method, const
     CURLcode cc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
     if (cc != CURLE_OK) {
-        fprintf(stderr, "switchyard: %s: %s: %s\n", cmd, host, curl_easy_strerror(cc));
+        fprintf(stderr, "switchyard: %s: %s: %s\n", cmd, host,
+                why[0] ? why : curl_easy_strerror(cc));
         rc = SY_EXIT_FAIL;
     }
     curl_slist_free_all(h);
@@ -204,7 +244,10 @@ static int failed(const char *cmd, const reply *r)
     json_t *v = r->buf ? json_loads(r->buf, 0, NULL) : NULL;
     const char *msg = json_string_value(json_object_get(v, "error"));
     fprintf(stderr, "switchyard: %s: %s%s\n", cmd, msg ? msg : "the host answered HTTP ",
-            r->status == 401 ? " (give --token-file FILE or SWITCHYARD_TOKEN_FILE)" : "");
+            r->status == 401 ? " (give --token-file FILE or SWITCHYARD_TOKEN_FILE)"
+            : r->status == 403 && msg && strstr(msg, "client certificate")
+                ? " (give --cert FILE and --key FILE)"
+                : "");
     if (!msg)
         fprintf(stderr, "  (HTTP %ld)\n", r->status);
     json_decref(v);

@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "cli/common.h"
 #include "cli/remote.h"
+#include "service/audit.h"
 #include "service/retry.h"
 
 typedef struct {
@@ -116,6 +117,8 @@ int sy_cmd_retry(const sy_cli *cli, int argc, char **argv)
         return rc;
     char err[1024];
     json_t *plan = NULL;
+    char target[64];
+    snprintf(target, sizeof target, "run %lld", (long long)a.id);
     if (sy_retry_plan(sv.store, a.id, a.task, &plan, err, sizeof err) != SY_OK) {
         fprintf(stderr, "switchyard: retry: %s\n", err);
         json_decref(plan);
@@ -140,6 +143,9 @@ int sy_cmd_retry(const sy_cli *cli, int argc, char **argv)
         sy_service_close(&sv);
         return SY_EXIT_FAIL;
     }
+    char made[320];
+    snprintf(made, sizeof made, "reopened%s%s", a.task ? " from task " : "", a.task ? a.task : "");
+    sy_service_audit_local(&sv, "retry", target, true, made);
     if (!a.quiet)
         print_plan(plan, false);
     json_decref(plan);

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "cli/common.h"
 #include "cli/remote.h"
+#include "service/audit.h"
 #include "service/metrics.h"
 #include "service/runs.h"
 #include "base/log.h"
@@ -82,6 +83,8 @@ static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned
         return sy_cli_usage_error(cmd, "%s", err);
     }
     char *ctx = sy_cli_context(a->context, err, sizeof err);
+    char target[300], made[64];
+    snprintf(target, sizeof target, "workflow %s", a->wf);
     bool created = true;
     if (!ctx || sy_service_submit_keyed(sv, a->wf, ctx, a->key, run_id, &created, wf, err,
                                         sizeof err) != SY_OK) {
@@ -92,6 +95,9 @@ static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned
     free(ctx);
     if (!created)
         key_used(cmd, a->key, *run_id);
+    snprintf(made, sizeof made, created ? "run %lld" : "run %lld, under its key",
+             (long long)*run_id);
+    sy_service_audit_local(sv, cmd, target, true, made);
     return SY_EXIT_OK;
 }
 

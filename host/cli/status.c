@@ -12,6 +12,7 @@
 #include "cli/remote.h"
 #include "base/clock.h"
 #include "store/store.h"
+#include "service/audit.h"
 #include "service/runs.h"
 
 static void fmt_time(int64_t ms, char *buf, size_t len)
@@ -437,9 +438,13 @@ int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv)
         return rc;
     sy_run_state state;
     char err[512];
+    char target[64];
+    snprintf(target, sizeof target, "run %lld", (long long)id);
     if (sy_service_cancel(&sv, id, &state, err, sizeof err) == SY_OK) {
-        printf("run %lld: %s\n", (long long)id,
-               state == SY_RUN_CANCELLED ? "Cancelled" : "cancel requested; its host will stop it");
+        const char *done = state == SY_RUN_CANCELLED ? "Cancelled"
+                                                     : "cancel requested; its host will stop it";
+        printf("run %lld: %s\n", (long long)id, done);
+        sy_service_audit_local(&sv, "cancel", target, true, done);
     } else {
         fprintf(stderr, "switchyard: cancel: run %lld: %s\n", (long long)id, err);
         rc = SY_EXIT_FAIL;
@@ -469,10 +474,12 @@ int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv)
 int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
 {
     int64_t age = -1;
+    const char *age_arg = "";
     long batch = 500;
     for (int i = 0; i < argc; i++) {
         char why[256] = "must be a duration such as \"30d\"";
         if (strcmp(argv[i], "--older-than") == 0 && i + 1 < argc) {
+            age_arg = argv[i + 1];
             if (sy_sdk_duration_parse(argv[++i], &age, why, sizeof why) != SY_OK || age < 0)
                 return sy_cli_usage_error("gc", "--older-than '%s': %s", argv[i], why);
         } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
@@ -499,8 +506,22 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
         status = sy_store_delete_finished(sv.store, before, (size_t)batch, &n);
         total += n;
     } while (status == SY_OK && n == (size_t)batch);
+    size_t pruned = 0;
+    char err[512] = "";
+    if (status == SY_OK &&
+        sy_service_audit_prune(&sv, sy_clock_now_ms(), &pruned, err, sizeof err) != SY_OK) {
+        fprintf(stderr, "switchyard: gc: %s\n", err);
+        rc = SY_EXIT_FAIL;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "%zu finished run%s older than %s removed", total,
+             total == 1 ? "" : "s", age_arg);
     if (status == SY_OK) {
         printf("removed %zu finished run%s\n", total, total == 1 ? "" : "s");
+        if (pruned)
+            printf("removed %zu audit row%s older than audit_keep\n", pruned,
+                   pruned == 1 ? "" : "s");
+        sy_service_audit_local(&sv, "gc", NULL, true, what);
     } else {
         fprintf(stderr, "switchyard: gc: %s (%zu runs removed before it)\n",
                 sy_store_errmsg(sv.store), total);

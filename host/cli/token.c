@@ -6,8 +6,26 @@
 #include <openssl/crypto.h>
 
 #include "admin/tokens.h"
-#include "cli/cli.h"
+#include "cli/common.h"
 #include "config/config.h"
+#include "service/audit.h"
+
+/* Best effort: a token is made whether or not the store can be reached
+ * (the file is what counts); a store that cannot is said in one line. */
+static void audit(const sy_cli *cli, const char *name, sy_admin_role role,
+                  const char *detail)
+{
+    sy_service sv;
+    if (sy_cli_open(cli, 0, true, &sv) != SY_EXIT_OK) {
+        fprintf(stderr, "switchyard: token: not recorded in the audit trail (the store "
+                "did not open)\n");
+        return;
+    }
+    char target[128];
+    snprintf(target, sizeof target, "token %s (%s)", name, sy_admin_role_name(role));
+    sy_service_audit_local(&sv, "token new", target, true, detail);
+    sy_service_close(&sv);
+}
 
 int sy_cmd_token(const sy_cli *cli, int argc, char **argv)
 {
@@ -52,9 +70,10 @@ int sy_cmd_token(const sy_cli *cli, int argc, char **argv)
     }
     /* The one time the token is seen: the file holds its digest. */
     printf("%s\n", token);
-    fprintf(stderr, "token '%s' (%s) added to %s; a running host reads it on its next start\n",
+    fprintf(stderr, "token '%s' (%s) added to %s; a running host reads it at its next reload (SIGHUP) or start\n",
             name, sy_admin_role_name(role), cfg.admin.tokens_file);
     OPENSSL_cleanse(token, sizeof token);
+    audit(cli, name, role, cfg.admin.tokens_file);
     sy_config_free(&cfg);
     return SY_EXIT_OK;
 }

@@ -50,6 +50,8 @@ typedef struct sy_instance_config {
 /* A day: long enough for a caller's retries of one request, short enough
  * that the store keeps few keys. */
 #define SY_SUBMIT_KEY_WINDOW_DEFAULT ((int64_t)24 * 3600 * 1000)
+/* 90 days: an audit trail covers at least a quarter's review. */
+#define SY_AUDIT_KEEP_DEFAULT_MS ((int64_t)90 * 86400 * 1000)
 
 typedef struct sy_config {
     config_t lc;           /* the parsed file; settings point into it */
@@ -76,6 +78,9 @@ typedef struct sy_config {
     int64_t submit_key_window_ms; /* how long a submit's key gives back its
                                      run rather than a new one (default
                                      SY_SUBMIT_KEY_WINDOW_DEFAULT) */
+    int64_t audit_keep_ms; /* how long audit rows are kept (default
+                              SY_AUDIT_KEEP_DEFAULT_MS); `serve` and `gc`
+                              delete older ones */
     int64_t log_limit;     /* bytes of each attempt's stdout and stderr
                               kept (default 64 KiB; 0: none) */
     bool log_format_set;   /* `log.format` was given (else "auto") */

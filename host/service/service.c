@@ -11,6 +11,7 @@
 #include "base/util.h"
 #include "executor/call_record.h"
 #include "executor/watchdog.h"
+#include "service/audit.h"
 #include "service/inspect.h"
 #include "service/runs.h"
 #include "store/keyed.h"
@@ -184,21 +185,36 @@ int sy_service_reload_notified(sy_service *sv)
     sy_supervise_reloading(&sv->supervise);
     int rc = sy_service_reload(sv);
     sy_supervise_reloaded(&sv->supervise, rc == 0);
+    if (sv->on_reload)
+        sv->on_reload(sv->on_reload_arg, rc == 0);
     return rc;
 }
 
 static void reload_on_hangup(void *arg)
 {
-    (void)sy_service_reload_notified(arg);
+    sy_service *sv = arg;
+    int rc = sy_service_reload_notified(sv);
+    /* A signal says nothing of who sent it: the host's user stands for
+     * them. */
+    char user[256];
+    sy_audit_user(user, sizeof user);
+    sy_audit_record r = {.who = user, .role = "local", .action = "reload",
+                         .origin = "signal", .ok = rc == 0,
+                         .detail = rc == 0 ? "SIGHUP" : "SIGHUP: the configuration has errors; "
+                                                        "the one in force stays"};
+    sy_service_audit(sv, &r);
 }
 
 int sy_service_run(sy_service *sv)
 {
     sy_signals_start(&sv->signals, &sv->loop, sv->engine, sv->cfg_path ? reload_on_hangup : NULL,
                      sv);
-    if (sy_engine_serving(sv->engine))
+    if (sy_engine_serving(sv->engine)) {
         sy_supervise_start(&sv->supervise, &sv->loop, sv->engine);
+        sy_service_audit_start(sv);
+    }
     int rc = sy_engine_run(sv->engine);
+    sy_service_audit_stop(sv);
     sy_supervise_close(&sv->supervise);
     sy_signals_close(&sv->signals);
     return rc;

@@ -41,6 +41,13 @@ typedef struct sy_service {
                                 reloads[k - 1] is generation k (engine.h);
                                 NULL once released (service/reload.c) */
     size_t n_reloads;
+    uv_timer_t audit_prune;  /* serve: audit rows past audit_keep deleted
+                                (service/audit.c) */
+    bool audit_pruning;      /* audit_prune started, to close */
+    /* Called after each reload, done (ok) or refused, on the loop: the
+     * admin API reads its tokens again (admin/server.c).  NULL: none. */
+    void (*on_reload)(void *arg, bool ok);
+    void *on_reload_arg;
 } sy_service;
 
 /* Opens the setup with `flags` (SY_SETUP_*), diagnostics into d; returns

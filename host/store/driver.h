@@ -22,6 +22,7 @@
 
 #include "store/cache.h"
 #include "store/keyed.h"
+#include "store/audit.h"
 #include "store/store.h"
 
 typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
@@ -32,6 +33,7 @@ typedef int (*sy_store_element_cb)(void *arg, int64_t elem,
 typedef int (*sy_store_owner_cb)(void *arg, const char *owner);
 typedef int (*sy_store_id_cb)(void *arg, int64_t run_id);
 typedef int (*sy_store_log_cb)(void *arg, const sy_log_record *log);
+typedef int (*sy_store_audit_cb)(void *arg, const sy_audit_record *r);
 typedef int (*sy_store_event_cb)(void *arg, uint32_t idx, uint32_t attempt,
                                  const char *kind, const char *detail,
                                  int64_t at);
@@ -142,6 +144,12 @@ struct sy_store_ops {
      * fd -1, sy_store_wakeups none). */
     int (*listen)(sy_store *s, int *fd);
     int (*wakeups)(sy_store *s, size_t *n);
+
+    /* The audit trail (store/audit.h; store/audit.c checks the
+     * arguments, strings already cut to SY_AUDIT_TEXT_MAX). */
+    int (*add_audit)(sy_store *s, const sy_audit_record *r);
+    int (*list_audit)(sy_store *s, const sy_audit_filter *f, sy_store_audit_cb cb, void *arg);
+    int (*delete_audit)(sy_store *s, int64_t before, size_t *deleted);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

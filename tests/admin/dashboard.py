@@ -11,8 +11,12 @@ tests/admin/dashboard.sh turns them into TAP.
 
 usage: dashboard.py BASE TOKEN_FILE FLAG_FILE SCREENSHOT
        dashboard.py --remote BASE TOKEN_FILE
+       dashboard.py --roles BASE READ_TOKEN_FILE OPERATE_TOKEN_FILE
 With --remote, BASE is a listener other machines reach, where reads need
 the token too: the page asks for it once and then shows the runs.
+With --roles, the page with a read token kept shows no action button and
+names the token's role; with an operate token it shows cancel, which
+works.
 """
 import json
 import os
@@ -30,8 +34,13 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 remote = sys.argv[1] == "--remote"
+roles = sys.argv[1] == "--roles"
 if remote:
     base, token_file = sys.argv[2:4]
+    flag = shot = None
+elif roles:
+    base, read_file, token_file = sys.argv[2:5]
+    read_token = open(read_file).read().strip()
     flag = shot = None
 else:
     base, token_file, flag, shot = sys.argv[1:5]
@@ -119,9 +128,50 @@ def remote_checks():
           "having asked once")
 
 
+def open_with(kept, run):
+    """The page loaded with `kept` as the tab's token, run `run` opened."""
+    driver.get(base + "/")
+    driver.execute_script("sessionStorage.setItem('switchyard.token', arguments[0])", kept)
+    driver.get(base + "/#run=" + str(run))
+    wait.until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    wait_for(lambda: driver.find_element(By.ID, "run").get_attribute("data-run") == str(run),
+             "the run opens", lambda: driver.find_element(By.ID, "run").text[:500])
+
+
+def role_checks():
+    slow = submit("slow")
+    open_with(read_token, slow)
+    wait_for(lambda: "(read)" in driver.find_element(By.ID, "token-who").text,
+             "with a read token the page names its role",
+             lambda: driver.find_element(By.ID, "token-who").text)
+    wait_for(lambda: not driver.find_element(By.ID, "btn-cancel").is_displayed()
+             and not driver.find_element(By.ID, "btn-retry").is_displayed(),
+             "and shows no action button", lambda: driver.find_element(By.ID, "run").text[:500])
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    check(not errors, "no script error", json.dumps(errors))
+    open_with(token, slow)
+    wait_for(lambda: "(operate)" in driver.find_element(By.ID, "token-who").text,
+             "with an operate token the page names its role",
+             lambda: driver.find_element(By.ID, "token-who").text)
+    wait_for(lambda: driver.find_element(By.ID, "btn-cancel").is_displayed()
+             and driver.find_element(By.ID, "btn-retry").is_displayed(),
+             "and shows cancel and retry", lambda: driver.find_element(By.ID, "run").text[:500])
+    wait_for(lambda: row_status(slow) == "Running" and
+             driver.find_element(By.ID, "btn-cancel").is_enabled(),
+             "cancel is enabled for the running run", lambda: str(row_status(slow)))
+    driver.find_element(By.ID, "btn-cancel").click()
+    wait_for(lambda: row_status(slow) == "Cancelled", "the operate token cancels it",
+             lambda: str(row_status(slow)) + " " + driver.find_element(By.ID, "action-msg").text)
+    check(driver.find_element(By.ID, "token-dialog").get_attribute("open") is None,
+          "without a token dialog")
+
+
 try:
     if remote:
         remote_checks()
+        raise SystemExit
+    if roles:
+        role_checks()
         raise SystemExit
     driver.get(base + "/")
     wait.until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The dashboard in a real headless browser (tests/admin/dashboard.py):
 # a run seen completing live, a failed run opened, retried from the page
-# with the token, seen completing; a run cancelled.  Keeps screenshots in
+# with the token, seen completing; a run cancelled; with a read token no
+# action button, with an operate token cancel that works.  Keeps screenshots in
 # the build tree: tests/admin/dashboard.png (the retried run) and
 # tests/admin/dashboard-failed.png (the failed one, its attempt opened).  Needs Debian's chromium, chromium-driver and
 # python3-selenium (scripts/test installs them); skipped without them, and
@@ -26,7 +27,10 @@ if [ -n "$missing" ]; then
     echo "1..0 # SKIP not installed:$missing (apt-get install chromium chromium-driver python3-selenium)"
     exit 0
 fi
-make_admin_host "listen = \"127.0.0.1:0\"; token_file = \"token\"; dashboard_dir = \"$SY_SRCDIR/dashboard\";"
+make_admin_host "listen = \"127.0.0.1:0\"; token_file = \"token\"; tokens_file = \"tokens\"; dashboard_dir = \"$SY_SRCDIR/dashboard\";"
+for r in read operate; do
+    $SY_WRAP "$SWITCHYARD" token new --role $r --name "$r-page" >"$host/$r.token" 2>/dev/null
+done
 workflow steady <<'WF'
 workflow = { name = "steady"; tasks = ( { id = "prepare"; command = ["true"]; },
   { id = "work"; after = ["prepare"]; command = ["sh", "-c", "echo working >&2; sleep 2"]; } ); };
@@ -64,6 +68,7 @@ mkdir -p tests/admin
 shot=$(pwd)/tests/admin/dashboard.png
 rm -f "$shot" tests/admin/dashboard-failed.png
 browser "$base" "$host/token" "$host/flag" "$shot"
+browser --roles "$base" "$host/read.token" "$host/operate.token"
 stop_serve
 ok $? "serve stops cleanly"
 

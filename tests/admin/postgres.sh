@@ -2,7 +2,8 @@
 # The admin API on the shared store: `serve` on a throwaway PostgreSQL
 # (tests/bin/pg-throwaway) answers the same calls as on SQLite: a run
 # submitted through the API completes, one run with its tasks and
-# attempts, the list filtered by state, a retry, the metrics.
+# attempts, the list filtered by state, a retry, the metrics, the audit
+# trail of those changes.
 . "$SY_SRCDIR/tests/admin/lib.sh"
 if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP a database server and a serving host; the sanitizer pass runs it (the store's code runs under valgrind in tests/store)"
@@ -52,6 +53,10 @@ ok $? "and the same run completes"
 api GET /metrics
 code_is 200 "the metrics"
 case "$body" in *'switchyard_runs_ended_total{state="completed"} 1'*) ok 0 "count the run ended Completed" ;; *) ok 1 "count the run ended Completed" ;; esac
+api GET "/api/v1/audit?limit=2" '' token
+jq_is "[\"retry token_file run $id 200\", \"submit token_file workflow pair 201\"]" \
+    '[" ".join(str(r[k]) for k in ("action", "who", "target", "status")) for r in b["audit"]]' \
+    "the audit trail of the changes, from PostgreSQL"
 stop_serve
 ok $? "serve drains and exits 0"
 done_testing

@@ -50,6 +50,17 @@ while IFS='|' read -r method path data need; do
 done <"$host/rows"
 api POST /api/v1/reload '' "Bearer not-a-token-0123456789abcdef"
 code_is 403 "an unknown token is refused"
+# GET /api/v1/token: what a page may offer each token.
+api GET /api/v1/token '' "Bearer $tok_read"
+jq_is 'read-bot read []' 'b["name"] + " " + b["role"] + " " + json.dumps(b["may"])' "a read token may do nothing more"
+api GET /api/v1/token '' "Bearer $tok_operate"
+jq_is '["submit", "cancel", "retry"]' 'b["may"]' "an operate token may submit, cancel and retry"
+api GET /api/v1/token '' "Bearer $tok_admin"
+jq_is '["submit", "cancel", "retry", "reload", "audit"]' 'b["may"]' "an admin token also reload and read the audit trail"
+api GET /api/v1/token
+jq_is 'None read' 'str(b["name"]) + " " + b["role"]' "no token on loopback: a reader"
+api GET /api/v1/token '' "Bearer not-a-token-0123456789abcdef"
+code_is 403 "an unknown token is told so"
 grep -q "admin: POST /api/v1/reload (token 'admin-bot')" "$host/serve.log"
 ok $? "the log names the token behind a change"
 stop_serve

@@ -109,7 +109,15 @@ static bool io_stream(sy_admin_req *rq, sy_admin_stream *s, const char *content_
 
 static void io_wake(sy_admin_stream *s) { (void)s; }
 
-static const sy_admin_io fuzz_io = {io_lookup, io_reply, io_stream, io_wake};
+/* Every request comes from one documentation address, into the audit
+ * trail the store keeps of each change. */
+static void io_peer(sy_admin_req *rq, char *buf, size_t len)
+{
+    (void)rq;
+    snprintf(buf, len, "192.0.2.1");
+}
+
+static const sy_admin_io fuzz_io = {io_lookup, io_reply, io_stream, io_wake, io_peer};
 
 /* --- the host -------------------------------------------------------------- */
 

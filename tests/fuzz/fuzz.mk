@@ -7,7 +7,7 @@
 # --enable-fuzz (clang).
 
 fuzz_targets = glob glob_diff config routes workflow definition cache context \
-	cron duration params sigv4 admin slurm
+	cron duration params sigv4 admin slurm tokens
 fuzz_common = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
 fuzz_wf = tests/fuzz/wf_check.h tests/fuzz/wf_check.c
 FUZZ_CFLAGS_ALL = $(AM_CFLAGS) $(DEP_CFLAGS)
@@ -100,6 +100,13 @@ tests_fuzz_fuzz_admin_SOURCES = tests/fuzz/admin.c $(fuzz_common)
 tests_fuzz_fuzz_admin_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_fuzz_admin_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_admin_LDADD = $(HOST_LDADD)
+tests_fuzz_replay_tokens_SOURCES = tests/fuzz/tokens.c tests/fuzz/replay.c $(fuzz_common)
+tests_fuzz_replay_tokens_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_replay_tokens_LDADD = $(HOST_LDADD)
+tests_fuzz_fuzz_tokens_SOURCES = tests/fuzz/tokens.c $(fuzz_common)
+tests_fuzz_fuzz_tokens_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_tokens_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_tokens_LDADD = $(HOST_LDADD)
 
 # The lambda plugin's signer, compiled in: it is plugin code, not the host's.
 fuzz_sigv4 = tests/fuzz/sigv4.c plugins/lambda/sigv4.c plugins/lambda/sigv4.h
@@ -130,13 +137,13 @@ check_PROGRAMS += tests/fuzz/replay_glob tests/fuzz/replay_glob_diff \
 	tests/fuzz/replay_workflow tests/fuzz/replay_definition tests/fuzz/replay_cache \
 	tests/fuzz/replay_context tests/fuzz/replay_cron \
 	tests/fuzz/replay_duration tests/fuzz/replay_params \
-	tests/fuzz/replay_sigv4 tests/fuzz/replay_admin tests/fuzz/replay_slurm
+	tests/fuzz/replay_sigv4 tests/fuzz/replay_admin tests/fuzz/replay_slurm tests/fuzz/replay_tokens
 fuzz_programs = tests/fuzz/fuzz_glob tests/fuzz/fuzz_glob_diff \
 	tests/fuzz/fuzz_config tests/fuzz/fuzz_routes \
 	tests/fuzz/fuzz_workflow tests/fuzz/fuzz_definition tests/fuzz/fuzz_cache \
 	tests/fuzz/fuzz_context tests/fuzz/fuzz_cron \
 	tests/fuzz/fuzz_duration tests/fuzz/fuzz_params tests/fuzz/fuzz_sigv4 \
-	tests/fuzz/fuzz_admin tests/fuzz/fuzz_slurm
+	tests/fuzz/fuzz_admin tests/fuzz/fuzz_slurm tests/fuzz/fuzz_tokens
 EXTRA_PROGRAMS = $(fuzz_programs)
 CLEANFILES += $(fuzz_programs)
 
@@ -148,7 +155,7 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/lsan.supp scripts/fuzz \
 	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict tests/fuzz/cache.dict \
 	tests/fuzz/context.dict tests/fuzz/cron.dict tests/fuzz/duration.dict \
 	tests/fuzz/params.dict tests/fuzz/sigv4.dict tests/fuzz/admin.dict \
-	tests/fuzz/slurm.dict
+	tests/fuzz/slurm.dict tests/fuzz/tokens.dict
 
 if FUZZ
 fuzz: $(fuzz_programs)

@@ -12,6 +12,8 @@
 #     tasks Completed before the fault are not run again, and `serve`
 #     (or `run`) completes the run.
 # `check` (configuration, routing, plugins, workflows) is swept at every N;
+# `audit` (the trail a submit wrote in the store, read back) at a stride
+# (SY_ALLOC_AUDIT_POINTS, default 20);
 # `submit` (every other point with --key) and `run` of a workflow with
 # command and function tasks on the SQLite store at a seeded stride (SY_ALLOC_SEED to repeat;
 # SY_ALLOC_SUBMIT_POINTS, SY_ALLOC_RUN_POINTS and SY_ALLOC_SERVE_POINTS,
@@ -186,6 +188,24 @@ echo "# submit: $swept points (stride $stride), $failed reported a failure"
 [ "$bad" -eq 0 ]; ok $? "submit: every allocation failure ends in one clear line or is absorbed ($bad not)"
 [ "$corrupt" -eq 0 ]; ok $? "submit: the store passes PRAGMA integrity_check after each ($corrupt not)"
 [ "$unresumed" -eq 0 ]; ok $? "submit: a run is recorded whole or not at all ($unresumed not)"
+
+# --- audit: the trail read back (a submit recorded in it), a stride ---------------
+rm -rf "$host/var"; mkdir "$host/var"; cp "$host/base.db" "$db"
+"$SWITCHYARD" submit small >/dev/null 2>&1 || { echo "Bail out! submit failed"; exit 1; }
+n_audit=$(total audit --json)
+echo "# audit makes $n_audit allocations"
+stride=$(( n_audit / ${SY_ALLOC_AUDIT_POINTS:-20} + 1 ))
+bad=0 failed=0 swept=0
+k=$(( seed % stride + 1 ))
+while [ "$k" -le "$n_audit" ]; do
+    faulted "$k" audit --json
+    swept=$((swept + 1))
+    [ "$rc" -ne 0 ] && failed=$((failed + 1))
+    judge audit
+    k=$((k + stride))
+done
+echo "# audit: $swept points (stride $stride), $failed reported a failure"
+[ "$bad" -eq 0 ]; ok $? "audit: every allocation failure ends in one clear line or is absorbed ($bad not)"
 
 # --- run and serve: a seeded stride, then serve (or run) resumes -------------------
 # reset BASE: var/ holds only a copy of BASE's store (a crashed host's call

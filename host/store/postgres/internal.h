@@ -25,6 +25,7 @@
  *   postgres/schedule.c   the ticks schedules fired
  *   postgres/logs.c       attempt logs, reopening a finished run to retry
  *                         it
+ *   postgres/audit.c      the audit trail
  *   postgres.c            the URL, opening and closing a handle, the
  *                         driver table
  *
@@ -72,13 +73,19 @@ enum {
     SY_PG_KEYED_FIRST,
     SY_PG_KEY_FORGET = SY_PG_KEYED_FIRST, SY_PG_KEY_CLAIM, SY_PG_KEY_RUN, SY_PG_KEY_READ,
     SY_PG_TICK_BACKFILL, SY_PG_TICK_READ, SY_PG_CACHE_PUT, SY_PG_CACHE_GET,
+
+    /* The audit trail's, from here on: their SQL is in postgres/audit.c. */
+    SY_PG_AUDIT_FIRST,
+    SY_PG_ADD_AUDIT = SY_PG_AUDIT_FIRST, SY_PG_LIST_AUDIT, SY_PG_DELETE_AUDIT,
     SY_PG_COUNT
 };
 
 /* The SQL of statement SY_PG_MAP_FIRST + i. */
 extern const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST];
 /* The SQL of statement SY_PG_KEYED_FIRST + i. */
-extern const char *const sy_pg_keyed_sql[SY_PG_COUNT - SY_PG_KEYED_FIRST];
+extern const char *const sy_pg_keyed_sql[SY_PG_AUDIT_FIRST - SY_PG_KEYED_FIRST];
+/* The SQL of statement SY_PG_AUDIT_FIRST + i. */
+extern const char *const sy_pg_audit_sql[SY_PG_COUNT - SY_PG_AUDIT_FIRST];
 
 /* A fenced write's condition (store.h): the run is still held by the
  * fence's claim.  FOR SHARE makes it hold until the write's transaction
@@ -356,6 +363,10 @@ int sy_pg_cache_put(sy_store *s, const char *ns, const char *key, const char *ou
                     int64_t run_id, uint32_t idx, int64_t now);
 int sy_pg_cache_get(sy_store *s, const char *ns, const char *key, int64_t since,
                     char **output, int64_t *run_id);
+/* postgres/audit.c */
+int sy_pg_add_audit(sy_store *s, const sy_audit_record *r);
+int sy_pg_list_audit(sy_store *s, const sy_audit_filter *f, sy_store_audit_cb cb, void *arg);
+int sy_pg_delete_audit(sy_store *s, int64_t before, size_t *deleted);
 
 /* postgres/logs.c */
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,

@@ -7,7 +7,7 @@
  */
 #include "store/postgres/internal.h"
 
-const char *const sy_pg_keyed_sql[SY_PG_COUNT - SY_PG_KEYED_FIRST] = {
+const char *const sy_pg_keyed_sql[SY_PG_AUDIT_FIRST - SY_PG_KEYED_FIRST] = {
     /* Uses older than the window, of this workflow's keys: forgotten, so
      * the table holds one window's keys. */
     [SY_PG_KEY_FORGET - SY_PG_KEYED_FIRST] =

@@ -75,6 +75,9 @@ static const struct sy_store_ops pg_ops = {
     .list_elements = sy_pg_list_elements,
     .listen = sy_pg_listen,
     .wakeups = sy_pg_wakeups,
+    .add_audit = sy_pg_add_audit,
+    .list_audit = sy_pg_list_audit,
+    .delete_audit = sy_pg_delete_audit,
 };
 
 /* The libpq connection string for `target`, what followed the matched

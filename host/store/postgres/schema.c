@@ -158,6 +158,21 @@ static const char *const migrations[] = {
     "  idx INTEGER NOT NULL,"
     "  completed BIGINT NOT NULL,"
     "  PRIMARY KEY (ns, key));",
+    /* The audit trail (store/audit.h): who changed what, from where, and
+     * how it ended.  Not tied to runs: a run's deletion keeps its rows;
+     * retention deletes by time, hence the index on `at`. */
+    "CREATE TABLE audit ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  at BIGINT NOT NULL,"
+    "  who TEXT NOT NULL,"
+    "  role TEXT NOT NULL,"
+    "  action TEXT NOT NULL,"
+    "  target TEXT,"
+    "  origin TEXT NOT NULL,"
+    "  ok BOOLEAN NOT NULL,"
+    "  status INTEGER NOT NULL,"
+    "  detail TEXT);"
+    "CREATE INDEX audit_at ON audit(at);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -14,6 +14,7 @@
  *   sqlite/tasks.c       batches, task rows, the event log
  *   sqlite/schedule.c    the ticks schedules fired
  *   sqlite/logs.c        attempt logs, reopening a finished run to retry it
+ *   sqlite/audit.c       the audit trail
  *   sqlite.c             opening and closing a handle, the driver table
  */
 #ifndef SY_STORE_SQLITE_INTERNAL_H
@@ -162,6 +163,13 @@ int sy_sqlite_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
                         void *arg);
 int sy_sqlite_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
                             bool open_only, sy_store_element_cb cb, void *arg);
+
+/* --- sqlite/audit.c --------------------------------------------------------- */
+
+int sy_sqlite_add_audit(sy_store *s, const sy_audit_record *r);
+int sy_sqlite_list_audit(sy_store *s, const sy_audit_filter *f, sy_store_audit_cb cb,
+                         void *arg);
+int sy_sqlite_delete_audit(sy_store *s, int64_t before, size_t *deleted);
 
 /* --- sqlite/schema.c ---------------------------------------------------------- */
 

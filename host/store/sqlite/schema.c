@@ -157,6 +157,21 @@ static const char *const migrations[] = {
     "  idx INTEGER NOT NULL,"
     "  completed INTEGER NOT NULL,"
     "  PRIMARY KEY (ns, key)) WITHOUT ROWID;",
+    /* The audit trail (store/audit.h): who changed what, from where, and
+     * how it ended.  Not tied to runs: a run's deletion keeps its rows;
+     * retention deletes by time, hence the index on `at`. */
+    "CREATE TABLE audit ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  at INTEGER NOT NULL,"
+    "  who TEXT NOT NULL,"
+    "  role TEXT NOT NULL,"
+    "  action TEXT NOT NULL,"
+    "  target TEXT,"
+    "  origin TEXT NOT NULL,"
+    "  ok INTEGER NOT NULL,"
+    "  status INTEGER NOT NULL,"
+    "  detail TEXT);"
+    "CREATE INDEX audit_at ON audit(at);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -266,6 +266,9 @@ static const struct sy_store_ops sqlite_ops = {
     .update_element = sy_sqlite_update_element,
     .list_maps = sy_sqlite_list_maps,
     .list_elements = sy_sqlite_list_elements,
+    .add_audit = sy_sqlite_add_audit,
+    .list_audit = sy_sqlite_list_audit,
+    .delete_audit = sy_sqlite_delete_audit,
 };
 
 
