@@ -92,6 +92,7 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite/logs.c \
 	host/store/sqlite/elements.c host/store/elements.c \
 	host/store/task_writes.c \
+	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres/internal.h),
@@ -107,7 +108,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/tasks.c host/store/postgres/processes.c \
 	host/store/postgres/schedule.c host/store/postgres/logs.c \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
-	host/store/postgres/map_sql.c
+	host/store/postgres/map_sql.c host/store/postgres/slots.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,

@@ -20,6 +20,7 @@
 #ifndef SY_STORE_IMPL_H
 #define SY_STORE_IMPL_H
 
+#include "store/slots.h"
 #include "store/store.h"
 
 typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
@@ -127,6 +128,15 @@ struct sy_store_ops {
      * fd -1, sy_store_wakeups none). */
     int (*listen)(sy_store *s, int *fd);
     int (*wakeups)(sy_store *s, size_t *n);
+
+    /* Flow-control slots (store/slots.c checks the arguments). */
+    int (*take_slots)(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
+                      const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
+                      size_t *full, int64_t *held);
+    int (*return_slots)(sy_store *s, const sy_slot_holder *h);
+    int (*reap_slots)(sy_store *s, int64_t now, size_t *n);
+    int (*list_slots)(sy_store *s, int64_t now,
+                      int (*cb)(void *arg, const sy_slot_record *r), void *arg);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's
@@ -159,6 +169,12 @@ struct sy_store_driver {
     int (*open)(const char *target, const char *base_dir, sy_store **out,
                 char *err, size_t err_len);
 };
+
+/* The schema version each backend's migrations bring a store to
+ * (store/sqlite/schema.c, store/postgres/schema.c): for the tests and the
+ * messages that name it, so that nothing else spells the number. */
+int sy_store_sqlite_schema_version(void);
+int sy_store_postgres_schema_version(void);
 
 /* store/sqlite/sqlite.c: "sqlite:PATH", "sqlite::memory:". */
 extern const struct sy_store_driver sy_store_sqlite_driver;

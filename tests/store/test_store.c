@@ -22,6 +22,7 @@
 #ifdef SY_HAVE_LIBPQ
 #include "../helpers_pg.h"
 #endif
+#include "store/driver.h"
 #include "store/store.h"
 #include "base/util.h"
 
@@ -234,7 +235,7 @@ static void test_open_migrate_reopen(void **state)
     assert_int_equal(r.n_tasks, 2);
     sy_run_record_clear(&r);
     char *path = sy_path_join(f->dir, "store.db");
-    assert_int_equal(raw_user_version(path), 7);
+    assert_int_equal(raw_user_version(path), sy_store_sqlite_schema_version());
     free(path);
 }
 
@@ -252,7 +253,10 @@ static void test_newer_schema_refused(void **state)
     assert_int_equal(sy_store_open("sqlite:new.db", f->dir, &s, err, sizeof err),
                      SY_ENOTSUP);
     assert_null(s);
-    assert_contains(err, "made by a newer switchyard (schema 99, this build knows 7)");
+    char knows[96];
+    snprintf(knows, sizeof knows, "made by a newer switchyard (schema 99, this build knows %d)",
+             sy_store_sqlite_schema_version());
+    assert_contains(err, knows);
     assert_contains(err, "new.db");
     assert_int_equal(raw_user_version(path), 99);
     free(path);
@@ -1313,9 +1317,14 @@ static void test_pg_schema_version(void **state)
     assert_int_equal(sy_store_open(store_url, NULL, &s, err, sizeof err),
                      SY_ENOTSUP);
     assert_null(s);
-    assert_contains(err, "made by a newer switchyard (schema 99, this build knows 5)");
+    char knows[96];
+    snprintf(knows, sizeof knows, "made by a newer switchyard (schema 99, this build knows %d)",
+             sy_store_postgres_schema_version());
+    assert_contains(err, knows);
     assert_contains(err, "postgresql://");
-    th_pg_exec(store_url, "UPDATE switchyard_schema SET version = 5");
+    snprintf(knows, sizeof knows, "UPDATE switchyard_schema SET version = %d",
+             sy_store_postgres_schema_version());
+    th_pg_exec(store_url, knows);
 }
 
 /* Hosts started together on a new database: each opens it (the first

@@ -301,7 +301,9 @@ static int prepare(sy_store_pg *q, int id)
         return SY_OK;
     char name[16];
     snprintf(name, sizeof name, "sy%d", id);
-    const char *sql = id < SY_PG_MAP_FIRST ? sql_text[id] : sy_pg_map_sql[id - SY_PG_MAP_FIRST];
+    const char *sql = id < SY_PG_MAP_FIRST    ? sql_text[id]
+                      : id < SY_PG_SLOT_FIRST ? sy_pg_map_sql[id - SY_PG_MAP_FIRST]
+                                              : sy_pg_slot_sql[id - SY_PG_SLOT_FIRST];
     PGresult *r = PQprepare(q->conn, name, sql, 0, NULL);
     int status = PQresultStatus(r) == PGRES_COMMAND_OK
                      ? SY_OK

@@ -70,6 +70,10 @@ static const struct sy_store_ops pg_ops = {
     .list_elements = sy_pg_list_elements,
     .listen = sy_pg_listen,
     .wakeups = sy_pg_wakeups,
+    .take_slots = sy_pg_take_slots,
+    .return_slots = sy_pg_return_slots,
+    .reap_slots = sy_pg_reap_slots,
+    .list_slots = sy_pg_list_slots,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -140,8 +140,24 @@ static const char *const migrations[] = {
     "  fence BIGINT NOT NULL DEFAULT 0,"
     "  host TEXT,"
     "  PRIMARY KEY (run_id, idx, elem));",
+    /* Flow control (store/slots.h): one row per key an attempt holds,
+     * with the claim it was taken under. */
+    "CREATE TABLE slots ("
+    "  key TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem BIGINT NOT NULL,"
+    "  token BIGINT NOT NULL,"
+    "  n BIGINT NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch BIGINT NOT NULL,"
+    "  taken BIGINT NOT NULL,"
+    "  PRIMARY KEY (key, run_id, idx, elem, token));"
+    "CREATE INDEX slots_run ON slots(run_id, idx, elem);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
+
+int sy_store_postgres_schema_version(void) { return SCHEMA_VERSION; }
 
 static int read_version(sy_store_pg *q, int *version)
 {

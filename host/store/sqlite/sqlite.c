@@ -261,6 +261,10 @@ static const struct sy_store_ops sqlite_ops = {
     .update_element = sy_sqlite_update_element,
     .list_maps = sy_sqlite_list_maps,
     .list_elements = sy_sqlite_list_elements,
+    .take_slots = sy_sqlite_take_slots,
+    .return_slots = sy_sqlite_return_slots,
+    .reap_slots = sy_sqlite_reap_slots,
+    .list_slots = sy_sqlite_list_slots,
 };
 
 
