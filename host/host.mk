@@ -124,7 +124,7 @@ libsyhost_la_SOURCES += \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \
 	host/engine/attempt_log.c host/engine/attempt_log.h \
-	host/engine/dispatch.c host/engine/dispatch.h host/engine/priority.c host/engine/priority.h host/engine/fair.c host/engine/fair.h \
+	host/engine/dispatch.c host/engine/dispatch.h host/engine/priority.c host/engine/priority.h host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \
