@@ -147,7 +147,7 @@ libsyhost_la_SOURCES += \
 	host/service/signals.c host/service/signals.h \
 	host/service/supervise.c host/service/supervise.h \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
-	host/service/run_graph.c \
+	host/service/run_graph.c host/service/limits.c host/service/limits.h \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
@@ -176,7 +176,7 @@ libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/limits.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
 	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h host/cli/token.c
 # libcurl (when found) for --host; without it --host says so.

@@ -63,8 +63,15 @@ victim=$1
 # The store's count of the key's holders, sampled until every run is over.
 : >"$host/samples"
 killed=0
+seen=""
 for _ in $(seq 1 600); do
-    held >>"$host/samples"
+    h=$(held)
+    echo "$h" >>"$host/samples"
+    # `switchyard limits` while the key is full: what the store holds.
+    if [ -z "$seen" ] && [ "$h" = 2 ]; then
+        seen=$("$SWITCHYARD" limits --json 2>&1)
+        text=$("$SWITCHYARD" limits 2>&1)
+    fi
     # The first host is killed once it has started a few tasks (it holds
     # slots then, or is about to: its runs are taken over either way).
     if [ "$killed" -eq 0 ] && [ "$("$PSQL" -qtA "$url" -c "SELECT count(*) FROM tasks WHERE state = 3")" -ge 10 ]; then
@@ -82,6 +89,18 @@ max=$(sort -n "$host/samples" | tail -n1)
 n=$(wc -l <"$host/samples")
 [ "$max" -le 2 ] && [ "$max" -ge 1 ]
 ok $? "the key's live holders in the store never over 2 (max $max in $n samples)"
+python3 - "$seen" <<'PY'
+import json, sys
+k = {x["key"]: x for x in json.loads(sys.argv[1])["keys"]}["key:db"]
+# Sampled a moment apart: what `limits` read was held then, never over 2.
+assert 1 <= k["held"] <= 2 and len(k["holders"]) == k["held"], k
+assert all(h["host"] and h["run"] > 0 for h in k["holders"]), k
+PY
+ok $? "switchyard limits --json names key:db's holders, their runs and hosts ($(printf '%s' "$seen" | head -c 160))"
+case $text in
+*"key:db: "*" held"*"run "*"host "*) ok 0 "switchyard limits prints the key and its holders" ;;
+*) ok 1 "switchyard limits prints the key and its holders (got: $text)" ;;
+esac
 bad=$("$PSQL" -qtA "$url" -c "SELECT count(*) FROM tasks WHERE state <> 3")
 [ "$bad" = 0 ]
 ok $? "every task Completed ($bad not)"
