@@ -11,15 +11,7 @@ if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP timing-sensitive (a killed host, a 1s lease); it runs in the sanitizer pass"
     exit 0
 fi
-make_host 'lease = "1s";'
-url=$("$SY_SRCDIR/tests/bin/pg-throwaway" start "$host")
-case $? in
-0) ;;
-77) echo "1..0 # SKIP no PostgreSQL server binaries (apt-get install postgresql-15)"; exit 0 ;;
-*) echo "Bail out! the throwaway PostgreSQL server did not start"; exit 1 ;;
-esac
-stop_pg() { "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host"; }
-trap stop_pg EXIT
+pg_host 'lease = "1s";'
 PSQL=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -n1)
 if [ -z "$PSQL" ]; then
     echo "1..0 # SKIP no psql to read the store's slots"
