@@ -131,6 +131,13 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
                 sy_live_fail_now(r, ref.idx, why);
             continue;
         }
+        if (took == 2) {
+            if (sy_live_set_state(r, ref.idx, SY_TASK_SKIPPED)) {
+                sy_live_set_error(t, why);
+                sy_live_task_terminal(r, ref.idx);
+            }
+            continue;
+        }
         t->queue = q;
         t->instance_name = q->entry->name;
         char err[256];

@@ -155,6 +155,14 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         } else if (held < 0) {
             snprintf(why, why_len, "waiting for %s (being taken by another host)", c[full].key);
             result = 0;
+        } else if (f && full < f->n_limits && f->limits[full].strategy != SY_LIMIT_QUEUE &&
+                   f->limits[full].strategy != SY_LIMIT_CANCEL_IN_PROGRESS) {
+            /* cancel_newest and drop: the task that finds the key full
+             * ends without running, saying why. */
+            snprintf(why, why_len, "%s is full (%lld of %lld held): not run (strategy %s)",
+                     c[full].key, (long long)held, (long long)c[full].limit,
+                     sy_limit_strategy_name(f->limits[full].strategy));
+            result = 2;
         } else {
             snprintf(why, why_len, "waiting for %s (%lld of %lld held)", c[full].key,
                      (long long)held, (long long)c[full].limit);

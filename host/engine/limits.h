@@ -26,7 +26,9 @@ void sy_limits_free(sy_engine *e);
  * under token `token`: 1 when it holds every slot it needs (or needs
  * none), 0 when a key is full (why says which: the task waits, Ready),
  * -1 when it cannot start at all (why: a key's template names a path not
- * in the context; the task fails) or the store failed (e->fatal set). */
+ * in the context; the task fails) or the store failed (e->fatal set), 2
+ * when a full key's strategy is cancel_newest or drop (why: the task
+ * ends Skipped without running). */
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len);
 

@@ -185,6 +185,28 @@ static void test_tenant_max_running(void **state)
     close_env(&v);
 }
 
+/* drop (and cancel_newest): a task that finds the key full ends Skipped
+ * without running, saying why; the holders go on. */
+static void test_drop(void **state)
+{
+    (void)state;
+    env v;
+    char wf[512];
+    snprintf(wf, sizeof wf,
+             "workflow = { name = \"w\"; limits = ( { key = \"db\"; limit = 1;"
+             " strategy = \"drop\"; } ); tasks = (\n%s); };\n", FOUR);
+    pool_env_open(&v, wf, ONE, 4, 0);
+    assert_string_equal(pools[0].got, "a");
+    char why[512];
+    assert_int_equal(state_of(&v, "b", why, sizeof why), SY_TASK_SKIPPED);
+    assert_non_null(strstr(why, "key:db is full (1 of 1 held): not run (strategy drop)"));
+    assert_int_equal(state_of(&v, "d", NULL, 0), SY_TASK_SKIPPED);
+    finish_all(&v, "key:db", 1);
+    assert_int_equal(state_of(&v, "a", NULL, 0), SY_TASK_COMPLETED);
+    assert_int_equal(held(&v, "key:db", NULL), 0);
+    close_env(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_missing_path_fails),
         cmocka_unit_test(test_pool_slots),
         cmocka_unit_test(test_tenant_max_running),
+        cmocka_unit_test(test_drop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
