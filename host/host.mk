@@ -56,6 +56,7 @@ libsyhost_la_SOURCES += \
 	host/workflow/cache_write.c host/workflow/cache_read.c host/workflow/cache_file.c \
 	host/workflow/names.c host/workflow/cron.c host/workflow/cron_next.c \
 	host/workflow/cron.h host/workflow/settings.c \
+	host/workflow/tick.c host/workflow/tick.h \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
 	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/retry.c \
@@ -92,6 +93,8 @@ libsyhost_la_SOURCES += \
 	host/store/sqlite/logs.c \
 	host/store/sqlite/elements.c host/store/elements.c \
 	host/store/task_writes.c \
+	host/store/keyed.c host/store/keyed.h host/store/sqlite/keyed.c \
+	host/store/cache.h host/store/sqlite/cache.c \
 	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
@@ -108,7 +111,9 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/tasks.c host/store/postgres/processes.c \
 	host/store/postgres/schedule.c host/store/postgres/logs.c \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
-	host/store/postgres/map_sql.c host/store/postgres/slots.c
+	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
+	host/store/postgres/cache.c \
+	host/store/postgres/slots.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -149,6 +154,7 @@ libsyhost_la_SOURCES += \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
 	host/service/run_graph.c host/service/limits.c host/service/limits.h \
 	host/service/schedules.c host/service/schedules.h \
+	host/service/backfill.c host/service/backfill.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
 	host/service/retry.c host/service/retry.h \
@@ -176,7 +182,7 @@ libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/limits.c host/cli/schedules.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/limits.c host/cli/schedules.c host/cli/backfill.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
 	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h host/cli/token.c
 # libcurl (when found) for --host; without it --host says so.

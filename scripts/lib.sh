@@ -12,7 +12,8 @@ SY_PG_TEST_PACKAGES="postgresql-15"
 # chromium, chromium-driver, python3-selenium: the dashboard's browser test;
 # nghttp2-proxy, openssl: the lambda plugin's HTTP/2 test.
 # slurm-wlm, munge: the slurm plugin's tests start a one-node cluster.
-SY_TEST_PACKAGES="valgrind python3 mandoc tzdata prometheus nghttp2-proxy openssl chromium chromium-driver python3-selenium slurm-wlm munge"
+# slurmdbd, mariadb-server: tests/slurm/accounting.sh adds accounting to it.
+SY_TEST_PACKAGES="valgrind python3 curl mandoc tzdata prometheus nghttp2-proxy openssl chromium chromium-driver python3-selenium slurm-wlm munge slurmdbd mariadb-server"
 # kubernetes-client: kubectl 1.20, which tests/kubernetes/kubectl.sh drives
 # against the loopback API server; a kubectl already on PATH does as well
 # (Google Cloud SDK's `kubectl` package conflicts with Debian's).

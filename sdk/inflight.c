@@ -29,6 +29,8 @@ int sy_sdk_inflight_init(sy_sdk_inflight *t)
  * is the plugin's bug, which sy_sdk_inflight_count() can reveal first. */
 void sy_sdk_inflight_fini(sy_sdk_inflight *t)
 {
+    if (!t->slots)
+        return; /* init failed (and undid itself) or never ran */
     free(t->slots);
     t->slots = NULL;
     t->cap = t->count = 0;

@@ -28,6 +28,23 @@ libswitchyard_sdk_a_CPPFLAGS = $(SDK_CPPFLAGS)
 libswitchyard_sdk_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -pthread \
 	$(JANSSON_CFLAGS) $(LIBCONFIG_CFLAGS)
 
+# --- the optional HTTP part: libswitchyard-sdk-http.a ----------------------------
+# libcurl's multi interface on a libuv loop of its own thread
+# (switchyard/http.h), for the plugins whose tasks are HTTP requests.  A
+# library, header and pkg-config module of its own, so a plugin that makes
+# no request (thread, gpu, an author's) links neither libcurl nor libuv.
+SDK_HTTP_LIB = libswitchyard-sdk-http.a
+if HAVE_LIBCURL
+switchyardinclude_HEADERS += sdk/switchyard/http.h
+lib_LIBRARIES += libswitchyard-sdk-http.a
+pkgconfig_DATA += sdk/switchyard-sdk-http.pc
+endif
+libswitchyard_sdk_http_a_SOURCES = sdk/http_loop.c
+libswitchyard_sdk_http_a_CPPFLAGS = $(SDK_CPPFLAGS)
+libswitchyard_sdk_http_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -pthread \
+	$(LIBCURL_CFLAGS) $(LIBUV_CFLAGS)
+EXTRA_DIST += sdk/switchyard-sdk-http.pc.in sdk/switchyard/http.h
+
 # --- the plugin directory the host searches by default ----------------------------
 install-data-local: install-sdk-plugindir
 install-sdk-plugindir:
@@ -250,3 +267,15 @@ tests_sdk_test_spawn_posix_SOURCES = tests/sdk/test_spawn.c $(sdk_spawn_sources)
 tests_sdk_test_spawn_posix_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_SPAWN_NO_CLONE
 tests_sdk_test_spawn_posix_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -pthread
 tests_sdk_test_spawn_posix_LDADD = $(CMOCKA_LIBS) -lpthread
+
+# --- switchyard/http.h: posts, a transfer, a cancel, a loop never started ---------
+if HAVE_LIBCURL
+check_PROGRAMS += tests/sdk/test_http_loop
+TESTS += tests/sdk/test_http_loop
+endif
+tests_sdk_test_http_loop_SOURCES = tests/sdk/test_http_loop.c
+tests_sdk_test_http_loop_CPPFLAGS = $(SDK_CPPFLAGS)
+tests_sdk_test_http_loop_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBCURL_CFLAGS) \
+	$(LIBUV_CFLAGS) -pthread
+tests_sdk_test_http_loop_LDADD = $(SDK_HTTP_LIB) $(SDK_LIB) $(CMOCKA_LIBS) \
+	$(LIBCURL_LIBS) $(LIBUV_LIBS) -lpthread

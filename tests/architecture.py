@@ -98,14 +98,20 @@ def check_sizes(src):
     ok(not big, f"no source file over {MAX_LINES} lines", big)
 
 
-def symbols(obj):
-    out = subprocess.run(["nm", "--defined-only", "-g", obj], capture_output=True,
-                         text=True, check=True).stdout
-    defined = {l.split()[-1] for l in out.splitlines() if l.strip()}
-    out = subprocess.run(["nm", "-u", obj], capture_output=True, text=True,
-                         check=True).stdout
-    used = {l.split()[-1] for l in out.splitlines() if l.strip()}
-    return defined, used
+def symbols(objs):
+    """{path: (defined, used)} for every object, from two runs of nm over
+    all of them (a run per object was most of this test's time)."""
+    table = {obj: (set(), set()) for obj in objs}
+    for slot, flags in ((0, ["--defined-only", "-g"]), (1, ["-u"])):
+        out = subprocess.run(["nm", "-A", *flags, *objs], capture_output=True,
+                             text=True, check=True).stdout
+        for line in out.splitlines():
+            # -A: "path.o:value type name" ("path.o:   U name" when
+            # undefined); make allows no ':' in the paths.
+            obj, _, rest = line.partition(":")
+            if obj in table and rest.strip():
+                table[obj][slot].add(rest.split()[-1])
+    return table
 
 
 def host_objects(src, build):
@@ -161,7 +167,8 @@ def check_circles(src, build):
     if not objs:
         ok(False, "no circles between host files", [f"no objects under {build}/host: build first"])
         return
-    table = {name: symbols(path) for name, path in objs.items()}
+    by_path = symbols(sorted(objs.values()))
+    table = {name: by_path[path] for name, path in objs.items()}
     owner = {}
     for name, (defined, _) in table.items():
         for s in defined:

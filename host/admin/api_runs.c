@@ -87,6 +87,36 @@ int sy_api_run_get(sy_admin_req *rq)
     return sy_admin_json(rq, 200, run);
 }
 
+/* A new run (201), or with an Idempotency-Key header already used within
+ * submit_key_window the run recorded under it (200, "created": false):
+ * a client retrying a request it got no answer to records one run. */
+static int submit(sy_admin_req *rq, const char *wf, const json_t *ctx)
+{
+    const char *key = sy_admin_header(rq, "Idempotency-Key");
+    char err[1024];
+    if (key && sy_service_check_key(key, err, sizeof err) != SY_OK)
+        return sy_admin_error(rq, 400, "header Idempotency-Key: %s", err);
+    char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
+    int64_t id = 0;
+    bool created = true;
+    sy_service *sv = rq->admin->sv;
+    int rc = sy_service_submit_keyed(sv, wf, text, key, &id, &created, NULL, err, sizeof err);
+    free(text);
+    if (rc != SY_OK)
+        return sy_admin_error(rq, status_of(rc), "%s", err);
+    /* null: the run was deleted by retention since. */
+    const char *status = created ? "Pending" : NULL;
+    sy_run_record r;
+    bool have = !created && sy_store_get_run(sv->store, id, &r) == SY_OK;
+    if (have)
+        status = sy_run_state_name(r.state);
+    json_t *reply = json_pack("{s:I, s:s, s:s?, s:b}", "run_id", (json_int_t)id, "workflow", wf,
+                              "status", status, "created", created);
+    if (have)
+        sy_run_record_clear(&r);
+    return sy_admin_json(rq, created ? 201 : 200, reply);
+}
+
 int sy_api_run_submit(sy_admin_req *rq)
 {
     enum MHD_Result res = MHD_NO;
@@ -108,17 +138,7 @@ int sy_api_run_submit(sy_admin_req *rq)
     } else if (ctx && !json_is_object(ctx)) {
         res = sy_admin_error(rq, 400, "body: field 'context' must be a JSON object");
     } else {
-        char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
-        int64_t id = 0;
-        char err[1024];
-        int rc = sy_service_submit(rq->admin->sv, json_string_value(wf), text, &id, NULL, err,
-                                   sizeof err);
-        free(text);
-        res = rc == SY_OK ? sy_admin_json(rq, 201, json_pack("{s:I, s:s, s:s}", "run_id",
-                                                             (json_int_t)id, "workflow",
-                                                             json_string_value(wf), "status",
-                                                             "Pending"))
-                          : sy_admin_error(rq, status_of(rc), "%s", err);
+        res = submit(rq, json_string_value(wf), ctx);
     }
     json_decref(body);
     return res;

@@ -1,5 +1,6 @@
 #include "base/util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,9 @@ _Noreturn void sy_oom(const char *fmt, ...)
      * memory it could not have, and says nothing the line does not. */
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
+    /* The line above is the one said: a crash handler (the call record's)
+     * would take the abort for a crash and add a second. */
+    signal(SIGABRT, SIG_DFL);
     abort();
 }
 

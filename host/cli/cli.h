@@ -39,6 +39,7 @@ int sy_cmd_limits(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_token(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_schedules(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_backfill(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_help(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_retry(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_logs(const sy_cli *cli, int argc, char **argv);

@@ -46,6 +46,19 @@ static const sy_cli_command commands[] = {
      "Times are ISO 8601 in the workflow's zone.  The last tick is the latest\n"
      "one a host fired, from the store; `serve` fires the schedules.\n"
      "Exit: 0; 1 the store failed; 2 for a bad config.\n", false},
+    {"backfill", sy_cmd_backfill, "WORKFLOW --from T1 --to T2 [--max-active N] [--dry-run]",
+     "one run per past tick of a schedule that has none yet",
+     "  --from T1, --to T2  the range, both included: UTC times such as\n"
+     "                      2026-11-20 or 2026-11-20T06:00:00Z; T2 not after now\n"
+     "  --max-active N      at most N of the runs it submitted not finished at\n"
+     "                      once (default 1): it waits for a host (serve) to\n"
+     "                      finish them\n"
+     "  --dry-run           list each tick and its run, or that it would run;\n"
+     "                      submit nothing\n"
+     "A tick the live schedule or an earlier backfill fired is not fired\n"
+     "again, and the live schedule never fires a tick a backfill did.  The\n"
+     "runs start with the context a scheduled run has.\n"
+     "Exit: 0; 1 a store error; 2 usage or config.\n", false},
     {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS] "
                         "[--metrics-file PATH]",
      "run one workflow to its end here, with progress",
@@ -60,9 +73,12 @@ static const sy_cli_command commands[] = {
      "On a terminal one progress line is rewritten in place: tasks done of\n"
      "the total, running, failed, skipped, tasks per second and the elapsed\n"
      "time.  Exit: 0 completed, 1 failed or lease lost, 2 usage or config.\n", false},
-    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE]",
+    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE] [--key KEY]",
      "record a run for a host (`serve`) to pick up",
      "  --context JSON|@FILE  the run's initial context (default {})\n"
+     "  --key KEY             record the run once: a KEY a run of the workflow\n"
+     "                        was submitted under within submit_key_window\n"
+     "                        prints that run's id and records nothing\n"
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
      "Exit: 0; 2 usage or config.\n", true},

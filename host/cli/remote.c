@@ -39,6 +39,14 @@ int sy_remote_json(const sy_cli *cli, const char *cmd, const char *method, const
     return SY_EXIT_USAGE;
 }
 
+int sy_remote_json_header(const sy_cli *cli, const char *cmd, const char *method,
+                          const char *path, const char *header, const json_t *body,
+                          json_t **out)
+{
+    (void)header;
+    return sy_remote_json(cli, cmd, method, path, body, out);
+}
+
 int sy_remote_lines(const sy_cli *cli, const char *cmd, const char *path,
                     void (*line)(const char *text, void *arg), void *arg)
 {
@@ -58,6 +66,7 @@ typedef struct reply {
     void *arg;
     long status;
     CURL *curl;
+    const char *header; /* one more request header ("Name: value"); NULL */
 } reply;
 
 /* Lines are handed on as they complete, once the status says success. */
@@ -162,6 +171,8 @@ static int request(const sy_cli *cli, const char *cmd, const char *method, const
     curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
     if (auth)
         h = curl_slist_append(h, auth);
+    if (r->header)
+        h = curl_slist_append(h, r->header);
     if (body) {
         text = json_dumps(body, JSON_COMPACT);
         h = curl_slist_append(h, "Content-Type: application/json");
@@ -203,8 +214,15 @@ static int failed(const char *cmd, const reply *r)
 int sy_remote_json(const sy_cli *cli, const char *cmd, const char *method, const char *path,
                    const json_t *body, json_t **out)
 {
+    return sy_remote_json_header(cli, cmd, method, path, NULL, body, out);
+}
+
+int sy_remote_json_header(const sy_cli *cli, const char *cmd, const char *method,
+                          const char *path, const char *header, const json_t *body,
+                          json_t **out)
+{
     *out = NULL;
-    reply r = {0};
+    reply r = {.header = header};
     int rc = request(cli, cmd, method, path, body, &r);
     if (rc == SY_EXIT_OK && (r.status < 200 || r.status >= 300))
         rc = failed(cmd, &r);

@@ -18,6 +18,12 @@
 int sy_remote_json(const sy_cli *cli, const char *cmd, const char *method, const char *path,
                    const json_t *body, json_t **out);
 
+/* sy_remote_json with one more request header, "Name: value" (NULL:
+ * none). */
+int sy_remote_json_header(const sy_cli *cli, const char *cmd, const char *method,
+                          const char *path, const char *header, const json_t *body,
+                          json_t **out);
+
 /* GET `path`, calling line() for each line of a streamed reply until the
  * host ends it.  The exit status as sy_remote_json. */
 int sy_remote_lines(const sy_cli *cli, const char *cmd, const char *path,

@@ -15,6 +15,7 @@
 typedef struct {
     const char *wf;
     const char *context;
+    const char *key;  /* submit --key: the run recorded under it, once */
     bool quiet;
     uint64_t every_s; /* --progress-every: plain progress lines' interval */
     const char *metrics_path; /* run --metrics-file: written when it ends */
@@ -29,7 +30,14 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
             a->context = argv[++i];
         else if (strncmp(argv[i], "--context=", 10) == 0)
             a->context = argv[i] + 10;
-        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+        else if (strcmp(argv[i], "--key") == 0 && strcmp(cmd, "submit") == 0) {
+            char err[256];
+            if (i + 1 >= argc || sy_service_check_key(argv[i + 1], err, sizeof err) != SY_OK)
+                return sy_cli_usage_error(cmd, "--key: %s",
+                                          i + 1 < argc ? err : "needs a value (1 to 256 "
+                                                               "printable ASCII bytes)");
+            a->key = argv[++i];
+        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
             a->quiet = true;
         else if (strcmp(argv[i], "--progress-every") == 0 && strcmp(cmd, "run") == 0) {
             if (sy_cli_number(cmd, argv[i], i + 1 < argc ? argv[i + 1] : NULL, 0, 86400,
@@ -48,9 +56,16 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
             return sy_cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
     }
     if (!a->wf)
-        return sy_cli_usage_error(cmd, "usage: switchyard %s WORKFLOW [--context JSON|@FILE]",
-                                  cmd);
+        return sy_cli_usage_error(cmd, "usage: switchyard %s WORKFLOW [--context JSON|@FILE]%s",
+                                  cmd, strcmp(cmd, "submit") == 0 ? " [--key KEY]" : "");
     return SY_EXIT_OK;
+}
+
+/* On stderr: stdout has the run's id either way, for scripts. */
+static void key_used(const char *cmd, const char *key, int64_t run_id)
+{
+    fprintf(stderr, "switchyard: %s: key '%s' names run %lld, submitted within "
+            "submit_key_window: no new run\n", cmd, key, (long long)run_id);
 }
 
 /* Opens everything and records a new run of the named workflow. */
@@ -67,12 +82,16 @@ static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned
         return sy_cli_usage_error(cmd, "%s", err);
     }
     char *ctx = sy_cli_context(a->context, err, sizeof err);
-    if (!ctx || sy_service_submit(sv, a->wf, ctx, run_id, wf, err, sizeof err) != SY_OK) {
+    bool created = true;
+    if (!ctx || sy_service_submit_keyed(sv, a->wf, ctx, a->key, run_id, &created, wf, err,
+                                        sizeof err) != SY_OK) {
         free(ctx);
         sy_service_close(sv);
         return sy_cli_usage_error(cmd, "%s", err);
     }
     free(ctx);
+    if (!created)
+        key_used(cmd, a->key, *run_id);
     return SY_EXIT_OK;
 }
 
@@ -91,10 +110,15 @@ int sy_cmd_submit(const sy_cli *cli, int argc, char **argv)
                                  json_loads(ctx, 0, NULL));
         free(ctx);
         json_t *got = NULL;
-        rc = sy_remote_json(cli, "submit", "POST", "/api/v1/runs", body, &got);
+        char *header = a.key ? sy_asprintf("Idempotency-Key: %s", a.key) : NULL;
+        rc = sy_remote_json_header(cli, "submit", "POST", "/api/v1/runs", header, body, &got);
+        free(header);
         json_decref(body);
+        json_int_t id = json_integer_value(json_object_get(got, "run_id"));
+        if (rc == SY_EXIT_OK && json_is_false(json_object_get(got, "created")))
+            key_used("submit", a.key, id);
         if (rc == SY_EXIT_OK)
-            printf("%lld\n", (long long)json_integer_value(json_object_get(got, "run_id")));
+            printf("%lld\n", (long long)id);
         json_decref(got);
         return rc;
     }

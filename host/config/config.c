@@ -18,7 +18,8 @@
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
     "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
-    "log_limit", "log", "admin", "workflow_cache", "pools", "tenants", NULL,
+    "log_limit", "log", "admin", "workflow_cache", "pools", "tenants", "submit_key_window",
+    NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -342,6 +343,8 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_duration(s, 1000, "1s", &cfg->lease_ms, d);
     if (strcmp(name, "shutdown_grace") == 0)
         return read_duration(s, 1, "1ms", &cfg->shutdown_grace_ms, d);
+    if (strcmp(name, "submit_key_window") == 0)
+        return read_duration(s, 1, "1ms", &cfg->submit_key_window_ms, d);
     if (strcmp(name, "executors") == 0)
         return read_executors(cfg, s, d);
     if (strcmp(name, "log") == 0)
@@ -411,6 +414,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     cfg->max_recoveries = 5;
     cfg->log_limit = 64 << 10;
     cfg->shutdown_grace_ms = 30000;
+    cfg->submit_key_window_ms = SY_SUBMIT_KEY_WINDOW_DEFAULT;
     cfg->workflow_cache = sy_path_join(cfg->dir, SY_WORKFLOW_CACHE_DEFAULT);
     config_set_include_dir(&cfg->lc, cfg->dir);
     if (!sy_cfg_includes_ok(&cfg->lc, path, d))

@@ -47,6 +47,10 @@ typedef struct sy_instance_config {
  * store's file. */
 #define SY_WORKFLOW_CACHE_DEFAULT "var/workflow-cache"
 
+/* A day: long enough for a caller's retries of one request, short enough
+ * that the store keeps few keys. */
+#define SY_SUBMIT_KEY_WINDOW_DEFAULT ((int64_t)24 * 3600 * 1000)
+
 typedef struct sy_config {
     config_t lc;           /* the parsed file; settings point into it */
     char *path;            /* owned: the file as given */
@@ -69,6 +73,9 @@ typedef struct sy_config {
                                task fails (default 5) */
     int64_t shutdown_grace_ms; /* how long a stopping host waits for
                                   attempts plugins hold (default 30 s) */
+    int64_t submit_key_window_ms; /* how long a submit's key gives back its
+                                     run rather than a new one (default
+                                     SY_SUBMIT_KEY_WINDOW_DEFAULT) */
     int64_t log_limit;     /* bytes of each attempt's stdout and stderr
                               kept (default 64 KiB; 0: none) */
     bool log_format_set;   /* `log.format` was given (else "auto") */

@@ -12,6 +12,7 @@
 #include "engine/lease.h"
 #include "engine/serve.h"
 #include "workflow/cron.h"
+#include "workflow/tick.h"
 
 /* The longest the timer sleeps: a clock stepped forward, or a fake one,
  * is noticed within it. */
@@ -48,27 +49,13 @@ static int64_t next_tick(const struct sy_sched *s, int64_t ms)
     return t == INT64_MAX ? INT64_MAX : t * 1000;
 }
 
-static char *tick_context(const struct sy_sched *s, int64_t tick)
-{
-    char utc[40], local[48];
-    int64_t sec = tick / 1000;
-    sy_time_format(sec, 0, utc, sizeof utc);
-    sy_time_format(sec, sy_tz_offset(s->tz, sec), local, sizeof local);
-    json_t *o = json_pack("{s:{s:s, s:I, s:s, s:s, s:s}}", "schedule", "tick", utc, "tick_ms",
-                          (json_int_t)tick, "local", local, "timezone", s->tz->name,
-                          "expression", s->wf->schedule);
-    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(o);
-    return text;
-}
-
 /* Fires one tick; false after a store failure (tried again at the next
  * wake, from the same tick). */
 static bool fire(sy_engine *e, const struct sy_sched *s, int64_t tick)
 {
     const sy_workflow *wf = s->wf;
     sy_store *st = e->o.store;
-    char *ctx = tick_context(s, tick), when[40];
+    char *ctx = sy_tick_context(s->wf, s->tz, tick), when[40];
     sy_time_format(tick / 1000, 0, when, sizeof when);
     const char **ids = sy_xmalloc((wf->n_tasks + 1) * sizeof *ids);
     const char **ns = sy_xmalloc((wf->n_tasks + 1) * sizeof *ns);

@@ -6,10 +6,17 @@
 
 #include "base/clock.h"
 #include "base/util.h"
+#include "store/keyed.h"
 #include "workflow/state.h"
 
 int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
                    int64_t *run_id, char *err, size_t err_len)
+{
+    return sy_runs_record_keyed(st, wf, context, NULL, 0, run_id, NULL, err, err_len);
+}
+
+int sy_runs_record_with(sy_store *st, const sy_workflow *wf, const char *context,
+                        sy_runs_create_fn create, void *arg, char *err, size_t err_len)
 {
     /* A workflow from the parse cache writes its text only now. */
     char hash[65], *built = NULL;
@@ -27,13 +34,41 @@ int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
             ids[i] = wf->tasks[i].id;
             ns[i] = wf->tasks[i].ns;
         }
-        rc = sy_store_create_run(st, hash, wf->tenant, wf->name, context, wf->n_tasks,
-                                 ids, ns, sy_clock_now_ms(), run_id);
+        sy_store_new_run r = {hash, wf->tenant, wf->name, context, wf->n_tasks, ids, ns};
+        rc = create(st, &r, arg);
         free(ids);
         free(ns);
     }
     if (rc != SY_OK)
         sy_errf(err, err_len, "%s", sy_store_errmsg(st));
+    return rc;
+}
+
+struct keyed {
+    const char *key;
+    int64_t window_ms;
+    int64_t *run_id;
+    bool created;
+};
+
+static int create_keyed(sy_store *st, const sy_store_new_run *r, void *arg)
+{
+    struct keyed *k = arg;
+    if (k->key)
+        return sy_store_create_run_keyed(st, r, k->key, k->window_ms, sy_clock_now_ms(),
+                                         k->run_id, &k->created);
+    return sy_store_create_run(st, r->hash, r->tenant, r->workflow, r->context, r->n_tasks,
+                               r->task_ids, r->ns, sy_clock_now_ms(), k->run_id);
+}
+
+int sy_runs_record_keyed(sy_store *st, const sy_workflow *wf, const char *context,
+                         const char *key, int64_t window_ms, int64_t *run_id, bool *created,
+                         char *err, size_t err_len)
+{
+    struct keyed k = {key, window_ms, run_id, true};
+    int rc = sy_runs_record_with(st, wf, context, create_keyed, &k, err, err_len);
+    if (created)
+        *created = k.created;
     return rc;
 }
 

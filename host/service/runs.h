@@ -8,11 +8,13 @@
 #ifndef SY_RUNS_H
 #define SY_RUNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
+#include "store/keyed.h"
 #include "store/store.h"
 #include "workflow/workflow.h"
 
@@ -20,6 +22,22 @@
  * `context` (a JSON object's text). */
 int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
                    int64_t *run_id, char *err, size_t err_len);
+
+/* sy_runs_record under `key` (NULL: none) as sy_store_create_run_keyed
+ * decides: a run recorded under it within `window_ms` is given back in
+ * *run_id, *created false (created may be NULL). */
+int sy_runs_record_keyed(sy_store *st, const sy_workflow *wf, const char *context,
+                         const char *key, int64_t window_ms, int64_t *run_id, bool *created,
+                         char *err, size_t err_len);
+
+/* How sy_runs_record_with records the run: the store call, with `r`
+ * (borrowed for the call) and the caller's `arg`. */
+typedef int (*sy_runs_create_fn)(sy_store *st, const sy_store_new_run *r, void *arg);
+
+/* Stores the definition of `wf`, then has `create` record a run of it
+ * with `context`; a store error's reason in err. */
+int sy_runs_record_with(sy_store *st, const sy_workflow *wf, const char *context,
+                        sy_runs_create_fn create, void *arg, char *err, size_t err_len);
 
 /* The workflow run `run_id` started with, read back from the definition
  * the store holds under `hash` (the run's), into *out (the caller's to

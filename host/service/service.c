@@ -13,6 +13,7 @@
 #include "executor/watchdog.h"
 #include "service/inspect.h"
 #include "service/runs.h"
+#include "store/keyed.h"
 
 int sy_service_open(sy_service *sv, const char *cfg_path, unsigned flags, sy_diags *d)
 {
@@ -31,6 +32,17 @@ int sy_service_open_store(sy_service *sv, char *err, size_t err_len)
 int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
                       int64_t *run_id, const sy_workflow **wf, char *err, size_t err_len)
 {
+    return sy_service_submit_keyed(sv, workflow, context, NULL, run_id, NULL, wf, err, err_len);
+}
+
+int sy_service_submit_keyed(sy_service *sv, const char *workflow, const char *context,
+                            const char *key, int64_t *run_id, bool *created,
+                            const sy_workflow **wf, char *err, size_t err_len)
+{
+    if (created)
+        *created = true;
+    if (key && sy_service_check_key(key, err, err_len) != SY_OK)
+        return SY_EINVAL;
     /* The workflows in force: a serving host may have reloaded them. */
     const sy_workflow *found = sy_setup_workflow(sy_service_setup(sv), workflow, err, err_len);
     if (!found)
@@ -42,18 +54,36 @@ int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
     size_t len = context ? strlen(context) : 2;
     const sy_config *c = &sv->setup.cfg;
     if ((int64_t)len > c->max_context_bytes) {
-        const config_setting_t *key = config_lookup(&c->lc, "max_context_bytes");
-        if (key)
+        const config_setting_t *set = config_lookup(&c->lc, "max_context_bytes");
+        if (set)
             sy_errf(err, err_len, "the context is %zu bytes, more than max_context_bytes %lld "
                     "(%s:%d)", len, (long long)c->max_context_bytes, c->path,
-                    (int)config_setting_source_line(key));
+                    (int)config_setting_source_line(set));
         else
             sy_errf(err, err_len, "the context is %zu bytes, more than max_context_bytes %lld "
                     "(the default; set it in %s)", len, (long long)c->max_context_bytes,
                     c->path);
         return SY_ERANGE;
     }
-    return sy_runs_record(sv->store, found, context ? context : "{}", run_id, err, err_len);
+    return sy_runs_record_keyed(sv->store, found, context ? context : "{}", key,
+                                c->submit_key_window_ms, run_id, created, err, err_len);
+}
+
+int sy_service_check_key(const char *key, char *err, size_t err_len)
+{
+    size_t n = strlen(key);
+    if (n == 0 || n > SY_STORE_KEY_MAX) {
+        sy_errf(err, err_len, "the key is %zu bytes: it must be 1 to %d", n, SY_STORE_KEY_MAX);
+        return SY_EINVAL;
+    }
+    /* Printable ASCII: a key is echoed in logs, headers and messages. */
+    for (size_t i = 0; i < n; i++)
+        if (key[i] < 0x21 || key[i] > 0x7e) {
+            sy_errf(err, err_len, "the key holds byte 0x%02x at offset %zu: use printable "
+                    "ASCII without spaces", (unsigned char)key[i], i);
+            return SY_EINVAL;
+        }
+    return SY_OK;
 }
 
 int sy_service_check_durable(const sy_service *sv, char *err, size_t err_len)

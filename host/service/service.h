@@ -59,6 +59,18 @@ int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
                       int64_t *run_id, const sy_workflow **wf, char *err,
                       size_t err_len);
 
+/* sy_service_submit under `key` (NULL: none): a run recorded under the
+ * key within the configuration's submit_key_window is given back in
+ * *run_id with *created false, and nothing is recorded (created may be
+ * NULL).  A key that is empty, longer than SY_STORE_KEY_MAX or not
+ * printable ASCII is refused (SY_EINVAL, err says why). */
+int sy_service_submit_keyed(sy_service *sv, const char *workflow, const char *context,
+                            const char *key, int64_t *run_id, bool *created,
+                            const sy_workflow **wf, char *err, size_t err_len);
+
+/* SY_OK when `key` may name a submit; else SY_EINVAL and why in err. */
+int sy_service_check_key(const char *key, char *err, size_t err_len);
+
 /* SY_OK when the store outlives this process; else why a run recorded in
  * it would be lost (an in-memory store seen by `submit`). */
 int sy_service_check_durable(const sy_service *sv, char *err, size_t err_len);

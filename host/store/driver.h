@@ -20,6 +20,8 @@
 #ifndef SY_STORE_IMPL_H
 #define SY_STORE_IMPL_H
 
+#include "store/cache.h"
+#include "store/keyed.h"
 #include "store/slots.h"
 #include "store/store.h"
 
@@ -124,6 +126,19 @@ struct sy_store_ops {
     int (*list_elements)(sy_store *s, int64_t run_id, uint32_t idx,
                          bool open_only, sy_store_element_cb cb, void *arg);
 
+    /* Runs recorded under a key (store/keyed.c checks the arguments). */
+    int (*create_run_keyed)(sy_store *s, const sy_store_new_run *r, const char *key,
+                            int64_t window_ms, int64_t now, int64_t *run_id, bool *created);
+    int (*backfill_tick)(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
+                         bool *fired, int64_t *run_id);
+    int (*tick_run)(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                    bool *claimed, int64_t *run_id);
+    /* Cached results (store/keyed.c checks the arguments). */
+    int (*cache_put)(sy_store *s, const char *ns, const char *key, const char *output,
+                     int64_t run_id, uint32_t idx, int64_t now);
+    int (*cache_get)(sy_store *s, const char *ns, const char *key, int64_t since,
+                     char **output, int64_t *run_id);
+
     /* May be NULL: a store whose hosts only poll (sy_store_listen gives
      * fd -1, sy_store_wakeups none). */
     int (*listen)(sy_store *s, int *fd);
@@ -170,11 +185,10 @@ struct sy_store_driver {
                 char *err, size_t err_len);
 };
 
-/* The schema version each backend's migrations bring a store to
- * (store/sqlite/schema.c, store/postgres/schema.c): for the tests and the
- * messages that name it, so that nothing else spells the number. */
-int sy_store_sqlite_schema_version(void);
-int sy_store_postgres_schema_version(void);
+/* The schema version each store writes (store/sqlite/schema.c,
+ * store/postgres/schema.c): the length of its list of migration steps. */
+extern const int sy_store_sqlite_schema_version;
+extern const int sy_store_postgres_schema_version;
 
 /* store/sqlite/sqlite.c: "sqlite:PATH", "sqlite::memory:". */
 extern const struct sy_store_driver sy_store_sqlite_driver;

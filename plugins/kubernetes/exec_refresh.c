@@ -3,7 +3,7 @@
  *
  * The command may take seconds (a cloud CLI asking its metadata server),
  * so the loop never runs it: a helper thread does (sy_k8s_exec_run, 30 s
- * at most) and hands the result back under q_mu through exec_async.  A
+ * at most) and hands the result back under exec_mu through exec_async.  A
  * refresh begins a minute before the credential's expirationTimestamp
  * (half its life before, when it lives less than two minutes) and when
  * the API server answers 401.  Until the new credential arrives, requests
@@ -40,16 +40,16 @@ static void *helper(void *arg)
     char err[512];
     int rc = sy_k8s_exec_run(inst->set.conn.exec, &inst->exec_child, &cred,
                              err, sizeof err);
-    pthread_mutex_lock(&inst->q_mu);
+    pthread_mutex_lock(&inst->exec_mu);
     sy_k8s_cred_free(&inst->exec_cred);
     inst->exec_rc = rc;
     if (rc == SY_OK)
         inst->exec_cred = cred;
     else
         snprintf(inst->exec_err, sizeof inst->exec_err, "%s", err);
-    if (!inst->stopping)
+    if (!inst->exec_closed)
         uv_async_send(&inst->exec_async);
-    pthread_mutex_unlock(&inst->q_mu);
+    pthread_mutex_unlock(&inst->exec_mu);
     return NULL;
 }
 
@@ -168,13 +168,13 @@ static void on_result(uv_async_t *a)
         return;
     pthread_join(inst->exec_thread, NULL);
     inst->exec_running = false;
-    pthread_mutex_lock(&inst->q_mu);
+    pthread_mutex_lock(&inst->exec_mu);
     sy_k8s_cred cred = inst->exec_cred;
     int rc = inst->exec_rc;
     char err[512];
     snprintf(err, sizeof err, "%s", inst->exec_err);
     memset(&inst->exec_cred, 0, sizeof inst->exec_cred);
-    pthread_mutex_unlock(&inst->q_mu);
+    pthread_mutex_unlock(&inst->exec_mu);
     if (rc != SY_OK) {
         inst->api->log(inst->host, SY_LOG_WARN, "kubernetes: cannot refresh "
                        "the credential: %s; trying again in %d s", err,
@@ -217,9 +217,9 @@ static void on_result(uv_async_t *a)
 
 void sy_k8s_exec_start(sy_instance *inst)
 {
-    uv_timer_init(&inst->loop, &inst->exec_timer);
+    uv_timer_init(sy_http_loop_uv(inst->http), &inst->exec_timer);
     inst->exec_timer.data = inst;
-    uv_async_init(&inst->loop, &inst->exec_async, on_result);
+    uv_async_init(sy_http_loop_uv(inst->http), &inst->exec_async, on_result);
     inst->exec_async.data = inst;
     if (inst->set.conn.exec)
         arm(inst, wall_ms());

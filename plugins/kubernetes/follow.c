@@ -73,7 +73,7 @@ static void timer_start(sy_instance *inst, sy_k8s_job *job, int64_t ms,
                         uv_timer_cb cb)
 {
     if (!job->timer_live) {
-        uv_timer_init(&inst->loop, &job->timer);
+        uv_timer_init(sy_http_loop_uv(inst->http), &job->timer);
         job->timer.data = job;
         job->timer_live = true;
     }

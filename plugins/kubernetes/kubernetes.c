@@ -20,16 +20,6 @@
 
 #include "kubernetes.h"
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-/* curl_global_init is not safe to race; two instances may be created
- * from two threads. */
-static void init_curl(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 static void k8s_destroy(sy_instance *inst)
 {
     if (!inst)
@@ -41,7 +31,7 @@ static void k8s_destroy(sy_instance *inst)
     }
     sy_k8s_settings_free(&inst->set);
     sy_sdk_inflight_fini(&inst->inflight);
-    pthread_mutex_destroy(&inst->q_mu);
+    pthread_mutex_destroy(&inst->exec_mu);
     free(inst);
 }
 
@@ -49,12 +39,6 @@ static int k8s_create(const sy_host_api *api, sy_host *host,
                       const sy_params *config, sy_instance **out, char *err,
                       size_t err_len)
 {
-    pthread_once(&curl_once, init_curl);
-    if (curl_init_rc != CURLE_OK) {
-        sy_sdk_errf(err, err_len, "libcurl: %s",
-                    curl_easy_strerror(curl_init_rc));
-        return SY_EINTERNAL;
-    }
     sy_instance *inst = calloc(1, sizeof *inst);
     if (!inst) {
         sy_sdk_errf(err, err_len, "out of memory");
@@ -62,15 +46,12 @@ static int k8s_create(const sy_host_api *api, sy_host *host,
     }
     inst->api = api;
     inst->host = host;
-    pthread_mutex_init(&inst->q_mu, NULL);
+    pthread_mutex_init(&inst->exec_mu, NULL);
     int rc = sy_sdk_inflight_init(&inst->inflight);
-    if (rc != SY_OK) {
+    if (rc != SY_OK)
         sy_sdk_errf(err, err_len, "out of memory");
-        pthread_mutex_destroy(&inst->q_mu);
-        free(inst);
-        return rc;
-    }
-    rc = sy_k8s_settings_read(api, config, &inst->set, err, err_len);
+    else
+        rc = sy_k8s_settings_read(api, config, &inst->set, err, err_len);
     if (rc == SY_OK && inst->set.conn.token &&
         asprintf(&inst->auth_header, "Authorization: Bearer %s",
                  inst->set.conn.token) < 0) {
@@ -143,7 +124,8 @@ static int start(sy_instance *inst, const sy_task *task, sy_completion *c,
                                        sizeof msg)
                  : SY_ENOMEM;
     sy_k8s_spec_free(&sp);
-    if (rc == SY_OK && sy_sdk_inflight_add(&inst->inflight, c, job) != SY_OK)
+    if (rc == SY_OK &&
+        sy_sdk_inflight_add(&inst->inflight, c, &job->cancelled) != SY_OK)
         rc = SY_ENOMEM;
     if (rc != SY_OK) {
         if (job)
@@ -162,7 +144,7 @@ static int start(sy_instance *inst, const sy_task *task, sy_completion *c,
     atomic_fetch_add(&inst->stats.submitted, 1);
     if (resumed)
         atomic_fetch_add(&inst->stats.resumed, 1);
-    sy_k8s_loop_post(inst, job);
+    sy_http_loop_post(inst->http, &job->posted);
     return SY_OK;
 }
 
@@ -183,11 +165,7 @@ static int k8s_resume(sy_instance *inst, const sy_task *task,
 
 static int k8s_cancel(sy_instance *inst, sy_completion *c)
 {
-    void *job = NULL;
-    if (sy_sdk_inflight_take(&inst->inflight, c, &job) != SY_OK)
-        return SY_ENOENT;
-    sy_k8s_loop_post_cancel(inst, job);
-    return SY_OK;
+    return sy_http_loop_cancel(inst->http, &inst->inflight, c);
 }
 
 static int k8s_validate(sy_instance *inst, const sy_params *task_params,
@@ -200,11 +178,6 @@ static int k8s_validate(sy_instance *inst, const sy_params *task_params,
     if (rc == SY_OK)
         sy_k8s_spec_free(&sp);
     return rc;
-}
-
-static void k8s_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
-{
-    sy_k8s_stats_emit(inst, emit, sink);
 }
 
 static const sy_executor k8s_desc = {
@@ -221,7 +194,7 @@ static const sy_executor k8s_desc = {
     .submit = k8s_submit,
     .cancel = k8s_cancel,
     .validate = k8s_validate,
-    .metrics = k8s_metrics,
+    .metrics = sy_k8s_stats_emit,
     .resume = k8s_resume,
 };
 

@@ -11,9 +11,9 @@
  *                 their ExecCredential read
  *   exec_refresh.c  an exec credential refreshed on the loop: a helper
  *                 thread runs the command before it expires, or on a 401
- *   loop.c        the plugin's thread: a libuv loop driving a libcurl
- *                 multi handle; one HTTP request (sy_k8s_req) at a time
- *                 per purpose, streamed or buffered
+ *   loop.c        the plugin's side of its thread, the SDK's HTTP loop
+ *                 (switchyard/http.h); one HTTP request (sy_k8s_req) at a
+ *                 time per purpose, streamed or buffered
  *   job.c         one attempt's Job: its name, labels and manifest
  *   watch.c       the instance's two watches (Jobs, Pods): list, watch
  *                 from the list's resourceVersion, resume, relist on 410
@@ -25,9 +25,10 @@
  *
  * Threads: submit(), resume(), cancel(), capacity() and metrics() run on
  * host threads and never block: submit() and resume() build the manifest
- * (no I/O), take a slot and hand the attempt to the loop thread through a
- * mutex-protected queue and a uv_async_t; cancel() takes the attempt's
- * completion from the in-flight table and queues it the same way.
+ * (no I/O), take a slot and post the attempt to the loop thread
+ * (sy_http_loop_post: a queue under a mutex and a uv_async_t); cancel()
+ * takes the attempt's completion from the in-flight table and posts it
+ * the same way.
  * Everything else -- curl, the watches, the object cache, every attempt's
  * state after the queue -- belongs to the loop thread, which completes
  * every attempt it accepted.
@@ -50,6 +51,7 @@
 #include <uv.h>
 
 #include <switchyard/executor.h>
+#include <switchyard/http.h>
 #include <switchyard/sdk.h>
 
 #define SY_K8S_DEFAULT_MAX_IN_FLIGHT 500
@@ -295,8 +297,9 @@ typedef struct sy_k8s_entry sy_k8s_entry;
 /* One accepted attempt.  Made by submit()/resume() (host thread), then
  * the loop's alone; freed by the loop after complete(). */
 typedef struct sy_k8s_job {
-    struct sy_k8s_job *next;        /* in the submit queue */
-    struct sy_k8s_job *cancel_next; /* in the cancel queue */
+    sy_http_link posted;            /* in the loop's submit queue */
+    sy_http_link cancelled;         /* in the loop's cancel queue; the
+                                       in-flight table's value */
     sy_instance *inst;
     sy_completion *c;               /* the host's token, completed once */
     const sy_task *task;            /* host-owned, valid until complete */
@@ -465,21 +468,17 @@ struct sy_instance {
     const sy_host_api *api;         /* the host's, static */
     sy_host *host;                  /* the host's, until destroy() */
     sy_k8s_settings set;            /* read-only after create() */
-    sy_sdk_inflight inflight;       /* completion -> sy_k8s_job, for
+    sy_sdk_inflight inflight;       /* completion -> job->cancelled, for
                                        cancel(); any thread */
     sy_k8s_stats stats;
     _Atomic int64_t used;           /* slots: accepted until the Job is
                                        deleted (or kept) and complete()d */
 
-    /* loop thread (the rest, but q_mu's fields) */
-    pthread_t thread;               /* the loop's; joined by destroy() */
-    bool thread_started;
-    uv_loop_t loop;
-    uv_async_t async;               /* wakes the loop for the queues */
-    uv_timer_t curl_timer;          /* curl's timeout (TIMERFUNCTION) */
-    CURLM *multi;                   /* every request of the instance */
-    void **socks;                   /* socket watchers by descriptor */
-    size_t n_socks;
+    /* loop thread (the rest, but exec_mu's fields) */
+    sy_http_loop *http;             /* the thread, its queues and the
+                                       multi; freed by destroy() */
+    CURLM *multi;                   /* http's: every request of the
+                                       instance; NULL once it stops */
     char *auth_header;              /* "Authorization: Bearer ..." or NULL;
                                        never logged; loop only once the
                                        loop runs (the token refresh) */
@@ -496,17 +495,17 @@ struct sy_instance {
     sy_k8s_req *exec_held;          /* loop only: requests started while
                                        the credential is expired or was
                                        refused, until the refresh ends */
-    sy_k8s_cred exec_cred;          /* under q_mu: the helper's result */
-    int exec_rc;                    /* under q_mu: its SY_* code */
-    char exec_err[512];             /* under q_mu: its error, one line */
+    sy_k8s_cred exec_cred;          /* under exec_mu: the helper's result */
+    int exec_rc;                    /* under exec_mu: its SY_* code */
+    char exec_err[512];             /* under exec_mu: its error, one line */
     sy_k8s_entry *buckets[SY_K8S_BUCKETS]; /* the cache, by Job name */
     sy_k8s_watch watch_jobs, watch_pods;
     char selector[160];             /* the label selector, URL-encoded */
 
-    pthread_mutex_t q_mu;           /* guards the queues and stopping */
-    sy_k8s_job *q_head, *q_tail;    /* submitted, for the loop */
-    sy_k8s_job *cancel_head;        /* cancelled, for the loop */
-    bool stopping;                  /* destroy() asked the loop to end */
+    pthread_mutex_t exec_mu;        /* guards the helper's result and
+                                       exec_closed */
+    bool exec_closed;               /* the loop stops: exec_async is
+                                       closing, not to be sent */
 };
 
 /* loop.c */
@@ -515,10 +514,6 @@ struct sy_instance {
 int sy_k8s_loop_start(sy_instance *inst, char *err, size_t err_len);
 /* In destroy(): the loop told to stop, its handles closed, joined. */
 void sy_k8s_loop_stop(sy_instance *inst);
-/* Any thread, never blocking: hands an accepted attempt (or the attempt
- * whose completion cancel() took) to the loop. */
-void sy_k8s_loop_post(sy_instance *inst, sy_k8s_job *job);
-void sy_k8s_loop_post_cancel(sy_instance *inst, sy_k8s_job *job);
 
 /* exec_refresh.c (loop thread, but sy_k8s_exec_join) */
 /* In sy_k8s_loop_start, before the thread: the refresh's handles, its

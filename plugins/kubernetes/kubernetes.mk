@@ -18,7 +18,7 @@ plugins_kubernetes_kubernetes_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread \
 	$(LIBCURL_CFLAGS) $(LIBYAML_CFLAGS) $(LIBUV_CFLAGS) $(JANSSON_CFLAGS) \
 	$(LIBCRYPTO_CFLAGS)
 plugins_kubernetes_kubernetes_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
-plugins_kubernetes_kubernetes_la_LIBADD = $(SDK_LIB) $(LIBCURL_LIBS) \
+plugins_kubernetes_kubernetes_la_LIBADD = $(SDK_HTTP_LIB) $(SDK_LIB) $(LIBCURL_LIBS) \
 	$(LIBYAML_LIBS) $(LIBUV_LIBS) $(JANSSON_LIBS) $(LIBCRYPTO_LIBS)
 
 EXTRA_DIST += plugins/kubernetes/kubernetes.mk examples/kubernetes/README.md \

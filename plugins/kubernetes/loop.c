@@ -1,12 +1,11 @@
 /*
- * loop.c -- the kubernetes instance's one thread: a libuv loop driving a
- * libcurl multi handle (curl says which sockets to watch and when to wake;
- * uv_poll_t and a uv_timer_t hand readiness back), and the requests made
- * on it.  Two watches and every create, log read and delete share it: a
- * thousand Jobs in flight cost the loop nothing while they run.  Host
- * threads reach the loop through two intrusive queues under q_mu and one
- * uv_async_t: submit() and resume() append the attempt, cancel() appends
- * the attempt it took from the in-flight table.  TLS: the server is
+ * loop.c -- the kubernetes instance's one thread: the SDK's HTTP loop
+ * (switchyard/http.h, a libuv loop driving a libcurl multi handle), and
+ * the requests made on it.  Two watches and every create, log read and
+ * delete share it: a thousand Jobs in flight cost the loop nothing while
+ * they run.  Host threads reach the loop through the HTTP loop's two
+ * queues: submit() and resume() post the attempt, cancel() posts the
+ * attempt it took from the in-flight table.  TLS: the server is
  * verified against the kubeconfig's CA (a blob, never written to disk) or
  * the system's store; there is no switch to turn verification off.  The
  * token goes out only as the Authorization header.
@@ -21,12 +20,6 @@
 #include <openssl/crypto.h>
 
 #include "kubernetes.h"
-
-typedef struct sock_ctx {
-    uv_poll_t poll;
-    curl_socket_t fd;
-    sy_instance *inst;
-} sock_ctx;
 
 int64_t sy_k8s_now_ms(void)
 {
@@ -115,8 +108,10 @@ static void drain_lines(sy_instance *inst, sy_k8s_req *r)
     r->body[r->body_len] = '\0';
 }
 
-static void drain(sy_instance *inst)
+/* After every read (the HTTP loop's progress). */
+static void drain(void *arg)
 {
+    sy_instance *inst = arg;
     drain_lines(inst, inst->watch_jobs.req);
     drain_lines(inst, inst->watch_pods.req);
 }
@@ -268,150 +263,39 @@ const char *sy_k8s_status_message(const sy_k8s_req *r, char *buf, size_t len)
     return buf;
 }
 
-/* ---- curl's callbacks ------------------------------------------------------------ */
+/* ---- the HTTP loop's callbacks ------------------------------------------------ */
 
-static void check_done(sy_instance *inst)
+static void on_done(void *arg, CURL *e, CURLcode code)
 {
-    CURLMsg *m;
-    int left;
-    drain(inst);
-    while ((m = curl_multi_info_read(inst->multi, &left))) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        CURL *e = m->easy_handle;
-        sy_k8s_req *r = NULL;
-        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
-        r->code = m->data.result;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
-        drain_lines(inst, r);
-        curl_multi_remove_handle(inst->multi, e);
-        curl_easy_cleanup(e);
-        r->easy = NULL;
-        if (r->status == 401)
-            sy_k8s_exec_unauthorized(inst);
-        r->done(inst, r); /* may free r, or start it again */
-    }
+    sy_instance *inst = arg;
+    sy_k8s_req *r = NULL;
+    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
+    r->code = code;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
+    drain_lines(inst, r);
+    curl_easy_cleanup(e);
+    r->easy = NULL;
+    if (r->status == 401)
+        sy_k8s_exec_unauthorized(inst);
+    r->done(inst, r); /* may free r, or start it again */
 }
 
-static void on_poll(uv_poll_t *h, int status, int events)
+static void on_posted(void *arg, sy_http_link *link)
 {
-    sock_ctx *ctx = h->data;
-    int flags = 0;
-    if (status < 0)
-        flags = CURL_CSELECT_ERR;
-    else {
-        if (events & UV_READABLE)
-            flags |= CURL_CSELECT_IN;
-        if (events & UV_WRITABLE)
-            flags |= CURL_CSELECT_OUT;
-    }
-    int running;
-    curl_multi_socket_action(ctx->inst->multi, ctx->fd, flags, &running);
-    check_done(ctx->inst);
+    sy_k8s_follow_begin(arg, SY_HTTP_ITEM(link, sy_k8s_job, posted));
 }
 
-/* One watcher per descriptor number, kept while the loop runs (as the
- * lambda plugin does): a reused number gets the same watcher. */
-static sock_ctx *sock_for(sy_instance *inst, curl_socket_t s)
+static void on_cancelled(void *arg, sy_http_link *link)
 {
-    if (s < 0)
-        return NULL;
-    if ((size_t)s >= inst->n_socks) {
-        size_t n = inst->n_socks ? inst->n_socks : 256;
-        while (n <= (size_t)s)
-            n *= 2;
-        void **t = realloc(inst->socks, n * sizeof *t);
-        if (!t)
-            return NULL;
-        memset(t + inst->n_socks, 0, (n - inst->n_socks) * sizeof *t);
-        inst->socks = t;
-        inst->n_socks = n;
-    }
-    sock_ctx *ctx = inst->socks[s];
-    if (ctx)
-        return ctx;
-    ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
-        return NULL;
-    ctx->fd = s;
-    ctx->inst = inst;
-    if (uv_poll_init_socket(&inst->loop, &ctx->poll, s) != 0) {
-        free(ctx);
-        return NULL;
-    }
-    ctx->poll.data = ctx;
-    inst->socks[s] = ctx;
-    return ctx;
-}
-
-static int on_socket(CURL *e, curl_socket_t s, int what, void *userp,
-                     void *socketp)
-{
-    (void)e;
-    sy_instance *inst = userp;
-    sock_ctx *ctx = socketp;
-    if (what == CURL_POLL_REMOVE) {
-        if (ctx) {
-            uv_poll_stop(&ctx->poll);
-            curl_multi_assign(inst->multi, s, NULL);
-        }
-        return 0;
-    }
-    if (!ctx) {
-        ctx = sock_for(inst, s);
-        if (!ctx)
-            return -1;
-        curl_multi_assign(inst->multi, s, ctx);
-    }
-    int ev = 0;
-    if (what & CURL_POLL_IN)
-        ev |= UV_READABLE;
-    if (what & CURL_POLL_OUT)
-        ev |= UV_WRITABLE;
-    uv_poll_start(&ctx->poll, ev, on_poll);
-    return 0;
-}
-
-static void on_curl_timer(uv_timer_t *t)
-{
-    sy_instance *inst = t->data;
-    int running;
-    curl_multi_socket_action(inst->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    check_done(inst);
-}
-
-static int on_timer_change(CURLM *m, long timeout_ms, void *userp)
-{
-    (void)m;
-    sy_instance *inst = userp;
-    if (timeout_ms < 0)
-        uv_timer_stop(&inst->curl_timer);
-    else
-        uv_timer_start(&inst->curl_timer, on_curl_timer, (uint64_t)timeout_ms,
-                       0);
-    return 0;
-}
-
-/* ---- the queues from host threads ------------------------------------------------ */
-
-static void on_handle_closed(uv_handle_t *h)
-{
-    if (h->type == UV_POLL)
-        free(h->data);
-}
-
-static void close_any(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, h->type == UV_POLL ? on_handle_closed : NULL);
+    sy_k8s_follow_cancel(arg, SY_HTTP_ITEM(link, sy_k8s_job, cancelled));
 }
 
 /* Everything still held is dropped: the host calls destroy() only after
  * every accepted attempt completed, so what is left is the watches and
- * the cache. */
-static void shut_down(sy_instance *inst)
+ * the cache.  The HTTP loop closes the handles after. */
+static void on_stopping(void *arg)
 {
+    sy_instance *inst = arg;
     sy_k8s_watch_stop(inst);
     for (size_t i = 0; i < SY_K8S_BUCKETS; i++) {
         sy_k8s_entry *e = inst->buckets[i];
@@ -426,59 +310,15 @@ static void shut_down(sy_instance *inst)
         }
         inst->buckets[i] = NULL;
     }
-    curl_multi_cleanup(inst->multi);
+    pthread_mutex_lock(&inst->exec_mu);
+    inst->exec_closed = true; /* the helper must not wake a closed handle */
+    pthread_mutex_unlock(&inst->exec_mu);
     inst->multi = NULL;
-    uv_walk(&inst->loop, close_any, NULL);
-    free(inst->socks);
-    inst->socks = NULL;
-    inst->n_socks = 0;
 }
 
-static void on_async(uv_async_t *a)
+static void on_started(void *arg)
 {
-    sy_instance *inst = a->data;
-    pthread_mutex_lock(&inst->q_mu);
-    sy_k8s_job *jobs = inst->q_head, *cancels = inst->cancel_head;
-    bool stopping = inst->stopping;
-    inst->q_head = inst->q_tail = NULL;
-    inst->cancel_head = NULL;
-    pthread_mutex_unlock(&inst->q_mu);
-
-    while (jobs) {
-        sy_k8s_job *j = jobs;
-        jobs = j->next;
-        j->next = NULL;
-        sy_k8s_follow_begin(inst, j);
-    }
-    while (cancels) {
-        sy_k8s_job *j = cancels;
-        cancels = j->cancel_next;
-        sy_k8s_follow_cancel(inst, j);
-    }
-    if (stopping)
-        shut_down(inst);
-}
-
-void sy_k8s_loop_post(sy_instance *inst, sy_k8s_job *job)
-{
-    job->next = NULL;
-    pthread_mutex_lock(&inst->q_mu);
-    if (inst->q_tail)
-        inst->q_tail->next = job;
-    else
-        inst->q_head = job;
-    inst->q_tail = job;
-    pthread_mutex_unlock(&inst->q_mu);
-    uv_async_send(&inst->async);
-}
-
-void sy_k8s_loop_post_cancel(sy_instance *inst, sy_k8s_job *job)
-{
-    pthread_mutex_lock(&inst->q_mu);
-    job->cancel_next = inst->cancel_head;
-    inst->cancel_head = job;
-    pthread_mutex_unlock(&inst->q_mu);
-    uv_async_send(&inst->async);
+    sy_k8s_watch_start(arg);
 }
 
 /* ---- the token, read again ------------------------------------------------ */
@@ -525,43 +365,24 @@ static void on_token_timer(uv_timer_t *t)
 
 /* ---- start and stop ----------------------------------------------------------------- */
 
-static void *loop_main(void *arg)
-{
-    sy_instance *inst = arg;
-    sy_k8s_watch_start(inst);
-    uv_run(&inst->loop, UV_RUN_DEFAULT);
-    return NULL;
-}
+/* The watches begin on the loop thread; a watch's lines are taken after
+ * every read (drain). */
+static const sy_http_loop_ops http_ops = {
+    .started = on_started, .posted = on_posted, .cancelled = on_cancelled,
+    .progress = drain, .done = on_done, .stopping = on_stopping,
+};
 
 int sy_k8s_loop_start(sy_instance *inst, char *err, size_t err_len)
 {
-    int rc = uv_loop_init(&inst->loop);
-    if (rc != 0) {
-        sy_sdk_errf(err, err_len, "cannot start an event loop: %s",
-                    uv_strerror(rc));
-        return SY_EINTERNAL;
-    }
-    uv_async_init(&inst->loop, &inst->async, on_async);
-    inst->async.data = inst;
-    uv_timer_init(&inst->loop, &inst->curl_timer);
-    inst->curl_timer.data = inst;
-    uv_timer_init(&inst->loop, &inst->token_timer);
+    int rc = sy_http_loop_new(&http_ops, inst, &inst->http, err, err_len);
+    if (rc != SY_OK)
+        return rc;
+    inst->multi = sy_http_loop_multi(inst->http);
+    uv_timer_init(sy_http_loop_uv(inst->http), &inst->token_timer);
     inst->token_timer.data = inst;
     if (inst->set.conn.token_file)
         uv_timer_start(&inst->token_timer, on_token_timer, 60000, 60000);
     sy_k8s_exec_start(inst);
-    inst->multi = curl_multi_init();
-    if (!inst->multi) {
-        sy_sdk_errf(err, err_len, "out of memory (curl_multi_init)");
-        uv_walk(&inst->loop, close_any, NULL);
-        uv_run(&inst->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&inst->loop);
-        return SY_ENOMEM;
-    }
-    curl_multi_setopt(inst->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(inst->multi, CURLMOPT_SOCKETDATA, inst);
-    curl_multi_setopt(inst->multi, CURLMOPT_TIMERFUNCTION, on_timer_change);
-    curl_multi_setopt(inst->multi, CURLMOPT_TIMERDATA, inst);
     /* Short requests reuse a few kept-alive connections; the two watches
      * hold one each.  Creates are bursty, logs and deletes follow them:
      * sixteen idle connections kept is plenty. */
@@ -569,31 +390,15 @@ int sy_k8s_loop_start(sy_instance *inst, char *err, size_t err_len)
      * (over HTTP/1.1, one each was 500 TLS handshakes for 500 Jobs). */
     curl_multi_setopt(inst->multi, CURLMOPT_MAXCONNECTS, 16L);
     curl_multi_setopt(inst->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 16L);
-    rc = pthread_create(&inst->thread, NULL, loop_main, inst);
-    if (rc != 0) {
-        sy_sdk_errf(err, err_len, "cannot start the loop thread: %s",
-                    strerror(rc));
-        curl_multi_cleanup(inst->multi);
-        inst->multi = NULL;
-        uv_walk(&inst->loop, close_any, NULL);
-        uv_run(&inst->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&inst->loop);
-        return SY_EINTERNAL;
-    }
-    inst->thread_started = true;
-    return SY_OK;
+    rc = sy_http_loop_start(inst->http, err, err_len);
+    if (rc != SY_OK)
+        sy_k8s_loop_stop(inst);
+    return rc;
 }
 
 void sy_k8s_loop_stop(sy_instance *inst)
 {
-    if (!inst->thread_started)
-        return;
-    pthread_mutex_lock(&inst->q_mu);
-    inst->stopping = true;
-    pthread_mutex_unlock(&inst->q_mu);
-    uv_async_send(&inst->async);
-    pthread_join(inst->thread, NULL);
+    sy_http_loop_free(inst->http);
+    inst->http = NULL;
     sy_k8s_exec_join(inst);
-    inst->thread_started = false;
-    uv_loop_close(&inst->loop);
 }

@@ -318,7 +318,7 @@ static void init_one(sy_instance *inst, sy_k8s_watch *w, bool pods)
     snprintf(w->path, sizeof w->path, pods ? "/api/v1/namespaces/%s/pods"
                                            : "/apis/batch/v1/namespaces/%s/jobs",
              inst->set.ns);
-    uv_timer_init(&inst->loop, &w->timer);
+    uv_timer_init(sy_http_loop_uv(inst->http), &w->timer);
     w->timer.data = w;
 }
 

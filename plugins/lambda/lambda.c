@@ -26,16 +26,6 @@
 
 #include "lambda.h"
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-/* curl_global_init is not safe to race; the host may create two
- * instances from two threads. */
-static void init_curl(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 static void lambda_destroy(sy_instance *inst)
 {
     if (!inst)
@@ -46,7 +36,6 @@ static void lambda_destroy(sy_instance *inst)
     sy_lambda_settings_free(&inst->set);
     sy_sdk_inflight_fini(&inst->inflight);
     sy_lambda_stats_fini(&inst->stats);
-    pthread_mutex_destroy(&inst->q_mu);
     free(inst);
 }
 
@@ -54,12 +43,6 @@ static int lambda_create(const sy_host_api *api, sy_host *host,
                          const sy_params *config, sy_instance **out,
                          char *err, size_t err_len)
 {
-    pthread_once(&curl_once, init_curl);
-    if (curl_init_rc != CURLE_OK) {
-        sy_sdk_errf(err, err_len, "libcurl: %s",
-                    curl_easy_strerror(curl_init_rc));
-        return SY_EINTERNAL;
-    }
     sy_instance *inst = calloc(1, sizeof *inst);
     if (!inst) {
         sy_sdk_errf(err, err_len, "out of memory");
@@ -69,18 +52,13 @@ static int lambda_create(const sy_host_api *api, sy_host *host,
     inst->host = host;
     inst->now_ms = sy_lambda_now_ms;
     inst->wall = time;
-    pthread_mutex_init(&inst->q_mu, NULL);
     sy_lambda_stats_init(&inst->stats);
-    int rc = sy_sdk_inflight_init(&inst->inflight);
-    if (rc != SY_OK) {
-        sy_sdk_errf(err, err_len, "out of memory");
-        sy_lambda_stats_fini(&inst->stats);
-        pthread_mutex_destroy(&inst->q_mu);
-        free(inst);
-        return rc;
-    }
-    rc = sy_lambda_settings_read(api, config, &inst->set, err, err_len);
     bool found = false;
+    int rc = sy_sdk_inflight_init(&inst->inflight);
+    if (rc != SY_OK)
+        sy_sdk_errf(err, err_len, "out of memory");
+    else
+        rc = sy_lambda_settings_read(api, config, &inst->set, err, err_len);
     if (rc == SY_OK)
         rc = sy_lambda_creds_static(inst->set.access_key,
                                     inst->set.secret_key,
@@ -106,11 +84,6 @@ static int lambda_create(const sy_host_api *api, sy_host *host,
              found ? inst->creds.source : "the metadata endpoints");
     *out = inst;
     return SY_OK;
-}
-
-static int64_t lambda_capacity(sy_instance *inst)
-{
-    return sy_lambda_capacity(inst);
 }
 
 /* Takes a slot under the current limit, unless paused. */
@@ -165,7 +138,8 @@ static int lambda_submit(sy_instance *inst, const sy_task *task,
         return SY_EBUSY;
     }
     sy_lambda_job *job = calloc(1, sizeof *job);
-    if (!job || sy_sdk_inflight_add(&inst->inflight, c, job) != SY_OK) {
+    if (!job ||
+        sy_sdk_inflight_add(&inst->inflight, c, &job->cancelled) != SY_OK) {
         free(job);
         free(call.client_context);
         atomic_fetch_sub(&inst->used, 1);
@@ -178,17 +152,13 @@ static int lambda_submit(sy_instance *inst, const sy_task *task,
     job->call = call;
     atomic_fetch_add(&inst->stats.submitted, 1);
     atomic_fetch_add(&inst->stats.queued, 1);
-    sy_lambda_loop_post(inst, job);
+    sy_http_loop_post(inst->http, &job->posted);
     return SY_OK;
 }
 
 static int lambda_cancel(sy_instance *inst, sy_completion *c)
 {
-    void *job = NULL;
-    if (sy_sdk_inflight_take(&inst->inflight, c, &job) != SY_OK)
-        return SY_ENOENT;
-    sy_lambda_loop_post_cancel(inst, job);
-    return SY_OK;
+    return sy_http_loop_cancel(inst->http, &inst->inflight, c);
 }
 
 static int lambda_validate(sy_instance *inst, const sy_params *task_params,
@@ -203,11 +173,6 @@ static int lambda_validate(sy_instance *inst, const sy_params *task_params,
     return rc;
 }
 
-static void lambda_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
-{
-    sy_lambda_stats_emit(inst, emit, sink);
-}
-
 static const sy_executor lambda_desc = {
     SY_EXECUTOR_V1,
     .name = "lambda",
@@ -218,11 +183,11 @@ static const sy_executor lambda_desc = {
     .task_params = sy_lambda_task_params,
     .create = lambda_create,
     .destroy = lambda_destroy,
-    .capacity = lambda_capacity,
+    .capacity = sy_lambda_capacity,
     .submit = lambda_submit,
     .cancel = lambda_cancel,
     .validate = lambda_validate,
-    .metrics = lambda_metrics,
+    .metrics = sy_lambda_stats_emit,
 };
 
 SY_EXPORT const sy_executor *sy_executor_entry(void)

@@ -7,17 +7,17 @@
  *   creds.c      the credentials chain: settings, environment, shared file
  *   metadata.c   credentials from the container or instance metadata
  *                endpoints, fetched and refreshed on the loop
- *   loop.c       the plugin's thread: a libuv loop driving a libcurl multi
- *                handle through socket and timer callbacks
+ *   loop.c       the plugin's side of its thread, the SDK's HTTP loop
+ *                (switchyard/http.h): jobs begun, retried, finished
  *   request.c    one invocation's HTTP request: URL, headers, signature
  *   response.c   what an answer means: output, failure, deferral, retry
  *   stats.c      the adaptive limit, the pause, and the metrics
  *   sigv4.c      the signer (sigv4.h)
  *
  * Threads: submit(), cancel(), capacity() and metrics() run on host
- * threads and never block: submit() hands the job to the loop thread
- * through a mutex-protected queue and a uv_async_t; cancel() takes the
- * job's completion and queues it the same way.  Everything that touches
+ * threads and never block: submit() posts the job to the loop thread
+ * (sy_http_loop_post: a queue under a mutex and a uv_async_t); cancel()
+ * takes the job's completion and posts it the same way.  Everything that touches
  * curl, the credentials or a job's transfer runs on the loop thread, which
  * also completes every attempt accepted into the queue.
  */
@@ -34,6 +34,7 @@
 #include <uv.h>
 
 #include <switchyard/executor.h>
+#include <switchyard/http.h>
 #include <switchyard/sdk.h>
 
 #define SY_LAMBDA_DEFAULT_MAX_IN_FLIGHT 1000
@@ -133,8 +134,10 @@ char *sy_lambda_base64(const void *data, size_t len);
 /* ------------------------------------------------------------------------ */
 
 typedef struct sy_lambda_job {
-    struct sy_lambda_job *next;        /* in a queue or the waiting list */
-    struct sy_lambda_job *cancel_next; /* in the cancel queue */
+    struct sy_lambda_job *next;        /* in the waiting list */
+    sy_http_link posted;               /* in the loop's submit queue */
+    sy_http_link cancelled;            /* in the loop's cancel queue; the
+                                          in-flight table's value */
     sy_instance *inst;
     sy_completion *c;
     const sy_task *task;               /* host-owned, valid until complete */
@@ -203,18 +206,12 @@ struct sy_instance {
     sy_lambda_stats stats;
 
     /* loop thread */
-    pthread_t thread;
-    bool thread_started;
-    uv_loop_t loop;
-    uv_async_t async;
-    uv_timer_t curl_timer;
+    sy_http_loop *http;             /* the thread, its queues, the multi */
     uv_timer_t pause_timer;
     uv_timer_t refresh_timer;       /* expiring metadata credentials
                                        fetched again, idle or not */
-    CURLM *multi;
+    CURLM *multi;                   /* http's; NULL once it stops */
     CURL *spare[1024];              /* easy handles kept for reuse */
-    void **socks;                   /* socket watchers by descriptor */
-    size_t n_socks;
     size_t n_spare;
     uint64_t rng;
     sy_lambda_job *waiting;         /* jobs waiting for credentials */
@@ -225,20 +222,16 @@ struct sy_instance {
     uint64_t sign_gen;              /* the creds_gen it was derived from */
     struct sy_lambda_meta *meta;    /* metadata fetch state, or NULL */
 
-    pthread_mutex_t q_mu;           /* guards the two queues and stopping */
-    sy_lambda_job *q_head, *q_tail;
-    sy_lambda_job *cancel_head;
-    bool stopping;
-
     int64_t (*now_ms)(void);        /* the monotonic clock (tests inject) */
     time_t (*wall)(time_t *);       /* the wall clock for X-Amz-Date */
 };
 
 /* loop.c */
+/* In create(): the HTTP loop made and its thread started.  SY_OK, or an
+ * error with one line in err (nothing left running). */
 int sy_lambda_loop_start(sy_instance *inst, char *err, size_t err_len);
+/* In destroy(): the loop stopped, joined and freed; no-op when none. */
 void sy_lambda_loop_stop(sy_instance *inst);
-void sy_lambda_loop_post(sy_instance *inst, sy_lambda_job *job);
-void sy_lambda_loop_post_cancel(sy_instance *inst, sy_lambda_job *job);
 /* Starts (or restarts) a job's try on the loop thread. */
 void sy_lambda_loop_begin(sy_instance *inst, sy_lambda_job *job);
 /* Runs job again after delay_ms, on the loop. */

@@ -14,7 +14,7 @@ plugins_lambda_lambda_la_CPPFLAGS = $(SDK_CPPFLAGS) -DSY_EXECUTOR_MIN_MINOR=1
 plugins_lambda_lambda_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread \
 	$(LIBCURL_CFLAGS) $(LIBUV_CFLAGS) $(JANSSON_CFLAGS) $(LIBCRYPTO_CFLAGS)
 plugins_lambda_lambda_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
-plugins_lambda_lambda_la_LIBADD = $(SDK_LIB) $(LIBCURL_LIBS) $(LIBUV_LIBS) \
+plugins_lambda_lambda_la_LIBADD = $(SDK_HTTP_LIB) $(SDK_LIB) $(LIBCURL_LIBS) $(LIBUV_LIBS) \
 	$(JANSSON_LIBS) $(LIBCRYPTO_LIBS) -lm
 
 # --- tests ----------------------------------------------------------------------

@@ -1,15 +1,14 @@
 /*
- * loop.c -- the lambda instance's one thread: a libuv loop driving a
- * libcurl multi handle.  curl says which sockets to watch and when to
- * wake (CURLMOPT_SOCKETFUNCTION, CURLMOPT_TIMERFUNCTION); uv_poll_t and a
- * uv_timer_t watch them, and hand readiness back with
- * curl_multi_socket_action().  No polling: a thousand invocations in
- * flight cost the loop nothing while they wait.
+ * loop.c -- the lambda instance's one thread: the SDK's HTTP loop
+ * (switchyard/http.h, a libuv loop driving a libcurl multi handle) and
+ * what the plugin does on it: jobs begun, retried after a backoff, paused
+ * after a 429, finished and cancelled.  No polling: a thousand invocations
+ * in flight cost the loop nothing while they wait.
  *
- * Host threads reach the loop through two intrusive queues under q_mu and
- * one uv_async_t: submit() appends the job, cancel() appends the job it
- * took from the in-flight table.  Only this thread touches curl handles,
- * so a cancel is always applied here, between two transfers' callbacks.
+ * Host threads reach the loop through the HTTP loop's two queues: submit()
+ * posts the job, cancel() posts the job it took from the in-flight table.
+ * Only this thread touches curl handles, so a cancel is always applied
+ * here, between two transfers' callbacks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +16,6 @@
 #include <time.h>
 
 #include "lambda.h"
-
-typedef struct sock_ctx {
-    uv_poll_t poll;
-    curl_socket_t fd;
-    sy_instance *inst;
-} sock_ctx;
 
 int64_t sy_lambda_now_ms(void)
 {
@@ -178,7 +171,7 @@ void sy_lambda_loop_retry_later(sy_instance *inst, sy_lambda_job *job,
                                 int64_t delay_ms)
 {
     if (!job->timer_live) {
-        uv_timer_init(&inst->loop, &job->timer);
+        uv_timer_init(sy_http_loop_uv(inst->http), &job->timer);
         job->timer.data = job;
         job->timer_live = true;
     }
@@ -204,129 +197,18 @@ void sy_lambda_loop_pause(sy_instance *inst, int64_t ms)
     uv_timer_start(&inst->pause_timer, on_pause_end, (uint64_t)ms, 0);
 }
 
-/* ---- curl's callbacks ------------------------------------------------------- */
+/* ---- the HTTP loop's callbacks ------------------------------------------------ */
 
-static void check_done(sy_instance *inst)
+static void on_done(void *arg, CURL *e, CURLcode code)
 {
-    CURLMsg *m;
-    int left;
-    while ((m = curl_multi_info_read(inst->multi, &left))) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        CURL *e = m->easy_handle;
-        CURLcode code = m->data.result;
-        if (sy_lambda_meta_done(inst, e, code))
-            continue;
-        sy_lambda_job *job = NULL;
-        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&job);
-        curl_multi_remove_handle(inst->multi, e);
-        job->easy = NULL;
-        sy_lambda_response_done(inst, job, e, code);
-        easy_put(inst, e);
-    }
-}
-
-static void on_poll(uv_poll_t *h, int status, int events)
-{
-    sock_ctx *ctx = h->data;
-    int flags = 0;
-    if (status < 0)
-        flags = CURL_CSELECT_ERR;
-    else {
-        if (events & UV_READABLE)
-            flags |= CURL_CSELECT_IN;
-        if (events & UV_WRITABLE)
-            flags |= CURL_CSELECT_OUT;
-    }
-    int running;
-    sy_instance *inst = ctx->inst;
-    curl_multi_socket_action(inst->multi, ctx->fd, flags, &running);
-    check_done(inst);
-}
-
-/* The watcher of socket `s`, kept by descriptor number: curl stops
- * watching a kept-alive connection between two calls, and a watcher kept
- * stopped saves the setup libuv does for a new one (three system calls)
- * on every call.  A number reused for a new socket gets the same watcher,
- * which holds nothing but the number. */
-static sock_ctx *sock_for(sy_instance *inst, curl_socket_t s)
-{
-    if (s < 0)
-        return NULL;
-    if ((size_t)s >= inst->n_socks) {
-        size_t n = inst->n_socks ? inst->n_socks : 256;
-        while (n <= (size_t)s)
-            n *= 2;
-        void **t = realloc(inst->socks, n * sizeof *t);
-        if (!t)
-            return NULL;
-        memset(t + inst->n_socks, 0, (n - inst->n_socks) * sizeof *t);
-        inst->socks = t;
-        inst->n_socks = n;
-    }
-    sock_ctx *ctx = inst->socks[s];
-    if (ctx)
-        return ctx;
-    ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
-        return NULL;
-    ctx->fd = s;
-    ctx->inst = inst;
-    if (uv_poll_init_socket(&inst->loop, &ctx->poll, s) != 0) {
-        free(ctx);
-        return NULL;
-    }
-    ctx->poll.data = ctx;
-    inst->socks[s] = ctx;
-    return ctx;
-}
-
-static int on_socket(CURL *e, curl_socket_t s, int what, void *userp,
-                     void *socketp)
-{
-    (void)e;
-    sy_instance *inst = userp;
-    sock_ctx *ctx = socketp;
-    if (what == CURL_POLL_REMOVE) {
-        if (ctx) {
-            uv_poll_stop(&ctx->poll);
-            curl_multi_assign(inst->multi, s, NULL);
-        }
-        return 0;
-    }
-    if (!ctx) {
-        ctx = sock_for(inst, s);
-        if (!ctx)
-            return -1;
-        curl_multi_assign(inst->multi, s, ctx);
-    }
-    int ev = 0;
-    if (what & CURL_POLL_IN)
-        ev |= UV_READABLE;
-    if (what & CURL_POLL_OUT)
-        ev |= UV_WRITABLE;
-    uv_poll_start(&ctx->poll, ev, on_poll);
-    return 0;
-}
-
-static void on_curl_timer(uv_timer_t *t)
-{
-    sy_instance *inst = t->data;
-    int running;
-    curl_multi_socket_action(inst->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    check_done(inst);
-}
-
-static int on_timer_change(CURLM *m, long timeout_ms, void *userp)
-{
-    (void)m;
-    sy_instance *inst = userp;
-    if (timeout_ms < 0)
-        uv_timer_stop(&inst->curl_timer);
-    else
-        uv_timer_start(&inst->curl_timer, on_curl_timer, (uint64_t)timeout_ms,
-                       0);
-    return 0;
+    sy_instance *inst = arg;
+    if (sy_lambda_meta_done(inst, e, code))
+        return;
+    sy_lambda_job *job = NULL;
+    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&job);
+    job->easy = NULL;
+    sy_lambda_response_done(inst, job, e, code);
+    easy_put(inst, e);
 }
 
 /* ---- the queues from host threads ------------------------------------------ */
@@ -348,146 +230,57 @@ static void apply_cancel(sy_instance *inst, sy_lambda_job *job)
     sy_lambda_job_finish(inst, job, &r);
 }
 
-static void on_handle_closed(uv_handle_t *h)
+static void on_stopping(void *arg)
 {
-    if (h->type == UV_POLL)
-        free(h->data);
-}
-
-static void close_any(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, on_handle_closed);
-}
-
-static void shut_down(sy_instance *inst)
-{
+    sy_instance *inst = arg;
     sy_lambda_meta_free(inst);
     while (inst->n_spare > 0)
         curl_easy_cleanup(inst->spare[--inst->n_spare]);
-    /* Closes the kept-alive connections, which tells on_socket to stop
-     * watching them. */
-    curl_multi_cleanup(inst->multi);
-    inst->multi = NULL;
-    uv_walk(&inst->loop, close_any, NULL); /* frees the socket watchers */
-    free(inst->socks);
-    inst->socks = NULL;
-    inst->n_socks = 0;
+    inst->multi = NULL; /* the loop cleans it up next */
 }
 
-static void on_async(uv_async_t *a)
+static void on_posted(void *arg, sy_http_link *link)
 {
-    sy_instance *inst = a->data;
-    pthread_mutex_lock(&inst->q_mu);
-    sy_lambda_job *jobs = inst->q_head, *cancels = inst->cancel_head;
-    bool stopping = inst->stopping;
-    inst->q_head = inst->q_tail = NULL;
-    inst->cancel_head = NULL;
-    pthread_mutex_unlock(&inst->q_mu);
-
-    uint64_t t = jobs ? now_ns() : 0;
-    while (jobs) {
-        sy_lambda_job *j = jobs;
-        jobs = j->next;
-        j->next = NULL;
-        j->start_ns = t;
-        sy_lambda_loop_begin(inst, j);
-    }
-    while (cancels) {
-        sy_lambda_job *j = cancels;
-        cancels = j->cancel_next;
-        apply_cancel(inst, j);
-    }
-    if (stopping)
-        shut_down(inst);
+    sy_lambda_job *job = SY_HTTP_ITEM(link, sy_lambda_job, posted);
+    job->start_ns = now_ns();
+    sy_lambda_loop_begin(arg, job);
 }
 
-void sy_lambda_loop_post(sy_instance *inst, sy_lambda_job *job)
+static void on_cancelled(void *arg, sy_http_link *link)
 {
-    job->next = NULL;
-    pthread_mutex_lock(&inst->q_mu);
-    if (inst->q_tail)
-        inst->q_tail->next = job;
-    else
-        inst->q_head = job;
-    inst->q_tail = job;
-    pthread_mutex_unlock(&inst->q_mu);
-    uv_async_send(&inst->async);
-}
-
-void sy_lambda_loop_post_cancel(sy_instance *inst, sy_lambda_job *job)
-{
-    pthread_mutex_lock(&inst->q_mu);
-    job->cancel_next = inst->cancel_head;
-    inst->cancel_head = job;
-    pthread_mutex_unlock(&inst->q_mu);
-    uv_async_send(&inst->async);
+    apply_cancel(arg, SY_HTTP_ITEM(link, sy_lambda_job, cancelled));
 }
 
 /* ---- start and stop ------------------------------------------------------------ */
 
-static void *loop_main(void *arg)
-{
-    sy_instance *inst = arg;
-    uv_run(&inst->loop, UV_RUN_DEFAULT);
-    return NULL;
-}
+static const sy_http_loop_ops http_ops = {
+    .posted = on_posted, .cancelled = on_cancelled, .done = on_done,
+    .stopping = on_stopping,
+};
 
 int sy_lambda_loop_start(sy_instance *inst, char *err, size_t err_len)
 {
-    int rc = uv_loop_init(&inst->loop);
-    if (rc != 0) {
-        sy_sdk_errf(err, err_len, "cannot start an event loop: %s",
-                    uv_strerror(rc));
-        return SY_EINTERNAL;
-    }
-    uv_async_init(&inst->loop, &inst->async, on_async);
-    inst->async.data = inst;
-    uv_timer_init(&inst->loop, &inst->curl_timer);
-    inst->curl_timer.data = inst;
-    uv_timer_init(&inst->loop, &inst->pause_timer);
-    inst->pause_timer.data = inst;
-    uv_timer_init(&inst->loop, &inst->refresh_timer);
-    inst->refresh_timer.data = inst;
-    inst->multi = curl_multi_init();
-    if (!inst->multi) {
-        sy_sdk_errf(err, err_len, "out of memory (curl_multi_init)");
-        uv_walk(&inst->loop, close_any, NULL);
-        uv_run(&inst->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&inst->loop);
-        return SY_ENOMEM;
-    }
-    curl_multi_setopt(inst->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(inst->multi, CURLMOPT_SOCKETDATA, inst);
-    curl_multi_setopt(inst->multi, CURLMOPT_TIMERFUNCTION, on_timer_change);
-    curl_multi_setopt(inst->multi, CURLMOPT_TIMERDATA, inst);
+    int rc = sy_http_loop_new(&http_ops, inst, &inst->http, err, err_len);
+    if (rc != SY_OK)
+        return rc;
     /* Keep a kept-alive connection for every invocation that may be in
      * flight, so a steady load never reconnects. */
+    inst->multi = sy_http_loop_multi(inst->http);
     curl_multi_setopt(inst->multi, CURLMOPT_MAXCONNECTS,
                       (long)inst->set.max_in_flight);
-    rc = pthread_create(&inst->thread, NULL, loop_main, inst);
-    if (rc != 0) {
-        sy_sdk_errf(err, err_len, "cannot start the loop thread: %s",
-                    strerror(rc));
-        shut_down(inst);
-        uv_run(&inst->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&inst->loop);
-        return SY_EINTERNAL;
-    }
-    inst->thread_started = true;
-    return SY_OK;
+    uv_loop_t *uv = sy_http_loop_uv(inst->http);
+    uv_timer_init(uv, &inst->pause_timer);
+    inst->pause_timer.data = inst;
+    uv_timer_init(uv, &inst->refresh_timer);
+    inst->refresh_timer.data = inst;
+    rc = sy_http_loop_start(inst->http, err, err_len);
+    if (rc != SY_OK)
+        sy_lambda_loop_stop(inst);
+    return rc;
 }
 
 void sy_lambda_loop_stop(sy_instance *inst)
 {
-    if (!inst->thread_started)
-        return;
-    pthread_mutex_lock(&inst->q_mu);
-    inst->stopping = true;
-    pthread_mutex_unlock(&inst->q_mu);
-    uv_async_send(&inst->async);
-    pthread_join(inst->thread, NULL);
-    inst->thread_started = false;
-    uv_loop_close(&inst->loop);
+    sy_http_loop_free(inst->http);
+    inst->http = NULL;
 }

@@ -20,6 +20,7 @@
 
 #include <switchyard/spawn.h>
 
+#include "parse.h"
 #include "slurm.h"
 
 int64_t sy_slurm_now_ms(void)
@@ -195,27 +196,20 @@ static sy_slurm_job *find_by_id(sy_instance *inst, long id)
 static void adopt_newest(sy_instance *inst, const char *out)
 {
     for (const char *line = out; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        const char *bar1 = memchr(line, '|', len);
-        const char *bar2 = bar1 ? memchr(bar1 + 1, '|', len - (size_t)(bar1 + 1 - line)) : NULL;
-        const char *last = NULL;
-        for (const char *c = line; bar2 && c < line + len; c++)
-            if (*c == '|')
-                last = c;
-        if (bar1 && bar2 && last && last > bar2) {
-            long id = strtol(line, NULL, 10);
-            size_t nlen = (size_t)(bar2 - bar1 - 1);
-            size_t clen = len - (size_t)(last + 1 - line);
-            for (sy_slurm_job *j = inst->tracked; j; j = j->next)
-                if (j->phase != SY_SLURM_TRACKED && !j->submitting &&
-                    j->job_id <= 0 && strlen(j->name) == nlen &&
-                    !memcmp(j->name, bar1 + 1, nlen) &&
-                    strlen(j->comment) == clen &&
-                    !memcmp(j->comment, last + 1, clen) && id > j->newest)
-                    j->newest = id;
+        size_t len = strcspn(line, "\n");
+        char *copy = strndup(line, len);
+        line += len + (line[len] == '\n');
+        sy_slurm_squeue_row row;
+        if (!copy || sy_slurm_parse_squeue_line(copy, &row) != 0) {
+            free(copy);
+            continue;
         }
-        line += len + (end ? 1 : 0);
+        for (sy_slurm_job *j = inst->tracked; j; j = j->next)
+            if (j->phase != SY_SLURM_TRACKED && !j->submitting &&
+                j->job_id <= 0 && !strcmp(j->name, row.name) &&
+                !strcmp(j->comment, row.comment) && row.id > j->newest)
+                j->newest = row.id;
+        free(copy);
     }
     for (sy_slurm_job *j = inst->tracked; j; j = j->next)
         if (j->newest > 0 && j->job_id <= 0) {
@@ -290,26 +284,21 @@ static int query(sy_instance *inst)
     char *save = NULL;
     for (char *line = strtok_r(r.out, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        char *f[5] = {0};
-        char *s = line;
-        for (int i = 0; i < 5 && s; i++) {
-            f[i] = s;
-            s = i < 4 ? strchr(s, '|') : NULL;
-            if (s)
-                *s++ = '\0';
-        }
-        if (!f[4])
+        sy_slurm_squeue_row row;
+        if (sy_slurm_parse_squeue_line(line, &row) != 0)
             continue;
-        long id = strtol(f[0], NULL, 10);
+        long id = row.id;
         sy_slurm_job *job = find_by_id(inst, id);
         if (!job)
             continue; /* not ours, or an older job of an adopted name */
         job->misses = 0;
-        if (strcmp(f[2], "PENDING") == 0)
+        job->missing_since_ms = 0;
+        job->lookup = false;
+        if (strcmp(row.state, "PENDING") == 0)
             pending++;
-        else if (strcmp(f[2], "RUNNING") == 0)
+        else if (strcmp(row.state, "RUNNING") == 0)
             running++;
-        if (sy_slurm_state_seen(inst, job, f[2], f[3])) {
+        if (sy_slurm_state_seen(inst, job, row.state, row.reason)) {
             /* completed and freed by state.c through sy_slurm_job_finish */
         }
     }
@@ -340,6 +329,8 @@ static int query(sy_instance *inst)
         }
         sy_slurm_state_missing(inst, j);
     }
+    /* One sacct for the jobs the query missed that left no status. */
+    sy_slurm_acct_lookup(inst);
     return 0;
 }
 

@@ -27,8 +27,8 @@ SPEC(partition, SY_PARAM_STRING, "the partition (--partition)");
 SPEC(account, SY_PARAM_STRING, "the account charged (--account)");
 SPEC(qos, SY_PARAM_STRING, "the quality of service (--qos)");
 SPEC(time, SY_PARAM_DURATION,
-     "the job's time limit (--time, rounded up to minutes); default: the "
-     "task's timeout");
+     "the job's time limit (--time, rounded up to minutes: Slurm keeps "
+     "whole minutes); default: the task's timeout");
 SPEC(cpus, SY_PARAM_INT, "CPUs of the job (--cpus-per-task)");
 SPEC(mem, SY_PARAM_STRING, "memory of the job (--mem), e.g. \"4G\"");
 SPEC(gpus, SY_PARAM_INT, "GPUs of the job (--gres=gpu:N)");
@@ -48,6 +48,14 @@ SPEC(command_timeout, SY_PARAM_DURATION, "one Slurm command's limit");
 SPEC(submit_retry, SY_PARAM_DURATION,
      "the wait after the controller refused a job for a limit of jobs "
      "(MaxSubmitJobs): deferred, not charged (default 10s)");
+SPEC(accounting, SY_PARAM_STRING,
+     "where a job the controller forgot is looked up: \"auto\" (sacct "
+     "until it says there is no accounting), \"sacct\" or \"none\"");
+SPEC(lost_after, SY_PARAM_DURATION,
+     "how long a job neither squeue nor sacct lists, with no exit status, "
+     "is waited for before it fails as lost (default 2m)");
+SPEC(max_submitting, SY_PARAM_INT,
+     "sbatch commands running at once (default 4)");
 SPEC(bin_dir, SY_PARAM_STRING, "where sbatch, squeue, scancel are (PATH)");
 SPEC(slurm_conf, SY_PARAM_STRING, "SLURM_CONF for the commands");
 SPEC(command, SY_PARAM_ARRAY,
@@ -60,7 +68,7 @@ SPEC(shell, SY_PARAM_STRING, "what the job runs, a shell command line");
 const sy_param_spec *const sy_slurm_instance_params[] = {
     REQS, &p_max_in_flight, &p_poll_interval, &p_max_poll_interval,
     &p_max_requests_per_minute, &p_command_timeout, &p_submit_retry,
-    &p_bin_dir,
+    &p_accounting, &p_lost_after, &p_max_submitting, &p_bin_dir,
     &p_slurm_conf, NULL};
 const sy_param_spec *const sy_slurm_task_params[] = {REQS, &p_command,
                                                      &p_shell, NULL};
@@ -161,7 +169,7 @@ int sy_slurm_settings_read(const sy_host_api *api, const sy_params *cfg,
 {
     memset(s, 0, sizeof *s);
     sy_slurm_req r = {0};
-    const char *bin = NULL, *conf = NULL;
+    const char *bin = NULL, *conf = NULL, *acct = NULL;
     size_t n_opt = 0;
     int rc;
     if ((rc = req_read(api, cfg, &r, err, err_len)) ||
@@ -187,11 +195,32 @@ int sy_slurm_settings_read(const sy_host_api *api, const sy_params *cfg,
         (rc = sy_sdk_param_duration_ms(api, cfg, "submit_retry",
                                        SY_SLURM_DEFER_MS, 0, 3600000,
                                        &s->submit_retry_ms, err, err_len)) ||
+        (rc = sy_sdk_param_duration_ms(api, cfg, "lost_after",
+                                       SY_SLURM_DEFAULT_LOST_AFTER_MS, 0,
+                                       86400000, &s->lost_after_ms, err,
+                                       err_len)) ||
+        (rc = sy_sdk_param_int(api, cfg, "max_submitting",
+                               SY_SLURM_DEFAULT_SUBMITTERS, 1,
+                               SY_SLURM_MAX_SUBMITTERS, &s->max_submitting,
+                               err, err_len)) ||
+        (rc = sy_sdk_param_string(api, cfg, "accounting", "auto", &acct, err,
+                                  err_len)) ||
         (rc = sy_sdk_param_string(api, cfg, "bin_dir", NULL, &bin, err,
                                   err_len)) ||
         (rc = sy_sdk_param_string(api, cfg, "slurm_conf", NULL, &conf, err,
                                   err_len)))
         return rc;
+    if (!strcmp(acct, "auto")) {
+        s->accounting = SY_SLURM_ACCT_AUTO;
+    } else if (!strcmp(acct, "sacct")) {
+        s->accounting = SY_SLURM_ACCT_SACCT;
+    } else if (!strcmp(acct, "none")) {
+        s->accounting = SY_SLURM_ACCT_NONE;
+    } else {
+        sy_sdk_errf(err, err_len, "accounting: must be \"auto\", \"sacct\" "
+                    "or \"none\", not \"%.100s\"", acct);
+        return SY_EINVAL;
+    }
     if (s->max_poll_ms < s->poll_ms)
         s->max_poll_ms = s->poll_ms;
     char cwd[PATH_MAX];

@@ -31,6 +31,8 @@ static int slurm_create(const sy_host_api *api, sy_host *host,
     pthread_cond_init(&inst->sub_cond, NULL);
     sy_sdk_slots_init(&inst->slots, api, host, inst->set.max_in_flight);
     rc = sy_sdk_inflight_init(&inst->inflight);
+    if (rc != SY_OK)
+        sy_sdk_errf(err, err_len, "out of memory");
     if (rc == SY_OK && inst->set.req.partition) {
         /* An unknown partition is a config error when the controller can
          * be asked; when it cannot, the jobs will say. */
@@ -100,6 +102,7 @@ static int start(sy_instance *inst, const sy_task *task, sy_completion *c,
     }
     job->c = c;
     job->phase = phase;
+    job->acct_rc = -1;
     if (sy_sdk_inflight_add(&inst->inflight, c, job) != SY_OK) {
         sy_slurm_job_free(job);
         sy_sdk_slots_undo(&inst->slots);
@@ -175,6 +178,8 @@ static void slurm_metrics(sy_instance *inst, sy_metric_fn emit, void *sink)
     emit(sink, "controller.requests", atomic_load(&s->requests));
     emit(sink, "controller.requests_per_minute", sy_slurm_stats_rpm(s));
     emit(sink, "controller.queries", atomic_load(&s->queries));
+    emit(sink, "controller.accounting_queries",
+         atomic_load(&s->acct_queries));
     emit(sink, "controller.poll_interval_ms", atomic_load(&s->poll_ms));
     emit(sink, "jobs.submitted", atomic_load(&s->sbatch));
     emit(sink, "jobs.adopted", atomic_load(&s->adopted));

@@ -11,6 +11,8 @@
  *                answer means
  *   state.c      what a job's state means: its end read from the state,
  *                the exit status file and the output files
+ *   accounting.c the jobs squeue no longer lists, one sacct for them all
+ *   parse.c      the commands' answers, read without trusting them
  *
  * One attempt is one batch job, named sy-RUN-TASK-ATTEMPT and commented
  * "switchyard run=RUN task=TASK attempt=N", so that a host that takes the
@@ -24,7 +26,8 @@
  * host threads and never block: they queue the job (or the cancel) under
  * q_mu and signal the loop thread.  The loop runs the queries and the
  * cancels (squeue, scancel, scontrol) through the SDK's sy_spawn_run, and
- * hands each sbatch to the submitter thread, which gives the job back
+ * hands each sbatch to a submitter thread (max_submitting of them), which
+ * gives the job back
  * with the answer; every command is bounded by command_timeout.  Only the
  * loop thread reads or writes a job after it was queued (the submitter
  * touches only its argv and sub_* fields, while the loop leaves them
@@ -54,6 +57,22 @@
 /* Intervals a job may be missing from squeue, with no status file, before
  * it is failed as lost (each miss also asks `scontrol show job`). */
 #define SY_SLURM_LOST_AFTER 3
+/* Jobs one sacct asks after at most (accounting.c). */
+#define SY_SLURM_SACCT_MAX 200
+/* lost_after's default: how long a job neither squeue nor sacct lists,
+ * with no exit status file, is waited for before it is failed as lost. */
+#define SY_SLURM_DEFAULT_LOST_AFTER_MS 120000
+/* sbatch commands at once per instance (max_submitting's default). */
+#define SY_SLURM_DEFAULT_SUBMITTERS 4
+#define SY_SLURM_MAX_SUBMITTERS 32
+
+/* accounting: where a job the controller forgot is looked up. */
+enum {
+    SY_SLURM_ACCT_AUTO = 0,   /* sacct, until it says there is none */
+    SY_SLURM_ACCT_SACCT,      /* sacct, always */
+    SY_SLURM_ACCT_NONE        /* never: the exit status file, scontrol */
+};
+
 /* How long a deferral waits when the controller refused a submit
  * (submit_retry's default). */
 #define SY_SLURM_DEFER_MS 10000
@@ -91,6 +110,9 @@ typedef struct sy_slurm_settings {
     int64_t submit_retry_ms;   /* how long a task waits after the
                                   controller refused it for a limit of
                                   jobs (deferred, not charged) */
+    int accounting;            /* SY_SLURM_ACCT_* */
+    int64_t lost_after_ms;     /* see SY_SLURM_DEFAULT_LOST_AFTER_MS */
+    int64_t max_submitting;    /* sbatch commands at once */
     char *bin_dir;             /* owned; where sbatch & co are, or NULL
                                   for PATH */
     char *slurm_conf;          /* owned; SLURM_CONF for the commands, or
@@ -156,6 +178,13 @@ typedef struct sy_slurm_job {
     int sub_rc;                     /* sy_spawn_run's return (submitter) */
     char sub_err[256];              /* why sbatch did not run (submitter) */
     bool scancel_sent;              /* scancel ran for it */
+    bool lookup;                    /* missing, no status file: for sacct
+                                       (accounting.c) */
+    int64_t missing_since_ms;       /* when the query first missed it, 0
+                                       while it is listed */
+    int64_t looked_ms;              /* when sacct last asked after it */
+    int acct_rc;                    /* the exit status accounting gave
+                                       (128 + signal), or -1 */
 } sy_slurm_job;
 
 typedef struct sy_slurm_stats {
@@ -163,6 +192,7 @@ typedef struct sy_slurm_stats {
     _Atomic int64_t by_outcome[5];  /* by sy_outcome, DEFERRED too */
     _Atomic int64_t requests;       /* controller requests since create */
     _Atomic int64_t queries;        /* of those, squeue queries */
+    _Atomic int64_t acct_queries;   /* ... and sacct lookups */
     _Atomic int64_t sbatch;         /* of those, jobs submitted */
     _Atomic int64_t adopted;        /* resumed attempts whose job was found */
     _Atomic int64_t lost;           /* jobs failed as lost */
@@ -190,8 +220,8 @@ struct sy_instance {
     sy_slurm_job *q_head, *q_tail;  /* submitted, not yet on the loop */
     sy_slurm_job *cancel_head;      /* cancelled by cancel() */
     bool stopping;
-    pthread_t sub_thread;           /* the submitter */
-    bool sub_started;
+    pthread_t sub_thread[SY_SLURM_MAX_SUBMITTERS]; /* the submitters */
+    int sub_started;                /* how many of them run */
     pthread_cond_t sub_cond;        /* with q_mu: work for the submitter */
     sy_slurm_job *sub_head, *sub_tail; /* jobs for sbatch (q_mu) */
     sy_slurm_job *done_head;        /* jobs sbatch answered for (q_mu) */
@@ -202,6 +232,7 @@ struct sy_instance {
     int64_t next_query_ms;          /* monotonic */
     int64_t last_query_ms;          /* when the last query began */
     int64_t interval_ms;            /* now, after backoff */
+    bool acct_off;                  /* sacct said there is no accounting */
 };
 
 /* loop.c */
@@ -261,6 +292,11 @@ bool sy_slurm_state_seen(sy_instance *inst, sy_slurm_job *job,
                          const char *state, const char *reason);
 /* The job is missing from the query: true when it is over (completed). */
 bool sy_slurm_state_missing(sy_instance *inst, sy_slurm_job *job);
+/* Fails a job the controller and accounting lost, with msg. */
+void sy_slurm_state_lost(sy_instance *inst, sy_slurm_job *job,
+                         const char *msg);
+/* accounting.c: one sacct for the jobs marked `lookup`, on the loop. */
+void sy_slurm_acct_lookup(sy_instance *inst);
 /* Counts a request made now in the stats' window. */
 void sy_slurm_stats_request(sy_slurm_stats *s);
 /* Requests in the last 60 s. */

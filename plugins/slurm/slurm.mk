@@ -8,7 +8,8 @@ executors_LTLIBRARIES += plugins/slurm/slurm.la
 plugins_slurm_slurm_la_SOURCES = \
 	plugins/slurm/slurm.c plugins/slurm/slurm.h \
 	plugins/slurm/settings.c plugins/slurm/loop.c plugins/slurm/submit.c \
-	plugins/slurm/state.c
+	plugins/slurm/state.c plugins/slurm/accounting.c plugins/slurm/parse.c \
+	plugins/slurm/parse.h
 # resume() is an ABI 1.4 descriptor field (slurm.c defines the minor).
 plugins_slurm_slurm_la_CPPFLAGS = $(SDK_CPPFLAGS)
 plugins_slurm_slurm_la_CFLAGS = $(PLUGIN_CFLAGS) -pthread
@@ -18,7 +19,7 @@ plugins_slurm_slurm_la_LIBADD = $(SDK_LIB)
 # --- tests ----------------------------------------------------------------------
 slurm_tests = tests/slurm/run.sh tests/slurm/cancel.sh tests/slurm/resume.sh tests/slurm/poll.sh \
 	tests/slurm/conformance.sh tests/slurm/example.sh tests/slurm/defer.sh \
-	tests/slurm/backoff.sh tests/slurm/missing.sh
+	tests/slurm/backoff.sh tests/slurm/missing.sh tests/slurm/accounting.sh
 TESTS += $(slurm_tests)
 dist_check_SCRIPTS += $(slurm_tests) tests/slurm/lib.sh
 AM_TESTS_ENVIRONMENT += \

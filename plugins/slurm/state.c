@@ -19,9 +19,10 @@
  *   anything else              still going
  *
  * A job the query no longer lists ends by its status file; without one,
- * it is asked after with `scontrol show job`, and only after
- * SY_SLURM_LOST_AFTER queries without it is it failed as lost: "not found
- * yet" is not "failed".
+ * it is looked up in accounting (accounting.c, one sacct for all such
+ * jobs), or, with no accounting, asked after with `scontrol show job`, and
+ * only after SY_SLURM_LOST_AFTER queries without it is it failed as lost:
+ * "not found yet" is not "failed".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 
 #include <switchyard/spawn.h>
 
+#include "parse.h"
 #include "slurm.h"
 
 #define OUT_MAX ((size_t)64 * 1024 * 1024)
@@ -223,7 +225,8 @@ bool sy_slurm_state_seen(sy_instance *inst, sy_slurm_job *job,
         return true;
     }
     if (!strcmp(state, "FAILED")) {
-        end_by_rc(inst, job, read_rc(job->base), state);
+        int rc = read_rc(job->base);
+        end_by_rc(inst, job, rc < 0 ? job->acct_rc : rc, state);
         return true;
     }
     if (!strcmp(state, "OUT_OF_MEMORY")) {
@@ -271,15 +274,8 @@ static void scontrol_state(sy_instance *inst, long id, char *state,
     state[0] = '\0';
     if (sy_slurm_command(inst, argv, &r, err, sizeof err) != 0)
         return;
-    const char *p = strstr(r.out, "JobState=");
-    if (p) {
-        p += 9;
-        size_t n = strcspn(p, " \n");
-        if (n >= cap)
-            n = cap - 1;
-        memcpy(state, p, n);
-        state[n] = '\0';
-    }
+    if (sy_slurm_parse_job_state(r.out, state, cap) != 0)
+        state[0] = '\0';
     sy_spawn_result_free(&r);
 }
 
@@ -293,6 +289,13 @@ bool sy_slurm_state_missing(sy_instance *inst, sy_slurm_job *job)
     if (rc >= 0) {
         end_by_rc(inst, job, rc, rc ? "FAILED" : "COMPLETED");
         return true;
+    }
+    if (inst->set.accounting != SY_SLURM_ACCT_NONE && !inst->acct_off) {
+        /* accounting.c asks sacct after it, with the others, this turn. */
+        if (!job->missing_since_ms)
+            job->missing_since_ms = sy_slurm_now_ms();
+        job->lookup = true;
+        return false;
     }
     if (job->misses < SY_SLURM_LOST_AFTER)
         return false;
@@ -308,6 +311,12 @@ bool sy_slurm_state_missing(sy_instance *inst, sy_slurm_job *job)
              "the controller no longer knows the job and it left no exit "
              "status (lost)", 0);
     return true;
+}
+
+void sy_slurm_state_lost(sy_instance *inst, sy_slurm_job *job,
+                         const char *msg)
+{
+    end_with(inst, job, SY_OUTCOME_FAILED, msg, 0);
 }
 
 /* ---- the request window ---------------------------------------------------- */

@@ -3,8 +3,10 @@
  *
  * The loop thread prepares each new job (its input file, its sbatch
  * command line), keeps it on the tracked list marked `submitting`, and
- * hands it to the instance's submitter thread, which runs sbatch through
- * sy_spawn_run and hands the job back with the result.  The loop then
+ * hands it to the instance's submitter threads (max_submitting of them:
+ * that many sbatch at once, each waiting on the controller's answer), one
+ * of which runs sbatch through sy_spawn_run and hands the job back with
+ * the result.  The loop then
  * reads the job id, or ends the attempt: failed with the controller's
  * message, or deferred when the controller refused it for a limit of jobs
  * (MaxSubmitJobs, MaxJobCount) or could not be reached.  So a slow sbatch
@@ -16,6 +18,7 @@
 
 #include <switchyard/spawn.h>
 
+#include "parse.h"
 #include "slurm.h"
 
 /* The controller refusing more jobs for now (MaxSubmitJobs and kin, or a
@@ -69,8 +72,14 @@ static void submitted(sy_instance *inst, sy_slurm_job *job)
     }
     sy_spawn_result *r = &job->sub_res;
     long id = 0;
-    if (r->exited && r->exit_code == 0)
-        id = strtol(r->out, NULL, 10);
+    if (r->exited && r->exit_code == 0 &&
+        sy_slurm_parse_sbatch(r->out, &id) != 0) {
+        /* Submitted, maybe, but under an id we cannot read: a later
+         * query finds the job by its name if it exists. */
+        inst->api->log(inst->host, SY_LOG_WARN,
+                       "sbatch printed no job id: %.200s", r->out);
+        id = 0;
+    }
     if (id > 0) {
         job->job_id = id;
         if (job->phase != SY_SLURM_CANCELLING)
@@ -130,13 +139,17 @@ static void *submitter_main(void *arg)
 
 int sy_slurm_submit_start(sy_instance *inst, char *err, size_t err_len)
 {
-    int rc = pthread_create(&inst->sub_thread, NULL, submitter_main, inst);
-    if (rc != 0) {
-        sy_sdk_errf(err, err_len, "cannot start the submitter thread: %s",
-                    strerror(rc));
-        return SY_EINTERNAL;
+    for (int i = 0; i < inst->set.max_submitting; i++) {
+        int rc = pthread_create(&inst->sub_thread[i], NULL, submitter_main,
+                                inst);
+        if (rc != 0) {
+            sy_slurm_submit_stop(inst);
+            sy_sdk_errf(err, err_len, "cannot start the submitter "
+                        "threads: %s", strerror(rc));
+            return SY_EINTERNAL;
+        }
+        inst->sub_started = i + 1;
     }
-    inst->sub_started = true;
     return SY_OK;
 }
 
@@ -146,8 +159,9 @@ void sy_slurm_submit_stop(sy_instance *inst)
         return;
     pthread_mutex_lock(&inst->q_mu);
     inst->sub_stopping = true;
-    pthread_cond_signal(&inst->sub_cond);
+    pthread_cond_broadcast(&inst->sub_cond);
     pthread_mutex_unlock(&inst->q_mu);
-    pthread_join(inst->sub_thread, NULL);
-    inst->sub_started = false;
+    for (int i = 0; i < inst->sub_started; i++)
+        pthread_join(inst->sub_thread[i], NULL);
+    inst->sub_started = 0;
 }

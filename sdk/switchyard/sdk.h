@@ -36,6 +36,8 @@
  * Elsewhere in the library: switchyard/spawn.h (run a command to its end),
  * switchyard/json_params.h (sy_params over jansson), switchyard/testhost.h
  * (a host for unit tests), switchyard/loader.h (open and check a plugin).
+ * Apart, in libswitchyard-sdk-http.a: switchyard/http.h (libcurl's multi
+ * interface on a libuv loop of the plugin's own thread).
  *
  * Threading: every function may be called from any thread; the ones that
  * touch a shared object (sy_sdk_inflight, sy_sdk_slots, sy_sdk_stats) are
@@ -254,7 +256,9 @@ int sy_sdk_inflight_init(sy_sdk_inflight *t);
 
 /* Frees the table.  Entries still in it are dropped without a word: by
  * destroy() time the host has seen every completion, so a non-empty table
- * is the plugin's bug, which sy_sdk_inflight_count() can reveal first. */
+ * is the plugin's bug, which sy_sdk_inflight_count() can reveal first.
+ * A table whose init failed, or a zeroed one init never ran on, is left
+ * alone, so one destroy() can unwind a create() that failed anywhere. */
 void sy_sdk_inflight_fini(sy_sdk_inflight *t);
 
 /* Records `c` as in flight with the plugin's `value`.  SY_OK; SY_EINVAL

@@ -1,6 +1,14 @@
 #!/bin/sh
 # Help for every command, and numbers on the command line checked.
 . "$SY_SRCDIR/tests/cli/tap.sh"
+# Constant usage texts and numbers refused before anything opens: the
+# sanitizer pass runs it; under valgrind it was 40 s of CPU for what
+# tests/config/test_integers (the number parser) and the scripts that run
+# commands with options already check there (docs/testing.md).
+if [ -n "$SY_WRAP" ]; then
+    echo "1..0 # SKIP usage texts and refused numbers; the sanitizer pass runs it"
+    exit 0
+fi
 
 run help
 rc_is 0 "switchyard help exits 0"
@@ -14,9 +22,7 @@ for c in $commands; do
     rc_is 0 "switchyard $c --help exits 0"
     has "usage: switchyard [--config FILE] $c" "switchyard $c --help prints its usage"
     help_out=$out
-    # The same text by another path: compared bare, since the help path
-    # itself ran under valgrind just above (twice per command was most of
-    # this script's time in the valgrind pass).
+    # The same text by another path.
     out=$("$SWITCHYARD" help "$c" 2>&1)
     [ "$out" = "$help_out" ]
     ok $? "switchyard help $c prints the same"

@@ -7,7 +7,7 @@
 # --enable-fuzz (clang).
 
 fuzz_targets = glob glob_diff config routes workflow definition cache context \
-	cron duration params sigv4 admin
+	cron duration params sigv4 admin slurm
 fuzz_common = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
 fuzz_wf = tests/fuzz/wf_check.h tests/fuzz/wf_check.c
 FUZZ_CFLAGS_ALL = $(AM_CFLAGS) $(DEP_CFLAGS)
@@ -113,18 +113,30 @@ tests_fuzz_fuzz_sigv4_CFLAGS = $(FUZZ_CFLAGS_ALL) $(LIBCRYPTO_CFLAGS)
 tests_fuzz_fuzz_sigv4_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_sigv4_LDADD = $(HOST_LDADD) $(LIBCRYPTO_LIBS)
 
+# The slurm plugin's readers of the commands' output, compiled in.
+fuzz_slurm = tests/fuzz/slurm.c plugins/slurm/parse.c plugins/slurm/parse.h
+tests_fuzz_replay_slurm_SOURCES = $(fuzz_slurm) tests/fuzz/replay.c $(fuzz_common)
+tests_fuzz_replay_slurm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/slurm
+tests_fuzz_replay_slurm_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_replay_slurm_LDADD = $(HOST_LDADD)
+tests_fuzz_fuzz_slurm_SOURCES = $(fuzz_slurm) $(fuzz_common)
+tests_fuzz_fuzz_slurm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/slurm
+tests_fuzz_fuzz_slurm_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_slurm_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_slurm_LDADD = $(HOST_LDADD)
+
 check_PROGRAMS += tests/fuzz/replay_glob tests/fuzz/replay_glob_diff \
 	tests/fuzz/replay_config tests/fuzz/replay_routes \
 	tests/fuzz/replay_workflow tests/fuzz/replay_definition tests/fuzz/replay_cache \
 	tests/fuzz/replay_context tests/fuzz/replay_cron \
 	tests/fuzz/replay_duration tests/fuzz/replay_params \
-	tests/fuzz/replay_sigv4 tests/fuzz/replay_admin
+	tests/fuzz/replay_sigv4 tests/fuzz/replay_admin tests/fuzz/replay_slurm
 fuzz_programs = tests/fuzz/fuzz_glob tests/fuzz/fuzz_glob_diff \
 	tests/fuzz/fuzz_config tests/fuzz/fuzz_routes \
 	tests/fuzz/fuzz_workflow tests/fuzz/fuzz_definition tests/fuzz/fuzz_cache \
 	tests/fuzz/fuzz_context tests/fuzz/fuzz_cron \
 	tests/fuzz/fuzz_duration tests/fuzz/fuzz_params tests/fuzz/fuzz_sigv4 \
-	tests/fuzz/fuzz_admin
+	tests/fuzz/fuzz_admin tests/fuzz/fuzz_slurm
 EXTRA_PROGRAMS = $(fuzz_programs)
 CLEANFILES += $(fuzz_programs)
 
@@ -135,7 +147,8 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/lsan.supp scripts/fuzz \
 	tests/fuzz/glob.dict tests/fuzz/glob_diff.dict tests/fuzz/config.dict \
 	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict tests/fuzz/cache.dict \
 	tests/fuzz/context.dict tests/fuzz/cron.dict tests/fuzz/duration.dict \
-	tests/fuzz/params.dict tests/fuzz/sigv4.dict tests/fuzz/admin.dict
+	tests/fuzz/params.dict tests/fuzz/sigv4.dict tests/fuzz/admin.dict \
+	tests/fuzz/slurm.dict
 
 if FUZZ
 fuzz: $(fuzz_programs)

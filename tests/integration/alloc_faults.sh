@@ -12,8 +12,8 @@
 #     tasks Completed before the fault are not run again, and `serve`
 #     (or `run`) completes the run.
 # `check` (configuration, routing, plugins, workflows) is swept at every N;
-# `submit` and `run` of a workflow with command and function tasks on the
-# SQLite store at a seeded stride (SY_ALLOC_SEED to repeat;
+# `submit` (every other point with --key) and `run` of a workflow with
+# command and function tasks on the SQLite store at a seeded stride (SY_ALLOC_SEED to repeat;
 # SY_ALLOC_SUBMIT_POINTS, SY_ALLOC_RUN_POINTS and SY_ALLOC_SERVE_POINTS,
 # default 30, 20 and 15, for a longer sweep); `serve --exit-when-idle` on a
 # submitted run the same way.
@@ -169,14 +169,17 @@ bad=0 failed=0 swept=0 corrupt=0 unresumed=0
 k=$(( seed % stride + 1 ))
 while [ "$k" -le "$n_submit" ]; do
     rm -rf "$host/var"; mkdir "$host/var"; cp "$host/base.db" "$db"
-    faulted "$k" submit small
+    # Every other point with a key: the run and its key in one transaction.
+    if [ $((swept % 2)) -eq 1 ]; then faulted "$k" submit small --key sweep
+    else faulted "$k" submit small; fi
     swept=$((swept + 1))
     [ "$rc" -ne 0 ] && failed=$((failed + 1))
     judge submit
     [ "$(integrity)" = ok ] || { corrupt=$((corrupt + 1)); echo "# submit N=$k: integrity: $(integrity)"; }
-    # The run is either wholly recorded (4 tasks) or not at all.
-    runs=$(python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM runs").fetchone()[0], c.execute("SELECT count(*) FROM tasks").fetchone()[0])' "$db" 2>&1)
-    case "$runs" in "0 0"|"1 4") ;; *) unresumed=$((unresumed + 1)); echo "# submit N=$k: runs, tasks: $runs" ;; esac
+    # The run is either wholly recorded (4 tasks, and its key when it had
+    # one) or not at all.
+    runs=$(python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM runs").fetchone()[0], c.execute("SELECT count(*) FROM tasks").fetchone()[0], c.execute("SELECT count(*) FROM run_keys r JOIN runs ON runs.id = r.run_id").fetchone()[0] == c.execute("SELECT count(*) FROM run_keys").fetchone()[0])' "$db" 2>&1)
+    case "$runs" in "0 0 True"|"1 4 True") ;; *) unresumed=$((unresumed + 1)); echo "# submit N=$k: runs, tasks, keys whole: $runs" ;; esac
     k=$((k + stride))
 done
 echo "# submit: $swept points (stride $stride), $failed reported a failure"

@@ -41,6 +41,11 @@ executors = { default = { plugin = "thread"; workers = 2; }; };
 STRICT_CFG = BASE_CFG + "strict_plugins = true;\n"
 
 
+def slurm_cfg(setting):
+    """BASE_CFG with a slurm instance `hpc` holding setting (line 5)."""
+    return BASE_CFG.replace("workers = 2; }; };", "workers = 2; };\n  hpc = { plugin = \"slurm\"; %s }; };" % setting)
+
+
 def wf(tasks, extra=""):
     return 'workflow = {\n  name = "w";\n%s  tasks = (\n%s\n  );\n};\n' % (extra, tasks)
 
@@ -227,9 +232,41 @@ ROWS = [
     dict(what="a workflow that does not exist",
          files={}, cmd=["submit", "nosuch"], error="switchyard: submit: no workflow 'nosuch' in the workflow directories (1 known)",
          fix='`switchyard workflows` lists them; a file with errors is skipped (see `check`)'),
+    dict(what="a submit key window that is not a duration",
+         files={"switchyard.cfg": BASE_CFG + 'submit_key_window = "a day";\n'},
+         cmd=["check"], error='{host}/switchyard.cfg:5: error: \'submit_key_window\' bad duration "a day": expected a number such as "250ms", "5s", "1m", "2h" (at least 1ms)',
+         fix='a duration such as `"24h"`'),
+    dict(what="a submit key with a space",
+         files={}, cmd=["submit", "good", "--key", "order 17"], error="switchyard: submit: --key: the key holds byte 0x20 at offset 5: use printable ASCII without spaces",
+         fix='1 to 256 printable ASCII bytes, such as `order-17`'),
+    dict(what="a backfill time it cannot read",
+         files={}, cmd=["backfill", "good", "--from", "last week", "--to", "2026-01-02"], error="switchyard: backfill: --from 'last week': expected a UTC time such as 2026-11-20 or 2026-11-20T06:00:00Z",
+         fix='a UTC date, or date and time'),
+    dict(what="a backfill of a workflow without a schedule",
+         files={}, cmd=["backfill", "good", "--from", "2026-01-01", "--to", "2026-01-02"], error="switchyard: backfill: workflow 'good' has no schedule: there are no ticks to backfill",
+         fix='give the workflow a `schedule`, or backfill one that has one'),
     dict(what="a number on the command line that is not one",
          files={}, cmd=["runs", "--limit", "abc"], error="switchyard: runs: --limit 'abc': expected a whole number from 1 to 1000000000",
          fix='a whole number in the range named'),
+    # --- the slurm plugin's settings -------------------------------------
+    dict(what="the slurm plugin: an unknown `accounting`",
+         files={"switchyard.cfg": slurm_cfg('accounting = "maybe";'), "plugins/slurm.so": ("copy", "slurm")},
+         cmd=["check"], error='{host}/switchyard.cfg:5: error: executor \'hpc\': plugin \'slurm\' refused its settings: accounting: must be "auto", "sacct" or "none", not "maybe"',
+         fix='"auto" (sacct until it says there is no slurmdbd), "sacct", or "none" (docs/configuration.md)'),
+    dict(what="the slurm plugin: `max_submitting` out of range",
+         files={"switchyard.cfg": slurm_cfg("max_submitting = 0;"), "plugins/slurm.so": ("copy", "slurm")},
+         cmd=["check"], error="{host}/switchyard.cfg:5: error: executor 'hpc': plugin 'slurm' refused its settings: max_submitting: must be an integer between 1 and 32, got 0",
+         fix="sbatch commands at once per instance: 1 to 32"),
+    dict(what="the slurm plugin: `lost_after` not a duration",
+         files={"switchyard.cfg": slurm_cfg('lost_after = "-1s";'), "plugins/slurm.so": ("copy", "slurm")},
+         cmd=["check"], error='{host}/switchyard.cfg:5: error: executor \'hpc\': \'lost_after\': bad duration "-1s": expected a number such as "250ms", "5s", "1m", "2h"',
+         fix='a duration such as "2m"'),
+    dict(what="the slurm plugin: a task's `time` under a minute",
+         files={"switchyard.cfg": slurm_cfg("") + 'routes = "routes.cfg";\n', "plugins/slurm.so": ("copy", "slurm"),
+                "routes.cfg": 'routes = { default = "default"; rules = ( { match = "*::s::**"; executor = "hpc"; } ); };\n',
+                "workflows/w.cfg": 'workflow = { name = "s::w"; tasks = ( { id = "a"; shell = "true"; time = "30s"; } ); };\n'},
+         cmd=["check"], error="{host}/workflows/w.cfg:1: error: task 'a' (executor 'hpc', plugin 'slurm'): time: must be a duration of at least 1m, got 30s",
+         fix="Slurm keeps time limits in whole minutes: 1m or more"),
     # --- plugins (strict_plugins = true: a refused plugin is an error) -----
     dict(what="a plugin file that is not an ELF object",
          files={"switchyard.cfg": STRICT_CFG, "plugins/text.so": "not a shared object\n", "plugins/text.so#": ("mode", 0o755)},
@@ -268,6 +305,7 @@ def env_paths():
         "thread": os.environ["SY_THREAD_PLUGIN"],
         "plugins": os.environ["SY_TEST_PLUGIN_DIR"],
         "tasklib": os.environ["SY_TASKLIB"],
+        "slurm": os.environ["SY_SLURM_PLUGIN"],
     }
 
 
@@ -303,7 +341,7 @@ def plant(host, files, p):
             continue
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if isinstance(v, tuple) and v[0] == "copy":
-            src = p["tasklib"] if v[1] == "tasklib" else os.path.join(p["plugins"], v[1] + ".so")
+            src = p[v[1]] if v[1] in ("tasklib", "slurm") else os.path.join(p["plugins"], v[1] + ".so")
             shutil.copy(src, path)
             os.chmod(path, 0o755)
         elif isinstance(v, bytes):

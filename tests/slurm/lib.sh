@@ -9,6 +9,12 @@
 #   slurm_stop       stops the daemons and removes $sdir (an EXIT trap)
 #   slurm_jobs FMT   squeue -h -t all -o FMT for every job the cluster
 #                    still knows
+#
+# With SY_SLURM_ACCOUNTING=1 set before slurm_start, the cluster keeps
+# accounting: a MariaDB server (mariadb-server, started as root in $sdir,
+# on 127.0.0.1) behind slurmdbd, the cluster, account "sy" and user root
+# registered, limits enforced; the start skips with one line where
+# mariadb-server or slurmdbd are missing.
 . "$SY_SRCDIR/tests/integration/lib.sh"
 
 sy_slurm_skip() {
@@ -28,6 +34,12 @@ slurm_start() {
             sy_slurm_skip "no $b: install munge and slurm-wlm (scripts/test does)"
     done
     [ "$(id -u)" -eq 0 ] || sy_slurm_skip "slurmd must run as root to start jobs (CI runs as root)"
+    if [ -n "${SY_SLURM_ACCOUNTING:-}" ]; then
+        for b in mariadbd mariadb-install-db mariadb slurmdbd sacct sacctmgr; do
+            command -v "$b" >/dev/null 2>&1 ||
+                sy_slurm_skip "no $b: install mariadb-server and slurmdbd (scripts/test does)"
+        done
+    fi
     sdir=$(mktemp -d "${TMPDIR:-/tmp}/sy-slurm-XXXXXX") || exit 1
     chmod 0755 "$sdir"
     mkdir -p "$sdir/munge" "$sdir/state" "$sdir/spool" "$sdir/log" "$sdir/work"
@@ -47,6 +59,16 @@ slurm_start() {
     ctld_port=$(sy_free_port)
     slurmd_port=$(sy_free_port)
     while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(sy_free_port); done
+    acct_conf="AccountingStorageType=accounting_storage/none"
+    if [ -n "${SY_SLURM_ACCOUNTING:-}" ]; then
+        db_port=$(sy_free_port)
+        dbd_port=$(sy_free_port)
+        acct_conf="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$dbd_port
+AccountingStorageEnforce=associations,limits
+AccountingStoragePass=$munge_sock"
+    fi
     mem=$(awk '/MemTotal/ { printf "%d", $2 / 1024 / 2 }' /proc/meminfo)
     cat >"$sdir/slurm.conf" <<CONF
 ClusterName=sytest
@@ -73,13 +95,15 @@ SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 MpiDefault=none
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
 ReturnToService=2
 MinJobAge=${SY_SLURM_MIN_JOB_AGE:-60}
 SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=2
-AccountingStorageType=accounting_storage/none
+$acct_conf
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 MaxJobCount=10000
@@ -87,9 +111,12 @@ EnforcePartLimits=ALL
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 PartitionName=other Nodes=localhost MaxTime=10 State=UP
+PartitionName=low Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=1 OverSubscribe=NO
+PartitionName=high Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=10 OverSubscribe=NO
 CONF
     SLURM_CONF=$sdir/slurm.conf
     export SLURM_CONF
+    [ -z "${SY_SLURM_ACCOUNTING:-}" ] || slurm_accounting_start
     slurmctld -D -i -f "$SLURM_CONF" >"$sdir/log/slurmctld.out" 2>&1 &
     ctld_pid=$!
     slurmd -D -N localhost -f "$SLURM_CONF" >"$sdir/log/slurmd.out" 2>&1 &
@@ -109,6 +136,59 @@ CONF
     exit 1
 }
 
+# MariaDB and slurmdbd for the cluster in $sdir (slurm_start calls it
+# before slurmctld): the database made now in $sdir/db (mariadb-install-db,
+# the test's one slow step), then the cluster, account and user that
+# AccountingStorageEnforce=associations asks for.
+slurm_accounting_start() {
+    mkdir -p "$sdir/db"
+    mariadb-install-db --no-defaults --datadir="$sdir/db/data" --user=root \
+        --auth-root-authentication-method=normal --skip-test-db \
+        >"$sdir/log/db-install.log" 2>&1 ||
+        { tail -n 20 "$sdir/log/db-install.log" | sed 's/^/# /'; echo "Bail out! mariadb-install-db failed"; exit 1; }
+    mariadbd --no-defaults --datadir="$sdir/db/data" --user=root \
+        --socket="$sdir/db/mysql.sock" --bind-address=127.0.0.1 --port="$db_port" \
+        --pid-file="$sdir/db/mariadbd.pid" --log-error="$sdir/log/mariadbd.log" \
+        --innodb-buffer-pool-size=32M --skip-log-bin >/dev/null 2>&1 &
+    db_pid=$!
+    local i=0
+    while [ $i -lt 300 ] && ! mariadb --no-defaults -S "$sdir/db/mysql.sock" -u root \
+            -e "CREATE USER 'slurm'@'127.0.0.1'; GRANT ALL ON *.* TO 'slurm'@'127.0.0.1'" 2>/dev/null; do
+        kill -0 "$db_pid" 2>/dev/null || break
+        sleep 0.1; i=$((i + 1))
+    done
+    [ $i -lt 300 ] && kill -0 "$db_pid" 2>/dev/null ||
+        { tail -n 20 "$sdir/log/mariadbd.log" | sed 's/^/# /'; echo "Bail out! mariadbd did not start"; exit 1; }
+    cat >"$sdir/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$munge_sock
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$dbd_port
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StorageLoc=slurm_acct_db
+PidFile=$sdir/slurmdbd.pid
+LogFile=$sdir/log/slurmdbd.log
+DebugLevel=info
+CONF
+    chmod 0600 "$sdir/slurmdbd.conf"
+    slurmdbd -D >"$sdir/log/slurmdbd.out" 2>&1 &
+    dbd_pid=$!
+    i=0
+    while [ $i -lt 300 ] && ! sacctmgr -i add cluster sytest >/dev/null 2>&1; do
+        kill -0 "$dbd_pid" 2>/dev/null || break
+        sleep 0.1; i=$((i + 1))
+    done
+    sacctmgr -i add account sy >/dev/null 2>&1 &&
+        sacctmgr -i add user root account=sy >/dev/null 2>&1 ||
+        { tail -n 20 "$sdir/log/slurmdbd.log" "$sdir/log/slurmdbd.out" 2>/dev/null | sed 's/^/# /'
+          echo "Bail out! slurmdbd did not start"; exit 1; }
+}
+
 slurm_stop() {
     [ -n "${sdir:-}" ] || return 0
     scancel --quiet -u "$(id -un)" >/dev/null 2>&1
@@ -122,6 +202,12 @@ slurm_stop() {
         sleep 0.1; i=$((i + 1))
     done
     for p in ${slurmd_pid:-} ${ctld_pid:-}; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    for p in ${dbd_pid:-} ${db_pid:-}; do
+        kill "$p" 2>/dev/null
+        i=0
+        while [ $i -lt 50 ] && kill -0 "$p" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+        kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null
+    done
     # A step daemon left by a job the stop did not wait for: ours have
     # this cluster's SLURM_CONF in their environment.
     for p in $(pgrep -x slurmstepd 2>/dev/null); do
@@ -196,12 +282,32 @@ wait_jobs() {
     return 1
 }
 
-# wrap_commands: $dir/bin holds wrappers of sbatch, squeue, scancel and
+# serve_bg WORKFLOW: submits a run of WORKFLOW ($id) and starts `serve
+# --exit-when-idle` on it in the background ($pid).
+serve_bg() {
+    run submit "$1"
+    id=$(run_id)
+    "$SWITCHYARD" serve --exit-when-idle >"$dir/serve.log" 2>&1 &
+    pid=$!
+}
+
+# serve_end: waits (up to 30 s) until run $id is no longer Running, then
+# stops the `serve` serve_bg started.
+serve_end() {
+    for _ in $(seq 1 300); do
+        [ "$(jget "$id" 'r["status"]')" != Running ] && break
+        sleep 0.1
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
+# wrap_commands: $dir/bin holds wrappers of sbatch, squeue, scancel, sacct and
 # scontrol that log each call ("EPOCH-MS PROG ARGS") to $dir/calls.log;
 # point the instance at it with bin_dir.
 wrap_commands() {
     mkdir -p "$dir/bin"
-    for p in sbatch squeue scancel scontrol; do
+    for p in sbatch squeue scancel scontrol sacct; do
         real=$(command -v "$p")
         cat >"$dir/bin/$p" <<SH
 #!/bin/sh

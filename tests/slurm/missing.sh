@@ -2,6 +2,8 @@
 # A job squeue does not list (the controller forgot it after MinJobAge,
 # with no slurmdbd for sacct) is not a failed job: while it runs, `scontrol
 # show job` says so; once it ended, the exit status file it wrote says how.
+# sacct, asked first, answers that there is no accounting: the plugin
+# stops asking it.
 . "$SY_SRCDIR/tests/slurm/lib.sh"
 slurm_test_begin
 wrap_commands
@@ -26,4 +28,6 @@ is '["Completed", 1]' "$id" '[t["s"]["status"], t["s"]["output"]["s"]]' "a job t
 is true "$id" '"exited with status 5" in t["f"]["error"] and "gone wrong" in t["f"]["error"]' "a failed one names its exit code and stderr"
 n=$(grep -c ' scontrol ' "$dir/calls.log")
 [ "$n" -ge 2 ]; ok $? "while they ran unlisted, scontrol was asked after them ($n) and they were not failed"
+n=$(grep -c ' sacct ' "$dir/calls.log")
+[ "$n" = 1 ]; ok $? "sacct was asked once: without slurmdbd it says there is no accounting, and is not asked again ($n)"
 done_testing

@@ -22,8 +22,8 @@
 #ifdef SY_HAVE_LIBPQ
 #include "../helpers_pg.h"
 #endif
-#include "store/driver.h"
 #include "store/store.h"
+#include "store/driver.h"
 #include "base/util.h"
 
 #define HASH "d1"
@@ -235,7 +235,7 @@ static void test_open_migrate_reopen(void **state)
     assert_int_equal(r.n_tasks, 2);
     sy_run_record_clear(&r);
     char *path = sy_path_join(f->dir, "store.db");
-    assert_int_equal(raw_user_version(path), sy_store_sqlite_schema_version());
+    assert_int_equal(raw_user_version(path), sy_store_sqlite_schema_version);
     free(path);
 }
 
@@ -255,7 +255,7 @@ static void test_newer_schema_refused(void **state)
     assert_null(s);
     char knows[96];
     snprintf(knows, sizeof knows, "made by a newer switchyard (schema 99, this build knows %d)",
-             sy_store_sqlite_schema_version());
+             sy_store_sqlite_schema_version);
     assert_contains(err, knows);
     assert_contains(err, "new.db");
     assert_int_equal(raw_user_version(path), 99);
@@ -1319,12 +1319,13 @@ static void test_pg_schema_version(void **state)
     assert_null(s);
     char knows[96];
     snprintf(knows, sizeof knows, "made by a newer switchyard (schema 99, this build knows %d)",
-             sy_store_postgres_schema_version());
+             sy_store_postgres_schema_version);
     assert_contains(err, knows);
     assert_contains(err, "postgresql://");
-    snprintf(knows, sizeof knows, "UPDATE switchyard_schema SET version = %d",
-             sy_store_postgres_schema_version());
-    th_pg_exec(store_url, knows);
+    char set[96];
+    snprintf(set, sizeof set, "UPDATE switchyard_schema SET version = %d",
+             sy_store_postgres_schema_version);
+    th_pg_exec(store_url, set);
 }
 
 /* Hosts started together on a new database: each opens it (the first

@@ -193,14 +193,15 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         "INSERT INTO schedule_ticks (tenant, workflow, tick, fired)"
         " SELECT $1::text, $2::text, $3::bigint, $4::bigint"
         " WHERE NOT EXISTS (SELECT 1 FROM schedule_ticks"
-        " WHERE tenant = $1 AND workflow = $2 AND tick >= $3)"
+        " WHERE tenant = $1 AND workflow = $2 AND tick >= $3 AND backfill = 0)"
         " ON CONFLICT DO NOTHING",
     [SY_PG_TICK_RUN] = "UPDATE schedule_ticks SET run_id = $4"
                        " WHERE tenant = $1 AND workflow = $2 AND tick = $3",
     [SY_PG_TICK_FORGET] = "DELETE FROM schedule_ticks"
                           " WHERE tenant = $1 AND workflow = $2 AND tick < $3",
     [SY_PG_LAST_TICK] = "SELECT tick, coalesce(run_id, 0) FROM schedule_ticks"
-                        " WHERE tenant = $1 AND workflow = $2 ORDER BY tick DESC LIMIT 1",
+                        " WHERE tenant = $1 AND workflow = $2 AND backfill = 0"
+                        " ORDER BY tick DESC LIMIT 1",
     /* Fenced as an event is; a second write for the same attempt and
      * stream replaces the first. */
     [SY_PG_ADD_LOG] =
@@ -301,9 +302,10 @@ static int prepare(sy_store_pg *q, int id)
         return SY_OK;
     char name[16];
     snprintf(name, sizeof name, "sy%d", id);
-    const char *sql = id < SY_PG_MAP_FIRST    ? sql_text[id]
-                      : id < SY_PG_SLOT_FIRST ? sy_pg_map_sql[id - SY_PG_MAP_FIRST]
-                                              : sy_pg_slot_sql[id - SY_PG_SLOT_FIRST];
+    const char *sql = id < SY_PG_MAP_FIRST      ? sql_text[id]
+                      : id < SY_PG_KEYED_FIRST ? sy_pg_map_sql[id - SY_PG_MAP_FIRST]
+                      : id < SY_PG_SLOT_FIRST  ? sy_pg_keyed_sql[id - SY_PG_KEYED_FIRST]
+                                               : sy_pg_slot_sql[id - SY_PG_SLOT_FIRST];
     PGresult *r = PQprepare(q->conn, name, sql, 0, NULL);
     int status = PQresultStatus(r) == PGRES_COMMAND_OK
                      ? SY_OK

@@ -68,6 +68,12 @@ enum {
     SY_PG_PUT_MAP = SY_PG_MAP_FIRST, SY_PG_UPDATE_ELEMENT, SY_PG_INSERT_ELEMENT,
     SY_PG_UPDATE_ELEMENTS, SY_PG_LIST_MAPS, SY_PG_LIST_ELEMENTS,
 
+    /* Runs recorded under a key, from here on: their SQL is in
+     * postgres/keyed.c. */
+    SY_PG_KEYED_FIRST,
+    SY_PG_KEY_FORGET = SY_PG_KEYED_FIRST, SY_PG_KEY_CLAIM, SY_PG_KEY_RUN, SY_PG_KEY_READ,
+    SY_PG_TICK_BACKFILL, SY_PG_TICK_READ, SY_PG_CACHE_PUT, SY_PG_CACHE_GET,
+
     /* Flow-control slots' statements, from here on: their SQL is in
      * postgres/slots.c. */
     SY_PG_SLOT_FIRST,
@@ -77,7 +83,9 @@ enum {
 };
 
 /* The SQL of statement SY_PG_MAP_FIRST + i. */
-extern const char *const sy_pg_map_sql[SY_PG_SLOT_FIRST - SY_PG_MAP_FIRST];
+extern const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST];
+/* The SQL of statement SY_PG_KEYED_FIRST + i. */
+extern const char *const sy_pg_keyed_sql[SY_PG_SLOT_FIRST - SY_PG_KEYED_FIRST];
 /* The SQL of statement SY_PG_SLOT_FIRST + i. */
 extern const char *const sy_pg_slot_sql[SY_PG_COUNT - SY_PG_SLOT_FIRST];
 
@@ -353,6 +361,20 @@ int sy_pg_fire_tick(sy_store *s, const char *hash, const char *tenant, const cha
                     bool *fired, int64_t *run_id);
 int sy_pg_last_tick(sy_store *s, const char *tenant, const char *workflow, int64_t *tick,
                     int64_t *run_id);
+
+/* postgres/keyed.c */
+int sy_pg_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char *key,
+                           int64_t window_ms, int64_t now, int64_t *run_id, bool *created);
+int sy_pg_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
+                        bool *fired, int64_t *run_id);
+int sy_pg_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                   bool *claimed, int64_t *run_id);
+
+/* postgres/cache.c */
+int sy_pg_cache_put(sy_store *s, const char *ns, const char *key, const char *output,
+                    int64_t run_id, uint32_t idx, int64_t now);
+int sy_pg_cache_get(sy_store *s, const char *ns, const char *key, int64_t since,
+                    char **output, int64_t *run_id);
 
 /* postgres/logs.c */
 int sy_pg_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,

@@ -5,7 +5,7 @@
  */
 #include "store/postgres/internal.h"
 
-const char *const sy_pg_map_sql[SY_PG_SLOT_FIRST - SY_PG_MAP_FIRST] = {
+const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
     [SY_PG_PUT_MAP - SY_PG_MAP_FIRST] = "INSERT INTO task_maps (run_id, idx, size)"
                       " SELECT $1, $2, $3 WHERE" SY_PG_FENCE("$1", "$4", "$5")
                       " ON CONFLICT DO NOTHING",

@@ -140,6 +140,24 @@ static const char *const migrations[] = {
     "  fence BIGINT NOT NULL DEFAULT 0,"
     "  host TEXT,"
     "  PRIMARY KEY (run_id, idx, elem));",
+    /* Idempotent submits and backfills (store/keyed.h): as SQLite's. */
+    "CREATE TABLE run_keys ("
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL,"
+    "  created BIGINT NOT NULL,"
+    "  PRIMARY KEY (tenant, workflow, key));"
+    "ALTER TABLE schedule_ticks ADD COLUMN backfill SMALLINT NOT NULL DEFAULT 0;",
+    /* Cached results (store/cache.h): as SQLite's. */
+    "CREATE TABLE task_cache ("
+    "  ns TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  output TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  completed BIGINT NOT NULL,"
+    "  PRIMARY KEY (ns, key));",
     /* Flow control (store/slots.h): one row per key an attempt holds,
      * with the claim it was taken under. */
     "CREATE TABLE slots ("
@@ -157,7 +175,7 @@ static const char *const migrations[] = {
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 
-int sy_store_postgres_schema_version(void) { return SCHEMA_VERSION; }
+const int sy_store_postgres_schema_version = SCHEMA_VERSION;
 
 static int read_version(sy_store_pg *q, int *version)
 {

@@ -288,4 +288,18 @@ int sy_sqlite_fire_tick(sy_store *s, const char *hash, const char *tenant,
 int sy_sqlite_last_tick(sy_store *s, const char *tenant, const char *workflow,
                         int64_t *tick, int64_t *run_id);
 
+/* sqlite/keyed.c */
+int sy_sqlite_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char *key,
+                               int64_t window_ms, int64_t now, int64_t *run_id, bool *created);
+int sy_sqlite_backfill_tick(sy_store *s, const sy_store_new_run *r, int64_t tick, int64_t now,
+                            bool *fired, int64_t *run_id);
+int sy_sqlite_tick_run(sy_store *s, const char *tenant, const char *workflow, int64_t tick,
+                       bool *claimed, int64_t *run_id);
+
+/* sqlite/cache.c */
+int sy_sqlite_cache_put(sy_store *s, const char *ns, const char *key, const char *output,
+                        int64_t run_id, uint32_t idx, int64_t now);
+int sy_sqlite_cache_get(sy_store *s, const char *ns, const char *key, int64_t since,
+                        char **output, int64_t *run_id);
+
 #endif

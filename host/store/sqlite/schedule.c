@@ -2,7 +2,8 @@
  * store/sqlite/schedule.c -- the ticks schedules fired, in the SQLite
  * store.  Firing a tick is one BEGIN IMMEDIATE transaction: the write lock
  * is taken before the check, so of two hosts on one file the second finds
- * the first's row and writes nothing.
+ * the first's row and writes nothing.  A tick a backfill claimed
+ * (sqlite/keyed.c) is not fired again, and is not "a later tick".
  */
 #include "store/sqlite/internal.h"
 
@@ -46,9 +47,9 @@ int sy_sqlite_fire_tick(sy_store *s, const char *hash, const char *tenant,
         return status;
     int claimed = 0;
     status = run4(q,
-                  "INSERT INTO schedule_ticks (tenant, workflow, tick, fired)"
+                  "INSERT OR IGNORE INTO schedule_ticks (tenant, workflow, tick, fired)"
                   " SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM schedule_ticks"
-                  " WHERE tenant = ?1 AND workflow = ?2 AND tick >= ?3)",
+                  " WHERE tenant = ?1 AND workflow = ?2 AND tick >= ?3 AND backfill = 0)",
                   tenant, workflow, tick, now, &claimed, "claim tick");
     int64_t id = 0;
     if (status == SY_OK && claimed)
@@ -79,7 +80,7 @@ int sy_sqlite_last_tick(sy_store *s, const char *tenant, const char *workflow,
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(q->db,
                                 "SELECT tick, coalesce(run_id, 0) FROM schedule_ticks"
-                                " WHERE tenant = ?1 AND workflow = ?2"
+                                " WHERE tenant = ?1 AND workflow = ?2 AND backfill = 0"
                                 " ORDER BY tick DESC LIMIT 1",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {

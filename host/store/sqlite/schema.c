@@ -133,6 +133,30 @@ static const char *const migrations[] = {
     "  fence INTEGER NOT NULL DEFAULT 0,"
     "  host TEXT,"
     "  PRIMARY KEY (run_id, idx, elem)) WITHOUT ROWID;",
+    /* Idempotent submits and backfills (store/keyed.h).  A run recorded
+     * under a caller's key: the key is the claim, inserted with the run in
+     * one transaction.  run_id is not a reference: retention deletes
+     * runs.  A backfilled tick is marked so that the live schedule's "no
+     * later tick fired" and its last tick look past it. */
+    "CREATE TABLE run_keys ("
+    "  tenant TEXT NOT NULL,"
+    "  workflow TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL,"
+    "  created INTEGER NOT NULL,"
+    "  PRIMARY KEY (tenant, workflow, key)) WITHOUT ROWID;"
+    "ALTER TABLE schedule_ticks ADD COLUMN backfill INTEGER NOT NULL DEFAULT 0;",
+    /* Cached results (store/cache.h): the newest output of each task
+     * namespace under each key.  run_id is not a reference: the output
+     * outlives its run's retention. */
+    "CREATE TABLE task_cache ("
+    "  ns TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  output TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  completed INTEGER NOT NULL,"
+    "  PRIMARY KEY (ns, key)) WITHOUT ROWID;",
     /* Flow control (store/slots.h): one row per key an attempt holds,
      * with the claim it was taken under; by key to count a key's
      * holders, by run to give an attempt's back. */
@@ -151,7 +175,7 @@ static const char *const migrations[] = {
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 
-int sy_store_sqlite_schema_version(void) { return SCHEMA_VERSION; }
+const int sy_store_sqlite_schema_version = SCHEMA_VERSION;
 
 static int read_version(sy_store_sqlite *q, int *version)
 {
