@@ -96,6 +96,7 @@ libsyhost_la_SOURCES += \
 	host/store/task_writes.c \
 	host/store/keyed.c host/store/keyed.h host/store/sqlite/keyed.c \
 	host/store/cache.h host/store/sqlite/cache.c \
+	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres/internal.h),
@@ -112,7 +113,8 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/schedule.c host/store/postgres/logs.c host/store/postgres/audit.c \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
-	host/store/postgres/cache.c
+	host/store/postgres/cache.c \
+	host/store/postgres/slots.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -128,7 +130,7 @@ libsyhost_la_SOURCES += \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \
 	host/engine/attempt_log.c host/engine/attempt_log.h \
-	host/engine/dispatch.c host/engine/dispatch.h host/engine/priority.c host/engine/priority.h host/engine/fair.c host/engine/fair.h \
+	host/engine/dispatch.c host/engine/dispatch.h host/engine/priority.c host/engine/priority.h host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \
@@ -151,7 +153,7 @@ libsyhost_la_SOURCES += \
 	host/service/signals.c host/service/signals.h \
 	host/service/supervise.c host/service/supervise.h \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
-	host/service/run_graph.c \
+	host/service/run_graph.c host/service/limits.c host/service/limits.h \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/backfill.c host/service/backfill.h \
 	host/service/service.c host/service/service.h \
@@ -182,7 +184,7 @@ libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/schedules.c host/cli/backfill.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/limits.c host/cli/schedules.c host/cli/backfill.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
 	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h host/cli/token.c \
 	host/cli/audit.c

@@ -40,6 +40,7 @@ int sy_cmd_graph(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_serve(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_migrate(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_limits(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_token(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_audit(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);

@@ -170,6 +170,17 @@ static const sy_cli_command commands[] = {
      "create the store's tables, or bring them to this build's schema",
      "Under a lock, so that hosts starting together never migrate twice.\n"
      "Exit: 0; 1 the store cannot be opened or migrated.\n", false},
+    {"limits", sy_cmd_limits, "[--json]",
+     "the slots of every key, pool and tenant bound, and their holders",
+     "Reads the store: every concurrency key, pool (pool:NAME) and tenant\n"
+     "with max_running (tenant:NAME) with the slots live holders hold, of\n"
+     "how many (a pool's size, a tenant's bound), and each holder's run,\n"
+     "task index, attempt token, slots and host.  A holder counts while its\n"
+     "host's claim on the run lives (docs/flow-control.md).\n"
+     "  --json  print {\"keys\": [{\"key\", \"held\", \"limit\", \"holders\":\n"
+     "          [{\"run\", \"task\", \"element\", \"token\", \"slots\",\n"
+     "          \"host\", \"since\"}]}]}\n"
+     "Exit: 0; 1 the store cannot be read; 2 usage.\n", false},
     {"gc", sy_cmd_gc, "--older-than DURATION [--batch N]",
      "delete runs that ended longer ago than DURATION",
      "  --older-than DURATION  e.g. 30d; finished runs older than this go\n"

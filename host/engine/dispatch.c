@@ -10,6 +10,7 @@
 #include "engine/batch.h"
 #include "engine/completion.h"
 #include "engine/fair.h"
+#include "engine/limits.h"
 #include "engine/map.h"
 #include "engine/priority.h"
 #include "engine/resume.h"
@@ -116,11 +117,38 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             sy_route_park(r, ref.idx);
             continue;
         }
+        /* The task's keys, pool and tenant bound, taken in this turn's
+         * batch for the attempt about to start (its token is the next). */
+        char why[1200];
+        int took = sy_limits_take(r, ref.idx, t->token + 1, now, why, sizeof why);
+        if (took == 0) {
+            sy_live_arm_backoff(r, ref.idx, now + SY_LIMITS_RETRY_MS);
+            sy_limits_wait(r, ref.idx);
+            continue;
+        }
+        if (took < 0) {
+            if (!e->fatal)
+                sy_live_fail_now(r, ref.idx, why);
+            continue;
+        }
+        if (took == 2) {
+            if (sy_live_set_state(r, ref.idx, SY_TASK_SKIPPED)) {
+                sy_live_set_error(t, why);
+                sy_live_task_terminal(r, ref.idx);
+            }
+            continue;
+        }
         t->queue = q;
         t->instance_name = q->entry->name;
         char err[256];
         sy_attempt *a = sy_attempt_new(e, r, ref.idx, err, sizeof err);
         if (!a) {
+            if (t->holds_slots) {
+                /* Given back under the token it was taken under. */
+                t->token++;
+                sy_limits_release(r, ref.idx);
+                t->token--;
+            }
             sy_live_fail_now(r, ref.idx, err);
             continue;
         }
@@ -260,8 +288,23 @@ void sy_dispatch_take_wakes(sy_engine *e)
         sy_route_take_wakes(e);
 }
 
+void sy_dispatch_offer_waiting(sy_engine *e)
+{
+    size_t n = 0;
+    sy_task_ref *w = sy_limits_waiting(e, &n);
+    for (size_t i = 0; i < n; i++) {
+        sy_live_run *r = w[i].run;
+        sy_live_task *t = &r->t[w[i].idx];
+        if (t->state != SY_TASK_READY || r->lost || r->finished)
+            continue;
+        sy_timer_stop(&e->timers, &t->backoff);
+        sy_live_offer(r, w[i].idx);
+    }
+}
+
 void sy_dispatch_forget_run(sy_engine *e, const sy_live_run *r)
 {
+    sy_limits_forget_run(e, r);
     sy_ready_forget_run(e, r);
     sy_route_forget_run(e, r);
 }

@@ -33,4 +33,8 @@ void sy_dispatch_take_wakes(sy_engine *e);
 /* Drops run r from the Ready queue and every waiting list. */
 void sy_dispatch_forget_run(sy_engine *e, const sy_live_run *r);
 
+/* A slot came back (engine/limits.h): the tasks that found a key full
+ * are offered again, this turn. */
+void sy_dispatch_offer_waiting(sy_engine *e);
+
 #endif

@@ -14,6 +14,7 @@
 #include "engine/completion.h"
 #include "engine/dispatch.h"
 #include "engine/fair.h"
+#include "engine/limits.h"
 #include "engine/priority.h"
 #include "engine/process.h"
 #include "engine/shutdown.h"
@@ -177,6 +178,10 @@ static void on_flush(uv_prepare_t *h)
         return;
     }
     uint64_t t1 = uv_hrtime();
+    /* Slots given back since the last turn first: the tasks waiting for
+     * them are offered in this one. */
+    if (sy_limits_flush(e))
+        sy_dispatch_offer_waiting(e);
     sy_map_turn(e);
     sy_dispatch_decide(e, now);
     uint64_t t2 = uv_hrtime();
@@ -212,6 +217,15 @@ static void on_flush(uv_prepare_t *h)
     if (e->retired)
         sy_reload_collect(e);
     check_idle(e);
+}
+
+void sy_engine_set_limits(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
+                          const sy_tenant_config *tenants, size_t n_tenants)
+{
+    sy_limits_set(e, pools, n_pools, tenants, n_tenants);
+    /* A pool made larger may have room now: the waiting try again. */
+    sy_dispatch_offer_waiting(e);
+    sy_wake_send(&e->done);
 }
 
 void sy_engine_drain(sy_engine *e)
@@ -298,6 +312,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     sy_process_init(e);
     sy_engine_metrics_init(&e->metrics);
     sy_dispatch_init(e);
+    sy_limits_init(e); /* before fair.c, which lets go of o.tenants */
     sy_fair_init(e);
     sy_timers_init(&e->timers, loop, e->now, !o->clock);
     uv_prepare_init(loop, &e->flush);
@@ -422,6 +437,7 @@ void sy_engine_free(sy_engine *e)
     uv_run(e->loop, UV_RUN_DEFAULT);
     sy_dispatch_free(e);
     sy_fair_free(e);
+    sy_limits_free(e);
     sy_reload_free(e);
     sy_observe_free(e);
     free(e->ready.v);

@@ -86,6 +86,12 @@ typedef struct sy_engine_opts {
      * None: in order of readiness. */
     const sy_tenant_config *tenants;
     size_t n_tenants;
+    /* Pools (switchyard.cfg `pools`; borrowed, copied at sy_engine_new):
+     * a task with a `pool` takes its slots of it, held in the store
+     * (engine/limits.h), as tenants' `max_running` and concurrency keys
+     * are. */
+    const sy_pool_config *pools;
+    size_t n_pools;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
@@ -181,6 +187,11 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
  * `tenants`, copied): each tenant keeps its pass, so the change costs no
  * burst; a tenant no longer listed gets weight 1. */
 void sy_engine_set_tenants(sy_engine *e, const sy_tenant_config *tenants, size_t n);
+
+/* New pool sizes and tenants' bounds (a reload's `pools` and `tenants`,
+ * copied): the next start compares with them; slots held stay held. */
+void sy_engine_set_limits(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
+                          const sy_tenant_config *tenants, size_t n_tenants);
 
 /* The reload generation (0 before the first sy_engine_reload, then 1,
  * 2, ...) of the oldest run the engine holds, or the current one when it

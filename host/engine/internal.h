@@ -67,6 +67,11 @@ typedef struct sy_live_task {
     sy_timer backoff;      /* armed while waiting for ready_at; data = run */
     bool dirty;            /* in the batch's dirty list */
     bool settled;          /* its context is kept (input.c, below) */
+    bool holds_slots;      /* its attempt in flight took flow-control
+                              slots in the store under `token`
+                              (engine/limits.h): given back when it ends */
+    bool waits_slot;       /* Ready, in the limits' list of tasks that
+                              found a key full (engine/limits.h) */
     /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
      * the elements in flight.  `elem` is the element it holds, -1 when
      * free (at most SY_MAP_LIMIT: an int32_t; it and `map` sit in what
@@ -170,6 +175,7 @@ struct sy_live_run {
 
 typedef struct { sy_live_run *run; size_t idx; } sy_task_ref;
 typedef struct sy_fair_tenant sy_fair_tenant; /* engine/fair.c */
+typedef struct sy_limits sy_limits;           /* engine/limits.c */
 
 /* The engine's side of one executor instance. */
 struct sy_instance_queue {
@@ -309,6 +315,8 @@ struct sy_engine {
                                        one once it came back (o.owner) */
     unsigned owner_gen;
     struct sy_observe *observe;     /* engine/observe.c; NULL: nobody */
+    struct sy_limits *limits;       /* engine/limits.c: pools, tenants'
+                                       bounds, slots to give back */
 };
 
 /* The definition task (or slot) idx runs: a slot runs its mapped task's. */

@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "engine/attempt.h"
 #include "engine/batch.h"
+#include "engine/limits.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
 #include "workflow/context.h"
@@ -53,6 +54,8 @@ bool sy_live_set_state(sy_live_run *r, size_t idx, sy_task_state to)
                (long long)r->id);
         return false;
     }
+    if (t->state == SY_TASK_RUNNING && to != SY_TASK_RUNNING)
+        sy_limits_release(r, idx); /* its slots, in the batch writing this */
     t->state = to;
     if (sy_task_state_terminal(to) && sy_live_is_slot(r, idx)) {
         /* An element: its map counts it (engine/map.h); the run counts

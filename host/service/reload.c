@@ -140,6 +140,8 @@ int sy_service_reload(sy_service *sv)
         return -1;
     }
     sy_engine_set_tenants(sv->engine, next->cfg.flow.tenants, next->cfg.flow.n_tenants);
+    sy_engine_set_limits(sv->engine, next->cfg.flow.pools, next->cfg.flow.n_pools,
+                         next->cfg.flow.tenants, next->cfg.flow.n_tenants);
     sv->reloads[sv->n_reloads++] = next;
     release_unused(sv);
     sy_log(SY_LOG_INFO, "reload",

@@ -165,6 +165,8 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     o.shutdown_grace_ms = cfg->shutdown_grace_ms;
     o.tenants = cfg->flow.tenants;
     o.n_tenants = cfg->flow.n_tenants;
+    o.pools = cfg->flow.pools;
+    o.n_pools = cfg->flow.n_pools;
     sv->owner = sy_engine_owner_id();
     o.owner = sv->owner;
     open_call_record(sv);

@@ -23,6 +23,7 @@
 #include "store/cache.h"
 #include "store/keyed.h"
 #include "store/audit.h"
+#include "store/slots.h"
 #include "store/store.h"
 
 typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
@@ -150,6 +151,14 @@ struct sy_store_ops {
     int (*add_audit)(sy_store *s, const sy_audit_record *r);
     int (*list_audit)(sy_store *s, const sy_audit_filter *f, sy_store_audit_cb cb, void *arg);
     int (*delete_audit)(sy_store *s, int64_t before, size_t *deleted);
+    /* Flow-control slots (store/slots.c checks the arguments). */
+    int (*take_slots)(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
+                      const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
+                      size_t *full, int64_t *held);
+    int (*return_slots)(sy_store *s, const sy_slot_holder *h);
+    int (*reap_slots)(sy_store *s, int64_t now, size_t *n);
+    int (*list_slots)(sy_store *s, int64_t now,
+                      int (*cb)(void *arg, const sy_slot_record *r), void *arg);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

@@ -72,6 +72,9 @@ const sy_executor pool_executor = {
 
 static int64_t clock_ms(void) { return 1700000000000; }
 
+const sy_pool_config *pool_env_pools;
+size_t pool_env_n_pools;
+
 void turn(env *v)
 {
     for (int i = 0; i < 64; i++)
@@ -125,6 +128,8 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
         .priority_aging_ms = aging_ms,
         .tenants = tenants,
         .n_tenants = n_tenants,
+        .pools = pool_env_pools,
+        .n_pools = pool_env_n_pools,
     };
     assert_int_equal(sy_engine_new(&v->engine, &v->loop, &o, err, sizeof err), SY_OK);
     assert_int_equal(sy_engine_adopt(v->engine, v->run_id, true, err, sizeof err), SY_OK);

@@ -64,6 +64,11 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
                         size_t n_tenants);
 void close_env(env *v);
 
+/* The pools the next engine made is given (switchyard.cfg `pools`):
+ * none unless a test sets them. */
+extern const sy_pool_config *pool_env_pools;
+extern size_t pool_env_n_pools;
+
 /* Turns the loop until nothing is left to do now (bounded). */
 void turn(env *v);
 

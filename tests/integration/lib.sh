@@ -60,3 +60,18 @@ is() {
 run_id() { printf '%s\n' "$out" | sed -n 's/^run \([0-9]*\):.*/\1/p; s/^\([0-9][0-9]*\)$/\1/p' | head -n1; }
 
 cleanup_host() { rm -rf "$host"; }
+
+# pg_host SETTINGS: make_host SETTINGS with a throwaway PostgreSQL server
+# (tests/bin/pg-throwaway) of its own, stopped when the script exits; its
+# URL in $url.  Skips the script when there are no server binaries.
+pg_host() {
+    make_host "$1"
+    url=$("$SY_SRCDIR/tests/bin/pg-throwaway" start "$host")
+    case $? in
+    0) ;;
+    77) echo "1..0 # SKIP no PostgreSQL server binaries (apt-get install postgresql-15)"; exit 0 ;;
+    *) echo "Bail out! the throwaway PostgreSQL server did not start"; exit 1 ;;
+    esac
+    trap stop_pg EXIT
+}
+stop_pg() { "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host"; }

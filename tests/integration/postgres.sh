@@ -20,15 +20,7 @@ if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP timing-sensitive (a paused host, a 1s lease); it runs in the sanitizer pass"
     exit 0
 fi
-make_host 'lease = "1s";'
-url=$("$SY_SRCDIR/tests/bin/pg-throwaway" start "$host")
-case $? in
-0) ;;
-77) echo "1..0 # SKIP no PostgreSQL server binaries (apt-get install postgresql-15)"; exit 0 ;;
-*) echo "Bail out! the throwaway PostgreSQL server did not start"; exit 1 ;;
-esac
-stop_pg() { "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host"; }
-trap stop_pg EXIT
+pg_host 'lease = "1s";'
 # A password in the URL (the server trusts 127.0.0.1 and never asks for
 # it): it must show in no log or message.
 url=$(printf '%s' "$url" | sed 's|://\([^@]*\)@|://\1:secret@|')

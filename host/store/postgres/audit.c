@@ -8,7 +8,7 @@
 
 #include "store/postgres/internal.h"
 
-const char *const sy_pg_audit_sql[SY_PG_COUNT - SY_PG_AUDIT_FIRST] = {
+const char *const sy_pg_audit_sql[SY_PG_SLOT_FIRST - SY_PG_AUDIT_FIRST] = {
     [SY_PG_ADD_AUDIT - SY_PG_AUDIT_FIRST] =
         "INSERT INTO audit (at, who, role, action, target, origin, ok, status, detail)"
         " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",

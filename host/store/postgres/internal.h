@@ -40,6 +40,7 @@
 #include <stdbool.h>
 
 #include "store/driver.h"
+#include "store/slots.h"
 
 /* Every statement a handle prepares (on first use, again after a
  * reconnect), by what it does; their SQL is in postgres/conn.c. */
@@ -77,6 +78,12 @@ enum {
     /* The audit trail's, from here on: their SQL is in postgres/audit.c. */
     SY_PG_AUDIT_FIRST,
     SY_PG_ADD_AUDIT = SY_PG_AUDIT_FIRST, SY_PG_LIST_AUDIT, SY_PG_DELETE_AUDIT,
+
+    /* Flow-control slots' statements, from here on: their SQL is in
+     * postgres/slots.c. */
+    SY_PG_SLOT_FIRST,
+    SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_TAKE, SY_PG_SLOT_HELD,
+    SY_PG_SLOT_RETURN, SY_PG_SLOT_RETURN_RUN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
     SY_PG_COUNT
 };
 
@@ -85,7 +92,9 @@ extern const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST];
 /* The SQL of statement SY_PG_KEYED_FIRST + i. */
 extern const char *const sy_pg_keyed_sql[SY_PG_AUDIT_FIRST - SY_PG_KEYED_FIRST];
 /* The SQL of statement SY_PG_AUDIT_FIRST + i. */
-extern const char *const sy_pg_audit_sql[SY_PG_COUNT - SY_PG_AUDIT_FIRST];
+extern const char *const sy_pg_audit_sql[SY_PG_SLOT_FIRST - SY_PG_AUDIT_FIRST];
+/* The SQL of statement SY_PG_SLOT_FIRST + i. */
+extern const char *const sy_pg_slot_sql[SY_PG_COUNT - SY_PG_SLOT_FIRST];
 
 /* A fenced write's condition (store.h): the run is still held by the
  * fence's claim.  FOR SHARE makes it hold until the write's transaction
@@ -178,6 +187,16 @@ int sy_pg_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
                     void *arg);
 int sy_pg_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
                         bool open_only, sy_store_element_cb cb, void *arg);
+
+/* --- postgres/slots.c ------------------------------------------------------ */
+
+int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
+                     const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
+                     size_t *full, int64_t *held);
+int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h);
+int sy_pg_reap_slots(sy_store *s, int64_t now, size_t *n);
+int sy_pg_list_slots(sy_store *s, int64_t now,
+                     int (*cb)(void *arg, const sy_slot_record *r), void *arg);
 
 /* --- postgres/journal.c ----------------------------------------------------- */
 

@@ -78,6 +78,10 @@ static const struct sy_store_ops pg_ops = {
     .add_audit = sy_pg_add_audit,
     .list_audit = sy_pg_list_audit,
     .delete_audit = sy_pg_delete_audit,
+    .take_slots = sy_pg_take_slots,
+    .return_slots = sy_pg_return_slots,
+    .reap_slots = sy_pg_reap_slots,
+    .list_slots = sy_pg_list_slots,
 };
 
 /* The libpq connection string for `target`, what followed the matched

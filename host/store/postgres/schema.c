@@ -173,6 +173,20 @@ static const char *const migrations[] = {
     "  status INTEGER NOT NULL,"
     "  detail TEXT);"
     "CREATE INDEX audit_at ON audit(at);",
+    /* Flow control (store/slots.h): one row per key an attempt holds,
+     * with the claim it was taken under. */
+    "CREATE TABLE slots ("
+    "  key TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem BIGINT NOT NULL,"
+    "  token BIGINT NOT NULL,"
+    "  n BIGINT NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch BIGINT NOT NULL,"
+    "  taken BIGINT NOT NULL,"
+    "  PRIMARY KEY (key, run_id, idx, elem, token));"
+    "CREATE INDEX slots_run ON slots(run_id, idx, elem);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -25,6 +25,7 @@
 
 #include "store/checkpoint.h"
 #include "store/driver.h"
+#include "store/slots.h"
 
 /* --- sqlite/statements.c ------------------------------------------------------ */
 
@@ -53,6 +54,8 @@ enum {
 
     SY_SQL_PUT_MAP, SY_SQL_UPDATE_ELEMENT, SY_SQL_INSERT_ELEMENT,
     SY_SQL_LIST_MAPS, SY_SQL_LIST_ELEMENTS,
+
+    SY_SQL_SLOT_HELD, SY_SQL_SLOT_TAKE, SY_SQL_SLOT_RETURN, SY_SQL_SLOT_RETURN_RUN,
     SY_SQL_COUNT
 };
 
@@ -170,6 +173,20 @@ int sy_sqlite_add_audit(sy_store *s, const sy_audit_record *r);
 int sy_sqlite_list_audit(sy_store *s, const sy_audit_filter *f, sy_store_audit_cb cb,
                          void *arg);
 int sy_sqlite_delete_audit(sy_store *s, int64_t before, size_t *deleted);
+/* --- sqlite/slots.c ----------------------------------------------------------- */
+
+/* The live condition of a slot row `s` (store/slots.h) at ?NOW. */
+#define SY_SQLITE_SLOT_LIVE(now)                                              \
+    " EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner" \
+    " AND r.lease_epoch = s.epoch AND r.lease_until > " now ")"
+
+int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
+                         const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
+                         size_t *full, int64_t *held);
+int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h);
+int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n);
+int sy_sqlite_list_slots(sy_store *s, int64_t now,
+                         int (*cb)(void *arg, const sy_slot_record *r), void *arg);
 
 /* --- sqlite/schema.c ---------------------------------------------------------- */
 

@@ -172,6 +172,21 @@ static const char *const migrations[] = {
     "  status INTEGER NOT NULL,"
     "  detail TEXT);"
     "CREATE INDEX audit_at ON audit(at);",
+    /* Flow control (store/slots.h): one row per key an attempt holds,
+     * with the claim it was taken under; by key to count a key's
+     * holders, by run to give an attempt's back. */
+    "CREATE TABLE slots ("
+    "  key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem INTEGER NOT NULL,"
+    "  token INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  taken INTEGER NOT NULL,"
+    "  PRIMARY KEY (key, run_id, idx, elem, token)) WITHOUT ROWID;"
+    "CREATE INDEX slots_run ON slots(run_id, idx, elem);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -269,6 +269,10 @@ static const struct sy_store_ops sqlite_ops = {
     .add_audit = sy_sqlite_add_audit,
     .list_audit = sy_sqlite_list_audit,
     .delete_audit = sy_sqlite_delete_audit,
+    .take_slots = sy_sqlite_take_slots,
+    .return_slots = sy_sqlite_return_slots,
+    .reap_slots = sy_sqlite_reap_slots,
+    .list_slots = sy_sqlite_list_slots,
 };
 
 

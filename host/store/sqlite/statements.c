@@ -211,6 +211,17 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     /* A mapped task retried maps again, from its input as it is then. */
     [SY_SQL_REOPEN_MAP] = "DELETE FROM task_maps WHERE run_id = ?1 AND idx = ?2",
     [SY_SQL_REOPEN_ELEMENTS] = "DELETE FROM task_elements WHERE run_id = ?1 AND idx = ?2",
+    /* Flow-control slots (sqlite/slots.c): what a key's live holders
+     * hold, taking one, giving back an attempt's or a run's. */
+    [SY_SQL_SLOT_HELD] = "SELECT COALESCE(SUM(s.n), 0) FROM slots s WHERE s.key = ?1 AND"
+                         SY_SQLITE_SLOT_LIVE("?2"),
+    [SY_SQL_SLOT_TAKE] = "INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch,"
+                         " taken) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                         " ON CONFLICT DO UPDATE SET n = excluded.n, owner = excluded.owner,"
+                         " epoch = excluded.epoch, taken = excluded.taken",
+    [SY_SQL_SLOT_RETURN] = "DELETE FROM slots WHERE run_id = ?1 AND idx = ?2 AND elem = ?3"
+                           " AND token = ?4",
+    [SY_SQL_SLOT_RETURN_RUN] = "DELETE FROM slots WHERE run_id = ?1",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)

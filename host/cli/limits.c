@@ -1,0 +1,60 @@
+/* `switchyard limits`: every key, pool and tenant bound with the slots
+ * held in the store, and by which attempts (docs/flow-control.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/clock.h"
+#include "cli/common.h"
+#include "service/limits.h"
+
+int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else
+            return sy_cli_usage_error("limits", "unexpected argument '%s'", argv[i]);
+    }
+    sy_service sv;
+    int rc = sy_cli_open(cli, 0, true, &sv);
+    if (rc != SY_EXIT_OK)
+        return rc;
+    char err[512];
+    json_t *got = sy_limits_list(sv.store, &sy_service_setup(&sv)->cfg.flow, sy_clock_now_ms(),
+                                 err, sizeof err);
+    if (!got) {
+        fprintf(stderr, "switchyard: limits: %s\n", err);
+        sy_service_close(&sv);
+        return SY_EXIT_FAIL;
+    }
+    if (json) {
+        json_dumpf(got, stdout, JSON_COMPACT);
+        putchar('\n');
+    } else {
+        size_t i;
+        json_t *k;
+        json_array_foreach(json_object_get(got, "keys"), i, k) {
+            json_t *limit = json_object_get(k, "limit");
+            printf("%s: %lld held", json_string_value(json_object_get(k, "key")),
+                   (long long)json_integer_value(json_object_get(k, "held")));
+            if (json_is_integer(limit))
+                printf(" of %lld", (long long)json_integer_value(limit));
+            putchar('\n');
+            size_t j;
+            json_t *h;
+            json_array_foreach(json_object_get(k, "holders"), j, h)
+                printf("  run %lld task %lld attempt token %lld: %lld slot(s), host %s\n",
+                       (long long)json_integer_value(json_object_get(h, "run")),
+                       (long long)json_integer_value(json_object_get(h, "task")),
+                       (long long)json_integer_value(json_object_get(h, "token")),
+                       (long long)json_integer_value(json_object_get(h, "slots")),
+                       json_string_value(json_object_get(h, "host")));
+        }
+    }
+    json_decref(got);
+    sy_service_close(&sv);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * engine/limits.h -- the flow controls held in the store at dispatch
+ * (docs/flow-control.md): a task's concurrency keys, its pool's slots and
+ * its tenant's `max_running`, each a key of the store's slots
+ * (store/slots.h: "key:<rendered template>", "pool:<name>",
+ * "tenant:<name>").  Taken in the turn's batch, with the write that starts
+ * the attempt; given back in the batch that writes its end.  Loop thread.
+ */
+#ifndef SY_ENGINE_LIMITS_H
+#define SY_ENGINE_LIMITS_H
+
+#include "engine/internal.h"
+
+/* How often a task that found a key full is offered again: a slot freed
+ * by another host wakes nobody here. */
+#define SY_LIMITS_RETRY_MS 100
+
+void sy_limits_init(sy_engine *e);
+
+/* The bounds in force from now on (sy_engine_set_limits): copied. */
+void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
+                   const sy_tenant_config *tenants, size_t n_tenants);
+void sy_limits_free(sy_engine *e);
+
+/* Inside the turn's batch, for task idx of r about to start its attempt
+ * under token `token`: 1 when it holds every slot it needs (or needs
+ * none), 0 when a key is full (why says which: the task waits, Ready),
+ * -1 when it cannot start at all (why: a key's template names a path not
+ * in the context; the task fails) or the store failed (e->fatal set), 2
+ * when a full key's strategy is cancel_newest or drop (why: the task
+ * ends Skipped without running). */
+int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
+                   size_t why_len);
+
+/* Task idx found a key full (sy_limits_take gave 0): it waits, Ready, in
+ * the list of tasks offered again when a slot is given back here (the
+ * caller also arms its retry for one another host gives back). */
+void sy_limits_wait(sy_live_run *r, size_t idx);
+
+/* The waiting tasks, taken out of the list (valid until the next
+ * sy_limits_wait); *n of them. */
+sy_task_ref *sy_limits_waiting(sy_engine *e, size_t *n);
+
+/* Forgets run r's waiting tasks (it is being dropped or freed). */
+void sy_limits_forget_run(sy_engine *e, const sy_live_run *r);
+
+/* Task idx's attempt ended (or never started): its slots, if it holds
+ * any, are given back in this turn's batch. */
+void sy_limits_release(sy_live_run *r, size_t idx);
+
+/* Inside the turn's batch: writes the returns of the turn.  True when
+ * the waiting tasks should be offered again (a slot came back). */
+bool sy_limits_flush(sy_engine *e);
+
+#endif

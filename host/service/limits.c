@@ -1,0 +1,76 @@
+/* What `switchyard limits` shows (service/limits.h). */
+#include "service/limits.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "store/slots.h"
+
+static json_t *entry(json_t *keys, const char *key, int64_t limit)
+{
+    json_t *e = json_object_get(keys, key);
+    if (!e) {
+        e = json_pack("{s:s, s:I, s:o, s:[]}", "key", key, "held", (json_int_t)0, "limit",
+                      limit > 0 ? json_integer(limit) : json_null(), "holders");
+        json_object_set_new(keys, key, e);
+    }
+    return e;
+}
+
+static int add_holder(void *arg, const sy_slot_record *r)
+{
+    if (!r->live)
+        return 0;
+    json_t *e = entry(arg, r->key, 0);
+    json_object_set_new(e, "held",
+                        json_integer(json_integer_value(json_object_get(e, "held")) + r->n));
+    json_array_append_new(
+        json_object_get(e, "holders"),
+        json_pack("{s:I, s:I, s:o, s:I, s:I, s:s, s:I}", "run", (json_int_t)r->holder.run_id,
+                  "task", (json_int_t)r->holder.idx, "element",
+                  r->holder.elem >= 0 ? json_integer(r->holder.elem) : json_null(), "token",
+                  (json_int_t)r->holder.token, "slots", (json_int_t)r->n, "host",
+                  r->owner ? r->owner : "", "since", (json_int_t)r->taken));
+    return 0;
+}
+
+json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, char *err,
+                       size_t err_len)
+{
+    json_t *keys = json_object();
+    char name[1100];
+    for (size_t i = 0; flow && i < flow->n_pools; i++) {
+        snprintf(name, sizeof name, "pool:%s", flow->pools[i].name);
+        entry(keys, name, flow->pools[i].size);
+    }
+    for (size_t i = 0; flow && i < flow->n_tenants; i++) {
+        if (flow->tenants[i].max_running <= 0)
+            continue;
+        snprintf(name, sizeof name, "tenant:%s", flow->tenants[i].name);
+        entry(keys, name, flow->tenants[i].max_running);
+    }
+    if (sy_store_list_slots(s, now, add_holder, keys) != SY_OK) {
+        snprintf(err, err_len, "%s", sy_store_errmsg(s));
+        json_decref(keys);
+        return NULL;
+    }
+    /* In key order: json objects keep insertion order. */
+    json_t *list = json_array();
+    const char *k;
+    json_t *v;
+    json_object_foreach(keys, k, v)
+        json_array_append(list, v);
+    json_decref(keys);
+    size_t n = json_array_size(list);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0; j--) {
+            json_t *a = json_array_get(list, j - 1), *b = json_array_get(list, j);
+            if (strcmp(json_string_value(json_object_get(a, "key")),
+                       json_string_value(json_object_get(b, "key"))) <= 0)
+                break;
+            json_incref(a);
+            json_array_set(list, j - 1, b);
+            json_array_set_new(list, j, a);
+        }
+    return json_pack("{s:o}", "keys", list);
+}

@@ -1,0 +1,22 @@
+/*
+ * service/limits.h -- what `switchyard limits` shows: every key, pool and
+ * tenant bound with the slots held in the store and by whom.
+ */
+#ifndef SY_SERVICE_LIMITS_H
+#define SY_SERVICE_LIMITS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "config/flow.h"
+#include "store/store.h"
+
+/* {"keys": [{"key", "held", "limit" (null for a concurrency key: its
+ * limit is the task's), "holders": [{"run", "task" (index), "element"
+ * (null), "token", "slots", "host", "since"}]}]}: the live holders at
+ * `now`, every pool and bounded tenant of `flow` listed even with none.
+ * NULL with the reason in err when the store fails. */
+json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, char *err,
+                       size_t err_len);
+
+#endif

@@ -1,0 +1,206 @@
+/*
+ * store/postgres/slots.c -- flow-control slots (store/slots.h) in the
+ * PostgreSQL store, where several hosts take slots at once.
+ *
+ * Each key is first locked for the batch's transaction with
+ * pg_try_advisory_xact_lock: a key another host's open batch holds counts
+ * as full for this turn, so no host ever waits on another's lock (two
+ * batches taking keys in opposite orders cannot deadlock).  The count and
+ * the insert are the next statement: under READ COMMITTED it takes a new
+ * snapshot, after the lock, and so sees every holder committed by a batch
+ * that held the lock before.  The insert is conditional in SQL (all the
+ * claims or none), so a batch replayed on a new connection (postgres/
+ * journal.c) that would find a key full now inserts a different number
+ * of rows, and the replay fails rather than exceeding the limit.
+ */
+#include <stdlib.h>
+
+#include "store/postgres/internal.h"
+
+/* The live condition of slot row `s` at `now` (store/slots.h). */
+#define LIVE(now)                                                             \
+    " EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner" \
+    " AND r.lease_epoch = s.epoch AND r.lease_until > " now ")"
+
+const char *const sy_pg_slot_sql[SY_PG_COUNT - SY_PG_SLOT_FIRST] = {
+    /* 21338: the slots' class of advisory locks (21337 is the ticks'). */
+    [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
+        "SELECT k.i, pg_try_advisory_xact_lock(21338, hashtext(k.key))"
+        " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key",
+    [SY_PG_SLOT_TAKE - SY_PG_SLOT_FIRST] =
+        "WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])"
+        " AS c(key, lim, n)),"
+        " used AS MATERIALIZED (SELECT c.key, c.lim, c.n, (SELECT COALESCE(sum(s.n), 0)"
+        " FROM slots s WHERE s.key = c.key AND" LIVE("$10::bigint") ") AS held FROM c)"
+        " INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch, taken)"
+        " SELECT key, $4::bigint, $5::int, $6::bigint, $7::bigint, n, $8::text,"
+        " $9::bigint, $10::bigint FROM used"
+        " WHERE NOT EXISTS (SELECT 1 FROM used WHERE held + n > lim)"
+        " ON CONFLICT (key, run_id, idx, elem, token) DO UPDATE SET n = excluded.n,"
+        " owner = excluded.owner, epoch = excluded.epoch, taken = excluded.taken",
+    [SY_PG_SLOT_HELD - SY_PG_SLOT_FIRST] =
+        "SELECT COALESCE(sum(s.n), 0) FROM slots s WHERE s.key = $1 AND" LIVE("$2::bigint"),
+    [SY_PG_SLOT_RETURN - SY_PG_SLOT_FIRST] =
+        "DELETE FROM slots WHERE run_id = $1 AND idx = $2 AND elem = $3 AND token = $4",
+    [SY_PG_SLOT_RETURN_RUN - SY_PG_SLOT_FIRST] = "DELETE FROM slots WHERE run_id = $1",
+    [SY_PG_SLOT_REAP - SY_PG_SLOT_FIRST] =
+        "DELETE FROM slots s WHERE NOT" LIVE("$1::bigint"),
+    [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
+        "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
+        LIVE("$1::bigint") " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
+};
+
+/* A bigint[] literal of the claims' limits, or of their slot counts. */
+static char *int_array(const sy_slot_claim *c, size_t n, bool limits)
+{
+    char *a = malloc(2 + n * 22), *o = a;
+    if (!a)
+        return NULL;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++)
+        o += sprintf(o, "%s%lld", i ? "," : "", (long long)(limits ? c[i].limit : c[i].n));
+    *o++ = '}';
+    *o = '\0';
+    return a;
+}
+
+/* Locks the keys for the transaction; *busy the first one another
+ * host's batch holds, or n when none. */
+static int lock_keys(sy_store_pg *q, const char *keys, size_t n, size_t *busy)
+{
+    sy_pg_params p = {0};
+    sy_pg_text(&p, 1, keys);
+    PGresult *r;
+    int status = sy_pg_run(q, SY_PG_SLOT_LOCK, &p, &r, "lock slot keys");
+    *busy = n;
+    for (int i = 0; status == SY_OK && i < PQntuples(r); i++) {
+        size_t k = (size_t)sy_pg_col_int(r, i, 0) - 1;
+        const char *got = sy_pg_col(r, i, 1);
+        if (got && got[0] != 't' && k < *busy)
+            *busy = k;
+    }
+    PQclear(r);
+    return status;
+}
+
+static int held_of(sy_store_pg *q, const char *key, int64_t now, int64_t *held)
+{
+    sy_pg_params p = {0};
+    sy_pg_text(&p, 1, key);
+    sy_pg_int(&p, 2, now);
+    PGresult *r;
+    int status = sy_pg_run(q, SY_PG_SLOT_HELD, &p, &r, "count a key's holders");
+    if (status == SY_OK)
+        *held = sy_pg_col_int(r, 0, 0);
+    PQclear(r);
+    return status;
+}
+
+int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
+                     const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
+                     size_t *full, int64_t *held)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (!q->batch)
+        return sy_store_fail(s, SY_ESTATE, "take_slots: no batch is open");
+    *taken = false;
+    const char *key[SY_SLOT_CLAIMS_MAX];
+    for (size_t i = 0; i < n; i++)
+        key[i] = c[i].key;
+    char *keys = sy_pg_text_array(key, n);
+    char *limits = int_array(c, n, true), *counts = int_array(c, n, false);
+    int status = keys && limits && counts ? SY_OK
+                                          : sy_store_fail(s, SY_ENOMEM, "out of memory");
+    size_t busy = n;
+    if (status == SY_OK)
+        status = lock_keys(q, keys, n, &busy);
+    if (status == SY_OK && busy < n) {
+        /* Another host is taking it this moment: full for this turn. */
+        *full = busy;
+        *held = -1;
+    } else if (status == SY_OK) {
+        sy_pg_params p = {0};
+        sy_pg_text(&p, 1, keys);
+        sy_pg_text(&p, 2, limits);
+        sy_pg_text(&p, 3, counts);
+        sy_pg_int(&p, 4, h->run_id);
+        sy_pg_int(&p, 5, h->idx);
+        sy_pg_int(&p, 6, h->elem);
+        sy_pg_int(&p, 7, h->token);
+        sy_pg_text(&p, 8, fence->owner);
+        sy_pg_int(&p, 9, fence->epoch);
+        sy_pg_int(&p, 10, now);
+        PGresult *r;
+        status = sy_pg_run(q, SY_PG_SLOT_TAKE, &p, &r, "take slots");
+        *taken = status == SY_OK && sy_pg_changes(r) == (int64_t)n;
+        PQclear(r);
+        /* Which key was full, for the task's word on why it waits. */
+        for (size_t i = 0; status == SY_OK && !*taken && i < n; i++) {
+            int64_t used = 0;
+            status = held_of(q, c[i].key, now, &used);
+            if (status == SY_OK && (used + c[i].n > c[i].limit || i == n - 1)) {
+                *full = i;
+                *held = used;
+                break;
+            }
+        }
+    }
+    free(keys);
+    free(limits);
+    free(counts);
+    return status;
+}
+
+int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (!q->batch)
+        return sy_store_fail(s, SY_ESTATE, "return_slots: no batch is open");
+    sy_pg_params p = {0};
+    sy_pg_int(&p, 1, h->run_id);
+    if (h->token == 0)
+        return sy_pg_run(q, SY_PG_SLOT_RETURN_RUN, &p, NULL, "return a run's slots");
+    sy_pg_int(&p, 2, h->idx);
+    sy_pg_int(&p, 3, h->elem);
+    sy_pg_int(&p, 4, h->token);
+    return sy_pg_run(q, SY_PG_SLOT_RETURN, &p, NULL, "return slots");
+}
+
+int sy_pg_reap_slots(sy_store *s, int64_t now, size_t *n)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (q->batch)
+        return sy_store_fail(s, SY_ESTATE, "reap_slots: called inside a batch; commit first");
+    sy_pg_params p = {0};
+    sy_pg_int(&p, 1, now);
+    PGresult *r;
+    int status = sy_pg_run(q, SY_PG_SLOT_REAP, &p, &r, "reap slots");
+    *n = status == SY_OK ? (size_t)sy_pg_changes(r) : 0;
+    PQclear(r);
+    return status;
+}
+
+int sy_pg_list_slots(sy_store *s, int64_t now,
+                     int (*cb)(void *arg, const sy_slot_record *r), void *arg)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    sy_pg_params p = {0};
+    sy_pg_int(&p, 1, now);
+    PGresult *r;
+    int status = sy_pg_run(q, SY_PG_SLOT_LIST, &p, &r, "list slots");
+    for (int i = 0; status == SY_OK && i < PQntuples(r); i++) {
+        sy_slot_record rec = {
+            .key = sy_pg_col(r, i, 0),
+            .holder = {sy_pg_col_int(r, i, 1), (uint32_t)sy_pg_col_int(r, i, 2),
+                       sy_pg_col_int(r, i, 3), sy_pg_col_int(r, i, 4)},
+            .n = sy_pg_col_int(r, i, 5),
+            .owner = sy_pg_col(r, i, 6),
+            .taken = sy_pg_col_int(r, i, 7),
+            .live = sy_pg_col(r, i, 8) && sy_pg_col(r, i, 8)[0] == 't',
+        };
+        if (cb(arg, &rec) != 0)
+            break;
+    }
+    PQclear(r);
+    return status;
+}

@@ -1,0 +1,87 @@
+/*
+ * store/slots.h -- flow-control slots held in the store: concurrency keys,
+ * pools and tenants' bounds on running tasks (docs/flow-control.md).
+ *
+ * A slot is a row naming a key ("db:acme", "pool:gpu", "tenant:a"), the
+ * attempt holding it (run, task index, element, attempt token) and the
+ * claim it was taken under (the run's owner and lease epoch, store.h
+ * "Fencing").  A holder counts only while that claim is live: the run's
+ * row still names the same owner and epoch and its lease has not ended.
+ * So a dead host's slots come back when its lease ends, exactly then,
+ * and once: a claim by another host bumps the epoch, so the old rows can
+ * never count again, and reaping them later is housekeeping only.
+ *
+ * Taking is all or nothing over a task's keys and happens inside the
+ * open batch, in the transaction that writes the attempt's start: a turn
+ * that rolls back took nothing.  On SQLite the batch holds the file's
+ * write lock, so the count and the insert see every other host's
+ * holders.  On PostgreSQL each key is first locked for the transaction
+ * (pg_try_advisory_xact_lock, in key order); a key another host's open
+ * batch is taking counts as full for this turn (never a wait, so never a
+ * deadlock between hosts), and the count runs as its own statement after
+ * the lock, so it sees every holder committed before.
+ *
+ * Same threading and error contract as store.h.
+ */
+#ifndef SY_STORE_SLOTS_H
+#define SY_STORE_SLOTS_H
+
+#include "store/store.h"
+
+/* The longest key the store takes (a rendered template, "pool:NAME",
+ * "tenant:NAME"). */
+#define SY_SLOT_KEY_MAX 1100
+
+/* The most keys one attempt takes at once: a task's limits, its pool and
+ * its tenant's bound. */
+#define SY_SLOT_CLAIMS_MAX 18
+
+/* One key an attempt takes: `n` slots of a key whose bound is `limit`. */
+typedef struct sy_slot_claim {
+    const char *key;  /* borrowed */
+    int64_t limit;    /* 1 .. */
+    int64_t n;        /* 1 .. limit */
+} sy_slot_claim;
+
+/* The attempt a slot belongs to. */
+typedef struct sy_slot_holder {
+    int64_t run_id;
+    uint32_t idx;     /* the task's index in its workflow */
+    int64_t elem;     /* a mapped task's element, -1 for a plain task */
+    int64_t token;    /* its attempt token */
+} sy_slot_holder;
+
+/* Inside a batch (sy_store_begin): takes the n claims for attempt `h`
+ * under `fence` (not NULL), all or none.  *taken tells which; when not,
+ * *full is the index of a claim that had no room (or was being taken by
+ * another host at this moment) and *held what that key's live holders
+ * hold.  `now` is the clock leases are compared with.  SY_ESTATE outside
+ * a batch. */
+int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
+                        const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
+                        size_t *full, int64_t *held);
+
+/* Inside a batch: gives back every slot attempt `h` holds (nothing when
+ * it holds none).  With h->token 0, every slot of the run. */
+int sy_store_return_slots(sy_store *s, const sy_slot_holder *h);
+
+/* Outside a batch: deletes the rows of holders no longer live at `now`
+ * (they count for nothing already); *n how many. */
+int sy_store_reap_slots(sy_store *s, int64_t now, size_t *n);
+
+/* One slot row as listed: borrowed strings, valid during the callback. */
+typedef struct sy_slot_record {
+    const char *key;
+    sy_slot_holder holder;
+    int64_t n;
+    const char *owner; /* the host that took it */
+    int64_t taken;     /* when */
+    bool live;         /* counts at `now` */
+} sy_slot_record;
+
+/* Every slot row, by key then age (live or not: `live` says); the
+ * callback returns non-zero to stop. */
+int sy_store_list_slots(sy_store *s, int64_t now,
+                        int (*cb)(void *arg, const sy_slot_record *r), void *arg);
+
+#endif

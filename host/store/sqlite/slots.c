@@ -1,0 +1,135 @@
+/*
+ * store/sqlite/slots.c -- flow-control slots (store/slots.h) in the SQLite
+ * store.  A batch holds the file's write lock (BEGIN IMMEDIATE) from its
+ * start, so a key's count and the insert that follows it see every other
+ * host's holders and nothing can come between them.
+ */
+#include "store/sqlite/internal.h"
+
+/* What the live holders of `key` hold at `now`. */
+static int held_of(sy_store_sqlite *q, const char *key, int64_t now, int64_t *held)
+{
+    sqlite3_stmt *st = q->st[SY_SQL_SLOT_HELD];
+    int rc = bind_text(st, 1, key);
+    keep(&rc, sqlite3_bind_int64(st, 2, now));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return sy_sqlite_fail_reset(q, st, rc, "count the holders of '%s'", key);
+    *held = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return SY_OK;
+}
+
+int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
+                         const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
+                         size_t *full, int64_t *held)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (!in_tx(q))
+        return sy_store_fail(s, SY_ESTATE, "take_slots: no batch is open");
+    *taken = false;
+    for (size_t i = 0; i < n; i++) {
+        int64_t used = 0;
+        int status = held_of(q, c[i].key, now, &used);
+        if (status != SY_OK)
+            return status;
+        if (used + c[i].n > c[i].limit) {
+            *full = i;
+            *held = used;
+            return SY_OK;
+        }
+    }
+    sqlite3_stmt *st = q->st[SY_SQL_SLOT_TAKE];
+    for (size_t i = 0; i < n; i++) {
+        int rc = bind_text(st, 1, c[i].key);
+        keep(&rc, sqlite3_bind_int64(st, 2, h->run_id));
+        keep(&rc, sqlite3_bind_int64(st, 3, h->idx));
+        keep(&rc, sqlite3_bind_int64(st, 4, h->elem));
+        keep(&rc, sqlite3_bind_int64(st, 5, h->token));
+        keep(&rc, sqlite3_bind_int64(st, 6, c[i].n));
+        keep(&rc, bind_text(st, 7, fence->owner));
+        keep(&rc, sqlite3_bind_int64(st, 8, fence->epoch));
+        keep(&rc, sqlite3_bind_int64(st, 9, now));
+        if (rc != SQLITE_OK)
+            return sy_sqlite_fail_reset(q, st, rc, "take a slot of '%s'", c[i].key);
+        int status = sy_sqlite_step_done(q, st, "take a slot");
+        if (status != SY_OK)
+            return status;
+    }
+    *taken = true;
+    return SY_OK;
+}
+
+int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (!in_tx(q))
+        return sy_store_fail(s, SY_ESTATE, "return_slots: no batch is open");
+    bool run = h->token == 0;
+    sqlite3_stmt *st = q->st[run ? SY_SQL_SLOT_RETURN_RUN : SY_SQL_SLOT_RETURN];
+    int rc = sqlite3_bind_int64(st, 1, h->run_id);
+    if (!run) {
+        keep(&rc, sqlite3_bind_int64(st, 2, h->idx));
+        keep(&rc, sqlite3_bind_int64(st, 3, h->elem));
+        keep(&rc, sqlite3_bind_int64(st, 4, h->token));
+    }
+    if (rc != SQLITE_OK)
+        return sy_sqlite_fail_reset(q, st, rc, "return slots");
+    return sy_sqlite_step_done(q, st, "return slots");
+}
+
+int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (in_tx(q))
+        return sy_store_fail(s, SY_ESTATE, "reap_slots: called inside a batch; commit first");
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(q->db, "DELETE FROM slots AS s WHERE NOT"
+                                SY_SQLITE_SLOT_LIVE("?1"), -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 1, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    int status = rc == SQLITE_DONE ? SY_OK : sy_sqlite_fail(q, rc, "reap slots");
+    *n = status == SY_OK ? (size_t)sqlite3_changes(q->db) : 0;
+    sqlite3_finalize(st);
+    return status;
+}
+
+int sy_sqlite_list_slots(sy_store *s, int64_t now,
+                         int (*cb)(void *arg, const sy_slot_record *r), void *arg)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(q->db,
+                                "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner,"
+                                " s.taken," SY_SQLITE_SLOT_LIVE("?1")
+                                " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 1, now);
+    int status = SY_OK;
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+            break;
+        sy_slot_record r = {
+            .key = col_text(st, 0),
+            .holder = {sqlite3_column_int64(st, 1), (uint32_t)sqlite3_column_int64(st, 2),
+                       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)},
+            .n = sqlite3_column_int64(st, 5),
+            .owner = col_text(st, 6),
+            .taken = sqlite3_column_int64(st, 7),
+            .live = sqlite3_column_int(st, 8) != 0,
+        };
+        if (cb(arg, &r) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        status = sy_sqlite_fail(q, rc, "list slots");
+    sqlite3_finalize(st);
+    return status;
+}
