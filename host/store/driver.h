@@ -127,6 +127,9 @@ struct sy_store_ops {
      * fd -1, sy_store_wakeups none). */
     int (*listen)(sy_store *s, int *fd);
     int (*wakeups)(sy_store *s, size_t *n);
+
+    /* Named events and triggers (store/named_driver.h). */
+    const struct sy_store_named_ops *named;
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

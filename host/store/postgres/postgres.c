@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "store/named_driver.h"
 #include "store/postgres/internal.h"
 
 static void pg_close(sy_store *s)
@@ -70,6 +71,7 @@ static const struct sy_store_ops pg_ops = {
     .list_elements = sy_pg_list_elements,
     .listen = sy_pg_listen,
     .wakeups = sy_pg_wakeups,
+    .named = &sy_pg_named_ops,
 };
 
 /* The libpq connection string for `target`, what followed the matched

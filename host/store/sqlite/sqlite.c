@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/util.h"
+#include "store/named_driver.h"
 #include "store/sqlite/internal.h"
 
 #define DEFAULT_BUSY_TIMEOUT_MS 5000
@@ -261,6 +262,7 @@ static const struct sy_store_ops sqlite_ops = {
     .update_element = sy_sqlite_update_element,
     .list_maps = sy_sqlite_list_maps,
     .list_elements = sy_sqlite_list_elements,
+    .named = &sy_sqlite_named_ops,
 };
 
 
