@@ -252,4 +252,8 @@ void sy_engine_free(sy_engine *e);
 /* "HOSTNAME:PID" for this process, malloc'd. */
 char *sy_engine_owner_id(void);
 
+/* The workflows' triggers (engine/start_triggers.h) look for new items as
+ * soon as the loop turns: a named event was just recorded (loop thread). */
+void sy_engine_triggers_soon(sy_engine *e);
+
 #endif

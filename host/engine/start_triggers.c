@@ -379,6 +379,18 @@ void sy_start_triggers_reload(sy_engine *e)
     arm(e);
 }
 
+void sy_start_triggers_soon(sy_engine *e)
+{
+    struct sy_triggers *T = e->start_triggers;
+    if (T && T->n && e->o.serve && !e->drain)
+        uv_timer_start(&T->timer, on_timer, 0, SY_TRIGGERS_POLL_MS);
+}
+
+void sy_engine_triggers_soon(sy_engine *e)
+{
+    sy_start_triggers_soon(e);
+}
+
 void sy_start_triggers_stop(sy_engine *e)
 {
     uv_timer_stop(&e->start_triggers->timer);

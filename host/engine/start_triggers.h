@@ -30,6 +30,9 @@ void sy_start_triggers_start(sy_engine *e);
 /* After a reload swapped the workflows: the triggers read anew. */
 void sy_start_triggers_reload(sy_engine *e);
 void sy_start_triggers_stop(sy_engine *e);
+/* A pass as soon as the loop turns: an event was emitted here, or another
+ * host woke this one. */
+void sy_start_triggers_soon(sy_engine *e);
 /* One pass over every trigger now (what the timer does). */
 void sy_start_triggers_pass(sy_engine *e);
 /* Closes the timer (after the next loop turn) and frees the state. */

@@ -56,6 +56,8 @@ int sy_service_emit(sy_service *sv, const char *name, const char *key, const cha
     int rc = sy_store_emit(sv->store, name, key, text, SY_EVENT_KEY_WINDOW_MS,
                            sy_clock_now_ms(), id, duplicate);
     free(text);
+    if (rc == SY_OK && sv->engine)
+        sy_engine_triggers_soon(sv->engine);
     if (rc != SY_OK)
         sy_errf(err, err_len, "cannot record the event: %s", sy_store_errmsg(sv->store));
     return rc;

@@ -50,6 +50,9 @@ static int pg_emit(sy_store *s, const char *name, const char *key, const char *d
                      "INSERT INTO named_events (name, key, data, created)"
                      " VALUES ($1::text, $2::text, $3::text, $4::bigint) RETURNING id",
                      &p, &made, "record the event");
+    /* Listening hosts wake for it: their triggers look at once. */
+    if (status == SY_OK && !seen)
+        status = sy_pg_notify(q);
     status = sy_pg_transaction_end(q, false, status);
     if (status == SY_OK) {
         *id = seen ? seen : made;
