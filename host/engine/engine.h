@@ -237,6 +237,9 @@ typedef struct sy_engine_event {
     const char *state;    /* as spelled in "State" (sy_task_state_name) */
     uint32_t attempt;     /* the task's attempts so far */
     const char *error;    /* what ended it; NULL */
+    const char *trigger;  /* the workflow trigger whose firing recorded the
+                             run, Pending (engine/start_triggers.h); NULL:
+                             a state change */
 } sy_engine_event;
 
 /* Calls fn after each commit with every task and run state change it

@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "engine/lease.h"
 #include "engine/metrics.h"
+#include "engine/observe.h"
 #include "engine/serve.h"
 #include "store/named_events.h"
 #include "workflow/start_trigger.h"
@@ -212,6 +213,7 @@ static void note(sy_engine *e, const struct sy_trig_watch *w, sy_fire_outcome ou
         T->fired++;
         sy_log(SY_LOG_INFO, "trigger", "%s: trigger %s fired on %zu item%s: run %lld",
                w->wf->name, w->t->name, n, n == 1 ? "" : "s", (long long)run);
+        sy_observe_trigger(e, run, w->wf->name, w->t->name);
         sy_serve_poll_soon(e);
     } else if (out == SY_FIRE_TAKEN) {
         T->taken++;
