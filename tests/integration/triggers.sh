@@ -60,6 +60,18 @@ same() {
     if [ "$2" = "$1" ]; then ok 0 "$3"; else echo "# got '$2', expected '$1'"; ok 1 "$3"; fi
 }
 
+# check: a trigger on the runs of a workflow no directory holds is said.
+workflow orphan <<'WF'
+workflow = { name = "orphan";
+  triggers = ( { name = "o"; run = "nosuch"; } );
+  tasks = ( { id = "a"; } ); };
+WF
+"$SWITCHYARD" check >"$host/check.out" 2>&1
+grep -q "orphan.cfg:2: warning: trigger 'o' waits for runs of 'nosuch', which no workflow directory holds for tenant 'public': it never fires" \
+    "$host/check.out"
+ok $? "check warns of a trigger on an unknown workflow's runs"
+rm "$host/workflows/orphan.cfg"
+
 "$SWITCHYARD" serve >"$host/serve.log" 2>&1 &
 serve=$!
 for _ in $(seq 1 200); do
