@@ -39,19 +39,28 @@ typedef struct cand {
     json_t *json;   /* owned */
 } cand;
 
+/* Out of memory anywhere in a pass gives the pass up, said at warn level,
+ * and the next pass tries again: what the store holds is unchanged
+ * (nothing is settled but by sy_store_fire, whole). */
 typedef struct cands {
     cand *v;
     size_t n, cap;
+    bool oom;
 } cands;
 
 static void push(cands *c, sy_item_source source, int64_t id, char *reason, json_t *json)
 {
     if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 8;
-        cand *v = realloc(c->v, c->cap * sizeof *v);
-        if (!v)
-            sy_oom("reading a trigger's items");
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        cand *v = realloc(c->v, cap * sizeof *v);
+        if (!v) {
+            c->oom = true;
+            free(reason);
+            json_decref(json);
+            return;
+        }
         c->v = v;
+        c->cap = cap;
     }
     c->v[c->n++] = (cand){{source, id, reason}, reason, json};
 }
@@ -86,9 +95,14 @@ static int on_event(void *arg, const sy_named_event *ev)
     json_t *item = json_pack("{s:I, s:s, s:s?, s:o, s:I}", "id", (json_int_t)ev->id, "name",
                              ev->name, "key", ev->key, "data", data ? data : json_object(),
                              "created", (json_int_t)ev->created);
-    if (!item)
-        sy_oom("reading an event");
-    push(ok ? c->match : c->passed, SY_ITEM_EVENT, ev->id, ok ? NULL : sy_xstrdup(why), item);
+    char *reason = ok ? NULL : strdup(why);
+    if (!item || (!ok && !reason)) {
+        json_decref(item);
+        free(reason);
+        c->match->oom = true;
+        return 0;
+    }
+    push(ok ? c->match : c->passed, SY_ITEM_EVENT, ev->id, reason, item);
     return 0;
 }
 
@@ -98,8 +112,10 @@ static int on_run(void *arg, const sy_finished_run *r)
     json_t *item = json_pack("{s:I, s:s, s:s, s:I}", "id", (json_int_t)r->id, "workflow",
                              c->p->run, "state", sy_run_state_name(r->state), "finished",
                              (json_int_t)r->finished);
-    if (!item)
-        sy_oom("reading a run");
+    if (!item) {
+        c->match->oom = true;
+        return 0;
+    }
     push(c->match, SY_ITEM_RUN, r->id, NULL, item);
     return 0;
 }
@@ -164,12 +180,10 @@ static char *context_of(const sy_start_trigger *t, cands *parts, size_t n)
             json_decref(all);
         }
     }
-    json_t *ctx = json_pack("{s:o}", "trigger", trig);
+    json_t *ctx = trig ? json_pack("{s:o}", "trigger", trig) : NULL;
     char *text = ctx ? json_dumps(ctx, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(ctx);
-    if (!text)
-        sy_oom("writing a trigger's context");
-    return text;
+    return text; /* NULL: out of memory */
 }
 
 /* Settles `items` (and starts a run with `ctx` when one is consumed). */
@@ -178,8 +192,15 @@ static int fire(sy_engine *e, const struct sy_trig_watch *w, const sy_trigger_it
 {
     const sy_workflow *wf = w->wf;
     sy_store *st = e->o.store;
-    const char **ids = sy_xmalloc((wf->n_tasks + 1) * sizeof *ids);
-    const char **ns = sy_xmalloc((wf->n_tasks + 1) * sizeof *ns);
+    const char **ids = malloc((wf->n_tasks + 1) * sizeof *ids);
+    const char **ns = malloc((wf->n_tasks + 1) * sizeof *ns);
+    if (!ids || !ns) {
+        free(ids);
+        free(ns);
+        sy_log(SY_LOG_WARN, "trigger", "%s: trigger %s: out of memory; tried again at the "
+               "next pass", wf->name, w->t->name);
+        return SY_ENOMEM;
+    }
     for (size_t i = 0; i < wf->n_tasks; i++) {
         ids[i] = wf->tasks[i].id;
         ns[i] = wf->tasks[i].ns;
@@ -200,7 +221,8 @@ static int fire(sy_engine *e, const struct sy_trig_watch *w, const sy_trigger_it
     free(ids);
     free(ns);
     if (rc != SY_OK)
-        sy_log(SY_LOG_ERROR, "trigger", "%s: trigger %s: cannot fire: %s", wf->name,
+        sy_log(rc == SY_ENOMEM ? SY_LOG_WARN : SY_LOG_ERROR, "trigger",
+               "%s: trigger %s: cannot fire: %s", wf->name,
                w->t->name, rc == SY_ENOMEM ? "out of memory" : sy_store_errmsg(st));
     return rc;
 }
@@ -225,7 +247,9 @@ static bool settle_passed(sy_engine *e, const struct sy_trig_watch *w, cands *pa
 {
     if (!passed->n)
         return true;
-    sy_trigger_item *items = sy_xmalloc(passed->n * sizeof *items);
+    sy_trigger_item *items = malloc(passed->n * sizeof *items);
+    if (!items)
+        return false;
     for (size_t i = 0; i < passed->n; i++)
         items[i] = passed->v[i].item;
     sy_fire_outcome out;
@@ -241,8 +265,13 @@ static bool settle_passed(sy_engine *e, const struct sy_trig_watch *w, cands *pa
 static void fire_each(sy_engine *e, const struct sy_trig_watch *w, cands *match)
 {
     for (size_t i = 0; i < match->n; i++) {
-        cands one = {&match->v[i], 1, 1};
+        cands one = {&match->v[i], 1, 1, false};
         char *ctx = context_of(w->t, &one, 1);
+        if (!ctx) {
+            sy_log(SY_LOG_WARN, "trigger", "%s: trigger %s: out of memory; tried again at the "
+                   "next pass", w->wf->name, w->t->name);
+            return;
+        }
         sy_fire_outcome out = SY_FIRE_TAKEN;
         int64_t run = 0;
         int rc = fire(e, w, &match->v[i].item, 1, ctx, &out, &run);
@@ -262,12 +291,18 @@ static void fire_together(sy_engine *e, const struct sy_trig_watch *w, cands *pa
             return;
         n += parts[i].n;
     }
-    sy_trigger_item *items = sy_xmalloc(n * sizeof *items);
+    sy_trigger_item *items = malloc(n * sizeof *items);
+    char *ctx = items ? context_of(w->t, parts, w->t->n_parts) : NULL;
+    if (!ctx) {
+        free(items);
+        sy_log(SY_LOG_WARN, "trigger", "%s: trigger %s: out of memory; tried again at the "
+               "next pass", w->wf->name, w->t->name);
+        return;
+    }
     size_t k = 0;
     for (size_t i = 0; i < w->t->n_parts; i++)
         for (size_t j = 0; j < parts[i].n; j++)
             items[k++] = parts[i].v[j].item;
-    char *ctx = context_of(w->t, parts, w->t->n_parts);
     sy_fire_outcome out = SY_FIRE_TAKEN;
     int64_t run = 0;
     if (fire(e, w, items, n, ctx, &out, &run) == SY_OK)
@@ -292,6 +327,12 @@ static void pass_one(sy_engine *e, const struct sy_trig_watch *w)
         if (read_part(st, w->key, w->wf, &t->parts[i], rec.since, &match[i], &passed) != SY_OK) {
             sy_log(SY_LOG_ERROR, "trigger", "%s: trigger %s: %s", w->wf->name, t->name,
                    sy_store_errmsg(st));
+            ok = false;
+        }
+    for (size_t i = 0; ok && i < t->n_parts; i++)
+        if (match[i].oom || passed.oom) {
+            sy_log(SY_LOG_WARN, "trigger", "%s: trigger %s: out of memory; tried again at the "
+                   "next pass", w->wf->name, t->name);
             ok = false;
         }
     if (ok && settle_passed(e, w, &passed)) {
@@ -331,24 +372,33 @@ static void free_watches(struct sy_triggers *T)
 static void build(sy_engine *e)
 {
     struct sy_triggers *T = e->start_triggers;
+    if (!T)
+        return;
     free_watches(T);
     for (size_t i = 0; i < e->o.n_workflows; i++) {
         const sy_workflow *wf = e->o.workflows[i];
         for (size_t j = 0; j < wf->n_triggers; j++) {
             struct sy_trig_watch *v = realloc(T->v, (T->n + 1) * sizeof *v);
-            if (!v)
-                sy_oom("reading the triggers");
-            T->v = v;
-            T->v[T->n++] = (struct sy_trig_watch){wf, &wf->triggers[j],
-                                                  sy_start_trigger_key(wf, &wf->triggers[j])};
+            char *key = v ? sy_start_trigger_key(wf, &wf->triggers[j]) : NULL;
+            if (v)
+                T->v = v;
+            if (!key) {
+                sy_log(SY_LOG_WARN, "trigger", "%s: trigger %s: out of memory: not fired",
+                       wf->name, wf->triggers[j].name);
+                continue;
+            }
+            T->v[T->n++] = (struct sy_trig_watch){wf, &wf->triggers[j], key};
         }
     }
 }
 
 void sy_start_triggers_init(sy_engine *e)
 {
-    struct sy_triggers *T = sy_xmalloc(sizeof *T);
-    memset(T, 0, sizeof *T);
+    struct sy_triggers *T = calloc(1, sizeof *T);
+    if (!T) {
+        sy_log(SY_LOG_WARN, "trigger", "out of memory: this host fires no trigger");
+        return;
+    }
     uv_timer_init(e->loop, &T->timer);
     T->timer.data = e;
     e->start_triggers = T;
@@ -357,6 +407,8 @@ void sy_start_triggers_init(sy_engine *e)
 static void arm(sy_engine *e)
 {
     struct sy_triggers *T = e->start_triggers;
+    if (!T)
+        return;
     uv_timer_stop(&T->timer);
     if (T->n)
         uv_timer_start(&T->timer, on_timer, 0, SY_TRIGGERS_POLL_MS);
@@ -367,7 +419,7 @@ void sy_start_triggers_start(sy_engine *e)
     if (!e->o.serve)
         return;
     build(e);
-    for (size_t i = 0; i < e->start_triggers->n; i++)
+    for (size_t i = 0; e->start_triggers && i < e->start_triggers->n; i++)
         sy_log(SY_LOG_INFO, "trigger", "%s: trigger %s listens", e->start_triggers->v[i].wf->name,
                e->start_triggers->v[i].t->name);
     arm(e);
@@ -395,7 +447,8 @@ void sy_engine_triggers_soon(sy_engine *e)
 
 void sy_start_triggers_stop(sy_engine *e)
 {
-    uv_timer_stop(&e->start_triggers->timer);
+    if (e->start_triggers)
+        uv_timer_stop(&e->start_triggers->timer);
 }
 
 static void closed(uv_handle_t *h)
@@ -406,6 +459,8 @@ static void closed(uv_handle_t *h)
 void sy_start_triggers_close(sy_engine *e)
 {
     struct sy_triggers *T = e->start_triggers;
+    if (!T)
+        return;
     free_watches(T);
     uv_close((uv_handle_t *)&T->timer, closed);
     e->start_triggers = NULL;
