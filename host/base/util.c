@@ -1,6 +1,5 @@
 #include "base/util.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +170,6 @@ _Noreturn void sy_oom(const char *fmt, ...)
      * memory it could not have, and says nothing the line does not. */
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
-    /* The line above is the whole story: a handler the host set for
-     * SIGABRT (the crash record's, executor/call_record.c) would add a
-     * second line about an abort the host chose. */
-    signal(SIGABRT, SIG_DFL);
     abort();
 }
 
