@@ -53,6 +53,8 @@ libsyhost_la_SOURCES += \
 libsyhost_la_SOURCES += \
 	host/workflow/workflow.c host/workflow/workflow.h host/workflow/internal.h \
 	host/workflow/parse_task.c host/workflow/model.c \
+	host/workflow/start_trigger.c host/workflow/start_trigger.h \
+	host/workflow/start_trigger_read.c \
 	host/workflow/cache_write.c host/workflow/cache_read.c host/workflow/cache_file.c \
 	host/workflow/names.c host/workflow/cron.c host/workflow/cron_next.c \
 	host/workflow/cron.h host/workflow/settings.c \
@@ -97,6 +99,8 @@ libsyhost_la_SOURCES += \
 	host/store/keyed.c host/store/keyed.h host/store/sqlite/keyed.c \
 	host/store/cache.h host/store/sqlite/cache.c \
 	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
+	host/store/named_events.c host/store/named_events.h host/store/named_driver.h \
+	host/store/sqlite/named_events.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres/internal.h),
@@ -114,7 +118,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c \
-	host/store/postgres/slots.c
+	host/store/postgres/slots.c host/store/postgres/named_events.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -136,6 +140,7 @@ libsyhost_la_SOURCES += \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \
 	host/engine/serve.c host/engine/serve.h \
 	host/engine/schedule.c host/engine/schedule.h \
+	host/engine/start_triggers.c host/engine/start_triggers.h \
 	host/engine/listen.c host/engine/listen.h \
 	host/engine/fenced.c host/engine/fenced.h \
 	host/engine/lease.c host/engine/lease.h \
@@ -156,6 +161,8 @@ libsyhost_la_SOURCES += \
 	host/service/run_graph.c host/service/limits.c host/service/limits.h \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/backfill.c host/service/backfill.h \
+	host/service/named_events.c host/service/named_events.h \
+	host/service/triggers.c host/service/triggers.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \
 	host/service/audit.c host/service/audit.h \
@@ -178,7 +185,7 @@ libsyhost_la_SOURCES += \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c \
 	host/admin/api_logs.c host/admin/api_events.c \
-	host/admin/api_metrics.c
+	host/admin/api_metrics.c host/admin/api_named_events.c
 libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin/audit.c host/admin/api_token.c
 
 bin_PROGRAMS += switchyard
@@ -186,8 +193,8 @@ switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
 	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/limits.c host/cli/schedules.c host/cli/backfill.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
-	host/cli/retry.c host/cli/logs.c host/cli/remote.c host/cli/remote.h host/cli/token.c \
-	host/cli/audit.c
+	host/cli/retry.c host/cli/logs.c host/cli/emit.c host/cli/triggers.c host/cli/remote.c \
+	host/cli/remote.h host/cli/token.c host/cli/audit.c
 # libcurl (when found) for --host; without it --host says so.
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(LIBCURL_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,

@@ -29,6 +29,11 @@ int sy_api_run_logs(sy_admin_req *rq);
 /* admin/api_events.c */
 int sy_api_events(sy_admin_req *rq);
 
+/* admin/api_named_events.c */
+int sy_api_event_emit(sy_admin_req *rq);
+int sy_api_named_events(sy_admin_req *rq);
+int sy_api_triggers(sy_admin_req *rq);
+
 /* admin/api_metrics.c */
 int sy_api_metrics(sy_admin_req *rq);
 

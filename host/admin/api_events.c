@@ -32,6 +32,8 @@ static void on_event(void *arg, const sy_engine_event *ev)
         json_object_set_new(o, "attempt", json_integer(ev->attempt));
     if (ev->element >= 0)
         json_object_set_new(o, "element", json_integer(ev->element));
+    if (ev->trigger)
+        json_object_set_new(o, "trigger", json_string(ev->trigger));
     char *data = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (!data)
@@ -41,7 +43,8 @@ static void on_event(void *arg, const sy_engine_event *ev)
     size_t cap = strlen(data) + 64;
     char *msg = malloc(cap);
     int n = msg ? snprintf(msg, cap, "id: %llu\nevent: %s\ndata: %s\n\n",
-                           (unsigned long long)E->seq, ev->task ? "task" : "run", data)
+                           (unsigned long long)E->seq,
+                           ev->trigger ? "trigger" : ev->task ? "task" : "run", data)
                 : -1;
     free(data);
     for (sub *s = E->subs; n > 0 && s; s = s->next)

@@ -3,7 +3,7 @@
  * handler renders into a buffer and answers with sy_admin_text.
  * SY_ADMIN_CHANGE asks for the bearer token, SY_ADMIN_BODY reads a JSON
  * body (admin/router.h); the last column is the role the token needs:
- * read every GET, operate submit, cancel and retry, admin reload
+ * read every GET, operate submit, cancel, retry and emit, admin reload
  * (admin/tokens.h). */
 #include "admin/api.h"
 
@@ -21,6 +21,9 @@ const sy_admin_route sy_admin_routes[] = {
     {"GET", "/api/v1/instances", sy_api_instances, 0, SY_ROLE_READ},
     {"GET", "/api/v1/routes", sy_api_routes, 0, SY_ROLE_READ},
     {"GET", "/api/v1/events", sy_api_events, 0, SY_ROLE_READ},
+    {"POST", "/api/v1/events", sy_api_event_emit, SY_ADMIN_CHANGE | SY_ADMIN_BODY, SY_ROLE_OPERATE},
+    {"GET", "/api/v1/named-events", sy_api_named_events, 0, SY_ROLE_READ},
+    {"GET", "/api/v1/triggers", sy_api_triggers, 0, SY_ROLE_READ},
     {"POST", "/api/v1/reload", sy_api_reload, SY_ADMIN_CHANGE, SY_ROLE_ADMIN},
     {"GET", "/metrics", sy_api_metrics, 0, SY_ROLE_READ},
     {"GET", "/api/v1/runs/{}/attempts", sy_api_run_attempts, 0, SY_ROLE_READ},

@@ -33,6 +33,8 @@ int sy_cmd_route(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_plugins(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_run(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_submit(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_emit(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_triggers(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_status(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_runs(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_cancel(const sy_cli *cli, int argc, char **argv);

@@ -59,6 +59,17 @@ static const sy_cli_command commands[] = {
      "again, and the live schedule never fires a tick a backfill did.  The\n"
      "runs start with the context a scheduled run has.\n"
      "Exit: 0; 1 a store error; 2 usage or config.\n", false},
+    {"triggers", sy_cmd_triggers, "[--json]",
+     "each workflow trigger: its last firing, what is pending, what it passed over and why",
+     "  --json   print an array of {\"tenant\", \"workflow\", \"name\", \"all\",\n"
+     "           \"parts\" (each with \"pending\"), \"debounce_ms\", \"payloads\",\n"
+     "           \"max_in_flight\", \"since\", \"firings\", \"last_fired\",\n"
+     "           \"last_run\", \"in_flight\", \"passed\"}\n"
+     "Pending: events and runs a part has seen that no firing consumed yet\n"
+     "(for an `all`, the parts still waiting for theirs).  Passed over: the\n"
+     "last events whose payload failed the part's `when`, with the condition.\n"
+     "`serve` fires the triggers; see docs/events.md.\n"
+     "Exit: 0; 1 the store failed; 2 for a bad config.\n", false},
     {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS] "
                         "[--metrics-file PATH]",
      "run one workflow to its end here, with progress",
@@ -82,6 +93,15 @@ static const sy_cli_command commands[] = {
      "Prints the run id.  Refused for an in-memory store (nothing would keep\n"
      "the run) and for a context over max_context_bytes.\n"
      "Exit: 0; 2 usage or config.\n", true},
+    {"emit", sy_cmd_emit, "NAME [--data JSON|@FILE] [--key KEY]",
+     "record a named event, which starts the workflows whose triggers wait for it",
+     "  --data JSON|@FILE  the event's payload, a JSON object (default {})\n"
+     "  --key KEY          an event of the same name and key recorded within\n"
+     "                     24 hours is acknowledged and not recorded again\n"
+     "Prints the event's id (the earlier event's, for a key seen already).\n"
+     "The event is in the store when the command returns.  Refused for an\n"
+     "in-memory store.  See docs/events.md.\n"
+     "Exit: 0; 1 the store failed; 2 usage, a bad name, key or payload.\n", true},
     {"status", sy_cmd_status, "RUN_ID [--json] [--task TASK] [--all] [--limit N] [--offset N]",
      "a run and each of its tasks",
      "  --json       print the run as JSON, errors and outputs in full (with\n"

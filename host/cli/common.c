@@ -42,18 +42,23 @@ int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv)
 
 char *sy_cli_context(const char *arg, char *err, size_t err_len)
 {
+    return sy_cli_json_object("--context", arg, err, err_len);
+}
+
+char *sy_cli_json_object(const char *opt, const char *arg, char *err, size_t err_len)
+{
     if (!arg)
         return sy_xstrdup("{}");
     json_error_t je;
     json_t *v = arg[0] == '@' ? json_load_file(arg + 1, 0, &je) : json_loads(arg, 0, &je);
     if (!v) {
-        sy_errf(err, err_len, "--context %s: %s (line %d, column %d)", arg, je.text, je.line,
+        sy_errf(err, err_len, "%s %s: %s (line %d, column %d)", opt, arg, je.text, je.line,
                 je.column);
         return NULL;
     }
     if (!json_is_object(v)) {
         json_decref(v);
-        sy_errf(err, err_len, "--context must be a JSON object");
+        sy_errf(err, err_len, "%s must be a JSON object", opt);
         return NULL;
     }
     char *text = json_dumps(v, JSON_COMPACT);

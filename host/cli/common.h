@@ -13,6 +13,8 @@ int sy_cli_open(const sy_cli *cli, unsigned flags, bool store, sy_service *sv);
 /* A --context argument (JSON text or @FILE) as compact JSON text, malloc'd;
  * "{}" for NULL.  NULL with a reason when it is not a JSON object. */
 char *sy_cli_context(const char *arg, char *err, size_t err_len);
+/* The same for option `opt` ("--data"). */
+char *sy_cli_json_object(const char *opt, const char *arg, char *err, size_t err_len);
 
 /* The value of option `opt` of command `cmd` as a whole number from min
  * to max: digits only, no sign, no overflow.  SY_EXIT_OK, or SY_EXIT_USAGE

@@ -26,6 +26,7 @@
 #include "engine/reload.h"
 #include "engine/run.h"
 #include "engine/schedule.h"
+#include "engine/start_triggers.h"
 #include "engine/serve.h"
 
 char *sy_engine_owner_id(void)
@@ -320,6 +321,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     uv_prepare_start(&e->flush, on_flush);
     sy_serve_init(e);
     sy_schedule_init(e);
+    sy_start_triggers_init(e);
     *out = e;
     return SY_OK;
 }
@@ -355,6 +357,7 @@ static int run_loop(sy_engine *e)
 {
     sy_serve_start(e);
     sy_schedule_start(e);
+    sy_start_triggers_start(e);
     /* The first loop turn flushes whatever adopting the runs changed, then
      * decides whether anything is left to do. */
     uv_run(e->loop, UV_RUN_DEFAULT);
@@ -381,6 +384,7 @@ static int run_loop(sy_engine *e)
     }
     sy_serve_stop(e);
     sy_schedule_stop(e);
+    sy_start_triggers_stop(e);
     /* A lapsed host's runs are not its own to hand back. */
     if ((e->drain || e->winding_down) && !e->fatal && !e->lapsed)
         sy_store_release(e->o.store, e->o.owner);
@@ -433,6 +437,7 @@ void sy_engine_free(sy_engine *e)
     uv_close((uv_handle_t *)&e->flush, close_noop);
     sy_serve_close(e);
     sy_schedule_close(e);
+    sy_start_triggers_close(e);
     sy_timers_close(&e->timers);
     uv_run(e->loop, UV_RUN_DEFAULT);
     sy_dispatch_free(e);

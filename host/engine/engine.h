@@ -248,6 +248,9 @@ typedef struct sy_engine_event {
     const char *state;    /* as spelled in "State" (sy_task_state_name) */
     uint32_t attempt;     /* the task's attempts so far */
     const char *error;    /* what ended it; NULL */
+    const char *trigger;  /* the workflow trigger whose firing recorded the
+                             run, Pending (engine/start_triggers.h); NULL:
+                             a state change */
 } sy_engine_event;
 
 /* Calls fn after each commit with every task and run state change it
@@ -262,5 +265,9 @@ void sy_engine_free(sy_engine *e);
 
 /* "HOSTNAME:PID" for this process, malloc'd. */
 char *sy_engine_owner_id(void);
+
+/* The workflows' triggers (engine/start_triggers.h) look for new items as
+ * soon as the loop turns: a named event was just recorded (loop thread). */
+void sy_engine_triggers_soon(sy_engine *e);
 
 #endif

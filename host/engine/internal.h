@@ -260,6 +260,7 @@ struct sy_engine {
     size_t n_sched;
     int64_t (*sched_now)(void);     /* o.schedule_clock or the default */
     uint64_t ticks_fired, ticks_refused;
+    struct sy_triggers *start_triggers; /* owned: engine/start_triggers.c */
     /* engine/serve.c: claiming, woken by other hosts.  `claim` fires a
      * claim after this host's turn in line; `heat` counts its recent
      * claims (decaying, read at heat_at); `listen` is NULL while it does

@@ -106,4 +106,10 @@ void sy_engine_metrics_instances(sy_engine *e,
 void sy_engine_metrics_plugin(sy_instance_entry *entry, void (*emit)(void *sink,
                               const char *name, int64_t value), void *sink);
 
+/* Workflow triggers (engine/start_triggers.c): firings this host recorded,
+ * items it passed over (their payload failed `when`), and firings another
+ * host had taken first. */
+void sy_engine_trigger_counts(const sy_engine *e, uint64_t *fired, uint64_t *passed,
+                              uint64_t *taken);
+
 #endif

@@ -80,6 +80,16 @@ void sy_observe_run(sy_engine *e, const sy_live_run *r)
     ev->error = r->error ? sy_xstrdup(r->error) : NULL;
 }
 
+void sy_observe_trigger(sy_engine *e, int64_t run_id, const char *workflow,
+                        const char *trigger)
+{
+    if (!e->observe)
+        return;
+    sy_engine_event ev = {.run_id = run_id, .workflow = workflow, .element = -1,
+                          .state = sy_run_state_name(SY_RUN_PENDING), .trigger = trigger};
+    e->observe->fn(e->observe->arg, &ev);
+}
+
 static void clear(struct sy_observe *o, bool tell)
 {
     for (size_t i = 0; i < o->n; i++) {

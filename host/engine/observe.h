@@ -17,6 +17,10 @@ void sy_observe_task(sy_engine *e, const sy_live_run *r, size_t idx);
 /* Notes the state of run r as this turn writes it. */
 void sy_observe_run(sy_engine *e, const sy_live_run *r);
 
+/* A workflow trigger's firing, committed: told at once. */
+void sy_observe_trigger(sy_engine *e, int64_t run_id, const char *workflow,
+                        const char *trigger);
+
 /* After the commit: hands every noted change to the observer, in order. */
 void sy_observe_flush(sy_engine *e);
 

@@ -9,6 +9,7 @@
 #include "engine/load.h"
 #include "engine/route.h"
 #include "engine/schedule.h"
+#include "engine/start_triggers.h"
 
 int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *instances,
                      size_t n_instances, sy_workflow *const *workflows, size_t n_workflows,
@@ -35,6 +36,7 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
     e->n_instances = 0;
     sy_dispatch_init(e);
     sy_schedule_reload(e);
+    sy_start_triggers_reload(e);
     for (sy_live_run *r = e->runs; r; r = r->next)
         sy_live_route(e, r);
     sy_wake_send(&e->done);

@@ -15,6 +15,7 @@
 #include "engine/batch.h"
 #include "engine/lease.h"
 #include "engine/listen.h"
+#include "engine/start_triggers.h"
 #include "engine/load.h"
 #include "engine/run.h"
 
@@ -171,7 +172,12 @@ static void claim_and_cancel(sy_engine *e)
 
 static void on_claim(uv_timer_t *t) { claim_and_cancel(t->data); }
 
-static void on_wake(void *arg) { claim_soon(arg); }
+static void on_wake(void *arg)
+{
+    claim_soon(arg);
+    /* A wake-up may be an event another host recorded. */
+    sy_start_triggers_soon(arg);
+}
 
 /* Listens for wake-ups when the store has them; again after a lost
  * listening connection, at most every LISTEN_RETRY_MS. */

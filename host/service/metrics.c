@@ -293,6 +293,18 @@ static int instances(FILE *f, sy_engine *e)
  * made); the rest of its life it was dispatching, writing the store and
  * answering, which is where a command's wall time goes that is not the
  * tasks'. */
+static void triggers(FILE *f, sy_engine *e)
+{
+    uint64_t fired, passed, taken;
+    sy_engine_trigger_counts(e, &fired, &passed, &taken);
+    counter(f, "switchyard_trigger_firings_total",
+            "Runs this host started from workflow triggers (docs/events.md).", fired);
+    counter(f, "switchyard_trigger_passed_total",
+            "Events this host's triggers passed over: their payload failed `when`.", passed);
+    counter(f, "switchyard_trigger_taken_total",
+            "Firings this host found made already by another host serving the store.", taken);
+}
+
 static void loop_figures(FILE *f, sy_service *sv)
 {
     if (!sv->have_loop)
@@ -320,6 +332,7 @@ int sy_metrics_render(sy_service *sv, char **text, size_t *len)
     histograms(f, sv->engine);
     int rc = instances(f, sv->engine);
     lease(f, sv->engine);
+    triggers(f, sv->engine);
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad || rc != SY_OK || !buf) {
         free(buf);

@@ -11,6 +11,7 @@
 #include "base/util.h"
 #include "executor/isolated.h"
 #include "service/inspect.h"
+#include "workflow/start_trigger.h"
 
 #ifndef SY_PLUGIN_DIR
 #define SY_PLUGIN_DIR "/usr/local/lib/switchyard/executors"
@@ -237,6 +238,28 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
     return errors;
 }
 
+/* A trigger on the runs of a workflow that no directory holds never
+ * fires: said, not refused (the workflow may come with the next reload). */
+static void check_trigger_runs(const sy_setup *s, sy_diags *d)
+{
+    for (size_t i = 0; i < s->n_wfs; i++) {
+        const sy_workflow *wf = s->wfs[i];
+        for (size_t j = 0; j < wf->n_triggers; j++)
+            for (size_t k = 0; k < wf->triggers[j].n_parts; k++) {
+                const char *run = wf->triggers[j].parts[k].run;
+                bool found = false;
+                for (size_t m = 0; run && !found && m < s->n_wfs; m++)
+                    found = strcmp(s->wfs[m]->name, run) == 0 &&
+                            strcmp(s->wfs[m]->tenant, wf->tenant) == 0;
+                if (run && !found)
+                    sy_warn(d, wf->file, wf->triggers[j].line,
+                            "trigger '%s' waits for runs of '%s', which no workflow directory "
+                            "holds for tenant '%s': it never fires", wf->triggers[j].name, run,
+                            wf->tenant);
+            }
+    }
+}
+
 static int load_workflows(sy_setup *s, unsigned flags, sy_diags *d)
 {
     int errors = 0;
@@ -253,6 +276,7 @@ static int load_workflows(sy_setup *s, unsigned flags, sy_diags *d)
         }
         errors += bad;
     }
+    check_trigger_runs(s, d);
     return errors;
 }
 

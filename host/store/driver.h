@@ -159,6 +159,8 @@ struct sy_store_ops {
     int (*reap_slots)(sy_store *s, int64_t now, size_t *n);
     int (*list_slots)(sy_store *s, int64_t now,
                       int (*cb)(void *arg, const sy_slot_record *r), void *arg);
+    /* Named events and triggers (store/named_driver.h). */
+    const struct sy_store_named_ops *named;
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

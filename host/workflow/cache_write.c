@@ -202,7 +202,9 @@ int sy_wf_cache_encode(const sy_workflow *wf, const unsigned char key[32], int n
                        char **out, size_t *out_len)
 {
     obuf b = {0};
-    if (wf->n_tasks >= SY_WF_CACHE_NONE)
+    /* A workflow with triggers is read from its file: the entry's layout
+     * has no place for them. */
+    if (wf->n_tasks >= SY_WF_CACHE_NONE || wf->n_triggers)
         return -1;
     uint32_t *retry = malloc(sizeof *retry * (wf->n_tasks ? wf->n_tasks : 1));
     if (!retry)

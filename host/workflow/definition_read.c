@@ -9,6 +9,7 @@
 
 #include "base/util.h"
 #include "workflow/internal.h"
+#include "workflow/start_trigger.h"
 
 /* The first problem found; later ones are dropped, reading stops soon. */
 typedef struct reader {
@@ -280,7 +281,7 @@ static void read_header(reader *r, sy_workflow *wf, const json_t *o)
 {
     static const char *const keys[] = {"version", "name", "tenant", "base_dir", "tasks",
                                        "description", "schedule", "timezone",
-                                       "catchup", "catchup_max", NULL};
+                                       "catchup", "catchup_max", "triggers", NULL};
     if (!json_is_object(o)) {
         fail(r, "the definition is not a JSON object");
         return;
@@ -303,6 +304,12 @@ static void read_header(reader *r, sy_workflow *wf, const json_t *o)
     wf->description = dup_or_null(get_str(r, o, "description", "definition"));
     wf->schedule = dup_or_null(schedule);
     read_schedule_policy(r, wf, o);
+    const json_t *triggers = json_object_get(o, "triggers");
+    char why_t[256];
+    if (triggers && !r->bad &&
+        sy_start_triggers_from_json(triggers, &wf->triggers, &wf->n_triggers, why_t,
+                                    sizeof why_t) != 0)
+        fail(r, "definition: %s", why_t);
 }
 
 static void read_tasks(reader *r, sy_workflow *wf, const json_t *a)

@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "workflow/internal.h"
+#include "workflow/start_trigger.h"
 
 
 /* The definition is written straight into a buffer, byte for byte what
@@ -448,6 +449,12 @@ static char *workflow_text(const sy_workflow *wf)
     if (wf->timezone) {
         put_str(&b, ",\"timezone\":");
         put_json(&b, json_string(wf->timezone));
+    }
+    /* Only with triggers, so that the hash of every other workflow stays
+     * what it was before triggers. */
+    if (wf->n_triggers) {
+        put_str(&b, ",\"triggers\":");
+        put_json(&b, sy_start_triggers_json(wf->triggers, wf->n_triggers));
     }
     put_str(&b, ",\"version\":");
     put_int(&b, SY_DEFINITION_VERSION);

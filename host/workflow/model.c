@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "workflow/internal.h"
+#include "workflow/start_trigger.h"
 
 void sy_workflow_free(sy_workflow *wf)
 {
@@ -22,6 +23,7 @@ void sy_workflow_free(sy_workflow *wf)
         json_decref(t->params);
     }
     free(wf->tasks);
+    sy_start_triggers_free(wf->triggers, wf->n_triggers);
     free(wf->name);
     free(wf->tenant);
     free(wf->description);

@@ -14,11 +14,12 @@
 #include "base/tz.h"
 #include "base/util.h"
 #include "workflow/internal.h"
+#include "workflow/start_trigger.h"
 
 static const char *const top_keys[] = {"workflow", NULL};
 static const char *const wf_keys[] = {
     "name", "tenant", "description", "schedule", "timezone", "catchup", "catchup_max",
-    "retry", "timeout", "tasks", "max_map", "priority", "limits", "pool", "pool_slots", NULL,
+    "retry", "timeout", "tasks", "max_map", "priority", "limits", "pool", "pool_slots", "triggers", NULL,
 };
 
 /* --- loading one file ---------------------------------------------------------- */
@@ -137,6 +138,8 @@ static void read_workflow_keys(sy_wf_loader *L, const config_setting_t *g)
     read_schedule(L, g);
     read_schedule_policy(L, g);
     const config_setting_t *s;
+    if ((s = config_setting_get_member(g, "triggers")) && L->wf->name)
+        sy_start_triggers_read(s, L->wf->name, &L->wf->triggers, &L->wf->n_triggers, L->d);
     if ((s = config_setting_get_member(g, "retry")))
         sy_retry_read(s, &L->retry, L->d);
     if ((s = config_setting_get_member(g, "timeout")))

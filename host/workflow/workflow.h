@@ -191,6 +191,9 @@ typedef struct sy_workflow {
                             for a workflow read from the parse cache, which
                             keeps only its hash: sy_workflow_definition() */
     char hash[65];       /* lowercase hex SHA-256 of the definition */
+    struct sy_start_trigger *triggers; /* owned: what starts a run of it by
+                            itself (workflow/start_trigger.h); NULL */
+    size_t n_triggers;
     size_t *edges;       /* owned: every task's deps and children in one
                             block, when the graph laid them out (a million
                             tasks' two million allocations); NULL when

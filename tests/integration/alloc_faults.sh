@@ -78,6 +78,17 @@ workflow = {
   );
 };
 CFG
+# A workflow with triggers: read by every command that reads the
+# workflows (check's sweep), fired by serve on the events emit records.
+cat >"$host/workflows/landed.cfg" <<'CFG'
+workflow = {
+  name = "landed";
+  triggers = ( { name = "raw"; event = "file.landed";
+                 when = ( { path = "bucket"; equals = "raw"; } ); debounce = "1s"; },
+               { name = "both"; all = ( { event = "a"; }, { run = "small"; states = ["Failed"]; } ); } );
+  tasks = ( { id = "a"; command = ["/bin/true"]; } );
+};
+CFG
 db="$host/var/switchyard.db"
 
 # faulted N ARGS...: runs switchyard with the Nth allocation failing; sets
@@ -206,6 +217,27 @@ while [ "$k" -le "$n_audit" ]; do
 done
 echo "# audit: $swept points (stride $stride), $failed reported a failure"
 [ "$bad" -eq 0 ]; ok $? "audit: every allocation failure ends in one clear line or is absorbed ($bad not)"
+# --- emit: a stride; the event is recorded whole or not at all ---------------------
+n_emit=$(total emit file.landed --data '{"bucket": "raw"}' --key k1)
+echo "# emit makes $n_emit allocations"
+stride=$(( n_emit / ${SY_ALLOC_EMIT_POINTS:-20} + 1 ))
+bad=0 failed=0 swept=0 corrupt=0 torn=0
+k=$(( seed % stride + 1 ))
+while [ "$k" -le "$n_emit" ]; do
+    rm -rf "$host/var"; mkdir "$host/var"; cp "$host/base.db" "$db"
+    faulted "$k" emit file.landed --data '{"bucket": "raw"}' --key k1
+    swept=$((swept + 1))
+    [ "$rc" -ne 0 ] && failed=$((failed + 1))
+    judge emit
+    [ "$(integrity)" = ok ] || { corrupt=$((corrupt + 1)); echo "# emit N=$k: integrity: $(integrity)"; }
+    events=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM named_events").fetchone()[0])' "$db" 2>&1)
+    case "$rc:$events" in 0:1|*:0) ;; *) torn=$((torn + 1)); echo "# emit N=$k: exit $rc, events: $events" ;; esac
+    k=$((k + stride))
+done
+echo "# emit: $swept points (stride $stride), $failed reported a failure"
+[ "$bad" -eq 0 ]; ok $? "emit: every allocation failure ends in one clear line or is absorbed ($bad not)"
+[ "$corrupt" -eq 0 ]; ok $? "emit: the store passes PRAGMA integrity_check after each ($corrupt not)"
+[ "$torn" -eq 0 ]; ok $? "emit: an acknowledged event is stored, once ($torn not)"
 
 # --- run and serve: a seeded stride, then serve (or run) resumes -------------------
 # reset BASE: var/ holds only a copy of BASE's store (a crashed host's call

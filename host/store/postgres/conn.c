@@ -321,7 +321,7 @@ static PGresult *send_once(sy_store_pg *q, int id, const char *sql, int n,
                            const char *const *v)
 {
     if (sql)
-        return PQexec(q->conn, sql);
+        return n ? PQexecParams(q->conn, sql, n, NULL, v, NULL, NULL, 0) : PQexec(q->conn, sql);
     if (prepare(q, id) != SY_OK)
         return NULL;
     char name[16];
@@ -438,6 +438,14 @@ int sy_pg_run(sy_store_pg *q, int id, const sy_pg_params *p, PGresult **res,
 int sy_pg_exec(sy_store_pg *q, const char *sql, const char *what)
 {
     return execute(q, -1, sql, NULL, NULL, what);
+}
+
+int sy_pg_query(sy_store_pg *q, const char *sql, const sy_pg_params *p, PGresult **res,
+                const char *what)
+{
+    if (res)
+        *res = NULL;
+    return execute(q, -1, sql, p, res, what);
 }
 
 /* --- transactions ---------------------------------------------------------- */

@@ -245,6 +245,11 @@ int sy_pg_run(sy_store_pg *q, int id, const sy_pg_params *p, PGresult **res,
 
 /* Runs SQL text once, unprepared and without parameters. */
 int sy_pg_exec(sy_store_pg *q, const char *sql, const char *what);
+/* sy_pg_run for SQL text not among the prepared statements, sent with
+ * its parameters unprepared (statements run rarely: named events and
+ * triggers, postgres/named_events.c). */
+int sy_pg_query(sy_store_pg *q, const char *sql, const sy_pg_params *p, PGresult **res,
+                const char *what);
 
 /* Rows a write changed. */
 int64_t sy_pg_changes(const PGresult *res);

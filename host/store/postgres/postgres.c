@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "store/named_driver.h"
 #include "store/postgres/internal.h"
 
 static void pg_close(sy_store *s)
@@ -82,6 +83,7 @@ static const struct sy_store_ops pg_ops = {
     .return_slots = sy_pg_return_slots,
     .reap_slots = sy_pg_reap_slots,
     .list_slots = sy_pg_list_slots,
+    .named = &sy_pg_named_ops,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -187,6 +187,41 @@ static const char *const migrations[] = {
     "  taken BIGINT NOT NULL,"
     "  PRIMARY KEY (key, run_id, idx, elem, token));"
     "CREATE INDEX slots_run ON slots(run_id, idx, elem);",
+    /* Named events (store/named_events.h; not the run-event journal,
+     * `events`) and what workflow triggers made of them and of finished
+     * runs: each item settled once per trigger (the key of
+     * trigger_items), with the firing, and its run, that consumed it.
+     * run_id is not a reference: retention deletes runs. */
+    "CREATE TABLE named_events ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  name TEXT NOT NULL,"
+    "  key TEXT,"
+    "  data TEXT NOT NULL,"
+    "  created BIGINT NOT NULL);"
+    "CREATE INDEX named_events_name ON named_events (name, id);"
+    "CREATE INDEX named_events_key ON named_events (name, key, created) WHERE key IS NOT NULL;"
+    "CREATE TABLE trigger_states ("
+    "  trigger_key TEXT PRIMARY KEY,"
+    "  since BIGINT NOT NULL,"
+    "  last_fired BIGINT NOT NULL DEFAULT 0,"
+    "  last_run BIGINT NOT NULL DEFAULT 0,"
+    "  firings BIGINT NOT NULL DEFAULT 0);"
+    "CREATE TABLE trigger_firings ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  trigger_key TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL,"
+    "  fired BIGINT NOT NULL,"
+    "  items INTEGER NOT NULL);"
+    "CREATE INDEX trigger_firings_trigger ON trigger_firings (trigger_key, id);"
+    "CREATE TABLE trigger_items ("
+    "  trigger_key TEXT NOT NULL,"
+    "  source SMALLINT NOT NULL,"
+    "  item BIGINT NOT NULL,"
+    "  firing BIGINT,"
+    "  reason TEXT,"
+    "  at BIGINT NOT NULL,"
+    "  PRIMARY KEY (trigger_key, source, item));"
+    "CREATE INDEX trigger_items_passed ON trigger_items (trigger_key, at) WHERE reason IS NOT NULL;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

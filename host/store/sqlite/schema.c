@@ -187,6 +187,41 @@ static const char *const migrations[] = {
     "  taken INTEGER NOT NULL,"
     "  PRIMARY KEY (key, run_id, idx, elem, token)) WITHOUT ROWID;"
     "CREATE INDEX slots_run ON slots(run_id, idx, elem);",
+    /* Named events (store/named_events.h; not the run-event journal,
+     * `events`) and what workflow triggers made of them and of finished
+     * runs: each item settled once per trigger (the key of
+     * trigger_items), with the firing, and its run, that consumed it.
+     * run_id is not a reference: retention deletes runs. */
+    "CREATE TABLE named_events ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  name TEXT NOT NULL,"
+    "  key TEXT,"
+    "  data TEXT NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE INDEX named_events_name ON named_events(name, id);"
+    "CREATE INDEX named_events_key ON named_events(name, key, created) WHERE key IS NOT NULL;"
+    "CREATE TABLE trigger_states ("
+    "  trigger_key TEXT PRIMARY KEY NOT NULL,"
+    "  since INTEGER NOT NULL,"
+    "  last_fired INTEGER NOT NULL DEFAULT 0,"
+    "  last_run INTEGER NOT NULL DEFAULT 0,"
+    "  firings INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;"
+    "CREATE TABLE trigger_firings ("
+    "  id INTEGER PRIMARY KEY,"
+    "  trigger_key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL,"
+    "  fired INTEGER NOT NULL,"
+    "  items INTEGER NOT NULL);"
+    "CREATE INDEX trigger_firings_trigger ON trigger_firings(trigger_key, id);"
+    "CREATE TABLE trigger_items ("
+    "  trigger_key TEXT NOT NULL,"
+    "  source INTEGER NOT NULL,"
+    "  item INTEGER NOT NULL,"
+    "  firing INTEGER,"
+    "  reason TEXT,"
+    "  at INTEGER NOT NULL,"
+    "  PRIMARY KEY (trigger_key, source, item)) WITHOUT ROWID;"
+    "CREATE INDEX trigger_items_passed ON trigger_items(trigger_key, at) WHERE reason IS NOT NULL;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

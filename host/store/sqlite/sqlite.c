@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/util.h"
+#include "store/named_driver.h"
 #include "store/sqlite/internal.h"
 
 #define DEFAULT_BUSY_TIMEOUT_MS 5000
@@ -273,6 +274,7 @@ static const struct sy_store_ops sqlite_ops = {
     .return_slots = sy_sqlite_return_slots,
     .reap_slots = sy_sqlite_reap_slots,
     .list_slots = sy_sqlite_list_slots,
+    .named = &sy_sqlite_named_ops,
 };
 
 
