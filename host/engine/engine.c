@@ -322,6 +322,7 @@ int sy_engine_new(sy_engine **out, uv_loop_t *loop, const sy_engine_opts *o, cha
     sy_serve_init(e);
     sy_schedule_init(e);
     sy_start_triggers_init(e);
+    e->on_store_wake = sy_start_triggers_soon;
     *out = e;
     return SY_OK;
 }

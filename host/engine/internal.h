@@ -261,6 +261,10 @@ struct sy_engine {
     int64_t (*sched_now)(void);     /* o.schedule_clock or the default */
     uint64_t ticks_fired, ticks_refused;
     struct sy_triggers *start_triggers; /* owned: engine/start_triggers.c */
+    /* Called (loop thread) when another host wakes this one: set by
+     * engine.c to the triggers' pass, so that serve.c, which the triggers
+     * call to claim what they start, does not call back into them. */
+    void (*on_store_wake)(sy_engine *e);
     /* engine/serve.c: claiming, woken by other hosts.  `claim` fires a
      * claim after this host's turn in line; `heat` counts its recent
      * claims (decaying, read at heat_at); `listen` is NULL while it does

@@ -15,7 +15,6 @@
 #include "engine/batch.h"
 #include "engine/lease.h"
 #include "engine/listen.h"
-#include "engine/start_triggers.h"
 #include "engine/load.h"
 #include "engine/run.h"
 
@@ -176,7 +175,9 @@ static void on_wake(void *arg)
 {
     claim_soon(arg);
     /* A wake-up may be an event another host recorded. */
-    sy_start_triggers_soon(arg);
+    sy_engine *e = arg;
+    if (e->on_store_wake)
+        e->on_store_wake(e);
 }
 
 /* Listens for wake-ups when the store has them; again after a lost
