@@ -183,7 +183,7 @@ libsyhost_la_SOURCES += \
 	host/admin/reply.c host/admin/stream.c \
 	host/admin/request.c host/admin/mhd.c host/admin/deadline.c host/admin/tokens.c host/admin/tokens.h host/admin/tls.c \
 	host/admin/parse.c host/admin/parse.h \
-	host/admin/api_runs.c host/admin/api_config.c \
+	host/admin/api_runs.c host/admin/api_config.c host/admin/api_host.c \
 	host/admin/api_logs.c host/admin/api_events.c \
 	host/admin/api_metrics.c host/admin/api_named_events.c
 libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin/audit.c host/admin/api_token.c
@@ -191,7 +191,7 @@ libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin
 bin_PROGRAMS += switchyard
 switchyard_SOURCES = host/main.c \
 	host/cli/cli.h host/cli/common.c host/cli/common.h \
-	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/limits.c host/cli/schedules.c host/cli/backfill.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
+	host/cli/usage.c host/cli/commands.c host/cli/workflows.c host/cli/limits.c host/cli/drain.c host/cli/schedules.c host/cli/backfill.c host/cli/check.c host/cli/route.c host/cli/plugins.c host/cli/plugins_remote.c host/cli/plugins_remote.h \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
 	host/cli/retry.c host/cli/logs.c host/cli/emit.c host/cli/triggers.c host/cli/remote.c \
 	host/cli/remote.h host/cli/token.c host/cli/audit.c

@@ -171,7 +171,7 @@ int main(int argc, char **argv)
     if (cli.host && !c->remote)
         return sy_cli_usage_error(c->name, "--host: this command runs here only (over the "
                                   "admin API: status, runs, submit, cancel, retry, logs, "
-                                  "workflows, route)");
+                                  "workflows, route, limits, drain)");
     sy_oom_context(c->name);
     return c->fn(&cli, argc - i - 1, argv + i + 1);
 }

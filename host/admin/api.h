@@ -23,6 +23,10 @@ int sy_api_instances(sy_admin_req *rq);
 int sy_api_routes(sy_admin_req *rq);
 int sy_api_reload(sy_admin_req *rq);
 
+/* admin/api_host.c: the serving host's drain and its limits */
+int sy_api_drain(sy_admin_req *rq);
+int sy_api_limits(sy_admin_req *rq);
+
 /* admin/api_logs.c */
 int sy_api_run_logs(sy_admin_req *rq);
 

@@ -135,6 +135,8 @@ struct sy_admin_req {
     char note[512];                 /* the error answered, or what a change
                                        made ("run 17"), for the audit
                                        trail */
+    bool drain_after;               /* POST /api/v1/drain: the host drains
+                                       once the answer is out */
     void *io_data;                  /* the io's own, per request */
 };
 

@@ -4,7 +4,7 @@
  * SY_ADMIN_CHANGE asks for the bearer token, SY_ADMIN_BODY reads a JSON
  * body (admin/router.h); the last column is the role the token needs:
  * read every GET, operate submit, cancel, retry and emit, admin reload
- * (admin/tokens.h). */
+ * and drain (admin/tokens.h).  Pools and limits change by a reload. */
 #include "admin/api.h"
 
 const sy_admin_route sy_admin_routes[] = {
@@ -25,6 +25,9 @@ const sy_admin_route sy_admin_routes[] = {
     {"GET", "/api/v1/named-events", sy_api_named_events, 0, SY_ROLE_READ},
     {"GET", "/api/v1/triggers", sy_api_triggers, 0, SY_ROLE_READ},
     {"POST", "/api/v1/reload", sy_api_reload, SY_ADMIN_CHANGE, SY_ROLE_ADMIN},
+    /* The serving host stops as on its first SIGTERM. */
+    {"POST", "/api/v1/drain", sy_api_drain, SY_ADMIN_CHANGE, SY_ROLE_ADMIN},
+    {"GET", "/api/v1/limits", sy_api_limits, 0, SY_ROLE_READ},
     {"GET", "/metrics", sy_api_metrics, 0, SY_ROLE_READ},
     {"GET", "/api/v1/runs/{}/attempts", sy_api_run_attempts, 0, SY_ROLE_READ},
     /* The token's own role: what a page may offer. */

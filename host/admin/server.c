@@ -72,6 +72,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     sy_admin_req *rq = *con_cls;
     if (!rq)
         return;
+    /* After the answer: a drain with nothing running ends the loop, and
+     * the listener with it. */
+    if (rq->drain_after)
+        sy_signals_drain(&rq->admin->sv->signals, "POST /api/v1/drain");
     free(rq->body);
     free(rq);
     *con_cls = NULL;

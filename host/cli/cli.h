@@ -45,6 +45,7 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_limits(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_token(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_audit(const sy_cli *cli, int argc, char **argv);
+int sy_cmd_drain(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_workflows(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_schedules(const sy_cli *cli, int argc, char **argv);
 int sy_cmd_backfill(const sy_cli *cli, int argc, char **argv);

@@ -196,11 +196,12 @@ static const sy_cli_command commands[] = {
      "with max_running (tenant:NAME) with the slots live holders hold, of\n"
      "how many (a pool's size, a tenant's bound), and each holder's run,\n"
      "task index, attempt token, slots and host.  A holder counts while its\n"
-     "host's claim on the run lives (docs/flow-control.md).\n"
+     "host's claim on the run lives (docs/flow-control.md).  Over --host it\n"
+     "reads GET /api/v1/limits.  Pools and bounds change by a reload.\n"
      "  --json  print {\"keys\": [{\"key\", \"held\", \"limit\", \"holders\":\n"
      "          [{\"run\", \"task\", \"element\", \"token\", \"slots\",\n"
      "          \"host\", \"since\"}]}]}\n"
-     "Exit: 0; 1 the store cannot be read; 2 usage.\n", false},
+     "Exit: 0; 1 the store or host failed; 2 usage.\n", true},
     {"gc", sy_cmd_gc, "--older-than DURATION [--batch N]",
      "delete runs that ended longer ago than DURATION",
      "  --older-than DURATION  e.g. 30d; finished runs older than this go\n"
@@ -211,7 +212,8 @@ static const sy_cli_command commands[] = {
      "Adds the token's SHA-256 digest, with NAME and the role, to the\n"
      "configuration's admin.tokens_file (made mode 0600) and prints the\n"
      "token, once: the host keeps only digests.  read: every GET; operate:\n"
-     "also submit, cancel and retry; admin: also reload and the audit trail.\n"
+     "also submit, cancel and retry; admin: also reload, drain and the audit\n"
+     "trail.\n"
      "A running host reads the file when it starts and at each reload\n"
      "(SIGHUP, POST /api/v1/reload): a token taken out stops working.\n"
      "Exit: 0; 1 no admin.tokens_file, or NAME taken; 2 usage.\n", false},
@@ -221,7 +223,7 @@ static const sy_cli_command commands[] = {
      "  --since DURATION  only changes this recent (e.g. 24h, 7d)\n"
      "  --who NAME        only those of this token name or local user\n"
      "  --action ACTION   only these: submit, run, cancel, retry, reload,\n"
-     "                    token new, gc\n"
+     "                    drain, token new, gc\n"
      "  --limit N         at most N rows (default 50; 1 to 100000)\n"
      "  --json            print an array of {\"id\", \"at\", \"who\", \"role\",\n"
      "                    \"action\", \"target\", \"origin\", \"ok\", \"status\",\n"
@@ -232,6 +234,14 @@ static const sy_cli_command commands[] = {
      "error or what was made.  Rows older than audit_keep (default 90d) are\n"
      "deleted by `serve` and `gc`.  Over --host it needs an admin token.\n"
      "Exit: 0; 1 the store or host failed; 2 usage.\n", true},
+    {"drain", sy_cmd_drain, "",
+     "stop the serving host at --host as its first SIGTERM does",
+     "POST /api/v1/drain (an admin token): the host starts no new attempt,\n"
+     "lets the running ones finish within its shutdown grace, and exits.\n"
+     "Prints what it waits for.  Only over --host: a host on this machine\n"
+     "drains on SIGTERM.\n"
+     "Exit: 0; 1 the host refused (already draining) or cannot be reached;\n"
+     "2 usage, or no --host.\n", true},
     {"help", sy_cmd_help, "[COMMAND]", "this list, or one command's help",
      "Also: switchyard COMMAND --help.  The manual: man switchyard.\n", false},
 };
@@ -256,7 +266,8 @@ void sy_cli_usage(FILE *out)
             "else ./switchyard.cfg)\n"
             "  --host URL     talk to a serving host's admin API (http://HOST:PORT,\n"
             "                 https://HOST:PORT or unix:PATH) instead of the store: status, runs, submit,\n"
-            "                 cancel, retry, logs, workflows, route, plugins, audit\n"
+            "                 cancel, retry, logs, workflows, route, plugins, audit,\n"
+            "                 limits, drain\n"
             "  --token-file FILE  the bearer token for changes over --host (default:\n"
             "                 $SWITCHYARD_TOKEN_FILE; mode 0600)\n"
             "  --ca-file FILE  the CA (PEM) an https --host is verified against\n"

@@ -1,5 +1,6 @@
 /* `switchyard limits`: every key, pool and tenant bound with the slots
- * held in the store, and by which attempts (docs/flow-control.md). */
+ * held in the store, and by which attempts (docs/flow-control.md); over
+ * --host, GET /api/v1/limits. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +8,7 @@
 
 #include "base/clock.h"
 #include "cli/common.h"
+#include "cli/remote.h"
 #include "service/limits.h"
 
 int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
@@ -19,16 +21,24 @@ int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
             return sy_cli_usage_error("limits", "unexpected argument '%s'", argv[i]);
     }
     sy_service sv;
-    int rc = sy_cli_open(cli, 0, true, &sv);
-    if (rc != SY_EXIT_OK)
-        return rc;
-    char err[512];
-    json_t *got = sy_limits_list(sv.store, &sy_service_setup(&sv)->cfg.flow, sy_clock_now_ms(),
-                                 err, sizeof err);
-    if (!got) {
-        fprintf(stderr, "switchyard: limits: %s\n", err);
-        sy_service_close(&sv);
-        return SY_EXIT_FAIL;
+    json_t *got = NULL;
+    int rc;
+    if (cli->host) {
+        rc = sy_remote_json(cli, "limits", "GET", "/api/v1/limits", NULL, &got);
+        if (rc != SY_EXIT_OK)
+            return rc;
+    } else {
+        rc = sy_cli_open(cli, 0, true, &sv);
+        if (rc != SY_EXIT_OK)
+            return rc;
+        char err[512];
+        got = sy_limits_list(sv.store, &sy_service_setup(&sv)->cfg.flow, sy_clock_now_ms(), err,
+                             sizeof err);
+        if (!got) {
+            fprintf(stderr, "switchyard: limits: %s\n", err);
+            sy_service_close(&sv);
+            return SY_EXIT_FAIL;
+        }
     }
     if (json) {
         json_dumpf(got, stdout, JSON_COMPACT);
@@ -55,6 +65,7 @@ int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
         }
     }
     json_decref(got);
-    sy_service_close(&sv);
+    if (!cli->host)
+        sy_service_close(&sv);
     return rc;
 }

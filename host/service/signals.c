@@ -3,6 +3,7 @@
 #include "service/signals.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/log.h"
@@ -32,6 +33,22 @@ static void on_countdown(uv_timer_t *t)
         say_waiting(s, "draining");
 }
 
+bool sy_signals_drain(sy_signals *s, const char *why)
+{
+    if (sy_engine_draining(s->engine))
+        return false;
+    /* Whoever asked (systemctl stop, a kill by hand, POST /api/v1/drain),
+     * systemd then shows the unit stopping rather than failing when it
+     * exits. */
+    sy_sd_notify("STOPPING=1\nSTATUS=draining");
+    char lead[160];
+    snprintf(lead, sizeof lead, "%s: draining", why);
+    say_waiting(s, lead);
+    uv_timer_start(&s->countdown, on_countdown, COUNTDOWN_MS, COUNTDOWN_MS);
+    sy_engine_drain(s->engine);
+    return true;
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     sy_signals *s = h->data;
@@ -40,13 +57,8 @@ static void on_signal(uv_signal_t *h, int signum)
     if (sy_engine_winding_down(s->engine)) {
         sy_log(SY_LOG_INFO, "engine", "%s: no longer waiting for plugins", name);
     } else if (level == 1) {
-        /* Whoever sent it (systemctl stop, a kill by hand), systemd then
-         * shows the unit stopping rather than failing when it exits. */
-        sy_sd_notify("STOPPING=1\nSTATUS=draining");
-        char lead[128];
-        snprintf(lead, sizeof lead, "%s: draining", name);
-        say_waiting(s, lead);
-        uv_timer_start(&s->countdown, on_countdown, COUNTDOWN_MS, COUNTDOWN_MS);
+        sy_signals_drain(s, name);
+        return;
     } else if (level == 2) {
         uv_timer_stop(&s->countdown);
         char names[512];

@@ -13,6 +13,8 @@
 #ifndef SY_SIGNALS_H
 #define SY_SIGNALS_H
 
+#include <stdbool.h>
+
 #include <uv.h>
 
 #include "engine/engine.h"
@@ -29,6 +31,13 @@ typedef struct sy_signals {
  * on SIGHUP (may be NULL). */
 void sy_signals_start(sy_signals *s, uv_loop_t *loop, sy_engine *engine,
                       void (*reload)(void *arg), void *arg);
+
+/* The first signal's drain, asked some other way (POST /api/v1/drain):
+ * `why` leads the log line that says what it waits for.  False, and
+ * nothing done, when the engine drains already (a further request is not
+ * a second signal: cancelling is for those who can send one).  Loop
+ * thread. */
+bool sy_signals_drain(sy_signals *s, const char *why);
 
 /* Stops watching and closes the handles (closed after the next loop turn;
  * keep *s until then). */

@@ -19,7 +19,7 @@
 #include "admin/tokens.h"
 
 /* Every endpoint and its role: read every GET, operate submit, cancel and
- * retry, admin reload; the dashboard's files open. */
+ * retry, admin reload and drain; the dashboard's files open. */
 static const struct {
     const char *method, *pattern;
     sy_admin_role role;
@@ -37,7 +37,12 @@ static const struct {
     {"GET", "/api/v1/instances", SY_ROLE_READ},
     {"GET", "/api/v1/routes", SY_ROLE_READ},
     {"GET", "/api/v1/events", SY_ROLE_READ},
+    {"POST", "/api/v1/events", SY_ROLE_OPERATE},
+    {"GET", "/api/v1/named-events", SY_ROLE_READ},
+    {"GET", "/api/v1/triggers", SY_ROLE_READ},
     {"POST", "/api/v1/reload", SY_ROLE_ADMIN},
+    {"POST", "/api/v1/drain", SY_ROLE_ADMIN},
+    {"GET", "/api/v1/limits", SY_ROLE_READ},
     {"GET", "/metrics", SY_ROLE_READ},
     {"GET", "/api/v1/runs/{}/attempts", SY_ROLE_READ},
     {"GET", "/api/v1/audit", SY_ROLE_ADMIN},
