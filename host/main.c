@@ -168,10 +168,12 @@ int main(int argc, char **argv)
         sy_cli_command_help(c, stdout);
         return SY_EXIT_OK;
     }
-    if (cli.host && !c->remote)
+    if (cli.host && !c->remote) {
+        char names[512];
+        sy_cli_remote_names(names, sizeof names);
         return sy_cli_usage_error(c->name, "--host: this command runs here only (over the "
-                                  "admin API: status, runs, submit, cancel, retry, logs, "
-                                  "workflows, route, limits, drain)");
+                                  "admin API: %s)", names);
+    }
     sy_oom_context(c->name);
     return c->fn(&cli, argc - i - 1, argv + i + 1);
 }

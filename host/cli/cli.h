@@ -66,6 +66,9 @@ typedef struct sy_cli_command {
 
 /* The command called `name`, or NULL. */
 const sy_cli_command *sy_cli_find(const char *name);
+/* The commands that run over --host, ", "-separated into buf (cut at
+ * len), read from the command table so that no list of them goes stale. */
+void sy_cli_remote_names(char *buf, size_t len);
 
 /* The program's usage: global options and every command. */
 void sy_cli_usage(FILE *out);

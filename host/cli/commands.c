@@ -256,6 +256,19 @@ const sy_cli_command *sy_cli_find(const char *name)
     return NULL;
 }
 
+void sy_cli_remote_names(char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_COMMANDS && at < len; i++)
+        if (commands[i].remote) {
+            int n = snprintf(buf + at, len - at, "%s%s", at ? ", " : "", commands[i].name);
+            if (n < 0)
+                break;
+            at += (size_t)n;
+        }
+}
+
 void sy_cli_usage(FILE *out)
 {
     fprintf(out,

@@ -114,6 +114,7 @@ has "public::w::a -> default" "route explains it"
 
 remote graph w
 rc_is 2 "a command that runs here only refuses --host"
+has "emit" "its error lists the commands that do run over --host, emit among them"
 run --host ftp://x status 1
 rc_is 2 "a URL that is neither http:// nor unix: is a usage error"
 stop_serve
