@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/attempt.h"
+#include "engine/cache_put.h"
 #include "engine/dispatch.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
@@ -376,6 +377,7 @@ void sy_live_free(sy_live_run *r)
     }
     sy_map_free(r);
     sy_engine_input_free(r);
+    sy_cache_free(r);
     free(r->t);
     if (!r->wf_borrowed)
         sy_workflow_free(r->wf);
