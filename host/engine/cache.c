@@ -41,8 +41,10 @@ bool sy_cache_try(sy_live_run *r, size_t idx, int64_t now)
     }
     char *output = NULL;
     int64_t from = 0;
-    int rc = sy_store_cache_get(e->o.store, d->ns, key, now - d->cache->lifetime_ms, &output,
-                                &from);
+    /* A run retried with --no-cache runs its tasks, and puts afresh. */
+    int rc = r->no_cache ? SY_ENOENT
+                         : sy_store_cache_get(e->o.store, d->ns, key,
+                                              now - d->cache->lifetime_ms, &output, &from);
     if (rc != SY_OK) {
         /* A read that failed may have spoilt the batch (PostgreSQL ends
          * the transaction): the turn stops, as for a write. */

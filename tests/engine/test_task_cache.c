@@ -14,6 +14,7 @@
 #include "engine/metrics.h"
 #include "fake.h"
 #include "service/runs.h"
+#include "store/store.h"
 
 /* Records a run of env's workflow with `ctx`, adopts it, runs it to its
  * end; env->run_id becomes it. */
@@ -141,6 +142,32 @@ static void test_expired(void **state)
     fake_close(&env);
 }
 
+/* A run reopened with no_cache (retry --no-cache) runs its tasks again
+ * though the cache holds their key. */
+static void test_no_cache(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, WORKFLOW("{@task}", "1h"));
+    fake_turn(&env);
+    next_run(&env, "{}");
+    assert_int_equal(fake_submits("a"), 1);
+    static const uint32_t both[] = {0, 1};
+    assert_int_equal(sy_store_reopen_run(env.store, env.run_id, both, 2, true, fake_now), SY_OK);
+    char err[256] = "";
+    assert_int_equal(sy_engine_adopt(env.engine, env.run_id, true, err, sizeof err), SY_OK);
+    fake_turn(&env);
+    assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
+    assert_int_equal(fake_submits("a"), 2);
+    const sy_engine_metrics *m = sy_engine_metrics_get(env.engine);
+    assert_int_equal(m->cache_hits, 1);
+    assert_int_equal(m->cache_misses, 2);
+    /* A run without the flag finds the cache again. */
+    next_run(&env, "{}");
+    assert_int_equal(fake_submits("a"), 2);
+    fake_close(&env);
+}
+
 /* A failed attempt puts nothing. */
 static void test_failure_not_kept(void **state)
 {
@@ -169,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_hit),
         cmocka_unit_test(test_miss_other_key),
         cmocka_unit_test(test_expired),
+        cmocka_unit_test(test_no_cache),
         cmocka_unit_test(test_failure_not_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

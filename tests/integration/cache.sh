@@ -1,7 +1,8 @@
 #!/bin/sh
 # Cached task results end to end: a second run with the same input takes
 # the task's output from the cache (not dispatched, marked "cached" in
-# `status` and its JSON); another input runs it; `check` refuses a bad
+# `status` and its JSON); `retry --no-cache` runs it again; another
+# input runs it; `check` refuses a bad
 # template with its line.
 . "$SY_SRCDIR/tests/integration/lib.sh"
 make_host
@@ -32,10 +33,15 @@ is 7 "$second" 't["b"]["output"]["rows"]' "its dependent gets the cached output"
 run status "$second"
 has "(cached)" "status says which task came from the cache"
 
+run retry "$second" --task a --no-cache --quiet
+rc_is 0 "retry --no-cache completes"
+is false "$second" 't["a"]["cached"]' "retry --no-cache runs the task again"
+[ "$(dispatched)" = 2 ]; ok $? "dispatched despite the cache"
+
 run run conv --context '{"file": "y.csv"}'
 third=$(run_id)
 is false "$third" 't["a"]["cached"]' "another input: not cached"
-[ "$(dispatched)" = 2 ]; ok $? "and run"
+[ "$(dispatched)" = 3 ]; ok $? "and run"
 
 workflow bad <<'WF'
 workflow = { name = "bad"; tasks = (

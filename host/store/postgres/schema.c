@@ -158,6 +158,8 @@ static const char *const migrations[] = {
     "  idx INTEGER NOT NULL,"
     "  completed BIGINT NOT NULL,"
     "  PRIMARY KEY (ns, key));",
+    /* A run retried with `retry --no-cache`. */
+    "ALTER TABLE runs ADD COLUMN no_cache SMALLINT NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

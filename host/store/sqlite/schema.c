@@ -157,6 +157,8 @@ static const char *const migrations[] = {
     "  idx INTEGER NOT NULL,"
     "  completed INTEGER NOT NULL,"
     "  PRIMARY KEY (ns, key)) WITHOUT ROWID;",
+    /* A run retried with `retry --no-cache`. */
+    "ALTER TABLE runs ADD COLUMN no_cache INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 
