@@ -29,15 +29,6 @@ static void next_run(fake_env *env, const char *ctx)
     assert_int_equal(fake_run_state(env), SY_RUN_COMPLETED);
 }
 
-static const char *input_of(const char *task_id)
-{
-    for (size_t i = fake.n_subs; i-- > 0;)
-        if (strcmp(fake.subs[i].task_id, task_id) == 0)
-            return fake.subs[i].input;
-    fail_msg("'%s' was never submitted", task_id);
-    return NULL;
-}
-
 typedef struct {
     int cached;
     char detail[256];
@@ -83,7 +74,7 @@ static void test_hit(void **state)
     assert_int_equal(fake_submits("a"), 1);
     assert_int_equal(fake_submits("b"), 2);
     assert_int_equal(fake_state(&env, "a"), SY_TASK_COMPLETED);
-    assert_string_equal(input_of("b"), "{\"rows\":7}");
+    assert_string_equal(fake_input("b"), "{\"rows\":7}");
     events ev = events_of(&env);
     assert_int_equal(ev.cached, 1);
     char want[96];
