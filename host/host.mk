@@ -61,7 +61,7 @@ libsyhost_la_SOURCES += \
 	host/workflow/tick.c host/workflow/tick.h \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
-	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/retry.c \
+	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/task_cache.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
 	host/workflow/context.c host/workflow/context.h \
@@ -134,7 +134,9 @@ libsyhost_la_SOURCES += \
 	host/engine/process.c host/engine/process.h \
 	host/engine/orphans.c host/engine/orphans.h \
 	host/engine/attempt_log.c host/engine/attempt_log.h \
-	host/engine/dispatch.c host/engine/dispatch.h host/engine/priority.c host/engine/priority.h host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
+	host/engine/dispatch.c host/engine/dispatch.h host/engine/cache.c host/engine/cache.h \
+	host/engine/cache_put.c host/engine/cache_put.h host/engine/priority.c host/engine/priority.h \
+	host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \

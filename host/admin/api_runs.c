@@ -177,24 +177,30 @@ int sy_api_run_retry(sy_admin_req *rq)
         return res;
     json_t *task = json_object_get(body, "task");
     json_t *dry = json_object_get(body, "dry_run");
+    json_t *no_cache = json_object_get(body, "no_cache");
     const char *key;
     json_t *v;
     const char *unknown = NULL;
-    json_object_foreach(body, key, v) if (strcmp(key, "task") && strcmp(key, "dry_run"))
+    json_object_foreach(body, key, v) if (strcmp(key, "task") && strcmp(key, "dry_run") &&
+                                          strcmp(key, "no_cache"))
         unknown = key;
     if (unknown) {
-        res = sy_admin_error(rq, 400, "body: unknown field '%s' (known: task, dry_run)", unknown);
+        res = sy_admin_error(rq, 400, "body: unknown field '%s' (known: task, dry_run, no_cache)",
+                             unknown);
     } else if (task && !json_is_string(task)) {
         res = sy_admin_error(rq, 400, "body: field 'task' must be a task id");
     } else if (dry && !json_is_boolean(dry)) {
         res = sy_admin_error(rq, 400, "body: field 'dry_run' must be true or false");
+    } else if (no_cache && !json_is_boolean(no_cache)) {
+        res = sy_admin_error(rq, 400, "body: field 'no_cache' must be true or false");
     } else {
         sy_store *st = rq->admin->sv->store;
         json_t *plan = NULL;
         char err[1024];
         int rc = sy_retry_plan(st, id, json_string_value(task), &plan, err, sizeof err);
         if (rc == SY_OK && !json_is_true(dry))
-            rc = sy_retry_apply(st, plan, sy_clock_now_ms(), err, sizeof err);
+            rc = sy_retry_apply(st, plan, json_is_true(no_cache), sy_clock_now_ms(), err,
+                                sizeof err);
         if (rc == SY_OK) {
             /* Reopened Pending: a serving host (this one, most likely)
              * claims it as it claims a submitted run. */

@@ -130,7 +130,8 @@ static const sy_cli_command commands[] = {
      "ended at once: running tasks Cancelled, the run Cancelled.  Otherwise\n"
      "the request is recorded and the host holding the run stops it.\n"
      "Exit: 0; 1 unknown or already ended.\n", true},
-    {"retry", sy_cmd_retry, "RUN_ID [--task TASK] [--dry-run [--json]] [--detach] [--quiet]",
+    {"retry", sy_cmd_retry,
+     "RUN_ID [--task TASK] [--dry-run [--json]] [--detach] [--no-cache] [--quiet]",
      "run again what failed in a finished run, keeping what completed",
      "  --task TASK  run TASK again and every task downstream of it, even\n"
      "               those that completed\n"
@@ -140,6 +141,8 @@ static const sy_cli_command commands[] = {
      "               \"task\", \"rerun\", \"kept\"}, each task as {\"id\",\n"
      "               \"index\", \"status\", \"attempts\"}\n"
      "  --detach     leave the run Pending for a host (serve) to take\n"
+     "  --no-cache   run the tasks again even where their cache holds an\n"
+     "               output for their key (they put their new one)\n"
      "  --quiet, -q  print neither the plan nor task lines\n"
      "Without --task: the tasks that Failed, were Cancelled or Skipped, or\n"
      "never ran.  The same run goes on: completed tasks keep their outputs\n"

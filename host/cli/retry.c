@@ -16,7 +16,7 @@
 typedef struct {
     int64_t id;
     const char *task;
-    bool dry_run, json, detach, quiet;
+    bool dry_run, json, detach, quiet, no_cache;
 } retry_args;
 
 static int parse(int argc, char **argv, retry_args *a)
@@ -34,6 +34,8 @@ static int parse(int argc, char **argv, retry_args *a)
             a->json = true;
         } else if (strcmp(argv[i], "--detach") == 0) {
             a->detach = true;
+        } else if (strcmp(argv[i], "--no-cache") == 0) {
+            a->no_cache = true;
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             a->quiet = true;
         } else if (argv[i][0] != '-' && a->id == -2) {
@@ -45,7 +47,7 @@ static int parse(int argc, char **argv, retry_args *a)
     }
     if (a->id == -2)
         return sy_cli_usage_error("retry", "usage: switchyard retry RUN_ID [--task TASK] "
-                                  "[--dry-run [--json]] [--detach]");
+                                  "[--dry-run [--json]] [--detach] [--no-cache]");
     if (a->json && !a->dry_run)
         return sy_cli_usage_error("retry", "--json lists the plan: use it with --dry-run");
     return SY_EXIT_OK;
@@ -80,6 +82,8 @@ static int remote_retry(const sy_cli *cli, const retry_args *a)
     char path[96];
     snprintf(path, sizeof path, "/api/v1/runs/%lld/retry", (long long)a->id);
     json_t *body = json_pack("{s:b}", "dry_run", a->dry_run);
+    if (a->no_cache)
+        json_object_set_new(body, "no_cache", json_true());
     if (a->task)
         json_object_set_new(body, "task", json_string(a->task));
     json_t *plan = NULL;
@@ -137,7 +141,8 @@ int sy_cmd_retry(const sy_cli *cli, int argc, char **argv)
         sy_service_close(&sv);
         return SY_EXIT_OK;
     }
-    if (sy_retry_apply(sv.store, plan, sy_clock_now_ms(), err, sizeof err) != SY_OK) {
+    if (sy_retry_apply(sv.store, plan, a.no_cache, sy_clock_now_ms(), err, sizeof err) !=
+        SY_OK) {
         fprintf(stderr, "switchyard: retry: %s\n", err);
         json_decref(plan);
         sy_service_close(&sv);

@@ -93,6 +93,9 @@ static void print_status(const json_t *run)
         char err[400];
         const char *full = text(t, "error", "");
         sy_cli_error_summary(full, err, sizeof err);
+        /* Completed without running: its output is an earlier run's. */
+        if (!*full && json_is_true(json_object_get(t, "cached")))
+            snprintf(err, sizeof err, "(cached)");
         cut = cut || strcmp(err, full) != 0;
         failed = failed || strcmp(text(t, "status", ""), "Failed") == 0;
         printf("  %-24s %-10s %8u  %-12s %s\n", text(t, "id", ""), text(t, "status", ""),

@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "engine/cache_put.h"
 #include "engine/fenced.h"
 #include "engine/observe.h"
 #include "engine/priority.h"
@@ -148,7 +149,7 @@ static void landed(sy_engine *e, sy_task_ref ref)
         free_slot(ref.run, t);
 }
 
-static size_t write_tasks(sy_engine *e)
+static size_t write_tasks(sy_engine *e, int64_t now)
 {
     size_t m = e->n_dirty;
     writes tasks, elems;
@@ -183,9 +184,14 @@ static size_t write_tasks(sy_engine *e)
         for (size_t i = 0; i < elems.n; i++)
             if (!elems.tw.refused[i])
                 landed(e, elems.tw.ref[i]);
-        for (size_t i = 0; i < tasks.n; i++)
-            if (!tasks.tw.refused[i])
-                landed(e, tasks.tw.ref[i]);
+        for (size_t i = 0; i < tasks.n; i++) {
+            if (tasks.tw.refused[i])
+                continue;
+            sy_task_ref ref = tasks.tw.ref[i];
+            if (ref.run->cache_keys && ref.run->t[ref.idx].state == SY_TASK_COMPLETED)
+                sy_cache_put_completed(ref.run, ref.idx, now);
+            landed(e, ref);
+        }
     }
     size_t rows = elems.n + tasks.n;
     writes_free(&tasks);
@@ -195,7 +201,7 @@ static size_t write_tasks(sy_engine *e)
 
 size_t sy_batch_write(sy_engine *e, int64_t now)
 {
-    size_t rows = write_tasks(e);
+    size_t rows = write_tasks(e, now);
     e->n_dirty = 0;
     for (sy_live_run *r = e->runs; r; r = r->next) {
         if (!r->dirty)

@@ -8,6 +8,7 @@
 #include "base/util.h"
 #include "engine/attempt.h"
 #include "engine/batch.h"
+#include "engine/cache.h"
 #include "engine/completion.h"
 #include "engine/fair.h"
 #include "engine/limits.h"
@@ -108,6 +109,11 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             sy_map_start(r, ref.idx, now);
             continue;
         }
+        /* One test per task without a cache; a map's element never has
+         * one (`check` refuses a cache on a mapped task). */
+        if (!sy_live_is_slot(r, ref.idx) && r->wf->tasks[ref.idx].cache &&
+            sy_cache_try(r, ref.idx, now))
+            continue;
         /* Overflow: the first instance of the route with capacity. */
         sy_instance_queue *q = NULL;
         for (size_t k = 0; k < t->route->n && !q; k++)

@@ -168,6 +168,11 @@ struct sy_live_run {
     bool lost;             /* dropped: nothing more is written or started
                               for it; freed once its attempts are back */
     bool renewed;          /* scratch of serve.c's renewal */
+    bool no_cache;         /* retried with --no-cache: no cache looked up
+                              (engine/cache.h) */
+    char **cache_keys;     /* owned: per task, the cache key its dispatch
+                              missed, put once it is Completed
+                              (engine/cache.h); NULL until one missed */
     uint32_t gen;          /* the engine's reload generation when it was
                               loaded (engine/reload.c) */
     sy_live_run *next;

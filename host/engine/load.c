@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/attempt.h"
+#include "engine/cache_put.h"
 #include "engine/dispatch.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
@@ -283,6 +284,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     if (!r->context_text || !r->t)
         sy_oom("loading run %lld", (long long)run_id);
     bool cancel = record.cancel_requested;
+    r->no_cache = record.no_cache;
     sy_run_record_clear(&record);
     r->n_t = wf->n_tasks;
     struct load_ctx load = {r, 0, err, err_len, NULL, NULL};
@@ -376,6 +378,7 @@ void sy_live_free(sy_live_run *r)
     }
     sy_map_free(r);
     sy_engine_input_free(r);
+    sy_cache_free(r);
     free(r->t);
     if (!r->wf_borrowed)
         sy_workflow_free(r->wf);

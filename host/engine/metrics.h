@@ -54,6 +54,8 @@ typedef struct sy_engine_metrics {
     uint64_t runs_adopted; /* runs claimed and loaded */
     uint64_t renewals, renewal_failures; /* lease renewals (serve) */
     uint64_t submitted;    /* attempts handed to a plugin */
+    uint64_t cache_hits;   /* tasks completed from the cache (engine/cache.h) */
+    uint64_t cache_misses; /* tasks with a cache that found no entry */
     uint64_t submit_ms;    /* the loop clock at this turn's submits */
     int64_t started_ms;    /* wall clock (ms since the epoch) when the
                               engine was made */

@@ -93,6 +93,10 @@ static void states(FILE *f, sy_engine *e)
             m->runs_adopted);
     counter(f, "switchyard_attempts_submitted_total",
             "Attempts handed to an executor instance and accepted by it.", m->submitted);
+    counter(f, "switchyard_cache_hits_total",
+            "Tasks with a cache completed from it, without running.", m->cache_hits);
+    counter(f, "switchyard_cache_misses_total",
+            "Tasks with a cache that found no entry for their key, and ran.", m->cache_misses);
 }
 
 static void histograms(FILE *f, sy_engine *e)

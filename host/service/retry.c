@@ -119,7 +119,8 @@ int sy_retry_plan(sy_store *st, int64_t run_id, const char *task_id, json_t **pl
     return rc;
 }
 
-int sy_retry_apply(sy_store *st, const json_t *plan, int64_t now, char *err, size_t err_len)
+int sy_retry_apply(sy_store *st, const json_t *plan, bool no_cache, int64_t now, char *err,
+                   size_t err_len)
 {
     int64_t run_id = json_integer_value(json_object_get(plan, "run_id"));
     const json_t *rerun = json_object_get(plan, "rerun");
@@ -129,7 +130,7 @@ int sy_retry_apply(sy_store *st, const json_t *plan, int64_t now, char *err, siz
         return sy_errf(err, err_len, "out of memory"), SY_ENOMEM;
     for (size_t i = 0; i < n; i++)
         idx[i] = (uint32_t)json_integer_value(json_object_get(json_array_get(rerun, i), "index"));
-    int rc = sy_store_reopen_run(st, run_id, idx, n, now);
+    int rc = sy_store_reopen_run(st, run_id, idx, n, no_cache, now);
     if (rc != SY_OK)
         sy_errf(err, err_len, "run %lld: %s", (long long)run_id, sy_store_errmsg(st));
     /* The new attempts' start is marked in the run's events. */

@@ -36,8 +36,9 @@ int sy_retry_plan(sy_store *st, int64_t run_id, const char *task_id, json_t **pl
                   char *err, size_t err_len);
 
 /* Reopens the run for the tasks `plan` names in "rerun" (a plan from
- * sy_retry_plan) and records a "retry" event for each. */
-int sy_retry_apply(sy_store *st, const json_t *plan, int64_t now, char *err,
+ * sy_retry_plan) and records a "retry" event for each; with `no_cache`
+ * the run's tasks do not look their cache up (retry --no-cache). */
+int sy_retry_apply(sy_store *st, const json_t *plan, bool no_cache, int64_t now, char *err,
                    size_t err_len);
 
 #endif

@@ -137,6 +137,7 @@ static int add_task(void *arg, const sy_task_record *t)
                           "error", string_or_null(t->error), "host",
                           string_or_null(t->host), "abandoned");
     json_object_set_new(o, "resumed", json_array());
+    json_object_set_new(o, "cached", json_false());
     json_t *out = t->output && l->outputs ? json_loads(t->output, 0, NULL) : NULL;
     json_object_set_new(o, "output", out ? out : json_null());
     json_array_append_new(l->tasks, o);
@@ -165,11 +166,21 @@ json_t *sy_runs_task_at(const json_t *tasks, uint32_t idx)
 static int add_abandoned(void *arg, uint32_t idx, uint32_t attempt, const char *kind,
                          const char *detail, int64_t at)
 {
-    if (strcmp(kind, "abandoned") != 0 && strcmp(kind, "resumed") != 0)
+    bool cached = strcmp(kind, "cached") == 0;
+    if (strcmp(kind, "abandoned") != 0 && strcmp(kind, "resumed") != 0 && !cached)
         return 0;
     json_t *task = sy_runs_task_at(arg, idx);
     if (!task)
         return 0;
+    /* Completed from the cache (engine/cache.h): by its last attempt, not
+     * by one a retry ran again since. */
+    if (cached) {
+        json_int_t last = json_integer_value(json_object_get(task, "attempts"));
+        if ((json_int_t)attempt == last &&
+            strcmp(json_string_value(json_object_get(task, "status")), "Completed") == 0)
+            json_object_set_new(task, "cached", json_true());
+        return 0;
+    }
     /* An element's event starts with its index: "[17] HOST". */
     long long element = -1;
     char *end = NULL;

@@ -112,7 +112,7 @@ struct sy_store_ops {
     int (*list_logs)(sy_store *s, int64_t run_id, int64_t since,
                      sy_store_log_cb cb, void *arg);
     int (*reopen_run)(sy_store *s, int64_t run_id, const uint32_t *idx,
-                      size_t n, int64_t now);
+                      size_t n, bool no_cache, int64_t now);
     /* Mapped tasks (store/elements.c checks the arguments). */
     int (*put_map)(sy_store *s, int64_t run_id, const sy_store_fence *fence,
                    uint32_t idx, int64_t size);

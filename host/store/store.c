@@ -487,12 +487,12 @@ int sy_store_list_logs(sy_store *s, int64_t run_id, int64_t since,
 }
 
 int sy_store_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
-                        size_t n, int64_t now)
+                        size_t n, bool no_cache, int64_t now)
 {
     if (!s)
         return SY_EINVAL;
     NEED(s, idx || !n, "reopen_run", "idx is NULL with entries");
-    return s->ops->reopen_run(s, run_id, idx, n, now);
+    return s->ops->reopen_run(s, run_id, idx, n, no_cache, now);
 }
 
 int sy_store_listen(sy_store *s, int *fd)

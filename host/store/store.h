@@ -44,6 +44,9 @@ typedef struct sy_run_record {
     int64_t lease_epoch; /* bumped by every claim: which claim of `owner`
                             holds the lease (sy_store_fence) */
     bool cancel_requested;
+    bool no_cache;      /* retried with `retry --no-cache`: its tasks run
+                           without looking their cache up (they still put
+                           what they complete) */
     int64_t created, started, finished; /* 0 when not yet */
     char *error;        /* why it failed or was cancelled; NULL */
     uint32_t n_tasks;
@@ -378,11 +381,11 @@ int sy_store_list_logs(sy_store *s, int64_t run_id, int64_t since,
  * cancel request are cleared; each task listed in `idx` becomes NotStarted
  * with its error, output, failures and recoveries cleared, keeping its
  * attempt count (new attempts are numbered after the old ones) and its
- * attempt token.  One transaction, outside a batch.  SY_ENOENT: no such
- * run; SY_ESTATE: the run is not finished; SY_EINVAL: an index beyond
- * the run's tasks. */
+ * attempt token.  The run's no_cache becomes `no_cache`.  One
+ * transaction, outside a batch.  SY_ENOENT: no such run; SY_ESTATE: the
+ * run is not finished; SY_EINVAL: an index beyond the run's tasks. */
 int sy_store_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
-                        size_t n, int64_t now);
+                        size_t n, bool no_cache, int64_t now);
 
 /* --- mapped tasks (dynamic fan-out) -------------------------------------------
  *

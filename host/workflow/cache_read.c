@@ -222,6 +222,10 @@ static void read_task(ibuf *b, sy_workflow *wf, size_t i, const sy_retry *retrie
     if (flow && !b->bad && !(t->flow = sy_flow_from_json(flow, why, sizeof why)))
         b->bad = true;
     json_decref(flow);
+    json_t *cache = get_json(b);
+    if (cache && !b->bad && !(t->cache = sy_task_cache_from_json(cache, why, sizeof why)))
+        b->bad = true;
+    json_decref(cache);
     if (!b->bad)
         t->ns = sy_xconcat(wf->tenant, "::", wf->name, "::", t->id, (char *)NULL);
 }

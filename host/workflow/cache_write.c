@@ -15,7 +15,7 @@
  * retry_on each), the tasks (id, line, trigger, timeout, retry group,
  * n_deps and each dependency's index minus the task's, mapped, map key,
  * range from, to, max_map, params as JSON or none for {}, `when` as JSON
- * or none, priority, flow (limits and pool) as JSON or none), then the topological order (each as the step from the one
+ * or none, priority, flow (limits and pool) as JSON or none, cache as JSON or none), then the topological order (each as the step from the one
  * before).  The header's integers are in the
  * writer's byte order: the mark refuses another's. */
 #include <stdlib.h>
@@ -196,6 +196,11 @@ static void put_task(obuf *b, const sy_task_def *t, size_t i, uint32_t retry)
         b->bad = true;
     put_json(b, flow);
     json_decref(flow);
+    json_t *cache = t->cache ? sy_task_cache_json(t->cache) : NULL;
+    if (t->cache && !cache)
+        b->bad = true;
+    put_json(b, cache);
+    json_decref(cache);
 }
 
 int sy_wf_cache_encode(const sy_workflow *wf, const unsigned char key[32], int name_line,

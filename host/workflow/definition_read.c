@@ -206,7 +206,7 @@ static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
 {
     static const char *const keys[] = {"id", "after", "trigger", "when", "retry",
                                        "timeout_ms", "params", "map", "priority", "flow",
-                                       NULL};
+                                       "cache", NULL};
     char where[64];
     snprintf(where, sizeof where, "task %zu", i + 1);
     if (!json_is_object(o)) {
@@ -253,6 +253,9 @@ static void read_task(reader *r, sy_workflow *wf, size_t i, const json_t *o,
     const json_t *flow = json_object_get(o, "flow");
     char why[160];
     if (flow && !r->bad && !(t->flow = sy_flow_from_json(flow, why, sizeof why)))
+        fail(r, "%s: %s", where, why);
+    const json_t *cache = json_object_get(o, "cache");
+    if (cache && !r->bad && !(t->cache = sy_task_cache_from_json(cache, why, sizeof why)))
         fail(r, "%s: %s", where, why);
     if (!r->bad)
         t->ns = sy_asprintf("%s::%s::%s", wf->tenant, wf->name, t->id);

@@ -342,6 +342,16 @@ static void put_task(wbuf *b, const quoted *q, const sy_task_def *t)
     }
     /* Only where set, like every member below: other definitions (and
      * hashes) stay what they were. */
+    if (t->cache) {
+        json_t *c = sy_task_cache_json(t->cache);
+        if (!c)
+            b->bad = true;
+        put_str(b, "\"cache\":");
+        if (c)
+            put_value(b, c);
+        put_str(b, ",");
+        json_decref(c);
+    }
     if (t->flow) {
         json_t *f = sy_flow_json(t->flow);
         if (!f)

@@ -75,6 +75,27 @@ const char *sy_limit_key_problem(const char *tmpl)
     return NULL;
 }
 
+int sy_limit_key_read(const config_setting_t *g, const char *where, const char *example,
+                      const char **out, sy_diags *d)
+{
+    const config_setting_t *s = config_setting_get_member(g, "key");
+    const char *key = s ? config_setting_get_string(s) : NULL;
+    const char *why = s && !key ? "it must be a string" : key ? sy_limit_key_problem(key) : NULL;
+    if (!s) {
+        sy_error(d, SY_SRC_FILE(g), SY_SRC_LINE(g), "%s has no 'key' (e.g. key = \"%s\";)",
+                 where, example);
+        return 1;
+    }
+    if (why) {
+        char q[300];
+        sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s), "%s: key%s%s: %s", where, key ? " " : "",
+                 key ? sy_wf_quote(key, q, sizeof q) : "", why);
+        return 1;
+    }
+    *out = key;
+    return 0;
+}
+
 void sy_flow_free(sy_flow *f)
 {
     if (!f)
@@ -134,19 +155,9 @@ static int read_limit(const config_setting_t *e, int k, sy_limit *l, const char 
         return 1;
     }
     int errors = sy_setting_check_keys(e, limit_keys, where, d);
-    const config_setting_t *s = config_setting_get_member(e, "key");
-    const char *key = s ? config_setting_get_string(s) : NULL;
-    const char *why = s && !key ? "it must be a string" : key ? sy_limit_key_problem(key) : NULL;
-    if (!s) {
-        sy_error(d, SY_SRC_FILE(e), SY_SRC_LINE(e),
-                 "%s has no 'key' (e.g. key = \"db:{customer}\";)", where);
-        errors++;
-    } else if (why) {
-        char q[300];
-        sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s), "%s: key%s%s: %s", where, key ? " " : "",
-                 key ? sy_wf_quote(key, q, sizeof q) : "", why);
-        errors++;
-    }
+    const char *key = NULL;
+    errors += sy_limit_key_read(e, where, "db:{customer}", &key, d);
+    const config_setting_t *s;
     long long v = 0;
     if (!(s = config_setting_get_member(e, "limit"))) {
         sy_error(d, SY_SRC_FILE(e), SY_SRC_LINE(e), "%s has no 'limit' (e.g. limit = 2;)",

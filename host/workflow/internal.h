@@ -13,6 +13,7 @@
  *   condition.c         `when` conditions: reading, JSON paths, evaluating
  *   map.c               `map`, `map_range`, `max_map`; a map's size, items
  *   flow.c              `priority`, `limits`, `pool`: reading, JSON, keys
+ *   task_cache.c        a task's `cache`: reading, JSON
  *   model.c             freeing a workflow, finding a task
  *   definition_write.c  the canonical definition and its hash
  *   definition_read.c   a canonical definition read back
@@ -152,6 +153,29 @@ int sy_map_max_read(const config_setting_t *s, int64_t *max, const char *who,
 int sy_map_read(const config_setting_t *g, sy_task_def *t, int64_t wf_max,
                 const char *who, sy_diags *d);
 
+/* --- flow.c: key templates, shared with task_cache.c --------------------- */
+
+/* The `key` member of group `g` (a limit, a cache) into *out (borrowed
+ * from the setting) when it is a usable template (sy_limit_key_problem);
+ * else one error naming `where`, with `example` as a key to write. */
+int sy_limit_key_read(const config_setting_t *g, const char *where, const char *example,
+                      const char **out, sy_diags *d);
+
+/* --- task_cache.c ------------------------------------------------------- */
+
+void sy_task_cache_free(sy_task_cache *c);
+
+/* A task's `cache` group `s` into *out (left alone on errors); the
+ * errors it found, naming `who`. */
+int sy_task_cache_read(const config_setting_t *s, sy_task_cache **out, const char *who,
+                       sy_diags *d);
+
+/* {"key": TEMPLATE, "lifetime_ms": N}; NULL when out of memory. */
+json_t *sy_task_cache_json(const sy_task_cache *c);
+
+/* The reverse, as strictly as a file is read: NULL with why in err. */
+sy_task_cache *sy_task_cache_from_json(const json_t *o, char *err, size_t err_len);
+
 /* --- flow.c ------------------------------------------------------------- */
 
 /* A new copy of f (NULL for NULL). */
@@ -224,7 +248,7 @@ void sy_wf_tasks_read(sy_wf_loader *L, const config_setting_t *g);
 /* --- cache_write.c, cache_read.c, cache_file.c --------------------------- */
 
 #define SY_WF_CACHE_MAGIC "SYWC"
-#define SY_WF_CACHE_FORMAT 2u /* 2: a task's priority and flow */
+#define SY_WF_CACHE_FORMAT 3u /* 2: a task's priority and flow; 3: its cache */
 #define SY_WF_CACHE_BOM 0x01020304u
 #define SY_WF_CACHE_SUM_AT 16   /* the payload's SHA-256 */
 #define SY_WF_CACHE_HEADER 56   /* magic .. payload length */

@@ -19,6 +19,7 @@ void sy_workflow_free(sy_workflow *wf)
         }
         free(t->map);
         sy_flow_free(t->flow);
+        sy_task_cache_free(t->cache);
         sy_conds_free(t->when, t->n_when);
         json_decref(t->params);
     }

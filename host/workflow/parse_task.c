@@ -12,7 +12,7 @@
 
 const char *const sy_workflow_task_keys[] = {
     "id", "after", "trigger", "when", "retry", "timeout", "description",
-    "map", "map_range", "max_map", "priority", "limits", "pool", "pool_slots", NULL,
+    "map", "map_range", "max_map", "priority", "limits", "pool", "pool_slots", "cache", NULL,
 };
 
 /* What a task's parameters leave out: its keys, but `priority`, which an
@@ -20,13 +20,13 @@ const char *const sy_workflow_task_keys[] = {
  * that the two orders agree. */
 static const char *const param_skip[] = {
     "id", "after", "trigger", "when", "retry", "timeout", "description",
-    "map", "map_range", "max_map", "limits", "pool", "pool_slots", NULL,
+    "map", "map_range", "max_map", "limits", "pool", "pool_slots", "cache", NULL,
 };
 
 /* The bits of task_members(), in the order of sy_workflow_task_keys. */
 enum { KEY_ID, KEY_AFTER, KEY_TRIGGER, KEY_WHEN, KEY_RETRY, KEY_TIMEOUT, KEY_DESCRIPTION,
        KEY_MAP, KEY_MAP_RANGE, KEY_MAX_MAP, KEY_PRIORITY, KEY_LIMITS, KEY_POOL, KEY_POOL_SLOTS,
-       KEY_COUNT };
+       KEY_CACHE, KEY_COUNT };
 _Static_assert(KEY_COUNT < 32, "a bit each");
 #define HAS(seen, key) (((seen) >> (key)) & 1u)
 
@@ -166,7 +166,7 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
                 HAS(seen, KEY_POOL_SLOTS);
     /* `priority` is a parameter too (param_skip). */
     params += HAS(seen, KEY_PRIORITY);
-    if (params || map || flow || HAS(seen, KEY_TRIGGER))
+    if (params || map || flow || HAS(seen, KEY_TRIGGER) || HAS(seen, KEY_CACHE))
         sy_wf_task_label(t, i, who, sizeof who);
     const config_setting_t *s;
     if (HAS(seen, KEY_AFTER) && (s = config_setting_get_member(g, "after")))
@@ -183,6 +183,14 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
         sy_setting_string(g, "description", "task 'description'", L->d);
     if (map)
         sy_map_read(g, t, L->max_map, who, L->d);
+    if (HAS(seen, KEY_CACHE) && (s = config_setting_get_member(g, "cache"))) {
+        if (map)
+            sy_error(L->d, SY_SRC_FILE(s), SY_SRC_LINE(s),
+                     "%s: a mapped task cannot have a 'cache' (its elements are not cached)",
+                     who);
+        else
+            sy_task_cache_read(s, &t->cache, who, L->d);
+    }
     if (flow)
         sy_flow_read(g, L->flow, &t->priority, &t->flow, who, L->d);
     else if (L->flow)

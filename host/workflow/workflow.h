@@ -128,6 +128,16 @@ const char *sy_limit_key_problem(const char *tmpl);
 
 void sy_flow_free(sy_flow *f);
 
+/* A task's cache (docs/caching-and-backfill.md): an attempt whose key,
+ * the template filled in from its input, matches one of a completed
+ * attempt of the same task within `lifetime_ms` completes with that
+ * attempt's output instead of running. */
+typedef struct sy_task_cache {
+    char *key;           /* owned: the key's template, as a limit's
+                            (sy_limit_key_problem, sy_limit_key_render) */
+    int64_t lifetime_ms; /* > 0 */
+} sy_task_cache;
+
 typedef struct sy_task_def {
     char *id;           /* owned: the task's id */
     char *ns;           /* owned: tenant::workflow::id */
@@ -141,6 +151,7 @@ typedef struct sy_task_def {
     int32_t priority;   /* SY_PRIORITY_MIN..MAX, higher starts first: the
                            task's `priority`, else its workflow's, else 0 */
     sy_flow *flow;      /* owned: its limits and pool; NULL for none */
+    sy_task_cache *cache; /* owned: its cache; NULL for none */
     sy_cond *when;      /* owned */
     size_t n_when;
     sy_retry retry;     /* the task's, over the workflow's, over defaults */

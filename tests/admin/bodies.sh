@@ -31,6 +31,9 @@ code_is 404 "an unknown workflow is 404"
 api POST /api/v1/runs/1/retry '{"dry_run": "yes"}' token
 code_is 400 "retry: dry_run must be a boolean"
 has "field 'dry_run'" "naming the field"
+api POST /api/v1/runs/1/retry '{"no_cache": 1}' token
+code_is 400 "retry: no_cache must be a boolean"
+has "field 'no_cache' must be true or false" "naming the field"
 big=$(python3 -c 'print("{\"workflow\": \"w\", \"context\": {\"x\": \"" + "a" * 4000 + "\"}}")')
 api POST /api/v1/runs "$big" token
 code_is 413 "a body over admin.max_body is 413"

@@ -93,8 +93,8 @@ done
 remote retry "$fid" --dry-run --json
 rc_is 0 "retry --dry-run --json"
 has '"rerun"' "prints the plan"
-remote retry "$fid"
-rc_is 0 "retry"
+remote retry "$fid" --no-cache
+rc_is 0 "retry (--no-cache goes in the API's body, which takes it)"
 has "Pending, for the host at $base to take" "leaves the run to the serving host"
 remote logs "$fid" --follow --json
 rc_is 0 "logs --follow --json until it ends"

@@ -331,6 +331,15 @@ void fake_finish(fake_env *env, const char *task_id, const sy_result *res)
 
 void fake_wake(void) { fake.api->wake(fake.host); }
 
+const char *fake_input(const char *task_id)
+{
+    for (size_t i = fake.n_subs; i-- > 0;)
+        if (strcmp(fake.subs[i].task_id, task_id) == 0)
+            return fake.subs[i].input;
+    fail_msg("'%s' was never submitted", task_id);
+    return NULL;
+}
+
 size_t fake_submits(const char *task_id)
 {
     size_t n = 0;

@@ -138,6 +138,10 @@ void fake_finish(fake_env *env, const char *task_id, const sy_result *res);
 /* The plugin calls wake(): capacity freed. */
 void fake_wake(void);
 
+/* The input of the latest submit of `task_id` (fails the test when it
+ * never was). */
+const char *fake_input(const char *task_id);
+
 /* How many submits `task_id` got. */
 size_t fake_submits(const char *task_id);
 size_t fake_cancels(const char *task_id);

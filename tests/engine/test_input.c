@@ -10,15 +10,6 @@
 
 #include "fake.h"
 
-static const char *input_of(const char *task_id)
-{
-    for (size_t i = fake.n_subs; i-- > 0;)
-        if (strcmp(fake.subs[i].task_id, task_id) == 0)
-            return fake.subs[i].input;
-    fail_msg("'%s' was never submitted", task_id);
-    return NULL;
-}
-
 static void test_later_wins_objects_merge(void **state)
 {
     (void)state;
@@ -30,11 +21,11 @@ static void test_later_wins_objects_merge(void **state)
                     "  { id = \"d\"; after = [\"c\", \"b\"]; }\n"
                     "); };\n");
     fake_turn(&env);
-    assert_string_equal(input_of("a"), "{}");
-    assert_string_equal(input_of("b"), "{\"k\":\"a\",\"x\":{\"p\":1}}");
+    assert_string_equal(fake_input("a"), "{}");
+    assert_string_equal(fake_input("b"), "{\"k\":\"a\",\"x\":{\"p\":1}}");
     /* b is later than a in topological order whichever way d lists its
      * dependencies; c's object merges into a's. */
-    assert_string_equal(input_of("d"), "{\"k\":\"b\",\"x\":{\"p\":1,\"q\":2}}");
+    assert_string_equal(fake_input("d"), "{\"k\":\"b\",\"x\":{\"p\":1,\"q\":2}}");
     assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
     fake_close(&env);
 }
@@ -56,10 +47,10 @@ static void test_through_skipped_and_held(void **state)
                     "); };\n");
     fake_turn(&env);
     assert_int_equal(fake_state(&env, "s"), SY_TASK_SKIPPED);
-    assert_string_equal(input_of("b"), "{\"k\":\"a\"}");
+    assert_string_equal(fake_input("b"), "{\"k\":\"a\"}");
     assert_int_equal(fake_submits("c"), 0);
     fake_complete(&env, "h", SY_OUTCOME_SUCCEEDED);
-    assert_string_equal(input_of("c"), "{\"k\":\"a\",\"h\":[1,2],\"b\":true}");
+    assert_string_equal(fake_input("c"), "{\"k\":\"a\",\"h\":[1,2],\"b\":true}");
     assert_int_equal(fake_run_state(&env), SY_RUN_COMPLETED);
     fake_close(&env);
 }

@@ -60,6 +60,8 @@ ok $? "failed_total is 2: both attempts of the failing task"
 ok $? "the +Inf bucket holds every observation"
 [ "$(value 'switchyard_runs_ended_total{state="failed"}')" = 1 ]; ok $? "one run ended failed"
 [ "$(value 'switchyard_runs_adopted_total')" = 1 ]; ok $? "one run adopted"
+[ "$(value 'switchyard_cache_hits_total')" = 0 ] && [ "$(value 'switchyard_cache_misses_total')" = 0 ]
+ok $? "no task has a cache: no hit, no miss"
 [ "$(value 'switchyard_executor_submit_seconds_count{executor="default",plugin="ctl"}')" = 7 ]
 ok $? "every submit call timed"
 python3 - "$m" <<'PY'

@@ -159,28 +159,42 @@ static int take_task(void *arg, const sy_task_record *t)
 /* Only a finished run is reopened; it becomes Pending for anyone to
  * claim, the listed tasks NotStarted with their attempts kept, the
  * others (and their outputs) untouched, and its last claim is refused. */
+/* A reopen for `retry --no-cache` is kept with the run. */
+static void test_reopen_no_cache(void **state)
+{
+    fx *f = *state;
+    static const uint32_t y[] = {1};
+    finish(f);
+    OK(f->b, sy_store_reopen_run(f->b, f->run, y, 1, true, 400));
+    sy_run_record r = run_of(f->a, f->run);
+    assert_int_equal(r.state, SY_RUN_PENDING);
+    assert_true(r.no_cache);
+    sy_run_record_clear(&r);
+}
+
 static void test_reopen(void **state)
 {
     fx *f = *state;
     static const uint32_t y[] = {1};
-    assert_int_equal(sy_store_reopen_run(f->a, f->run, y, 1, 400), SY_ESTATE);
+    assert_int_equal(sy_store_reopen_run(f->a, f->run, y, 1, false, 400), SY_ESTATE);
     assert_non_null(strstr(sy_store_errmsg(f->a), "Running, not finished"));
     finish(f);
-    assert_int_equal(sy_store_reopen_run(f->a, f->run + 100, y, 1, 400), SY_ENOENT);
+    assert_int_equal(sy_store_reopen_run(f->a, f->run + 100, y, 1, false, 400), SY_ENOENT);
     static const uint32_t bad[] = {1, 7};
-    assert_int_equal(sy_store_reopen_run(f->a, f->run, bad, 2, 400), SY_EINVAL);
+    assert_int_equal(sy_store_reopen_run(f->a, f->run, bad, 2, false, 400), SY_EINVAL);
     sy_run_record r = run_of(f->b, f->run);
     assert_int_equal(r.state, SY_RUN_FAILED); /* the refused call changed nothing */
     int64_t epoch = r.lease_epoch;
     sy_run_record_clear(&r);
 
-    OK(f->b, sy_store_reopen_run(f->b, f->run, y, 1, 400));
+    OK(f->b, sy_store_reopen_run(f->b, f->run, y, 1, false, 400));
     r = run_of(f->a, f->run);
     assert_int_equal(r.state, SY_RUN_PENDING);
     assert_null(r.owner);
     assert_null(r.error);
     assert_int_equal(r.finished, 0);
     assert_true(r.lease_epoch > epoch);
+    assert_false(r.no_cache);
     sy_run_record_clear(&r);
     struct tasks ts = {0};
     OK(f->a, sy_store_list_tasks(f->a, f->run, take_task, &ts));
@@ -194,10 +208,11 @@ static void test_reopen(void **state)
     sy_log_record e = rec(0, 1, "stderr", "late");
     assert_int_equal(sy_store_add_log(f->a, f->run, &f->h1, 1, &e), SY_STORE_EFENCED);
     /* A second reopen is refused: it is Pending now. */
-    assert_int_equal(sy_store_reopen_run(f->a, f->run, y, 1, 400), SY_ESTATE);
+    assert_int_equal(sy_store_reopen_run(f->a, f->run, y, 1, false, 400), SY_ESTATE);
     /* Any host may claim it. */
     bool got = false;
     OK(f->b, sy_store_claim_run(f->b, f->run, "h2", 5000, 500, NULL, 0, &got));
+
     assert_true(got);
 }
 
@@ -223,6 +238,7 @@ int main(void)
         T(test_logs_round_trip),
         T(test_logs_are_fenced),
         T(test_reopen),
+        T(test_reopen_no_cache),
         T(test_logs_go_with_their_run),
     };
 #ifdef SY_HAVE_LIBPQ
@@ -230,6 +246,7 @@ int main(void)
         P(test_logs_round_trip),
         P(test_logs_are_fenced),
         P(test_reopen),
+        P(test_reopen_no_cache),
         P(test_logs_go_with_their_run),
     };
     return fx_run_groups("logs", sqlite_tests, SY_ARRAY_LEN(sqlite_tests), pg_tests,

@@ -31,7 +31,7 @@
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
     "cancel_requested, created, started, finished, error, n_tasks, "          \
-    "lease_epoch"
+    "lease_epoch, no_cache"
 
 /* The task-row write: every mutable column; a write that moves the
  * attempt token on ($15 past the row's) starts an attempt, and the
@@ -221,7 +221,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
     [SY_PG_REOPEN_RUN] =
         "UPDATE runs SET state = 0, owner = NULL, lease_until = 0,"
         " lease_epoch = lease_epoch + 1, cancel_requested = 0, finished = 0,"
-        " error = NULL WHERE id = $1 AND state >= 2",
+        " error = NULL, no_cache = $2::int WHERE id = $1 AND state >= 2",
     /* A mapped task retried maps again, from its input as it is then. */
     [SY_PG_REOPEN_TASK] =
         "WITH elements AS (DELETE FROM task_elements WHERE run_id = $1 AND idx = $2),"

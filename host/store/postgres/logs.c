@@ -87,12 +87,13 @@ int sy_pg_list_logs(sy_store *s, int64_t run_id, int64_t since,
 }
 
 static int reopen_in_tx(sy_store_pg *q, int64_t run_id, const uint32_t *idx,
-                        size_t n)
+                        size_t n, bool no_cache)
 {
     int state = 0;
     int status = run_state(q, run_id, &state);
     sy_pg_params p = {0};
     sy_pg_int(&p, 1, run_id);
+    sy_pg_int(&p, 2, no_cache); /* then each task's index */
     PGresult *r = NULL;
     if (status == SY_OK)
         status = sy_pg_run(q, SY_PG_REOPEN_RUN, &p, &r, "reopen run");
@@ -120,7 +121,7 @@ static int reopen_in_tx(sy_store_pg *q, int64_t run_id, const uint32_t *idx,
 }
 
 int sy_pg_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
-                     size_t n, int64_t now)
+                     size_t n, bool no_cache, int64_t now)
 {
     (void)now;
     sy_store_pg *q = sy_pg_handle(s);
@@ -129,7 +130,7 @@ int sy_pg_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
     int status = sy_pg_transaction_begin(q, false);
     if (status != SY_OK)
         return status;
-    status = reopen_in_tx(q, run_id, idx, n);
+    status = reopen_in_tx(q, run_id, idx, n, no_cache);
     /* The reopened run is Pending again: listening hosts wake for it. */
     if (status == SY_OK)
         status = sy_pg_notify(q);

@@ -175,6 +175,7 @@ static void row_to_run(const PGresult *r, int i, sy_run_record *o)
     o->error = sy_pg_col(r, i, 12);
     o->n_tasks = (uint32_t)sy_pg_col_int(r, i, 13);
     o->lease_epoch = sy_pg_col_int(r, i, 14);
+    o->no_cache = sy_pg_col_int(r, i, 15) != 0;
 }
 
 static bool own_strings(char **v[], size_t n)

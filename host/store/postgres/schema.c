@@ -222,6 +222,8 @@ static const char *const migrations[] = {
     "  at BIGINT NOT NULL,"
     "  PRIMARY KEY (trigger_key, source, item));"
     "CREATE INDEX trigger_items_passed ON trigger_items (trigger_key, at) WHERE reason IS NOT NULL;",
+    /* A run retried with `retry --no-cache`. */
+    "ALTER TABLE runs ADD COLUMN no_cache SMALLINT NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -260,7 +260,7 @@ int sy_sqlite_add_log(sy_store *s, int64_t run_id, const sy_store_fence *fence,
 int sy_sqlite_list_logs(sy_store *s, int64_t run_id, int64_t since,
                         sy_store_log_cb cb, void *arg);
 int sy_sqlite_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
-                         size_t n, int64_t now);
+                         size_t n, bool no_cache, int64_t now);
 
 /* sqlite/tasks.c */
 int sy_sqlite_begin(sy_store *s);

@@ -84,7 +84,7 @@ int sy_sqlite_list_logs(sy_store *s, int64_t run_id, int64_t since,
 }
 
 static int reopen_in_tx(sy_store_sqlite *q, int64_t run_id,
-                        const uint32_t *idx, size_t n)
+                        const uint32_t *idx, size_t n, bool no_cache)
 {
     int state = 0;
     int status = run_state(q, run_id, &state);
@@ -92,6 +92,7 @@ static int reopen_in_tx(sy_store_sqlite *q, int64_t run_id,
         return status;
     sqlite3_stmt *st = q->st[SY_SQL_REOPEN_RUN];
     int rc = sqlite3_bind_int64(st, 1, run_id);
+    keep(&rc, sqlite3_bind_int(st, 2, no_cache));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -132,7 +133,7 @@ static int reopen_in_tx(sy_store_sqlite *q, int64_t run_id,
 }
 
 int sy_sqlite_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
-                         size_t n, int64_t now)
+                         size_t n, bool no_cache, int64_t now)
 {
     (void)now;
     sy_store_sqlite *q = sy_sqlite_handle(s);
@@ -141,5 +142,5 @@ int sy_sqlite_reopen_run(sy_store *s, int64_t run_id, const uint32_t *idx,
     int status = sy_sqlite_transaction_begin(q, false);
     if (status != SY_OK)
         return status;
-    return sy_sqlite_transaction_end(q, false, reopen_in_tx(q, run_id, idx, n));
+    return sy_sqlite_transaction_end(q, false, reopen_in_tx(q, run_id, idx, n, no_cache));
 }

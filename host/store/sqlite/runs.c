@@ -186,6 +186,7 @@ static void row_to_run(sqlite3_stmt *st, sy_run_record *r)
     r->error = col_text(st, 12);
     r->n_tasks = (uint32_t)sqlite3_column_int64(st, 13);
     r->lease_epoch = sqlite3_column_int64(st, 14);
+    r->no_cache = sqlite3_column_int(st, 15) != 0;
 }
 
 /* Replaces each borrowed string by an owned copy; false when out of

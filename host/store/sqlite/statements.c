@@ -31,7 +31,7 @@ _Static_assert(SY_SQL_TASK_ROWS == 100, "TASK_ROWS_100 writes 100 rows");
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
     "cancel_requested, created, started, finished, error, n_tasks, "          \
-    "lease_epoch"
+    "lease_epoch, no_cache"
 
 /* A fenced write's condition (store.h, sy_store_fence): the run is still
  * held by the fence's claim, or there is no fence.  Folded into each
@@ -203,7 +203,7 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_REOPEN_RUN] =
         "UPDATE runs SET state = 0, owner = NULL, lease_until = 0,"
         " lease_epoch = lease_epoch + 1, cancel_requested = 0, finished = 0,"
-        " error = NULL WHERE id = ?1 AND state >= 2",
+        " error = NULL, no_cache = ?2 WHERE id = ?1 AND state >= 2",
     [SY_SQL_REOPEN_TASK] =
         "UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
         " error = NULL, output = NULL, ready_at = 0, finished = 0"

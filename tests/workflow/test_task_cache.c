@@ -1,0 +1,216 @@
+/* Workflow files: a task's `cache` (key template and lifetime) read,
+ * kept through the canonical definition and the parse cache (and only
+ * where set), and every mistake reported at its FILE:LINE. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "../helpers.h"
+#include "base/diagnostics.h"
+#include "base/util.h"
+#include "workflow/workflow.h"
+
+typedef struct fixture {
+    sy_diags d;
+    sy_workflow *wf;
+    char *tmp;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    sy_diags_init(&f->d);
+    f->tmp = th_mkdtemp();
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sy_workflow_free(f->wf);
+    sy_diags_free(&f->d);
+    th_rmtree(f->tmp);
+    free(f);
+    return 0;
+}
+
+static int load_text(fixture *f, const char *text)
+{
+    char *path = th_write(f->tmp, "f.cfg", text);
+    sy_workflow_free(f->wf);
+    f->wf = NULL;
+    int e = sy_workflow_load_file(path, NULL, NULL, &f->wf, &f->d);
+    free(path);
+    if (getenv("SY_TEST_VERBOSE"))
+        th_diag_dump(&f->d);
+    return e;
+}
+
+#define EXPECT(...)                                                  \
+    do {                                                             \
+        if (!th_diag_has(&f->d, __VA_ARGS__, (const char *)NULL)) {   \
+            th_diag_dump(&f->d);                                     \
+            fail_msg("diagnostic not found: %s", #__VA_ARGS__);      \
+        }                                                            \
+    } while (0)
+
+static const char *const VALID =
+    "workflow = { name = \"w\";\n"
+    "  tasks = (\n"
+    "    { id = \"a\"; cache = { key = \"{file}:{@task}\"; lifetime = \"1h\"; }; },\n"
+    "    { id = \"b\"; command = [\"true\"]; cache = { key = \"k\"; lifetime = 250; }; },\n"
+    "    { id = \"c\"; }\n"
+    "); };\n";
+
+static void check_valid(const sy_workflow *wf)
+{
+    const sy_task_def *t = wf->tasks;
+    assert_non_null(t[0].cache);
+    assert_string_equal(t[0].cache->key, "{file}:{@task}");
+    assert_int_equal(t[0].cache->lifetime_ms, 3600000);
+    assert_non_null(t[1].cache);
+    assert_string_equal(t[1].cache->key, "k");
+    assert_int_equal(t[1].cache->lifetime_ms, 250);
+    assert_null(t[2].cache);
+}
+
+static void test_valid(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(load_text(f, VALID), 0);
+    check_valid(f->wf);
+    /* The host's key, not the executor's. */
+    assert_null(json_object_get(f->wf->tasks[1].params, "cache"));
+    assert_non_null(json_object_get(f->wf->tasks[1].params, "command"));
+    char err[256] = "";
+    sy_workflow *back = sy_workflow_from_json(f->wf->definition, err, sizeof err);
+    if (!back)
+        fail_msg("from_json: %s", err);
+    assert_string_equal(back->hash, f->wf->hash);
+    check_valid(back);
+    sy_workflow_free(back);
+}
+
+/* A workflow without a cache keeps the definition (and hash) it had. */
+static void test_definition_unchanged(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(load_text(f, "workflow = { name = \"w\"; tasks = ( { id = \"a\"; } ); };\n"),
+                     0);
+    assert_non_null(strstr(f->wf->definition, "\"tasks\":[{\"id\":\"a\"}],"));
+    assert_null(strstr(f->wf->definition, "cache"));
+}
+
+static void test_errors(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(
+        load_text(f,
+                  "workflow = { name = \"w\";\n"                                         /* 1 */
+                  "  tasks = (\n"                                                        /* 2 */
+                  "    { id = \"a\"; cache = { key = \"db:{c\"; lifetime = \"1h\"; }; },\n" /* 3 */
+                  "    { id = \"b\"; cache = { lifetime = \"1h\"; }; },\n"                /* 4 */
+                  "    { id = \"c\"; cache = { key = \"k\"; }; },\n"                      /* 5 */
+                  "    { id = \"d\"; cache = { key = \"k\"; lifetime = \"soon\"; }; },\n" /* 6 */
+                  "    { id = \"e\"; cache = { key = \"k\"; lifetime = 0; }; },\n"        /* 7 */
+                  "    { id = \"f\"; cache = \"k\"; },\n"                                 /* 8 */
+                  "    { id = \"g\"; cache = { key = 3; lifetime = 1; bogus = 1; }; },\n" /* 9 */
+                  "    { id = \"h\"; cache = { key = \"{@x}\"; lifetime = 1; }; },\n"     /* 10 */
+                  "    { id = \"i\"; map = \"files\"; cache = { key = \"k\"; lifetime = 1; }; }\n" /* 11 */
+                  "); };\n"),
+        10);
+    EXPECT("f.cfg:3: error:", "task 'a': cache: key \"db:{c\": a '{' that is not closed");
+    EXPECT("f.cfg:4: error:", "task 'b': cache has no 'key'");
+    EXPECT("f.cfg:5: error:", "task 'c': cache has no 'lifetime' (e.g. lifetime = \"1h\";)");
+    EXPECT("f.cfg:6: error:", "'lifetime':");
+    EXPECT("f.cfg:7: error:", "task 'e': cache: 'lifetime' must be more than 0");
+    EXPECT("f.cfg:8: error:", "task 'f': cache must be a group");
+    EXPECT("f.cfg:9: error:", "unknown key 'bogus' in task 'g': cache (known: key, lifetime)");
+    EXPECT("f.cfg:9: error:", "task 'g': cache: key: it must be a string");
+    EXPECT("f.cfg:10: error:", "task 'h': cache: key \"{@x}\": an unknown '{@...}'");
+    EXPECT("f.cfg:11: error:", "task 'i': a mapped task cannot have a 'cache'");
+}
+
+/* A definition whose cache is malformed is refused with why. */
+static void test_bad_definition(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "{}",
+        "\"k\"",
+        "{\"key\":\"k\"}",
+        "{\"key\":\"k\",\"lifetime_ms\":0}",
+        "{\"key\":\"k\",\"lifetime_ms\":\"1h\"}",
+        "{\"key\":\"{\",\"lifetime_ms\":1}",
+        "{\"key\":\"k\",\"lifetime_ms\":1,\"other\":1}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512], err[256] = "";
+        snprintf(text, sizeof text,
+                 "{\"base_dir\":\"\",\"name\":\"w\",\"tasks\":[{\"cache\":%s,\"id\":\"a\"}],"
+                 "\"tenant\":\"public\",\"version\":2}",
+                 bad[i]);
+        sy_workflow *wf = sy_workflow_from_json(text, err, sizeof err);
+        if (wf)
+            fail_msg("accepted: %s", bad[i]);
+        assert_non_null(strstr(err, "task 1: \"cache\""));
+    }
+}
+
+/* Through the parse cache: the second load is a hit and holds the same. */
+static void test_cache(void **state)
+{
+    fixture *f = *state;
+    char *dir = sy_path_join(f->tmp, "wf"), *cache = sy_path_join(f->tmp, "cache");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    /* A file of 64 KiB or more is cached: a long comment first. */
+    size_t pad = 70000;
+    char *text = malloc(strlen(VALID) + pad + 1);
+    text[0] = '#';
+    memset(text + 1, ' ', pad - 2);
+    text[pad - 1] = '\n';
+    strcpy(text + pad, VALID);
+    free(th_write(dir, "big.cfg", text));
+    free(text);
+    char hash[65] = "";
+    for (int round = 0; round < 2; round++) {
+        sy_workflow **v = NULL;
+        size_t n = 0;
+        assert_int_equal(sy_workflow_load_dir_cached(dir, cache, NULL, NULL, &v, &n, &f->d), 0);
+        assert_int_equal(n, 1);
+        /* The hit keeps no text: its definition is NULL. */
+        assert_true(round == 0 ? v[0]->definition != NULL : v[0]->definition == NULL);
+        check_valid(v[0]);
+        if (round == 0)
+            memcpy(hash, v[0]->hash, sizeof hash);
+        else
+            assert_string_equal(v[0]->hash, hash);
+        sy_workflow_free(v[0]);
+        free(v);
+    }
+    free(dir);
+    free(cache);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_valid),
+        T(test_definition_unchanged),
+        T(test_errors),
+        T(test_bad_definition),
+        T(test_cache),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
