@@ -21,35 +21,6 @@
 
 #include "kubernetes.h"
 
-static json_t *cond(json_t *obj, const char *type)
-{
-    json_t *a = json_object_get(json_object_get(obj, "status"), "conditions");
-    json_t *c;
-    size_t i;
-    json_array_foreach(a, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        if (t && s && strcmp(t, type) == 0 && strcmp(s, "True") == 0)
-            return c;
-    }
-    return NULL;
-}
-
-static const char *sget(json_t *o, const char *key, const char *def)
-{
-    const char *v = json_string_value(json_object_get(o, key));
-    return v ? v : def;
-}
-
-/* The state of the pod's (only) container: {"waiting"|"running"|
- * "terminated": {...}}. */
-static json_t *cstate(json_t *pod, const char *which)
-{
-    json_t *cs = json_array_get(json_object_get(json_object_get(pod, "status"),
-                                                "containerStatuses"), 0);
-    return json_object_get(json_object_get(cs, "state"), which);
-}
-
 static void on_bound(uv_timer_t *t)
 {
     sy_k8s_job *job = t->data;
@@ -74,37 +45,36 @@ void sy_k8s_judge(sy_instance *inst, sy_k8s_job *job)
     if (job->state != SY_K8S_FOLLOWING)
         return;
     sy_k8s_entry *e = job->entry;
-    json_t *pod = e->pod, *j = e->job;
+    json_t *j = e->job;
     if (!job->uid[0] && j && !e->job_gone && sy_k8s_uid(j, false))
         snprintf(job->uid, sizeof job->uid, "%s", sy_k8s_uid(j, false));
-    const char *owner = sy_k8s_uid(pod, true);
-    if (pod && job->uid[0] && owner && strcmp(owner, job->uid) != 0)
-        pod = NULL; /* an earlier Job's pod */
-    const char *phase = sget(json_object_get(pod, "status"), "phase", "");
+    sy_k8s_state st;
+    sy_k8s_state_read(j, e->pod, job->uid, &st);
+    json_t *pod = st.pod;
+    const char *phase = st.phase;
     if (pod && strcmp(phase, "Running") == 0 && !job->running_seen) {
         job->running_seen = true;
         atomic_fetch_add(&inst->stats.run_latency_ms,
                          sy_k8s_now_ms() - job->created_ms);
         atomic_fetch_add(&inst->stats.run_latency_n, 1);
     }
-    json_t *dt = cond(pod, "DisruptionTarget");
-    const char *preason = sget(json_object_get(pod, "status"), "reason", "");
-    if (dt || strcmp(preason, "Evicted") == 0) {
+    json_t *dt = st.disruption;
+    if (dt || st.evicted) {
         if (dt || strcmp(phase, "Failed") == 0 || e->pod_gone) {
-            const char *why = dt ? sget(dt, "reason", "DisruptionTarget")
+            const char *why = dt ? sy_k8s_str(dt, "reason", "DisruptionTarget")
                                  : "Evicted";
             bool pre = strstr(why, "Preemption") != NULL;
             sy_k8s_decide(inst, job, SY_OUTCOME_DEFERRED,
                    pre ? "preempted" : "evicted", "pod %s (%s): %s; "
                    "retried without charging an attempt",
                    pre ? "preempted" : "evicted", why,
-                   sget(dt ? dt : json_object_get(pod, "status"), "message",
+                   sy_k8s_str(dt ? dt : json_object_get(pod, "status"), "message",
                         ""));
             return;
         }
     }
-    json_t *term = cstate(pod, "terminated");
-    if (term && strcmp(sget(term, "reason", ""), "OOMKilled") == 0) {
+    json_t *term = st.terminated;
+    if (term && strcmp(sy_k8s_str(term, "reason", ""), "OOMKilled") == 0) {
         sy_k8s_decide(inst, job, SY_OUTCOME_FAILED, "oom_killed", "OOMKilled "
                "(memory limit %s): exit code %lld",
                job->memory_limit[0] ? job->memory_limit : "none set",
@@ -112,14 +82,14 @@ void sy_k8s_judge(sy_instance *inst, sy_k8s_job *job)
                                                              "exitCode")));
         return;
     }
-    json_t *wait = cstate(pod, "waiting");
-    const char *wr = sget(wait, "reason", "");
+    json_t *wait = st.waiting;
+    const char *wr = st.wait_reason;
     if (strcmp(wr, "ErrImagePull") == 0 || strcmp(wr, "ImagePullBackOff") == 0 ||
         strcmp(wr, "InvalidImageName") == 0 ||
         strcmp(wr, "ErrImageNeverPull") == 0) {
         if (strcmp(wr, "ImagePullBackOff") != 0 || !job->log) {
             free(job->log); /* the most telling message, until used */
-            job->log = strdup(sget(wait, "message", wr));
+            job->log = strdup(sy_k8s_str(wait, "message", wr));
         }
         if (bounded(inst, job, &job->pull_since_ms,
                     inst->set.pull_timeout_ms)) {
@@ -134,22 +104,14 @@ void sy_k8s_judge(sy_instance *inst, sy_k8s_job *job)
         return;
     }
     job->pull_since_ms = 0;
-    json_t *ps = NULL;
-    json_t *a = json_object_get(json_object_get(pod, "status"), "conditions");
-    size_t i;
-    json_t *c;
-    json_array_foreach(a, i, c)
-        if (strcmp(sget(c, "type", ""), "PodScheduled") == 0 &&
-            strcmp(sget(c, "status", ""), "False") == 0 &&
-            strcmp(sget(c, "reason", ""), "Unschedulable") == 0)
-            ps = c;
+    json_t *ps = st.unschedulable;
     if (ps) {
         if (bounded(inst, job, &job->unsched_since_ms,
                     inst->set.unsched_timeout_ms))
             sy_k8s_decide(inst, job, SY_OUTCOME_FAILED, "unschedulable",
                    "Unschedulable for %lld s (unschedulable_timeout): %s",
                    (long long)((sy_k8s_now_ms() - job->unsched_since_ms) /
-                               1000), sget(ps, "message", ""));
+                               1000), sy_k8s_str(ps, "message", ""));
         return;
     }
     job->unsched_since_ms = 0;
@@ -160,14 +122,14 @@ void sy_k8s_judge(sy_instance *inst, sy_k8s_job *job)
                "by someone else before it finished", job->name);
         return;
     }
-    json_t *failed = cond(j, "Failed");
-    if (failed && strcmp(sget(failed, "reason", ""), "DeadlineExceeded") == 0) {
+    json_t *failed = st.failed;
+    if (failed && strcmp(sy_k8s_str(failed, "reason", ""), "DeadlineExceeded") == 0) {
         sy_k8s_decide(inst, job, SY_OUTCOME_TIMED_OUT, "deadline", "DeadlineExceeded:"
                " the Job ran past activeDeadlineSeconds (%lld s): %s",
-               (long long)job->deadline_s, sget(failed, "message", ""));
+               (long long)job->deadline_s, sy_k8s_str(failed, "message", ""));
         return;
     }
-    if (cond(j, "Complete") && pod)
+    if (st.complete && pod)
         sy_k8s_read_log(inst, job, true);
     else if (failed && term)
         sy_k8s_read_log(inst, job, false);
@@ -177,7 +139,7 @@ void sy_k8s_judge(sy_instance *inst, sy_k8s_job *job)
         if (bounded(inst, job, &job->pod_wait_since_ms, 2000))
             sy_k8s_decide(inst, job, SY_OUTCOME_FAILED, "exit_code",
                           "the Job failed (%s): %s",
-                          sget(failed, "reason", "?"),
-                          sget(failed, "message", ""));
+                          sy_k8s_str(failed, "reason", "?"),
+                          sy_k8s_str(failed, "message", ""));
     }
 }

@@ -141,7 +141,14 @@ static json_t *named(json_t *root, const char *list, const char *name,
         const char *n = str(v, "name");
         if (n && strcmp(n, name) == 0) {
             json_t *o = json_object_get(v, inner);
-            return json_is_object(o) ? o : json_object();
+            if (json_is_object(o))
+                return o;
+            /* Missing or not a mapping: read as empty, an object that
+             * `root` owns (the caller borrows what this returns). */
+            o = json_object();
+            if (!o || json_object_set_new(v, inner, o) != 0)
+                return NULL;
+            return o;
         }
     }
     return NULL;

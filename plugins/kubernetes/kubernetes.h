@@ -394,9 +394,59 @@ void sy_k8s_follow_drop(sy_instance *inst, sy_k8s_job *job);
 /* Frees the attempt's memory (after its timer's handle is closed). */
 void sy_k8s_job_free(sy_k8s_job *job);
 
-/* the cache (watch.c) */
-/* The uid of a Job, or of a pod's owning Job; NULL when absent. */
+/* Reading the API server's objects and watch events (event.c) */
+/* The uid of a Job, or of a pod's owning Job; NULL when absent.  The
+ * string belongs to `obj`. */
 const char *sy_k8s_uid(json_t *obj, bool owner);
+/* metadata.a (metadata.a.b when `b`) of `obj` when a string, else NULL;
+ * the string belongs to `obj`. */
+const char *sy_k8s_meta_str(json_t *obj, const char *a, const char *b);
+
+typedef enum {
+    SY_K8S_EVENT_SKIP,     /* not JSON, no type or object, another ERROR */
+    SY_K8S_EVENT_GONE,     /* an ERROR event with a 410 Status: relist */
+    SY_K8S_EVENT_BOOKMARK, /* only a resourceVersion */
+    SY_K8S_EVENT_OBJECT    /* ADDED, MODIFIED, DELETED (any other type) */
+} sy_k8s_event_kind;
+
+typedef struct sy_k8s_event {
+    sy_k8s_event_kind kind;
+    json_t *root;          /* owned: the parsed line, NULL when not JSON */
+    const char *type;      /* in root: "ADDED"..., NULL when absent */
+    json_t *object;        /* in root: BOOKMARK and OBJECT only */
+    const char *rv;        /* in root: its metadata.resourceVersion */
+} sy_k8s_event;
+
+/* One line of a watch stream (any bytes, any thread); the event holds
+ * what it read until sy_k8s_event_free, whatever the kind. */
+sy_k8s_event_kind sy_k8s_event_read(const char *line, size_t len,
+                                    sy_k8s_event *out);
+void sy_k8s_event_free(sy_k8s_event *ev);
+
+/* o.key when a string, else `def`; the string belongs to `o`. */
+const char *sy_k8s_str(json_t *o, const char *key, const char *def);
+
+/* What a Job and its pod say, for sy_k8s_judge; every pointer is into
+ * the objects given (any thread, no instance). */
+typedef struct sy_k8s_state {
+    json_t *pod;            /* the pod, NULL when none or an earlier Job's */
+    const char *phase;      /* the pod's status.phase, "" when none */
+    json_t *disruption;     /* its DisruptionTarget condition, or NULL */
+    bool evicted;           /* its status.reason is Evicted */
+    json_t *terminated;     /* its container's state.terminated, or NULL */
+    json_t *waiting;        /* its container's state.waiting, or NULL */
+    const char *wait_reason; /* waiting.reason, "" when none */
+    json_t *unschedulable;  /* PodScheduled False Unschedulable, or NULL */
+    json_t *failed;         /* the Job's Failed condition, or NULL */
+    bool complete;          /* the Job's Complete condition holds */
+} sy_k8s_state;
+
+/* `uid`: the attempt's Job's uid ("" or NULL unknown): a pod owned by
+ * another Job is not read. */
+void sy_k8s_state_read(json_t *job, json_t *pod, const char *uid,
+                       sy_k8s_state *out);
+
+/* the cache (watch.c) */
 /* The entry of Job `name` (loop thread), made when `create`; NULL when
  * absent, or out of memory. */
 sy_k8s_entry *sy_k8s_entry_get(sy_instance *inst, const char *name,

@@ -8,7 +8,8 @@ plugins_kubernetes_kubernetes_la_SOURCES = \
 	plugins/kubernetes/kubernetes.c plugins/kubernetes/kubernetes.h \
 	plugins/kubernetes/settings.c plugins/kubernetes/kubeconfig.c \
 	plugins/kubernetes/loop.c plugins/kubernetes/job.c \
-	plugins/kubernetes/watch.c plugins/kubernetes/follow.c \
+	plugins/kubernetes/watch.c plugins/kubernetes/event.c \
+	plugins/kubernetes/follow.c \
 	plugins/kubernetes/judge.c plugins/kubernetes/logs.c \
 	plugins/kubernetes/stats.c plugins/kubernetes/exec_auth.c \
 	plugins/kubernetes/exec_refresh.c

@@ -72,28 +72,12 @@ void sy_k8s_entry_release(sy_instance *inst, sy_k8s_entry *e)
     free(e);
 }
 
-static const char *meta_str(json_t *obj, const char *a, const char *b)
-{
-    json_t *m = json_object_get(json_object_get(obj, "metadata"), a);
-    if (b)
-        m = json_object_get(m, b);
-    return json_is_string(m) ? json_string_value(m) : NULL;
-}
-
-const char *sy_k8s_uid(json_t *obj, bool owner)
-{
-    json_t *m = json_object_get(obj, "metadata");
-    if (owner)
-        m = json_array_get(json_object_get(m, "ownerReferences"), 0);
-    return json_string_value(json_object_get(m, "uid"));
-}
-
 /* One object from a list or an event into the cache. */
 static void apply(sy_instance *inst, sy_k8s_watch *w, const char *type,
                   json_t *obj)
 {
-    const char *name = w->pods ? meta_str(obj, "labels", "switchyard.dev/job")
-                               : meta_str(obj, "name", NULL);
+    const char *name = w->pods ? sy_k8s_meta_str(obj, "labels", "switchyard.dev/job")
+                               : sy_k8s_meta_str(obj, "name", NULL);
     if (!name)
         return;
     bool deleted = strcmp(type, "DELETED") == 0;
@@ -182,29 +166,24 @@ static void on_line(sy_instance *inst, sy_k8s_req *r, char *line,
                     size_t len)
 {
     sy_k8s_watch *w = r->arg;
-    json_t *ev = json_loadb(line, len, 0, NULL);
-    const char *type = json_string_value(json_object_get(ev, "type"));
-    json_t *obj = json_object_get(ev, "object");
-    if (!type || !json_is_object(obj)) {
-        json_decref(ev);
-        return;
+    sy_k8s_event ev;
+    switch (sy_k8s_event_read(line, len, &ev)) {
+    case SY_K8S_EVENT_SKIP:
+        break;
+    case SY_K8S_EVENT_GONE:
+        atomic_fetch_add(&inst->stats.gone_410, 1);
+        w->rv[0] = '\0'; /* the stream's end relists */
+        break;
+    case SY_K8S_EVENT_BOOKMARK:
+    case SY_K8S_EVENT_OBJECT:
+        if (ev.rv)
+            snprintf(w->rv, sizeof w->rv, "%s", ev.rv);
+        w->got_event = true;
+        if (ev.kind == SY_K8S_EVENT_OBJECT)
+            apply(inst, w, ev.type, ev.object);
+        break;
     }
-    if (strcmp(type, "ERROR") == 0) {
-        json_int_t code = json_integer_value(json_object_get(obj, "code"));
-        if (code == 410) {
-            atomic_fetch_add(&inst->stats.gone_410, 1);
-            w->rv[0] = '\0'; /* the stream's end relists */
-        }
-        json_decref(ev);
-        return;
-    }
-    const char *rv = meta_str(obj, "resourceVersion", NULL);
-    if (rv)
-        snprintf(w->rv, sizeof w->rv, "%s", rv);
-    w->got_event = true;
-    if (strcmp(type, "BOOKMARK") != 0)
-        apply(inst, w, type, obj);
-    json_decref(ev);
+    sy_k8s_event_free(&ev);
 }
 
 static void on_watch_done(sy_instance *inst, sy_k8s_req *r)
@@ -238,7 +217,7 @@ static void on_list_done(sy_instance *inst, sy_k8s_req *r)
     json_t *j = NULL;
     if (r->code == CURLE_OK && r->status == 200)
         j = json_loadb(r->body ? r->body : "", r->body_len, 0, NULL);
-    const char *rv = meta_str(j, "resourceVersion", NULL);
+    const char *rv = sy_k8s_meta_str(j, "resourceVersion", NULL);
     if (!rv) {
         char msg[256];
         if (r->code != CURLE_OK)
@@ -259,8 +238,8 @@ static void on_list_done(sy_instance *inst, sy_k8s_req *r)
     size_t i;
     json_t *seen = json_object();
     json_array_foreach(items, i, it) {
-        const char *name = w->pods ? meta_str(it, "labels", "switchyard.dev/job")
-                                   : meta_str(it, "name", NULL);
+        const char *name = w->pods ? sy_k8s_meta_str(it, "labels", "switchyard.dev/job")
+                                   : sy_k8s_meta_str(it, "name", NULL);
         if (name)
             json_object_set_new(seen, name, json_true());
         apply(inst, w, "MODIFIED", it);

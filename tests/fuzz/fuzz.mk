@@ -7,7 +7,7 @@
 # --enable-fuzz (clang).
 
 fuzz_targets = glob glob_diff config routes workflow definition cache context \
-	cron duration params sigv4 admin slurm tokens
+	cron duration params sigv4 admin slurm tokens kubernetes
 fuzz_common = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
 fuzz_wf = tests/fuzz/wf_check.h tests/fuzz/wf_check.c
 FUZZ_CFLAGS_ALL = $(AM_CFLAGS) $(DEP_CFLAGS)
@@ -132,6 +132,25 @@ tests_fuzz_fuzz_slurm_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_fuzz_slurm_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_slurm_LDADD = $(HOST_LDADD)
 
+# The kubernetes plugin's readers of the API server's watch lines, the
+# exec credential plugin's output and kubeconfig files, compiled in: only
+# where the plugin is built (libyaml, libcurl); replay.sh skips it elsewhere.
+fuzz_kubernetes = tests/fuzz/kubernetes.c plugins/kubernetes/event.c \
+	plugins/kubernetes/exec_auth.c plugins/kubernetes/kubeconfig.c \
+	plugins/kubernetes/kubernetes.h
+fuzz_kubernetes_cflags = $(FUZZ_CFLAGS_ALL) $(LIBCURL_CFLAGS) $(LIBYAML_CFLAGS) \
+	$(LIBUV_CFLAGS) $(JANSSON_CFLAGS) $(LIBCRYPTO_CFLAGS)
+fuzz_kubernetes_libs = $(HOST_LDADD) $(LIBYAML_LIBS) $(JANSSON_LIBS) $(LIBCRYPTO_LIBS)
+tests_fuzz_replay_kubernetes_SOURCES = $(fuzz_kubernetes) tests/fuzz/replay.c $(fuzz_common)
+tests_fuzz_replay_kubernetes_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/kubernetes
+tests_fuzz_replay_kubernetes_CFLAGS = $(fuzz_kubernetes_cflags)
+tests_fuzz_replay_kubernetes_LDADD = $(fuzz_kubernetes_libs)
+tests_fuzz_fuzz_kubernetes_SOURCES = $(fuzz_kubernetes) $(fuzz_common)
+tests_fuzz_fuzz_kubernetes_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/kubernetes
+tests_fuzz_fuzz_kubernetes_CFLAGS = $(fuzz_kubernetes_cflags)
+tests_fuzz_fuzz_kubernetes_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_kubernetes_LDADD = $(fuzz_kubernetes_libs)
+
 check_PROGRAMS += tests/fuzz/replay_glob tests/fuzz/replay_glob_diff \
 	tests/fuzz/replay_config tests/fuzz/replay_routes \
 	tests/fuzz/replay_workflow tests/fuzz/replay_definition tests/fuzz/replay_cache \
@@ -144,6 +163,10 @@ fuzz_programs = tests/fuzz/fuzz_glob tests/fuzz/fuzz_glob_diff \
 	tests/fuzz/fuzz_context tests/fuzz/fuzz_cron \
 	tests/fuzz/fuzz_duration tests/fuzz/fuzz_params tests/fuzz/fuzz_sigv4 \
 	tests/fuzz/fuzz_admin tests/fuzz/fuzz_slurm tests/fuzz/fuzz_tokens
+if HAVE_KUBERNETES
+check_PROGRAMS += tests/fuzz/replay_kubernetes
+fuzz_programs += tests/fuzz/fuzz_kubernetes
+endif
 EXTRA_PROGRAMS = $(fuzz_programs)
 CLEANFILES += $(fuzz_programs)
 
@@ -155,7 +178,7 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/lsan.supp scripts/fuzz \
 	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict tests/fuzz/cache.dict \
 	tests/fuzz/context.dict tests/fuzz/cron.dict tests/fuzz/duration.dict \
 	tests/fuzz/params.dict tests/fuzz/sigv4.dict tests/fuzz/admin.dict \
-	tests/fuzz/slurm.dict tests/fuzz/tokens.dict
+	tests/fuzz/slurm.dict tests/fuzz/tokens.dict tests/fuzz/kubernetes.dict
 
 if FUZZ
 fuzz: $(fuzz_programs)
