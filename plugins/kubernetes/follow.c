@@ -151,6 +151,11 @@ void sy_k8s_decide(sy_instance *inst, sy_k8s_job *job, sy_outcome o,
         if (vasprintf(&job->error, fmt, ap) < 0)
             job->error = NULL;
         va_end(ap);
+        /* One line: the server's `message` fields quoted here may hold
+         * newlines or other control bytes. */
+        for (char *c = job->error; c && *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = ' ';
     }
     if (job->req) {
         sy_k8s_http_abort(inst, job->req);
