@@ -26,9 +26,17 @@ rc_is 0 "the run is submitted"
 id=$(run_id)
 kills=0
 for i in 1 2 3 4 5; do
+    before=$(wc -l <"$host/dispatch.log" 2>/dev/null || echo 0)
     "$SWITCHYARD" serve >>"$host/serve.log" 2>&1 &
     pid=$!
-    ms=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 150 + 50 ))
+    # The kill lands after this host has dispatched something (a loaded
+    # machine can take longer than the wait below just to start a host,
+    # and a kill before any dispatch abandons nothing), at a random moment.
+    for _ in $(seq 1 500); do
+        [ "$(wc -l <"$host/dispatch.log" 2>/dev/null || echo 0)" -gt "$before" ] && break
+        sleep 0.02
+    done
+    ms=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 100 + 10 ))
     sleep "$(printf '0.%03d' "$ms")"
     kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
     wait "$pid" 2>/dev/null
