@@ -167,7 +167,13 @@ static bool read_targets(const config_setting_t *s, const char *key, char ***to,
                 report(d, e, "'%s' names executor '%s' twice", key, name);
                 name = NULL;
             }
-        ok = name && (v[i] = strdup(name));
+        ok = name != NULL;
+        /* Said, as the other shortages here are: unsaid, the rule was
+         * dropped and its tasks went to the default route. */
+        if (ok && !(v[i] = strdup(name))) {
+            report(d, e, "out of memory");
+            ok = false;
+        }
     }
     if (!ok) {
         strv_free(v, (size_t)len);

@@ -94,7 +94,38 @@ static const sy_plugin *refused_named(const sy_plugins *ps, const char *name)
     return NULL;
 }
 
-static int bind_plugin(sy_setup *s, sy_instance_entry *e, sy_diags *d)
+/* The executors after `from` whose plugin is not loaded either, for the
+ * first one's line: "; also 'b' (plugin 'x'), ..." ("" when none).  A
+ * plugin directory that could not be read, or a plugin refused for want of
+ * memory, leaves several instances without their plugin: one line names
+ * them all, the first with its reason (each refusal has its own warning). */
+static void unloaded_after(const sy_setup *s, size_t from, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = from + 1; i < s->cfg.n_executors && used < len; i++) {
+        const sy_instance_config *c = &s->cfg.executors[i];
+        if (sy_plugins_find(&s->plugins, c->plugin))
+            continue;
+        int n = snprintf(buf + used, len - used, "%s'%s' (plugin '%s')",
+                         used ? ", " : "; their plugins not loaded either: executor ",
+                         c->name, c->plugin);
+        if (n < 0 || (size_t)n >= len - used) {
+            /* Cut at a name's end: the rest is counted, not lost. */
+            buf[used] = '\0';
+            size_t more = 0;
+            for (size_t k = i; k < s->cfg.n_executors; k++)
+                more += !sy_plugins_find(&s->plugins, s->cfg.executors[k].plugin);
+            snprintf(buf + used, len - used, "%s%zu more", used ? ", and " : "; ", more);
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
+/* `*said`: an instance before this one had its plugin missing and said
+ * so for all of them (unloaded_after); this one is counted, not repeated. */
+static int bind_plugin(sy_setup *s, size_t i, sy_instance_entry *e, bool *said, sy_diags *d)
 {
     const sy_instance_config *c = e->cfg;
     if (e->plugin) {
@@ -103,20 +134,25 @@ static int bind_plugin(sy_setup *s, sy_instance_entry *e, sy_diags *d)
         return sy_params_check(c->setting, instance_skip,
                                e->plugin->desc->instance_params, what, d);
     }
+    if (*said)
+        return 1;
+    *said = true;
+    char also[512];
+    unloaded_after(s, i, also, sizeof also);
     const sy_plugin *r = refused_named(&s->plugins, c->plugin);
     if (r)
         sy_error(d, c->file, c->line,
-                 "executor '%s': plugin '%s' is not loaded: %s was refused: %s",
-                 c->name, c->plugin, r->path, r->reason);
+                 "executor '%s': plugin '%s' is not loaded: %s was refused: %s%s",
+                 c->name, c->plugin, r->path, r->reason, also);
     else if (!c->setting)
         sy_error(d, c->file, c->line,
                  "no executor instance '%s': define one under executors (e.g. "
-                 "%s = { plugin = \"%s\"; }) or install the %s plugin",
-                 c->name, c->name, c->plugin, c->plugin);
+                 "%s = { plugin = \"%s\"; }) or install the %s plugin%s",
+                 c->name, c->name, c->plugin, c->plugin, also);
     else
         sy_error(d, c->file, c->line,
-                 "executor '%s': plugin '%s' is not loaded (see `switchyard plugins`)",
-                 c->name, c->plugin);
+                 "executor '%s': plugin '%s' is not loaded (see `switchyard plugins`)%s",
+                 c->name, c->plugin, also);
     return 1;
 }
 
@@ -137,6 +173,7 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
     if (!s->instances)
         sy_oom("opening the executor instances");
     int errors = 0;
+    bool unloaded_said = false;
     for (size_t i = 0; i < s->n_instances; i++) {
         sy_instance_entry *e = &s->instances[i];
         const sy_instance_config *c = &s->cfg.executors[i];
@@ -158,7 +195,7 @@ static int open_instances(sy_setup *s, unsigned flags, sy_diags *d)
             errors++;
             continue;
         }
-        int bad = bind_plugin(s, e, d);
+        int bad = bind_plugin(s, i, e, &unloaded_said, d);
         errors += bad;
         if (!bad && c->isolate)
             sy_isolated_wrap(e, e->plugin);

@@ -442,6 +442,10 @@ int sy_workflow_load_dir_cached(const char *dir, const char *cache_dir,
             sy_warn(d, dir, 0, "workflow directory does not exist");
             return 0;
         }
+        /* The host's shortage, not the directory's: reported as the
+         * directory's, the command then said its workflow did not exist. */
+        if (errno == ENOMEM)
+            sy_oom("reading workflow directory %s", dir);
         sy_error(d, dir, 0, "cannot read workflow directory: %s", strerror(errno));
         return 1;
     }

@@ -231,6 +231,28 @@ static void test_plugin_not_loaded(void **state)
     EXPECT("switchyard.cfg:4: error: executor 'gpu': plugin 'gpux' is not loaded");
 }
 
+/* Instances whose plugins are missing (a plugin directory unread, a
+ * plugin refused for want of memory): one line, the first with its
+ * reason, the others named in it; each still counts as an error. */
+static void test_plugins_not_loaded_said_once(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(open_cfg(f,
+                              "plugin_dirs = [\"plugins\"];\n"
+                              "executors = {\n"
+                              "  default = { plugin = \"good\"; };\n"
+                              "  hpc = { plugin = \"gpux\"; };\n"
+                              "  hpc_gpu = { plugin = \"gpux\"; };\n"
+                              "  aws = { plugin = \"cloudx\"; };\n"
+                              "};\n",
+                              SY_SETUP_PLUGINS),
+                     3);
+    assert_int_equal(f->d.errors, 1);
+    EXPECT("switchyard.cfg:4: error: executor 'hpc': plugin 'gpux' is not loaded",
+           "their plugins not loaded either: executor 'hpc_gpu' (plugin 'gpux'), "
+           "'aws' (plugin 'cloudx')");
+}
+
 static void test_instance_settings_checked(void **state)
 {
     fx *f = *state;
@@ -430,6 +452,7 @@ int main(void)
         T(test_default_unknown_instance),
         T(test_missing_default),
         T(test_plugin_not_loaded),
+        T(test_plugins_not_loaded_said_once),
         T(test_instance_settings_checked),
         T(test_create_failure),
         T(test_refused_plugin_warning_or_error),

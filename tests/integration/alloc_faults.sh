@@ -57,6 +57,7 @@ workflow_dirs = ["workflows"];
 executors = { default = { plugin = "thread"; workers = 2; }; };
 pools = { db = 4; };
 tenants = { public = { weight = 2; max_running = 8; }; };
+routes = { default = "default"; rules = ( { match = "*::small::**"; executor = ["default"]; } ); };
 CFG
 SWITCHYARD_CONFIG="$host/switchyard.cfg"
 CRASHLOOP_WITNESS="$host/witness"
