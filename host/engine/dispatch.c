@@ -87,7 +87,9 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
     size_t n = e->ready.n;
     /* Higher priority first, when there are priorities (priority.h). */
     sy_priority_order(e, n, (uint32_t)uv_now(e->loop));
-    for (size_t i = 0; i < n && !e->drain && !e->winding_down; i++) {
+    /* A refused write (e->fatal) rolled the batch back: what this loop
+     * would write next would only be refused again, each with a line. */
+    for (size_t i = 0; i < n && !e->drain && !e->winding_down && !e->fatal; i++) {
         sy_task_ref ref = sy_ready_pop(e);
         sy_live_run *r = ref.run;
         sy_live_task *t = &r->t[ref.idx];

@@ -183,10 +183,14 @@ static void on_flush(uv_prepare_t *h)
      * them are offered in this one. */
     if (sy_limits_flush(e))
         sy_dispatch_offer_waiting(e);
-    sy_map_turn(e);
-    sy_dispatch_decide(e, now);
+    /* Once a write is refused the batch is rolled back: the rest of the
+     * turn would be refused for "no batch is open", each with a line. */
+    if (!e->fatal) {
+        sy_map_turn(e);
+        sy_dispatch_decide(e, now);
+    }
     uint64_t t2 = uv_hrtime();
-    size_t rows = sy_batch_write(e, now);
+    size_t rows = e->fatal ? 0 : sy_batch_write(e, now);
     sy_process_write(e, now);
     bool refused = e->fatal;
     if (refused || sy_store_commit(e->o.store) != SY_OK) {
