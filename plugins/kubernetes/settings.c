@@ -178,8 +178,11 @@ int sy_k8s_settings_read(const sy_host_api *api, const sy_params *cfg,
     /* ms to whole seconds, rounded up; -1 (not set) stays -1. */
     s->keep_finished_s = s->keep_finished_s < 0 ? -1
                                                 : (s->keep_finished_s + 999) / 1000;
-    if (!s->instance)
-        s->instance = strdup("switchyard");
+    if (!s->instance && !(s->instance = strdup("switchyard"))) {
+        sy_sdk_errf(err, err_len, "out of memory");
+        rc = SY_ENOMEM;
+        goto out;
+    }
 
     json_t *j = params_json(api, cfg);
     json_t *ns = json_object_get(j, "node_selector");
