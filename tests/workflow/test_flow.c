@@ -15,55 +15,14 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../helpers.h"
+#include "fixture.h"
 #include "base/diagnostics.h"
 #include "base/util.h"
 #include "workflow/workflow.h"
 
-typedef struct fixture {
-    sy_diags d;
-    sy_workflow *wf;
-    char *tmp;
-} fixture;
+typedef th_wf_fixture fixture;
 
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    sy_diags_init(&f->d);
-    f->tmp = th_mkdtemp();
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    sy_workflow_free(f->wf);
-    sy_diags_free(&f->d);
-    th_rmtree(f->tmp);
-    free(f);
-    return 0;
-}
-
-static int load_text(fixture *f, const char *text)
-{
-    char *path = th_write(f->tmp, "f.cfg", text);
-    sy_workflow_free(f->wf);
-    f->wf = NULL;
-    int e = sy_workflow_load_file(path, NULL, NULL, &f->wf, &f->d);
-    free(path);
-    if (getenv("SY_TEST_VERBOSE"))
-        th_diag_dump(&f->d);
-    return e;
-}
-
-#define EXPECT(...)                                                  \
-    do {                                                             \
-        if (!th_diag_has(&f->d, __VA_ARGS__, (const char *)NULL)) {   \
-            th_diag_dump(&f->d);                                     \
-            fail_msg("diagnostic not found: %s", #__VA_ARGS__);      \
-        }                                                            \
-    } while (0)
+static int load_text(fixture *f, const char *text) { return th_wf_load(f, "f.cfg", text); }
 
 static const char *const VALID =
     "workflow = { name = \"w\"; priority = 5;\n"
@@ -308,7 +267,7 @@ static void test_cache(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, th_wf_setup, th_wf_teardown)
     const struct CMUnitTest tests[] = {
         T(test_valid),
         T(test_definition_unchanged),
