@@ -3,9 +3,12 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "base/util.h"
 
 int th_wf_setup(void **state)
 {
@@ -36,4 +39,38 @@ int th_wf_load(th_wf_fixture *f, const char *name, const char *text)
     if (getenv("SY_TEST_VERBOSE"))
         th_diag_dump(&f->d);
     return e;
+}
+
+void th_wf_cached_twice(th_wf_fixture *f, const char *valid,
+                        void (*check)(const sy_workflow *wf))
+{
+    char *dir = sy_path_join(f->tmp, "wf"), *cache = sy_path_join(f->tmp, "cache");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    /* A file of 64 KiB or more is cached: a long comment first. */
+    size_t pad = 70000;
+    char *text = malloc(strlen(valid) + pad + 1);
+    text[0] = '#';
+    memset(text + 1, ' ', pad - 2);
+    text[pad - 1] = '\n';
+    strcpy(text + pad, valid);
+    free(th_write(dir, "big.cfg", text));
+    free(text);
+    char hash[65] = "";
+    for (int round = 0; round < 2; round++) {
+        sy_workflow **v = NULL;
+        size_t n = 0;
+        assert_int_equal(sy_workflow_load_dir_cached(dir, cache, NULL, NULL, &v, &n, &f->d), 0);
+        assert_int_equal(n, 1);
+        /* The hit keeps no text: its definition is NULL. */
+        assert_true(round == 0 ? v[0]->definition != NULL : v[0]->definition == NULL);
+        check(v[0]);
+        if (round == 0)
+            memcpy(hash, v[0]->hash, sizeof hash);
+        else
+            assert_string_equal(v[0]->hash, hash);
+        sy_workflow_free(v[0]);
+        free(v);
+    }
+    free(dir);
+    free(cache);
 }

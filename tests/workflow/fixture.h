@@ -25,6 +25,12 @@ int th_wf_teardown(void **state);
  * diagnostics. */
 int th_wf_load(th_wf_fixture *f, const char *name, const char *text);
 
+/* Loads `valid`, padded past the parse cache's 64 KiB floor, twice
+ * through the parse cache: the first load a miss, the second a hit
+ * without its text and with the same hash; `check` asserts each. */
+void th_wf_cached_twice(th_wf_fixture *f, const char *valid,
+                        void (*check)(const sy_workflow *wf));
+
 /* Fails the test unless a diagnostic holds every string given. */
 #define EXPECT(...)                                                  \
     do {                                                             \

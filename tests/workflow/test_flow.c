@@ -231,39 +231,7 @@ static void test_bad_definition(void **state)
 }
 
 /* Through the parse cache: the second load is a hit and holds the same. */
-static void test_cache(void **state)
-{
-    fixture *f = *state;
-    char *dir = sy_path_join(f->tmp, "wf"), *cache = sy_path_join(f->tmp, "cache");
-    assert_int_equal(mkdir(dir, 0755), 0);
-    /* A file of 64 KiB or more is cached: a long comment first. */
-    size_t pad = 70000;
-    char *text = malloc(strlen(VALID) + pad + 1);
-    text[0] = '#';
-    memset(text + 1, ' ', pad - 2);
-    text[pad - 1] = '\n';
-    strcpy(text + pad, VALID);
-    free(th_write(dir, "big.cfg", text));
-    free(text);
-    char hash[65] = "";
-    for (int round = 0; round < 2; round++) {
-        sy_workflow **v = NULL;
-        size_t n = 0;
-        assert_int_equal(sy_workflow_load_dir_cached(dir, cache, NULL, NULL, &v, &n, &f->d), 0);
-        assert_int_equal(n, 1);
-        /* The hit keeps no text: its definition is NULL. */
-        assert_true(round == 0 ? v[0]->definition != NULL : v[0]->definition == NULL);
-        check_valid(v[0]);
-        if (round == 0)
-            memcpy(hash, v[0]->hash, sizeof hash);
-        else
-            assert_string_equal(v[0]->hash, hash);
-        sy_workflow_free(v[0]);
-        free(v);
-    }
-    free(dir);
-    free(cache);
-}
+static void test_cache(void **state) { th_wf_cached_twice(*state, VALID, check_valid); }
 
 int main(void)
 {
