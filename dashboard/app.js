@@ -243,7 +243,10 @@ function pickTask(id) {
     const d = $('detail');
     d.hidden = false;
     d.replaceChildren();
-    el('p', { class: 'muted' }, `${id} has not started.`, d);
+    const t = (state.run.tasks || []).find((x) => x.id === id);
+    // A Waiting task says what it waits for (a key, a pool, a tenant bound).
+    el('p', { class: 'muted', id: 'detail-waiting' },
+       t && t.waiting_for ? `${id} is Waiting: ${t.waiting_for}.` : `${id} has not started.`, d);
     drawRun();
     return;
   }

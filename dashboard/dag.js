@@ -92,8 +92,10 @@ export function drawDag(box, dag, tasks, selected, onPick) {
     }
     const tip = svg('title', {}, g);
     tip.textContent = `${n.id}: ${state}` + (t && t.attempts ? `, ${t.attempts} attempt(s)` : '') +
-                      (t && t.executor ? ` on ${t.executor}` : '') + (t && t.error ? `\n${t.error}` : '');
+                      (t && t.executor ? ` on ${t.executor}` : '') + (t && t.error ? `\n${t.error}` : '') +
+                      (t && t.waiting_for ? `\n${t.waiting_for}` : '');
     g.addEventListener('click', () => onPick(n.id));
   }
-  legend(['NotStarted', 'Ready', 'Running', 'Completed', 'Failed', 'Skipped', 'Cancelled'], box);
+  legend(['NotStarted', 'Ready', 'Waiting', 'Running', 'Completed', 'Failed', 'Skipped',
+          'Dropped', 'Cancelled'], box);
 }

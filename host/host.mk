@@ -137,6 +137,7 @@ libsyhost_la_SOURCES += \
 	host/engine/dispatch.c host/engine/dispatch.h host/engine/cache.c host/engine/cache.h \
 	host/engine/cache_put.c host/engine/cache_put.h host/engine/priority.c host/engine/priority.h \
 	host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
+	host/engine/waiting.c host/engine/waiting.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \

@@ -34,6 +34,8 @@ static void on_event(void *arg, const sy_engine_event *ev)
         json_object_set_new(o, "element", json_integer(ev->element));
     if (ev->trigger)
         json_object_set_new(o, "trigger", json_string(ev->trigger));
+    if (ev->waiting_for)
+        json_object_set_new(o, "waiting_for", json_string(ev->waiting_for));
     char *data = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (!data)

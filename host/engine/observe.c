@@ -9,6 +9,7 @@
 typedef struct sy_observed {
     int64_t run_id;
     char *workflow, *task, *error;  /* owned */
+    char *waiting_for;              /* owned: the task's, while Waiting */
     int64_t element;
     int state;                      /* sy_task_state, or sy_run_state with !task */
     uint32_t attempt;
@@ -69,6 +70,7 @@ void sy_observe_task(sy_engine *e, const sy_live_run *r, size_t idx)
     ev->state = (int)t->state;
     ev->attempt = t->attempts;
     ev->error = t->error && sy_task_state_terminal(t->state) ? sy_xstrdup(t->error) : NULL;
+    ev->waiting_for = t->waiting_for ? sy_xstrdup(t->waiting_for) : NULL;
 }
 
 void sy_observe_run(sy_engine *e, const sy_live_run *r)
@@ -104,12 +106,14 @@ static void clear(struct sy_observe *o, bool tell)
                                  : sy_run_state_name((sy_run_state)v->state),
                 .attempt = v->attempt,
                 .error = v->error,
+                .waiting_for = v->waiting_for,
             };
             o->fn(o->arg, &ev);
         }
         free(v->workflow);
         free(v->task);
         free(v->error);
+        free(v->waiting_for);
     }
     o->n = 0;
 }

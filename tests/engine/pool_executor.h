@@ -64,6 +64,11 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
                         size_t n_tenants);
 void close_env(env *v);
 
+/* Stops the engine as a killed host would (its attempts left Running in
+ * the store, its claim released) and adopts the run in a new one with
+ * the same options: the pools forget what the old one gave them. */
+void pool_env_restart(env *v);
+
 /* The pools the next engine made is given (switchyard.cfg `pools`):
  * none unless a test sets them. */
 extern const sy_pool_config *pool_env_pools;

@@ -1,7 +1,7 @@
 /* Flow controls held in the store at dispatch (engine/limits.h): a
  * concurrency key's limit, a pool's slots and a tenant's max_running
  * bound what runs at once, whatever the executor's capacity; a task that
- * finds one full waits Ready and starts when a slot comes back; the
+ * finds one full waits (Waiting) and starts when a slot comes back; the
  * store's slot rows (what every host counts) never exceed the limit and
  * are gone when the attempts end; a key whose path is not in the context
  * fails its task with why; a pool made larger by a reload lets the
@@ -185,8 +185,8 @@ static void test_tenant_max_running(void **state)
     close_env(&v);
 }
 
-/* drop (and cancel_newest): a task that finds the key full ends Skipped
- * without running, saying why; the holders go on. */
+/* drop: a task that finds the key full ends Dropped without running,
+ * saying why; the holders go on. */
 static void test_drop(void **state)
 {
     (void)state;
@@ -198,12 +198,32 @@ static void test_drop(void **state)
     pool_env_open(&v, wf, ONE, 4, 0);
     assert_string_equal(pools[0].got, "a");
     char why[512];
-    assert_int_equal(state_of(&v, "b", why, sizeof why), SY_TASK_SKIPPED);
+    assert_int_equal(state_of(&v, "b", why, sizeof why), SY_TASK_DROPPED);
     assert_non_null(strstr(why, "key:db is full (1 of 1 held): not run (strategy drop)"));
-    assert_int_equal(state_of(&v, "d", NULL, 0), SY_TASK_SKIPPED);
+    assert_int_equal(state_of(&v, "d", NULL, 0), SY_TASK_DROPPED);
     finish_all(&v, "key:db", 1);
     assert_int_equal(state_of(&v, "a", NULL, 0), SY_TASK_COMPLETED);
     assert_int_equal(held(&v, "key:db", NULL), 0);
+    close_env(&v);
+}
+
+/* cancel_newest: the same, but the task ends Skipped (as before Dropped
+ * existed): docs/flow-control.md says why the two differ. */
+static void test_cancel_newest(void **state)
+{
+    (void)state;
+    env v;
+    char wf[512];
+    snprintf(wf, sizeof wf,
+             "workflow = { name = \"w\"; limits = ( { key = \"db\"; limit = 1;"
+             " strategy = \"cancel_newest\"; } ); tasks = (\n%s); };\n", FOUR);
+    pool_env_open(&v, wf, ONE, 4, 0);
+    assert_string_equal(pools[0].got, "a");
+    char why[512];
+    assert_int_equal(state_of(&v, "c", why, sizeof why), SY_TASK_SKIPPED);
+    assert_non_null(strstr(why, "not run (strategy cancel_newest)"));
+    finish_all(&v, "key:db", 1);
+    assert_int_equal(state_of(&v, "a", NULL, 0), SY_TASK_COMPLETED);
     close_env(&v);
 }
 
@@ -216,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_pool_slots),
         cmocka_unit_test(test_tenant_max_running),
         cmocka_unit_test(test_drop),
+        cmocka_unit_test(test_cancel_newest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
