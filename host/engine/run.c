@@ -12,7 +12,6 @@
 #include "engine/limits.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
-#include "engine/waiting.h"
 #include "workflow/context.h"
 #include "workflow/trigger.h"
 
@@ -57,8 +56,12 @@ bool sy_live_set_state(sy_live_run *r, size_t idx, sy_task_state to)
     }
     if (t->state == SY_TASK_RUNNING && to != SY_TASK_RUNNING)
         sy_limits_release(r, idx); /* its slots, in the batch writing this */
-    if (to != SY_TASK_WAITING)
-        sy_waiting_clear(t); /* written NULL with the new state */
+    if (to != SY_TASK_WAITING) {
+        /* What it waited for (engine/waiting.h) goes: written NULL with
+         * the new state. */
+        free(t->waiting_for);
+        t->waiting_for = NULL;
+    }
     t->state = to;
     if (sy_task_state_terminal(to) && sy_live_is_slot(r, idx)) {
         /* An element: its map counts it (engine/map.h); the run counts

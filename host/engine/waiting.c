@@ -59,9 +59,3 @@ void sy_waiting_enter(sy_live_run *r, size_t idx, const char *why)
         return;
     t->waiting_for = sy_xstrdup(why);
 }
-
-void sy_waiting_clear(sy_live_task *t)
-{
-    free(t->waiting_for);
-    t->waiting_for = NULL;
-}

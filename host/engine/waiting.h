@@ -5,8 +5,8 @@
  *
  * The reason is written once per change of what it waits for, never at
  * each retry (SY_LIMITS_RETRY_MS): the counts in it ("2 of 2 held") are
- * as first seen.  Leaving Waiting (sy_live_set_state) clears it.  Loop
- * thread.
+ * as first seen.  Leaving Waiting (sy_live_set_state, engine/run.h)
+ * clears it.  Loop thread.
  */
 #ifndef SY_ENGINE_WAITING_H
 #define SY_ENGINE_WAITING_H
@@ -37,8 +37,5 @@ bool sy_waiting_same(const char *a, const char *b);
  * batch, unless it already waits for the same thing (then nothing is
  * written). */
 void sy_waiting_enter(sy_live_run *r, size_t idx, const char *why);
-
-/* Forgets task t's reason (it leaves Waiting, or is freed). */
-void sy_waiting_clear(sy_live_task *t);
 
 #endif

@@ -37,7 +37,7 @@ WF
     jq_is '["waiting for key:db (1 of 1 held)"]' \
         '[t["waiting_for"] for t in b["tasks"] if t["status"] == "Waiting"]' \
         "$1: the admin API names the key it waits for"
-    jq_is '[None]' '[t["waiting_for"] for t in b["tasks"] if t["status"] == "Running"]' \
+    jq_is '[null]' '[t["waiting_for"] for t in b["tasks"] if t["status"] == "Running"]' \
         "$1: the running one waits for nothing"
     out=$("$SWITCHYARD" status "$id" 2>&1 | grep ' Waiting ')
     has "waiting for key:db (1 of 1 held)" "$1: status says it, on the Waiting task's line"
@@ -52,7 +52,7 @@ WF
     : >"$host/go"
     wait_status "$id" Completed
     ok $? "$1: both run once the key is free"
-    jq_is '[None, None]' '[t["waiting_for"] for t in b["tasks"]]' "$1: and neither waits any more"
+    jq_is '[null, null]' '[t["waiting_for"] for t in b["tasks"]]' "$1: and neither waits any more"
     sleep 0.3
     kill "$sse" 2>/dev/null
     wait "$sse" 2>/dev/null
