@@ -2,7 +2,7 @@
  * Waiting in the store with what it waits for; the reason is written once,
  * not again when the task is offered and finds the key still full; it is
  * cleared when the task starts; the metrics count it by kind; a host that
- * takes the run over offers a Waiting task again. */
+ * takes the run over offers a Waiting task (or element) again. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,6 +191,60 @@ static void test_reasons(void **state)
     assert_true(sy_waiting_same(NULL, NULL));
 }
 
+/* A map's elements wait as tasks do, in their own rows; a host that
+ * takes the run over offers them again. */
+typedef struct {
+    int waiting, running, completed;
+    char why[256];
+} elems;
+
+static int count_element(void *arg, int64_t elem, const sy_task_record *t)
+{
+    (void)elem;
+    elems *c = arg;
+    c->waiting += t->state == SY_TASK_WAITING;
+    c->running += t->state == SY_TASK_RUNNING;
+    c->completed += t->state == SY_TASK_COMPLETED;
+    if (t->state == SY_TASK_WAITING)
+        snprintf(c->why, sizeof c->why, "%s", t->waiting_for ? t->waiting_for : "(null)");
+    return 0;
+}
+
+static elems elements_of(env *v)
+{
+    elems c = {0};
+    assert_int_equal(sy_store_list_elements(v->store, v->run_id, 0, false, count_element, &c),
+                     SY_OK);
+    return c;
+}
+
+static void test_elements_wait(void **state)
+{
+    (void)state;
+    env v;
+    pool_env_open(&v,
+                  "workflow = { name = \"w\"; tasks = ( { id = \"m\"; map_range = [0, 3];"
+                  " limits = ( { key = \"k\"; limit = 1; } ); } ); };\n",
+                  ONE, 4, 0);
+    assert_int_equal(pools[0].n_held, 1);
+    elems c = elements_of(&v);
+    assert_int_equal(c.running, 1);
+    assert_int_equal(c.waiting, 2);
+    assert_string_equal(c.why, "waiting for key:k (1 of 1 held)");
+    assert_int_equal(waiting_keys(&v), 2);
+    pool_env_restart(&v);
+    assert_int_equal(pools[0].n_held, 1);
+    c = elements_of(&v);
+    assert_int_equal(c.running, 1);
+    assert_int_equal(c.waiting, 2);
+    for (int guard = 0; guard < 8 && pools[0].n_held; guard++)
+        finish(&v, 0, "m");
+    c = elements_of(&v);
+    assert_int_equal(c.completed, 3);
+    assert_int_equal(row_of(&v, "m").st, SY_TASK_COMPLETED);
+    close_env(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_waiting_says_why_once),
         cmocka_unit_test(test_waiting_taken_over),
         cmocka_unit_test(test_waiting_cancelled),
+        cmocka_unit_test(test_elements_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
