@@ -41,6 +41,9 @@ WF
         "$1: the running one waits for nothing"
     out=$("$SWITCHYARD" status "$id" 2>&1 | grep ' Waiting ')
     has "waiting for key:db (1 of 1 held)" "$1: status says it, on the Waiting task's line"
+    waiter=$(printf '%s' "$body" | python3 -c 'import json,sys; print([t["id"] for t in json.load(sys.stdin)["tasks"] if t["status"] == "Waiting"][0])')
+    out=$("$SWITCHYARD" status "$id" --task "$waiter" 2>&1)
+    has "waiting    for key:db (1 of 1 held)" "$1: status --task says it in full"
     body=$("$SWITCHYARD" status "$id" --json 2>&1)
     jq_is '["waiting for key:db (1 of 1 held)"]' \
         '[t["waiting_for"] for t in b["tasks"] if t["status"] == "Waiting"]' \
