@@ -12,6 +12,7 @@ typedef struct sy_observed {
     int64_t element;
     int state;                      /* sy_task_state, or sy_run_state with !task */
     uint32_t attempt;
+    int64_t cached_from;            /* 0: a state change */
 } sy_observed;
 
 struct sy_observe {
@@ -71,6 +72,15 @@ void sy_observe_task(sy_engine *e, const sy_live_run *r, size_t idx)
     ev->error = t->error && sy_task_state_terminal(t->state) ? sy_xstrdup(t->error) : NULL;
 }
 
+void sy_observe_cached(sy_engine *e, const sy_live_run *r, size_t idx, int64_t from)
+{
+    if (!e->observe)
+        return;
+    sy_observe_task(e, r, idx);
+    /* A hit always names its run; 0 stays "a state change". */
+    e->observe->v[e->observe->n - 1].cached_from = from > 0 ? from : -1;
+}
+
 void sy_observe_run(sy_engine *e, const sy_live_run *r)
 {
     if (!e->observe)
@@ -104,6 +114,7 @@ static void clear(struct sy_observe *o, bool tell)
                                  : sy_run_state_name((sy_run_state)v->state),
                 .attempt = v->attempt,
                 .error = v->error,
+                .cached_from = v->cached_from,
             };
             o->fn(o->arg, &ev);
         }

@@ -224,6 +224,9 @@ static const char *const migrations[] = {
     "CREATE INDEX trigger_items_passed ON trigger_items(trigger_key, at) WHERE reason IS NOT NULL;",
     /* A run retried with `retry --no-cache`. */
     "ALTER TABLE runs ADD COLUMN no_cache INTEGER NOT NULL DEFAULT 0;",
+    /* What triggers made of an event, by the event (the dashboard's
+     * events view, sy_store_event_settlements). */
+    "CREATE INDEX trigger_items_item ON trigger_items (source, item);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 
