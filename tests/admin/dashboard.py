@@ -20,7 +20,8 @@ them live, one having fired the trigger of `landed` (its run linked),
 the other passed over with why; the triggers view shows that trigger's
 last firing, its part and the event passed over; a run of `conv` whose
 task came from the cache has it marked "(cached)" in the DAG, the Gantt
-and the detail.  A screenshot of the events view is saved.
+and the detail.  Screenshots of the events view (SCREENSHOT) and of the
+triggers view ("events" in its name made "triggers") are saved.
 With --roles, the page with a read token kept shows no action button and
 names the token's role; with an operate token it shows cancel, which
 works.
@@ -240,6 +241,8 @@ def events_checks():
     and_card = '#triggers-list .trigger[data-trigger="both/and"]'
     check("still waiting" in (text_of(and_card + " li.waiting") or ""),
           "an AND shows the part it waits for", text_of(and_card) or "no card")
+    driver.save_screenshot(shot.replace("events", "triggers"))
+    print("# screenshot: " + shot.replace("events", "triggers"))
 
     first = submit("conv", {"file": "x.csv"})
     wait.until(lambda d: get(f"/api/v1/runs/{first}")["status"] == "Completed")

@@ -6,7 +6,7 @@
 # triggers views and a task taken from the cache.  Keeps screenshots in
 # the build tree: tests/admin/dashboard.png (the retried run),
 # tests/admin/dashboard-failed.png (the failed one, its attempt opened)
-# and tests/admin/dashboard-events.png (the events view).  Needs Debian's chromium, chromium-driver and
+# tests/admin/dashboard-events.png and dashboard-triggers.png (those views).  Needs Debian's chromium, chromium-driver and
 # python3-selenium (scripts/test installs them); skipped without them, and
 # under valgrind (a browser waiting on a host ten times slower proves
 # nothing the sanitizer pass does not).
@@ -92,7 +92,7 @@ shot=$(pwd)/tests/admin/dashboard.png
 rm -f "$shot" tests/admin/dashboard-failed.png
 browser "$base" "$host/token" "$host/flag" "$shot"
 browser --roles "$base" "$host/read.token" "$host/operate.token"
-rm -f tests/admin/dashboard-events.png
+rm -f tests/admin/dashboard-events.png tests/admin/dashboard-triggers.png
 browser --events "$base" "$host/token" "$(pwd)/tests/admin/dashboard-events.png"
 stop_serve
 ok $? "serve stops cleanly"
