@@ -69,37 +69,28 @@ kill "$all" "$one" 2>/dev/null
 wait "$all" "$one" 2>/dev/null
 
 # kind|what: the named and cached events, in order.
-python3 - "$host/all.sse" >"$host/events.txt" <<'PY'
-import json, sys
-ev = None
-for line in open(sys.argv[1]):
-    line = line.rstrip("\n")
-    if line.startswith("event: "):
-        ev = line[7:]
-    elif line.startswith("data: "):
-        d = json.loads(line[6:])
-        if ev == "named":
-            print("named", d["event_id"], d["name"], d["key"], json.dumps(d.get("data")),
-                  d["data_bytes"])
-        elif ev == "cached":
-            print("cached", d["run_id"], d["workflow"], d["task"], d["state"], d["attempt"],
-                  d["from_run"])
-        elif ev == "trigger":
-            print("trigger", d["workflow"], d["trigger"])
-PY
-out=$(cat "$host/events.txt")
-echo "$out" | sed 's/^/# /'
-named=$(echo "$out" | grep '^named')
+sse_each "$host/all.sse" '
+if ev == "named":
+    print("named", d["event_id"], d["name"], d["key"], json.dumps(d.get("data")),
+          d["data_bytes"])
+elif ev == "cached":
+    print("cached", d["run_id"], d["workflow"], d["task"], d["state"], d["attempt"],
+          d["from_run"])
+elif ev == "trigger":
+    print("trigger", d["workflow"], d["trigger"])' >"$host/events.txt"
+got=$(cat "$host/events.txt")
+echo "$got" | sed 's/^/# /'
+named=$(echo "$got" | grep '^named')
 case "$named" in
 "named $posted file.landed a.csv {\"bucket\": \"raw\"} 16
 named $((posted + 1)) big.one None null 2011") ok 0 "each named event once, in order, with id, name, key and payload" ;;
 *) ok 1 "each named event once, in order, with id, name, key and payload" ;;
 esac
-echo "$out" | grep -q '^named.*before.open'
+echo "$got" | grep -q '^named.*before.open'
 [ $? -ne 0 ]; ok $? "none recorded before the stream opened"
-[ "$(echo "$out" | grep '^cached')" = "cached $second conv a Completed 1 $first" ]
+[ "$(echo "$got" | grep '^cached')" = "cached $second conv a Completed 1 $first" ]
 ok $? "the cache hit: its run, task, state, attempt and the run it took the output of"
-echo "$out" | grep -q '^trigger landed raw'
+echo "$got" | grep -q '^trigger landed raw'
 ok $? "the event fired its trigger"
 grep -q '^event: named' "$host/one.sse"
 [ $? -ne 0 ]; ok $? "a client of one run hears no named event"

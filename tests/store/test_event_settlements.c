@@ -14,25 +14,9 @@
 #include <string.h>
 
 #include "../helpers.h"
-#ifdef SY_HAVE_LIBPQ
-#include "../helpers_pg.h"
-#endif
 #include "base/util.h"
 #include "store/named_events.h"
 #include "fixture.h"
-
-static int setup(void **state)
-{
-    return fx_setup_on(state, "sqlite:store.db", false);
-}
-
-#ifdef SY_HAVE_LIBPQ
-static int setup_pg(void **state)
-{
-    th_pg_reset(th_pg_url());
-    return fx_setup_on(state, th_pg_url(), false);
-}
-#endif
 
 static const char *const ids[] = {"x"};
 static const char *const ns[] = {"public::r::x"};
@@ -114,10 +98,10 @@ static void test_settlements(void **state)
 int main(void)
 {
     const struct CMUnitTest sqlite_tests[] = {
-        cmocka_unit_test_setup_teardown(test_settlements, setup, fx_teardown)};
+        cmocka_unit_test_setup_teardown(test_settlements, fx_setup, fx_teardown)};
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg_tests[] = {
-        {"test_settlements (postgresql)", test_settlements, setup_pg, fx_teardown, NULL}};
+        {"test_settlements (postgresql)", test_settlements, fx_setup_pg, fx_teardown, NULL}};
     return fx_run_groups("event_settlements", sqlite_tests, SY_ARRAY_LEN(sqlite_tests),
                          pg_tests, SY_ARRAY_LEN(pg_tests));
 #else
