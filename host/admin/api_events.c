@@ -151,6 +151,9 @@ int sy_api_events(sy_admin_req *rq)
         E->named = sy_admin_named_feed_start(a, on_named, E);
         a->events = E;
         sy_engine_observe(a->sv->engine, on_event, E);
+    } else {
+        /* What was recorded before it came goes to the others only. */
+        sy_admin_named_feed_now(a->events->named);
     }
     me->next = a->events->subs;
     a->events->subs = me;

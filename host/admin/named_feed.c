@@ -42,25 +42,49 @@ static int note(void *arg, const sy_named_event *ev)
     return 0;
 }
 
+/* Lists `limit` of the newest events into s; false when the store failed
+ * (said once). */
+static bool list(sy_admin_named_feed *f, size_t limit, seen *s)
+{
+    if (sy_store_list_named_events(f->store, NULL, limit, note, s) == SY_OK) {
+        f->failing = false;
+        return true;
+    }
+    if (!f->failing)
+        sy_log(SY_LOG_WARN, "admin", "the event stream cannot read named events: %s",
+               sy_store_errmsg(f->store));
+    f->failing = true;
+    return false;
+}
+
 static void look(uv_timer_t *t)
 {
     sy_admin_named_feed *f = t->data;
+    /* The newest first: most looks find nothing new, and read one row. */
     seen s = {json_array(), f->last};
-    if (!s.list)
-        return;
-    /* The first look only finds where to start: the newest event. */
-    size_t limit = f->known ? SY_ADMIN_NAMED_FEED_BATCH : 1;
-    if (sy_store_list_named_events(f->store, NULL, limit, note, &s) != SY_OK) {
-        if (!f->failing)
-            sy_log(SY_LOG_WARN, "admin", "the event stream cannot read named events: %s",
-                   sy_store_errmsg(f->store));
-        f->failing = true;
+    if (!s.list || !list(f, 1, &s)) {
         json_decref(s.list);
         return;
     }
-    f->failing = false;
+    /* The first look that reads only finds where to start. */
     bool tell = f->known;
     f->known = true;
+    if (!json_array_size(s.list)) {
+        json_decref(s.list);
+        return;
+    }
+    int64_t newest = json_integer_value(json_object_get(json_array_get(s.list, 0), "event_id"));
+    /* Ids only grow: no more than newest - last events are new. */
+    if (tell && newest - f->last > 1) {
+        json_decref(s.list);
+        int64_t n = newest - f->last;
+        s = (seen){json_array(), f->last};
+        if (!s.list || !list(f, n < SY_ADMIN_NAMED_FEED_BATCH ? (size_t)n
+                                                             : SY_ADMIN_NAMED_FEED_BATCH, &s)) {
+            json_decref(s.list);
+            return;
+        }
+    }
     /* Oldest first, as they were recorded. */
     for (size_t i = json_array_size(s.list); i-- > 0;) {
         json_t *o = json_array_get(s.list, i);
@@ -84,10 +108,16 @@ sy_admin_named_feed *sy_admin_named_feed_start(sy_admin *a, sy_admin_named_feed_
     f->arg = arg;
     uv_timer_init(&a->sv->loop, &f->timer);
     f->timer.data = f;
-    /* The first look only finds where to start: at once. */
+    /* Where to start: at once. */
     look(&f->timer);
     uv_timer_start(&f->timer, look, SY_ADMIN_NAMED_FEED_MS, SY_ADMIN_NAMED_FEED_MS);
     return f;
+}
+
+void sy_admin_named_feed_now(sy_admin_named_feed *f)
+{
+    if (f)
+        look(&f->timer);
 }
 
 void sy_admin_named_feed_soon(sy_admin_named_feed *f)

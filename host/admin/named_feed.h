@@ -36,6 +36,9 @@ typedef void (*sy_admin_named_feed_fn)(void *arg, const char *json);
 sy_admin_named_feed *sy_admin_named_feed_start(sy_admin *a, sy_admin_named_feed_fn fn,
                                                void *arg);
 
+/* Looks now, before a client joins: it hears only what comes after. */
+void sy_admin_named_feed_now(sy_admin_named_feed *f);
+
 /* Looks at the next loop turn: this host just recorded an event. */
 void sy_admin_named_feed_soon(sy_admin_named_feed *f);
 
