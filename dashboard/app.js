@@ -183,7 +183,7 @@ async function loadRun() {
     state.dagOf = wf;
   }
   state.run = run;
-  state.attempts = markCached(attempts, run.tasks);
+  state.attempts = markCached(attempts, run);
   drawRun();
 }
 

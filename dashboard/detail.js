@@ -23,6 +23,7 @@ export async function drawDetail(box, runId, a, now) {
   row('ended', a.end ? clock(a.end) : 'still running');
   row('took', duration((a.end ?? now) - a.start));
   row('instance', a.executor);
+  row('cache', a.cached, 'detail-cache');
   // A deferred attempt's detail is the backend's reason (a Lambda throttle).
   row(a.outcome === 'Deferred' ? 'deferred' : 'error', a.detail, 'detail-error');
   row('backend', a.note, 'detail-note');

@@ -258,6 +258,8 @@ def events_checks():
     click(node)
     wait_for(lambda: (text_of("#detail-outcome") or "") == "Completed (cached)",
              "and in the attempt's detail", lambda: text_of("#detail") or "no detail")
+    check(text_of("#detail-cache") == f"completed from the cache: the output of run {first}",
+          "which names the run whose output it took", text_of("#detail") or "no detail")
     first_node = '#dag g.node[data-task="b"]'
     check(driver.find_elements(By.CSS_SELECTOR, first_node)
           and not driver.find_elements(By.CSS_SELECTOR, first_node + '[data-cached="1"]'),
