@@ -100,7 +100,7 @@ libsyhost_la_SOURCES += \
 	host/store/cache.h host/store/sqlite/cache.c \
 	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
 	host/store/named_events.c host/store/named_events.h host/store/named_driver.h \
-	host/store/sqlite/named_events.c \
+	host/store/sqlite/named_events.c host/store/sqlite/settlements.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres/internal.h),
@@ -118,7 +118,8 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c \
-	host/store/postgres/slots.c host/store/postgres/named_events.c
+	host/store/postgres/slots.c host/store/postgres/named_events.c \
+	host/store/postgres/settlements.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -188,7 +189,8 @@ libsyhost_la_SOURCES += \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c host/admin/api_host.c \
 	host/admin/api_logs.c host/admin/api_events.c \
-	host/admin/api_metrics.c host/admin/api_named_events.c
+	host/admin/api_metrics.c host/admin/api_named_events.c \
+	host/admin/named_feed.c host/admin/named_feed.h
 libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin/audit.c host/admin/api_token.c
 
 bin_PROGRAMS += switchyard

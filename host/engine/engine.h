@@ -253,6 +253,9 @@ typedef struct sy_engine_event {
     const char *trigger;  /* the workflow trigger whose firing recorded the
                              run, Pending (engine/start_triggers.h); NULL:
                              a state change */
+    int64_t cached_from;  /* the task was Completed from the cache
+                             (engine/cache.h) with the output of this run;
+                             0: a state change */
 } sy_engine_event;
 
 /* Calls fn after each commit with every task and run state change it

@@ -228,6 +228,9 @@ static const char *const migrations[] = {
      * bound): written once per change of reason, cleared when it starts. */
     "ALTER TABLE tasks ADD COLUMN waiting_for TEXT;"
     "ALTER TABLE task_elements ADD COLUMN waiting_for TEXT;",
+    /* What triggers made of an event, by the event (the dashboard's
+     * events view, sy_store_event_settlements). */
+    "CREATE INDEX trigger_items_item ON trigger_items (source, item);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 
