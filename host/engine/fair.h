@@ -47,4 +47,9 @@ void sy_fair_interleave(sy_engine *e, sy_task_ref *v, size_t n);
 /* A task of r started: its tenant's pass moves on. */
 void sy_fair_started(sy_engine *e, sy_live_run *r);
 
+/* `tenant`'s stride: a scale over its weight (weight 1 when the
+ * configuration does not name it), so that held slots times it compare
+ * tenants' shares of a key (engine/grant.h). */
+int64_t sy_fair_stride(const sy_engine *e, const char *tenant);
+
 #endif

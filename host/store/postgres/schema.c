@@ -224,6 +224,22 @@ static const char *const migrations[] = {
     "CREATE INDEX trigger_items_passed ON trigger_items (trigger_key, at) WHERE reason IS NOT NULL;",
     /* A run retried with `retry --no-cache`. */
     "ALTER TABLE runs ADD COLUMN no_cache SMALLINT NOT NULL DEFAULT 0;",
+    /* Slot waiters (store/waiters.h): one row per task waiting for a key,
+     * under its run's claim as a slot row; by key for the grant order,
+     * by run to delete a task's. */
+    "CREATE TABLE slot_waiters ("
+    "  key TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem BIGINT NOT NULL,"
+    "  tenant TEXT NOT NULL,"
+    "  priority BIGINT NOT NULL,"
+    "  since BIGINT NOT NULL,"
+    "  n BIGINT NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch BIGINT NOT NULL,"
+    "  PRIMARY KEY (key, run_id, idx, elem));"
+    "CREATE INDEX slot_waiters_run ON slot_waiters(run_id, idx, elem);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -224,6 +224,22 @@ static const char *const migrations[] = {
     "CREATE INDEX trigger_items_passed ON trigger_items(trigger_key, at) WHERE reason IS NOT NULL;",
     /* A run retried with `retry --no-cache`. */
     "ALTER TABLE runs ADD COLUMN no_cache INTEGER NOT NULL DEFAULT 0;",
+    /* Slot waiters (store/waiters.h): one row per task waiting for a key,
+     * under its run's claim as a slot row; by key for the grant order,
+     * by run to delete a task's. */
+    "CREATE TABLE slot_waiters ("
+    "  key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem INTEGER NOT NULL,"
+    "  tenant TEXT NOT NULL,"
+    "  priority INTEGER NOT NULL,"
+    "  since INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  PRIMARY KEY (key, run_id, idx, elem)) WITHOUT ROWID;"
+    "CREATE INDEX slot_waiters_run ON slot_waiters(run_id, idx, elem);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 
