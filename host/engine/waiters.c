@@ -202,16 +202,22 @@ int sy_waiters_check(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t 
         size_t at = index_of(k, t), first = sy_grant_first(k->v, k->n, k->free);
         if (at < k->n && at == first)
             continue;
-        if (at == k->n && c[i].n <= k->free) {
-            /* Asking for the first time: a waiter since now. */
-            sy_grant_waiter me = entry_of(r, idx, k, c[i].n, now);
-            if (first == k->n ||
-                sy_grant_before(&me, &k->v[first], now, e->o.priority_aging_ms))
-                continue;
-        }
+        /* Asking for the first time: a waiter since now. */
+        sy_grant_waiter me = entry_of(r, idx, k, c[i].n, now);
+        int64_t aging = e->o.priority_aging_ms;
+        if (at == k->n && c[i].n <= k->free &&
+            (first == k->n || sy_grant_before(&me, &k->v[first], now, aging)))
+            continue;
         *blocked = i;
-        *position = at < k->n ? at + 1 : k->n + 1;
-        *count = at < k->n ? k->n : k->n + 1;
+        *position = at + 1;
+        *count = k->n;
+        if (at == k->n) {
+            /* Its place among them, as it will be once registered. */
+            *position = 1;
+            for (size_t j = 0; j < k->n; j++)
+                *position += sy_grant_before(&k->v[j], &me, now, aging);
+            *count = k->n + 1;
+        }
         return SY_OK;
     }
     return SY_OK;
@@ -265,10 +271,16 @@ int sy_waiters_register(sy_live_run *r, size_t idx, const sy_slot_claim *claim,
     task->waiter_key = h;
     key_view *k = find(e->waiters, claim->key);
     if (k && k->n > 0 && index_of(k, sw.task) == k->n) {
-        /* The newest: last in its class, which is where an append puts it
-         * among the waiters of its priority as read this turn. */
+        /* In its place in the turn's view: before the first it goes
+         * before. */
+        sy_grant_waiter me = entry_of(r, idx, k, claim->n, now);
+        size_t at = 0;
+        while (at < k->n && !sy_grant_before(&me, &k->v[at], now, e->o.priority_aging_ms))
+            at++;
         k->v = sy_engine_grow(k->v, &k->cap, k->n + 1, sizeof *k->v);
-        k->v[k->n++] = entry_of(r, idx, k, claim->n, now);
+        memmove(&k->v[at + 1], &k->v[at], (k->n - at) * sizeof *k->v);
+        k->v[at] = me;
+        k->n++;
     }
     return SY_OK;
 }
