@@ -18,8 +18,8 @@
  * A start is charged when it is decided: one that the plugin then
  * refuses as busy (it stays Ready) has still cost its tenant its turn.
  *
- * Per host: each host shares its own starts; across hosts the shares add
- * up only as far as the hosts' loads do (a store-wide share is left).
+ * Per host: each host shares its own starts.  A contended key is granted
+ * across hosts by its holders' weighted shares (engine/grant.h).
  * Loop thread only.
  */
 #ifndef SY_ENGINE_FAIR_H
