@@ -33,6 +33,7 @@ typedef struct sy_grant_waiter {
     int64_t share;    /* its tenant's holders' slots of the key times the
                          tenant's stride (engine/fair.h: a scale over its
                          weight), so lower is further below its share */
+    uint32_t group;   /* the caller's (which tenant); the order ignores it */
 } sy_grant_waiter;
 
 /* A tenant's stride is this over its weight (the same as the fair

@@ -12,10 +12,11 @@
 #include "engine/priority.h"
 #include "store/waiters.h"
 
-/* One tenant's holdings of a key, as read this turn. */
+/* One tenant's holdings of a key, as read this turn and granted since. */
 typedef struct {
     char *tenant;
     int64_t held;
+    int64_t stride; /* its weight's (engine/fair.h) */
 } holding;
 
 /* The turn's view of one key. */
@@ -26,6 +27,7 @@ typedef struct {
     holding *h;         /* its holders' slots by tenant (only when n > 0) */
     size_t n_h, cap_h;
     int64_t free;       /* its free slots (only when n > 0) */
+    int64_t read_at;    /* the clock when read: the order's `now` */
 } key_view;
 
 struct sy_waiters {
@@ -84,22 +86,34 @@ static sy_slot_holder task_of(const sy_live_run *r, size_t idx)
                             slot ? (int64_t)t->elem : -1, 0};
 }
 
-static int64_t held_by(const key_view *k, const char *tenant)
+/* `tenant`'s entry in k's holdings, added (holding nothing) when new. */
+static uint32_t group_of(sy_engine *e, key_view *k, const char *tenant)
 {
     for (size_t i = 0; i < k->n_h; i++)
         if (strcmp(k->h[i].tenant, tenant) == 0)
-            return k->h[i].held;
-    return 0;
+            return (uint32_t)i;
+    k->h = sy_engine_grow(k->h, &k->cap_h, k->n_h + 1, sizeof *k->h);
+    k->h[k->n_h] = (holding){sy_xstrdup(tenant), 0, sy_fair_stride(e, tenant)};
+    return (uint32_t)k->n_h++;
 }
 
 /* The grant-order entry of task idx of r asking for `n` slots of k. */
-static sy_grant_waiter entry_of(const sy_live_run *r, size_t idx, const key_view *k,
-                                int64_t n, int64_t since)
+static sy_grant_waiter entry_of(const sy_live_run *r, size_t idx, key_view *k, int64_t n,
+                                int64_t since)
 {
     sy_slot_holder t = task_of(r, idx);
-    const char *tenant = r->wf->tenant;
+    uint32_t g = group_of(r->e, k, r->wf->tenant);
     return (sy_grant_waiter){t.run_id, t.idx, t.elem, sy_priority_base(r, idx), since, n,
-                             held_by(k, tenant) * sy_fair_stride(r->e, tenant)};
+                             k->h[g].held * k->h[g].stride, g};
+}
+
+/* Every waiter's share from its tenant's holdings, and the order again:
+ * after a grant of this turn, the next goes by the holdings with it. */
+static void reorder(sy_engine *e, key_view *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        k->v[i].share = k->h[k->v[i].group].held * k->h[k->v[i].group].stride;
+    sy_grant_order(k->v, k->n, k->read_at, e->o.priority_aging_ms);
 }
 
 typedef struct {
@@ -109,7 +123,6 @@ typedef struct {
     /* Each waiter's tenant, parallel to its view's v, until the shares
      * are known. */
     char **tenants[SY_SLOT_CLAIMS_MAX];
-    size_t cap_tenants[SY_SLOT_CLAIMS_MAX];
 } reading;
 
 static int on_waiter(void *arg, const sy_slot_waiter *sw)
@@ -128,17 +141,22 @@ static int on_waiter(void *arg, const sy_slot_waiter *sw)
         }
         rd->tenants[j][k->n] = sy_xstrdup(sw->tenant);
         k->v[k->n++] = (sy_grant_waiter){sw->task.run_id, sw->task.idx, sw->task.elem,
-                                         sw->priority, sw->since, sw->n, 0};
+                                         sw->priority, sw->since, sw->n, 0, 0};
         break;
     }
     return 0;
 }
 
+typedef struct {
+    sy_engine *e;
+    key_view *k;
+} share_arg;
+
 static int on_share(void *arg, const char *tenant, int64_t held)
 {
-    key_view *k = arg;
-    k->h = sy_engine_grow(k->h, &k->cap_h, k->n_h + 1, sizeof *k->h);
-    k->h[k->n_h++] = (holding){sy_xstrdup(tenant), held};
+    share_arg *a = arg;
+    uint32_t g = group_of(a->e, a->k, tenant); /* may move h */
+    a->k->h[g].held = held;
     return 0;
 }
 
@@ -154,7 +172,8 @@ static int read_views(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t no
         if (find(w, c[i].key))
             continue;
         w->keys = sy_engine_grow(w->keys, &w->cap_keys, w->n_keys + 1, sizeof *w->keys);
-        w->keys[w->n_keys++] = (key_view){.key = sy_xstrdup(c[i].key), .free = c[i].limit};
+        w->keys[w->n_keys++] =
+            (key_view){.key = sy_xstrdup(c[i].key), .free = c[i].limit, .read_at = now};
         keys[m++] = c[i].key;
     }
     if (m == 0)
@@ -163,12 +182,13 @@ static int read_views(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t no
     for (size_t j = 0; j < m; j++) {
         key_view *k = &w->keys[rd.first + j];
         if (status == SY_OK && k->n > 0) {
-            status = sy_store_key_shares(e->o.store, k->key, now, on_share, k);
+            share_arg sa = {e, k};
+            status = sy_store_key_shares(e->o.store, k->key, now, on_share, &sa);
             for (size_t i = 0; i < k->n_h; i++)
                 k->free -= k->h[i].held;
             for (size_t i = 0; i < k->n; i++)
-                k->v[i].share = held_by(k, rd.tenants[j][i]) * sy_fair_stride(e, rd.tenants[j][i]);
-            sy_grant_order(k->v, k->n, now, e->o.priority_aging_ms);
+                k->v[i].group = group_of(e, k, rd.tenants[j][i]);
+            reorder(e, k);
         }
         for (size_t i = 0; i < k->n; i++)
             free(rd.tenants[j][i]);
@@ -237,6 +257,9 @@ int sy_waiters_taken(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t 
             memmove(&k->v[at], &k->v[at + 1], (k->n - at - 1) * sizeof *k->v);
             k->n--;
         }
+        uint32_t g = group_of(e, k, r->wf->tenant); /* may move h */
+        k->h[g].held += c[i].n;
+        reorder(e, k);
     }
     sy_live_task *task = &r->t[idx];
     if (!task->waiter_key)

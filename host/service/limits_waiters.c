@@ -64,7 +64,7 @@ static int on_waiter(void *arg, const sy_slot_waiter *w)
         w->tenant ? w->tenant : "", "priority", (json_int_t)w->priority, "slots",
         (json_int_t)w->n, "host", w->owner ? w->owner : "", "since", (json_int_t)w->since);
     k->v[k->n++] = (listed){{w->task.run_id, w->task.idx, w->task.elem, w->priority,
-                             w->since, w->n, 0},
+                             w->since, w->n, 0, 0},
                             shown};
     return 0;
 }

@@ -19,7 +19,7 @@
 static sy_grant_waiter w(int64_t run, int64_t priority, int64_t since, int64_t share,
                          int64_t n)
 {
-    return (sy_grant_waiter){run, 0, -1, priority, since, n, share};
+    return (sy_grant_waiter){run, 0, -1, priority, since, n, share, 0};
 }
 
 static void assert_runs(const sy_grant_waiter *v, const int64_t *runs, size_t n)
