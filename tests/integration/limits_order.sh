@@ -11,21 +11,8 @@ if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP timing-sensitive (a stopped host); it runs in the sanitizer pass"
     exit 0
 fi
-pg_host 'lease = "10s";'
-PSQL=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -n1)
-if [ -z "$PSQL" ]; then
-    echo "1..0 # SKIP no psql to read the store"
-    exit 0
-fi
-sed -i "s|sqlite:var/switchyard.db|$url|" "$host/switchyard.cfg"
-echo 'pools = { one = 1; };' >>"$host/switchyard.cfg"
-cd "$host" || exit 1
-out=$("$SWITCHYARD" migrate 2>&1)
-case $out in
-*"not in this build"*)
-    echo "1..0 # SKIP this build has no PostgreSQL store (configure found no libpq)"
-    exit 0 ;;
-esac
+pg_store_host 'lease = "10s";
+pools = { one = 1; };'
 workflow blocker <<'WF'
 workflow = { name = "blocker"; pool = "one"; tasks = ( { id = "hold"; sleep_ms = 1500; } ); };
 WF
