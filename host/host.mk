@@ -101,6 +101,7 @@ libsyhost_la_SOURCES += \
 	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
 	host/store/named_events.c host/store/named_events.h host/store/named_driver.h \
 	host/store/sqlite/named_events.c host/store/sqlite/settlements.c \
+	host/store/waiters.c host/store/waiters.h host/store/sqlite/waiters.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres/internal.h),
@@ -119,7 +120,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c \
 	host/store/postgres/slots.c host/store/postgres/named_events.c \
-	host/store/postgres/settlements.c
+	host/store/postgres/settlements.c host/store/postgres/waiters.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -139,6 +140,7 @@ libsyhost_la_SOURCES += \
 	host/engine/cache_put.c host/engine/cache_put.h host/engine/priority.c host/engine/priority.h \
 	host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
 	host/engine/waiting.c host/engine/waiting.h \
+	host/engine/waiters.c host/engine/waiters.h host/engine/grant.c host/engine/grant.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \
@@ -163,6 +165,7 @@ libsyhost_la_SOURCES += \
 	host/service/supervise.c host/service/supervise.h \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
 	host/service/run_graph.c host/service/limits.c host/service/limits.h \
+	host/service/limits_waiters.c host/service/limits_waiters.h \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/backfill.c host/service/backfill.h \
 	host/service/named_events.c host/service/named_events.h \

@@ -1,5 +1,6 @@
 /* `switchyard limits`: every key, pool and tenant bound with the slots
- * held in the store, and by which attempts (docs/flow-control.md); over
+ * held in the store, by which attempts, and the tasks waiting for it in
+ * the order it will be granted (docs/flow-control.md); over
  * --host, GET /api/v1/limits. */
 #include <stdio.h>
 #include <string.h>
@@ -52,7 +53,8 @@ int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
                    (long long)json_integer_value(json_object_get(k, "held")));
             if (json_is_integer(limit))
                 printf(" of %lld", (long long)json_integer_value(limit));
-            putchar('\n');
+            printf(", %lld waiting\n",
+                   (long long)json_integer_value(json_object_get(k, "waiting")));
             size_t j;
             json_t *h;
             json_array_foreach(json_object_get(k, "holders"), j, h)
@@ -60,6 +62,16 @@ int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
                        (long long)json_integer_value(json_object_get(h, "run")),
                        (long long)json_integer_value(json_object_get(h, "task")),
                        (long long)json_integer_value(json_object_get(h, "token")),
+                       (long long)json_integer_value(json_object_get(h, "slots")),
+                       json_string_value(json_object_get(h, "host")));
+            json_array_foreach(json_object_get(k, "waiters"), j, h)
+                printf("  waiting #%lld: run %lld task %lld, tenant %s, priority %lld: "
+                       "%lld slot(s), host %s\n",
+                       (long long)json_integer_value(json_object_get(h, "position")),
+                       (long long)json_integer_value(json_object_get(h, "run")),
+                       (long long)json_integer_value(json_object_get(h, "task")),
+                       json_string_value(json_object_get(h, "tenant")),
+                       (long long)json_integer_value(json_object_get(h, "priority")),
                        (long long)json_integer_value(json_object_get(h, "slots")),
                        json_string_value(json_object_get(h, "host")));
         }

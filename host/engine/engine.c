@@ -15,6 +15,7 @@
 #include "engine/dispatch.h"
 #include "engine/fair.h"
 #include "engine/limits.h"
+#include "engine/waiters.h"
 #include "engine/priority.h"
 #include "engine/process.h"
 #include "engine/shutdown.h"
@@ -189,6 +190,9 @@ static void on_flush(uv_prepare_t *h)
         sy_map_turn(e);
         sy_dispatch_decide(e, now);
     }
+    /* Ended waiters' rows go in this batch; the turn's view of the keys
+     * is forgotten (engine/waiters.h). */
+    sy_waiters_end_turn(e);
     uint64_t t2 = uv_hrtime();
     size_t rows = e->fatal ? 0 : sy_batch_write(e, now);
     sy_process_write(e, now);

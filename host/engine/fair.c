@@ -6,12 +6,15 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "engine/grant.h"
 
 /* A tenant's stride is this over its weight: integers, so that passes
  * tie exactly where the shares say they should (doubles summing thirds
  * did not), divisible by every weight up to 16 and by 100 and 1000.
- * Passes grow by at most this per start: int64 holds 10^10 starts. */
-#define FAIR_SCALE ((int64_t)720720 * 1000)
+ * Passes grow by at most this per start: int64 holds 10^10 starts.  The
+ * grant order of a contended key compares holdings with the same
+ * strides (engine/grant.h). */
+#define FAIR_SCALE SY_GRANT_SCALE
 
 /* One tenant: its weight's stride and its pass. */
 struct sy_fair_tenant {
@@ -49,6 +52,14 @@ void sy_fair_free(sy_engine *e)
 }
 
 bool sy_fair_active(const sy_engine *e) { return e->n_fair > 0; }
+
+int64_t sy_fair_stride(const sy_engine *e, const char *tenant)
+{
+    for (size_t i = 0; i < e->n_fair; i++)
+        if (strcmp(e->fair[i].name, tenant) == 0)
+            return e->fair[i].stride;
+    return FAIR_SCALE;
+}
 
 /* A tenant of weight 1 at the virtual time; its index. */
 static size_t add_tenant(sy_engine *e, const char *name)

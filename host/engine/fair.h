@@ -18,8 +18,8 @@
  * A start is charged when it is decided: one that the plugin then
  * refuses as busy (it stays Ready) has still cost its tenant its turn.
  *
- * Per host: each host shares its own starts; across hosts the shares add
- * up only as far as the hosts' loads do (a store-wide share is left).
+ * Per host: each host shares its own starts.  A contended key is granted
+ * across hosts by its holders' weighted shares (engine/grant.h).
  * Loop thread only.
  */
 #ifndef SY_ENGINE_FAIR_H
@@ -46,5 +46,10 @@ void sy_fair_interleave(sy_engine *e, sy_task_ref *v, size_t n);
 
 /* A task of r started: its tenant's pass moves on. */
 void sy_fair_started(sy_engine *e, sy_live_run *r);
+
+/* `tenant`'s stride: a scale over its weight (weight 1 when the
+ * configuration does not name it), so that held slots times it compare
+ * tenants' shares of a key (engine/grant.h). */
+int64_t sy_fair_stride(const sy_engine *e, const char *tenant);
 
 #endif

@@ -91,6 +91,8 @@ typedef struct sy_live_task {
     uint32_t ready_ms;     /* the loop clock (low 32 bits, ms) when it was
                               last offered Ready: the dispatch latency's
                               start (engine/metrics.h); in what was padding */
+    uint32_t waiter_key;   /* the hash of the key it has a waiter row for in
+                              the store (engine/waiters.h); 0: none */
     /* The attempt token (store.h, "Fencing"): `token` is the current
      * attempt's, moved on when one starts; `token_stored` is what the row
      * holds as this host last wrote or read it, which every write of the
@@ -329,6 +331,8 @@ struct sy_engine {
     struct sy_observe *observe;     /* engine/observe.c; NULL: nobody */
     struct sy_limits *limits;       /* engine/limits.c: pools, tenants'
                                        bounds, slots to give back */
+    struct sy_waiters *waiters;     /* engine/waiters.c: the turn's view of
+                                       contended keys' waiters */
 };
 
 /* The definition task (or slot) idx runs: a slot runs its mapped task's. */

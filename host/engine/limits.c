@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/waiters.h"
 #include "store/slots.h"
 
 /* A named bound of the configuration: a pool's size, a tenant's
@@ -56,6 +57,7 @@ void sy_limits_init(sy_engine *e)
 {
     e->limits = sy_xmalloc(sizeof *e->limits);
     *e->limits = (sy_limits){0};
+    sy_waiters_init(e);
     sy_limits_set(e, e->o.pools, e->o.n_pools, e->o.tenants, e->o.n_tenants);
 }
 
@@ -70,6 +72,7 @@ void sy_limits_free(sy_engine *e)
     free(l->waiting);
     free(l);
     e->limits = NULL;
+    sy_waiters_free(e);
 }
 
 static const named_bound *find(const named_bound *b, size_t n, const char *name)
@@ -143,9 +146,27 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         bool taken = false;
         size_t full = 0;
         int64_t held = 0;
-        int rc = sy_store_take_slots(e->o.store, &r->fence, &h, c, n, now, &taken, &full,
+        /* Others first in a key's order (engine/waiters.h): it waits. */
+        size_t blocked = n, position = 0, count = 0;
+        int rc = sy_waiters_check(r, idx, c, n, now, &blocked, &position, &count);
+        if (rc == SY_OK && blocked < n) {
+            rc = sy_waiters_register(r, idx, &c[blocked], now);
+            snprintf(why, why_len, "waiting for %s (position %zu of %zu waiting)",
+                     c[blocked].key, position, count);
+            result = 0;
+        } else if (rc == SY_OK) {
+            rc = sy_store_take_slots(e->o.store, &r->fence, &h, c, n, now, &taken, &full,
                                      &held);
-        if (rc != SY_OK) {
+            if (rc == SY_OK && taken)
+                rc = sy_waiters_taken(r, idx, c, n);
+            else if (rc == SY_OK && !(f && full < f->n_limits &&
+                                      f->limits[full].strategy != SY_LIMIT_QUEUE &&
+                                      f->limits[full].strategy != SY_LIMIT_CANCEL_IN_PROGRESS))
+                rc = sy_waiters_register(r, idx, &c[full], now);
+        }
+        if (result == 0 && rc == SY_OK) {
+            /* said why above */
+        } else if (rc != SY_OK) {
             sy_log(SY_LOG_ERROR, "store", "cannot take slots: %s", sy_store_errmsg(e->o.store));
             e->fatal = true;
             snprintf(why, why_len, "the store failed");

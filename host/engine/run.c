@@ -10,6 +10,7 @@
 #include "engine/attempt.h"
 #include "engine/batch.h"
 #include "engine/limits.h"
+#include "engine/waiters.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
 #include "workflow/context.h"
@@ -62,6 +63,8 @@ bool sy_live_set_state(sy_live_run *r, size_t idx, sy_task_state to)
         free(t->waiting_for);
         t->waiting_for = NULL;
     }
+    if (sy_task_state_terminal(to))
+        sy_waiters_ended(r, idx); /* its waiter row, if it has one */
     t->state = to;
     if (sy_task_state_terminal(to) && sy_live_is_slot(r, idx)) {
         /* An element: its map counts it (engine/map.h); the run counts

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "store/slots.h"
+#include "store/waiters.h"
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/lease.h"
@@ -289,6 +290,9 @@ static void on_renew(uv_timer_t *t)
     size_t reaped = 0;
     if (sy_store_reap_slots(e->o.store, now, &reaped) != SY_OK)
         sy_log(SY_LOG_WARN, "store", "cannot reap slots: %s", sy_store_errmsg(e->o.store));
+    /* Waiters under an ended claim, the same (store/waiters.h). */
+    if (sy_store_reap_waiters(e->o.store, now, &reaped) != SY_OK)
+        sy_log(SY_LOG_WARN, "store", "cannot reap waiters: %s", sy_store_errmsg(e->o.store));
     for (sy_live_run *r = e->runs; r; r = r->next) {
         /* A finished run's last state is written already: nothing to
          * renew. */

@@ -4,14 +4,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "service/limits_waiters.h"
 #include "store/slots.h"
 
 static json_t *entry(json_t *keys, const char *key, int64_t limit)
 {
     json_t *e = json_object_get(keys, key);
     if (!e) {
-        e = json_pack("{s:s, s:I, s:o, s:[]}", "key", key, "held", (json_int_t)0, "limit",
-                      limit > 0 ? json_integer(limit) : json_null(), "holders");
+        e = json_pack("{s:s, s:I, s:o, s:[], s:I, s:[]}", "key", key, "held", (json_int_t)0,
+                      "limit", limit > 0 ? json_integer(limit) : json_null(), "holders",
+                      "waiting", (json_int_t)0, "waiters");
         json_object_set_new(keys, key, e);
     }
     return e;
@@ -51,6 +53,10 @@ json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, cha
     }
     if (sy_store_list_slots(s, now, add_holder, keys) != SY_OK) {
         snprintf(err, err_len, "%s", sy_store_errmsg(s));
+        json_decref(keys);
+        return NULL;
+    }
+    if (sy_limits_add_waiters(keys, s, flow, now, entry, err, err_len) != SY_OK) {
         json_decref(keys);
         return NULL;
     }

@@ -13,8 +13,11 @@
 
 /* {"keys": [{"key", "held", "limit" (null for a concurrency key: its
  * limit is the task's), "holders": [{"run", "task" (index), "element"
- * (null), "token", "slots", "host", "since"}]}]}: the live holders at
- * `now`, every pool and bounded tenant of `flow` listed even with none.
+ * (null), "token", "slots", "host", "since"}], "waiting", "waiters":
+ * [{"position", "run", "task", "element", "tenant", "priority", "slots",
+ * "host", "since"}]}]}: the live holders and waiters (in the order the
+ * key is granted, engine/grant.h) at `now`, every pool and bounded
+ * tenant of `flow` listed even with none.
  * NULL with the reason in err when the store fails. */
 json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, char *err,
                        size_t err_len);

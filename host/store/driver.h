@@ -161,6 +161,8 @@ struct sy_store_ops {
                       int (*cb)(void *arg, const sy_slot_record *r), void *arg);
     /* Named events and triggers (store/named_driver.h). */
     const struct sy_store_named_ops *named;
+    /* Slot waiters (store/waiters.h). */
+    const struct sy_store_waiter_ops *waiters;
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

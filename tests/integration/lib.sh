@@ -75,3 +75,24 @@ pg_host() {
     trap stop_pg EXIT
 }
 stop_pg() { "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host"; }
+
+# pg_store_host SETTINGS: pg_host SETTINGS with the host's store on that
+# server, migrated, the working directory the host's and psql in $PSQL;
+# skips the script when there is no psql or the build has no PostgreSQL
+# store.
+pg_store_host() {
+    pg_host "$1"
+    PSQL=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -n1)
+    if [ -z "$PSQL" ]; then
+        echo "1..0 # SKIP no psql to read the store"
+        exit 0
+    fi
+    sed -i "s|sqlite:var/switchyard.db|$url|" "$host/switchyard.cfg"
+    cd "$host" || exit 1
+    out=$("$SWITCHYARD" migrate 2>&1)
+    case $out in
+    *"not in this build"*)
+        echo "1..0 # SKIP this build has no PostgreSQL store (configure found no libpq)"
+        exit 0 ;;
+    esac
+}

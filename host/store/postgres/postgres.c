@@ -18,6 +18,7 @@
 
 #include "base/util.h"
 #include "store/named_driver.h"
+#include "store/waiters.h"
 #include "store/postgres/internal.h"
 
 static void pg_close(sy_store *s)
@@ -84,6 +85,7 @@ static const struct sy_store_ops pg_ops = {
     .reap_slots = sy_pg_reap_slots,
     .list_slots = sy_pg_list_slots,
     .named = &sy_pg_named_ops,
+    .waiters = &sy_pg_waiter_ops,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -56,6 +56,8 @@ enum {
     SY_SQL_LIST_MAPS, SY_SQL_LIST_ELEMENTS,
 
     SY_SQL_SLOT_HELD, SY_SQL_SLOT_TAKE, SY_SQL_SLOT_RETURN, SY_SQL_SLOT_RETURN_RUN,
+
+    SY_SQL_KEY_WAITERS,
     SY_SQL_COUNT
 };
 
@@ -179,6 +181,12 @@ int sy_sqlite_delete_audit(sy_store *s, int64_t before, size_t *deleted);
 #define SY_SQLITE_SLOT_LIVE(now)                                              \
     " EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner" \
     " AND r.lease_epoch = s.epoch AND r.lease_until > " now ")"
+
+/* The live condition of waiter row `w` (store/waiters.h): its claim,
+ * as a slot row's. */
+#define SY_SQLITE_WAITER_LIVE(now)                                            \
+    " EXISTS (SELECT 1 FROM runs r WHERE r.id = w.run_id AND r.owner = w.owner" \
+    " AND r.lease_epoch = w.epoch AND r.lease_until > " now ")"
 
 int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                          const sy_slot_claim *c, size_t n, int64_t now, bool *taken,

@@ -231,6 +231,22 @@ static const char *const migrations[] = {
     /* What triggers made of an event, by the event (the dashboard's
      * events view, sy_store_event_settlements). */
     "CREATE INDEX trigger_items_item ON trigger_items (source, item);",
+    /* Slot waiters (store/waiters.h): one row per task waiting for a key,
+     * under its run's claim as a slot row; by key for the grant order,
+     * by run to delete a task's. */
+    "CREATE TABLE slot_waiters ("
+    "  key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  elem INTEGER NOT NULL,"
+    "  tenant TEXT NOT NULL,"
+    "  priority INTEGER NOT NULL,"
+    "  since INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  PRIMARY KEY (key, run_id, idx, elem)) WITHOUT ROWID;"
+    "CREATE INDEX slot_waiters_run ON slot_waiters(run_id, idx, elem);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

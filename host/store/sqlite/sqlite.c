@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/util.h"
 #include "store/named_driver.h"
+#include "store/waiters.h"
 #include "store/sqlite/internal.h"
 
 #define DEFAULT_BUSY_TIMEOUT_MS 5000
@@ -275,6 +276,7 @@ static const struct sy_store_ops sqlite_ops = {
     .reap_slots = sy_sqlite_reap_slots,
     .list_slots = sy_sqlite_list_slots,
     .named = &sy_sqlite_named_ops,
+    .waiters = &sy_sqlite_waiter_ops,
 };
 
 

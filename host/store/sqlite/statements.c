@@ -223,6 +223,11 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_SLOT_RETURN] = "DELETE FROM slots WHERE run_id = ?1 AND idx = ?2 AND elem = ?3"
                            " AND token = ?4",
     [SY_SQL_SLOT_RETURN_RUN] = "DELETE FROM slots WHERE run_id = ?1",
+    /* Slot waiters (sqlite/waiters.c): a key's live ones, asked at every
+     * take that finds none yet this turn (engine/limits.c). */
+    [SY_SQL_KEY_WAITERS] = "SELECT w.key, w.run_id, w.idx, w.elem, w.tenant, w.priority,"
+                           " w.since, w.n, w.owner FROM slot_waiters w WHERE w.key = ?1 AND"
+                           SY_SQLITE_WAITER_LIVE("?2"),
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)
