@@ -12,6 +12,9 @@
 #     tasks Completed before the fault are not run again, and `serve`
 #     (or `run`) completes the run.
 # `check` (configuration, routing, plugins, workflows) is swept at every N;
+# `check` of one instance each of slurm, kubernetes and lambda, with a task
+# routed to each, at a seeded stride (SY_ALLOC_CLUSTER_POINTS, default 150;
+# `all` for every N, the sweep before a release);
 # `audit` (the trail a submit wrote in the store, read back) at a stride
 # (SY_ALLOC_AUDIT_POINTS, default 20);
 # `submit` (every other point with --key) and `run` of a workflow with
