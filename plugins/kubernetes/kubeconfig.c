@@ -46,48 +46,62 @@ void sy_k8s_conn_free(sy_k8s_conn *c)
 
 /* ---- YAML to JSON --------------------------------------------------------- */
 
-static json_t *node_json(yaml_document_t *d, yaml_node_t *n, int depth)
+/* An allocation that fails while the tree is built sets *oom, so that a
+ * file read for want of memory is reported as that, never as a file that
+ * lacks the fields the tree lost. */
+static json_t *node_json(yaml_document_t *d, yaml_node_t *n, int depth,
+                         bool *oom)
 {
     if (!n || depth > 64)
         return json_null();
+    json_t *v = NULL;
     switch (n->type) {
     case YAML_SCALAR_NODE:
-        return json_stringn((const char *)n->data.scalar.value,
-                            n->data.scalar.length);
-    case YAML_SEQUENCE_NODE: {
-        json_t *a = json_array();
+        v = json_stringn((const char *)n->data.scalar.value,
+                         n->data.scalar.length);
+        break;
+    case YAML_SEQUENCE_NODE:
+        v = json_array();
         for (yaml_node_item_t *i = n->data.sequence.items.start;
-             a && i < n->data.sequence.items.top; i++)
-            json_array_append_new(a, node_json(d, yaml_document_get_node(d, *i),
-                                               depth + 1));
-        return a;
-    }
-    case YAML_MAPPING_NODE: {
-        json_t *o = json_object();
+             v && i < n->data.sequence.items.top; i++)
+            if (json_array_append_new(v, node_json(d, yaml_document_get_node(
+                                                          d, *i),
+                                                   depth + 1, oom)) != 0)
+                *oom = true;
+        break;
+    case YAML_MAPPING_NODE:
+        v = json_object();
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-             o && p < n->data.mapping.pairs.top; p++) {
+             v && p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(d, p->key);
             if (!k || k->type != YAML_SCALAR_NODE)
                 continue;
             char *key = strndup((const char *)k->data.scalar.value,
                                 k->data.scalar.length);
-            if (key)
-                json_object_set_new(o, key, node_json(d,
-                                    yaml_document_get_node(d, p->value),
-                                    depth + 1));
+            if (!key || json_object_set_new(v, key, node_json(d,
+                                            yaml_document_get_node(d, p->value),
+                                            depth + 1, oom)) != 0)
+                *oom = true;
             free(key);
         }
-        return o;
-    }
+        break;
     default:
-        return json_null();
+        v = json_null();
+        break;
     }
+    if (!v)
+        *oom = true;
+    return v;
 }
 
-static json_t *load_yaml(const char *path, char *err, size_t err_len)
+static json_t *load_yaml(const char *path, int *rc, char *err,
+                         size_t err_len)
 {
+    *rc = SY_EINVAL;
     FILE *f = fopen(path, "rb");
     if (!f) {
+        if (errno == ENOMEM)
+            *rc = SY_ENOMEM;
         sy_sdk_errf(err, err_len, "kubeconfig %s: cannot open: %s", path,
                     strerror(errno));
         return NULL;
@@ -97,18 +111,36 @@ static json_t *load_yaml(const char *path, char *err, size_t err_len)
     json_t *root = NULL;
     if (!yaml_parser_initialize(&parser)) {
         fclose(f);
-        sy_sdk_errf(err, err_len, "out of memory");
+        *rc = SY_ENOMEM;
+        sy_sdk_errf(err, err_len, "kubeconfig %s: out of memory", path);
         return NULL;
     }
     yaml_parser_set_input_file(&parser, f);
     if (!yaml_parser_load(&parser, &doc)) {
-        sy_sdk_errf(err, err_len, "kubeconfig %s: line %zu: not YAML: %s",
-                    path, parser.problem_mark.line + 1,
-                    parser.problem ? parser.problem : "parse error");
+        /* libyaml says YAML_MEMORY_ERROR when its own allocation failed,
+         * and nothing at all (YAML_NO_ERROR) when a copy of a tag in its
+         * loader did: the file may be fine either way. */
+        if (parser.error == YAML_MEMORY_ERROR ||
+            parser.error == YAML_NO_ERROR) {
+            *rc = SY_ENOMEM;
+            sy_sdk_errf(err, err_len, "kubeconfig %s: out of memory while "
+                        "reading it", path);
+        } else {
+            sy_sdk_errf(err, err_len, "kubeconfig %s: line %zu: not YAML: "
+                        "%s", path, parser.problem_mark.line + 1,
+                        parser.problem ? parser.problem : "parse error");
+        }
     } else {
         yaml_node_t *top = yaml_document_get_root_node(&doc);
-        root = top ? node_json(&doc, top, 0) : NULL;
-        if (!json_is_object(root)) {
+        bool oom = false;
+        root = top ? node_json(&doc, top, 0, &oom) : NULL;
+        if (oom) {
+            json_decref(root);
+            root = NULL;
+            *rc = SY_ENOMEM;
+            sy_sdk_errf(err, err_len, "kubeconfig %s: out of memory while "
+                        "reading it", path);
+        } else if (!json_is_object(root)) {
             json_decref(root);
             root = NULL;
             sy_sdk_errf(err, err_len, "kubeconfig %s: not a mapping of "
@@ -143,12 +175,9 @@ static json_t *named(json_t *root, const char *list, const char *name,
             json_t *o = json_object_get(v, inner);
             if (json_is_object(o))
                 return o;
-            /* Missing or not a mapping: read as empty, an object that
-             * `root` owns (the caller borrows what this returns). */
-            o = json_object();
-            if (!o || json_object_set_new(v, inner, o) != 0)
-                return NULL;
-            return o;
+            /* Missing or not a mapping: read as empty.  jansson's null
+             * is static (no allocation to fail) and has no fields. */
+            return json_null();
         }
     }
     return NULL;
@@ -180,15 +209,19 @@ static char *read_file(const char *path, size_t *len, size_t max)
     return buf;
 }
 
+/* NULL with errno: ENOMEM, or EINVAL for text that is not base64. */
 static char *b64_decode(const char *in, size_t *len)
 {
     size_t n = strlen(in);
     unsigned char *out = malloc(n + 1);
-    if (!out)
+    if (!out) {
+        errno = ENOMEM;
         return NULL;
+    }
     int k = EVP_DecodeBlock(out, (const unsigned char *)in, (int)n);
     if (k < 0) {
         free(out);
+        errno = EINVAL;
         return NULL;
     }
     for (size_t i = n; i > 0 && in[i - 1] == '=' && k > 0; i--)
@@ -211,6 +244,11 @@ static int file_or_data(json_t *o, const char *field, const char *dir,
     *len = 0;
     if (data) {
         *out = b64_decode(data, len);
+        if (!*out && errno == ENOMEM) {
+            sy_sdk_errf(err, err_len, "kubeconfig %s: %s.%s: out of memory",
+                        file, where, data_key);
+            return SY_ENOMEM;
+        }
         if (!*out) {
             sy_sdk_errf(err, err_len, "kubeconfig %s: %s.%s: not base64",
                         file, where, data_key);
@@ -227,9 +265,10 @@ static int file_or_data(json_t *o, const char *field, const char *dir,
         snprintf(full, sizeof full, "%s/%s", dir, path);
     *out = read_file(full, len, 1 << 20);
     if (!*out) {
+        int e = errno;
         sy_sdk_errf(err, err_len, "kubeconfig %s: %s.%s: cannot read %s: %s",
-                    file, where, field, full, strerror(errno));
-        return SY_EIO;
+                    file, where, field, full, strerror(e));
+        return e == ENOMEM ? SY_ENOMEM : SY_EIO;
     }
     return SY_OK;
 }
@@ -294,18 +333,25 @@ static int read_user(json_t *user, const char *uname, const char *dir,
         return SY_EINVAL;
     }
     const char *token = str(user, "token"), *tf = str(user, "tokenFile");
-    if (token) {
-        out->token = strdup(token);
-    } else if (tf) {
+    if (token && !(out->token = strdup(token))) {
+        sy_sdk_errf(err, err_len, "kubeconfig %s: %s.token: out of memory",
+                    path, where);
+        return SY_ENOMEM;
+    } else if (!token && tf) {
         char full[4096];
         snprintf(full, sizeof full, "%s%s%s", tf[0] == '/' ? "" : dir,
                  tf[0] == '/' ? "" : "/", tf);
         if (sy_k8s_read_token(full, &out->token) != SY_OK) {
+            int e = errno;
             sy_sdk_errf(err, err_len, "kubeconfig %s: %s.tokenFile: cannot "
-                        "read %s: %s", path, where, full, strerror(errno));
-            return SY_EIO;
+                        "read %s: %s", path, where, full, strerror(e));
+            return e == ENOMEM ? SY_ENOMEM : SY_EIO;
         }
-        out->token_file = strdup(full);
+        if (!(out->token_file = strdup(full))) {
+            sy_sdk_errf(err, err_len, "kubeconfig %s: %s.tokenFile: out of "
+                        "memory", path, where);
+            return SY_ENOMEM;
+        }
     }
     int rc = file_or_data(user, "client-certificate", dir, path, where,
                           &out->cert, &out->cert_len, err, err_len);
@@ -332,11 +378,17 @@ int sy_k8s_kubeconfig_load(const char *path, const char *context,
                            sy_k8s_conn *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof *out);
-    json_t *root = load_yaml(path, err, err_len);
+    int rc;
+    json_t *root = load_yaml(path, &rc, err, err_len);
     if (!root)
-        return SY_EINVAL;
-    int rc = SY_EINVAL;
+        return rc;
+    rc = SY_EINVAL;
     char *dir = dir_of(path);
+    if (!dir) {
+        sy_sdk_errf(err, err_len, "kubeconfig %s: out of memory", path);
+        rc = SY_ENOMEM;
+        goto out;
+    }
     const char *ctx_name = context ? context : str(root, "current-context");
     json_t *ctx, *cluster, *user = NULL;
     const char *cname, *uname;
@@ -392,7 +444,12 @@ int sy_k8s_kubeconfig_load(const char *path, const char *context,
         rc = SY_EINVAL;
         goto out;
     }
-    out->server = strdup(server);
+    if (!(out->server = strdup(server))) {
+        sy_sdk_errf(err, err_len, "kubeconfig %s: %s.server: out of memory",
+                    path, where);
+        rc = SY_ENOMEM;
+        goto out;
+    }
     size_t n = strlen(out->server);
     while (n > 0 && out->server[n - 1] == '/')
         out->server[--n] = '\0';
@@ -402,8 +459,13 @@ int sy_k8s_kubeconfig_load(const char *path, const char *context,
         rc = read_user(user, uname, dir, path, out, err, err_len);
     if (rc != SY_OK)
         goto out;
-    if (str(ctx, "namespace"))
-        out->ns = strdup(str(ctx, "namespace"));
+    if (str(ctx, "namespace") &&
+        !(out->ns = strdup(str(ctx, "namespace")))) {
+        sy_sdk_errf(err, err_len, "kubeconfig %s: contexts[%.100s].context."
+                    "namespace: out of memory", path, ctx_name);
+        rc = SY_ENOMEM;
+        goto out;
+    }
     snprintf(out->source, sizeof out->source, "kubeconfig %.400s, context "
              "%.80s", path, ctx_name);
     rc = SY_OK;
@@ -431,7 +493,11 @@ int sy_k8s_incluster_load(const char *sa_dir, sy_k8s_conn *out, bool *found,
     bool v6 = strchr(host, ':') != NULL;
     snprintf(url, sizeof url, "https://%s%.256s%s:%.16s", v6 ? "[" : "",
              host, v6 ? "]" : "", port && port[0] ? port : "443");
-    out->server = strdup(url);
+    if (!(out->server = strdup(url))) {
+        sy_sdk_errf(err, err_len, "in-cluster service account: out of "
+                    "memory");
+        return SY_ENOMEM;
+    }
     snprintf(path, sizeof path, "%s/token", sa_dir);
     if (sy_k8s_read_token(path, &out->token) != SY_OK) {
         sy_sdk_errf(err, err_len, "in-cluster service account: cannot read "
@@ -439,7 +505,12 @@ int sy_k8s_incluster_load(const char *sa_dir, sy_k8s_conn *out, bool *found,
         sy_k8s_conn_free(out);
         return SY_EIO;
     }
-    out->token_file = strdup(path);
+    if (!(out->token_file = strdup(path))) {
+        sy_sdk_errf(err, err_len, "in-cluster service account: out of "
+                    "memory");
+        sy_k8s_conn_free(out);
+        return SY_ENOMEM;
+    }
     snprintf(path, sizeof path, "%s/ca.crt", sa_dir);
     out->ca = read_file(path, &out->ca_len, 1 << 20);
     if (!out->ca) {

@@ -550,6 +550,8 @@ struct sy_instance {
     char exec_err[512];             /* under exec_mu: its error, one line */
     sy_k8s_entry *buckets[SY_K8S_BUCKETS]; /* the cache, by Job name */
     sy_k8s_watch watch_jobs, watch_pods;
+    bool watching;                  /* loop only: the watches began (with
+                                       the first attempt) */
     char selector[160];             /* the label selector, URL-encoded */
 
     pthread_mutex_t exec_mu;        /* guards the helper's result and
@@ -559,7 +561,8 @@ struct sy_instance {
 };
 
 /* loop.c */
-/* In create(): the loop thread started (it starts the watches).  SY_OK,
+/* In create(): the loop thread started (the watches begin with the first
+ * attempt).  SY_OK,
  * or an error with one line in err and nothing left running. */
 int sy_k8s_loop_start(sy_instance *inst, char *err, size_t err_len);
 /* In destroy(): the loop told to stop, its handles closed, joined. */

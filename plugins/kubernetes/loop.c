@@ -280,9 +280,20 @@ static void on_done(void *arg, CURL *e, CURLcode code)
     r->done(inst, r); /* may free r, or start it again */
 }
 
+/* The watches begin with the first attempt (submit or resume), not with
+ * the instance: `switchyard check` creates instances to judge their
+ * settings and must not reach for the cluster, and a host with no work
+ * for this instance holds no streams open.  The first Job's create and
+ * the lists are sent together; the Job's events arrive by the watch (or
+ * the list) either way. */
 static void on_posted(void *arg, sy_http_link *link)
 {
-    sy_k8s_follow_begin(arg, SY_HTTP_ITEM(link, sy_k8s_job, posted));
+    sy_instance *inst = arg;
+    if (!inst->watching) {
+        inst->watching = true;
+        sy_k8s_watch_start(inst);
+    }
+    sy_k8s_follow_begin(inst, SY_HTTP_ITEM(link, sy_k8s_job, posted));
 }
 
 static void on_cancelled(void *arg, sy_http_link *link)
@@ -314,11 +325,6 @@ static void on_stopping(void *arg)
     inst->exec_closed = true; /* the helper must not wake a closed handle */
     pthread_mutex_unlock(&inst->exec_mu);
     inst->multi = NULL;
-}
-
-static void on_started(void *arg)
-{
-    sy_k8s_watch_start(arg);
 }
 
 /* ---- the token, read again ------------------------------------------------ */
@@ -365,10 +371,10 @@ static void on_token_timer(uv_timer_t *t)
 
 /* ---- start and stop ----------------------------------------------------------------- */
 
-/* The watches begin on the loop thread; a watch's lines are taken after
- * every read (drain). */
+/* The watches begin on the loop thread, with the first attempt; a
+ * watch's lines are taken after every read (drain). */
 static const sy_http_loop_ops http_ops = {
-    .started = on_started, .posted = on_posted, .cancelled = on_cancelled,
+    .posted = on_posted, .cancelled = on_cancelled,
     .progress = drain, .done = on_done, .stopping = on_stopping,
 };
 

@@ -99,6 +99,11 @@ static int dup_opt(const sy_host_api *api, const sy_params *cfg,
         return SY_EINVAL;
     }
     *out = v ? strdup(v) : NULL;
+    if (v && !*out) {
+        /* A copy that failed must not read as a setting left out. */
+        sy_sdk_errf(err, err_len, "%s: out of memory", key);
+        return SY_ENOMEM;
+    }
     return SY_OK;
 }
 
@@ -117,8 +122,12 @@ static int pairs(json_t *list, const char *key, json_t *into, char *err,
             return SY_EINVAL;
         }
         char *k = strndup(s, (size_t)(eq - s));
-        json_object_set_new(into, k, json_string(eq + 1));
+        int set = k ? json_object_set_new(into, k, json_string(eq + 1)) : -1;
         free(k);
+        if (set != 0) {
+            sy_sdk_errf(err, err_len, "%s: out of memory", key);
+            return SY_ENOMEM;
+        }
     }
     return SY_OK;
 }
@@ -185,10 +194,21 @@ int sy_k8s_settings_read(const sy_host_api *api, const sy_params *cfg,
     }
 
     json_t *j = params_json(api, cfg);
+    if (!j) {
+        /* Without it node_selector, tolerations and image_pull_secrets
+         * would read as absent. */
+        sy_sdk_errf(err, err_len, "out of memory");
+        rc = SY_ENOMEM;
+        goto out;
+    }
     json_t *ns = json_object_get(j, "node_selector");
     if (ns) {
         s->node_selector = json_object();
-        rc = pairs(ns, "node_selector", s->node_selector, err, err_len);
+        rc = s->node_selector ? pairs(ns, "node_selector", s->node_selector,
+                                      err, err_len)
+                              : SY_ENOMEM;
+        if (!s->node_selector)
+            sy_sdk_errf(err, err_len, "node_selector: out of memory");
     }
     json_t *tol = json_object_get(j, "tolerations");
     size_t i;
@@ -206,14 +226,20 @@ int sy_k8s_settings_read(const sy_host_api *api, const sy_params *cfg,
     if (ips && rc == SY_OK) {
         s->image_pull_secrets = json_array();
         json_array_foreach(ips, i, v) {
+            if (!s->image_pull_secrets ||
+                json_array_append_new(s->image_pull_secrets,
+                                      json_pack("{sO}", "name", v)) != 0) {
+                sy_sdk_errf(err, err_len, "image_pull_secrets: out of "
+                            "memory");
+                rc = SY_ENOMEM;
+                break;
+            }
             if (!json_is_string(v)) {
                 sy_sdk_errf(err, err_len, "image_pull_secrets: element %zu "
                             "must be a secret's name", i + 1);
                 rc = SY_EINVAL;
                 break;
             }
-            json_array_append_new(s->image_pull_secrets,
-                                  json_pack("{sO}", "name", v));
         }
     }
     json_decref(j);
@@ -260,8 +286,10 @@ int sy_k8s_settings_read(const sy_host_api *api, const sy_params *cfg,
     (void)explicit_path;
     if (rc != SY_OK)
         goto out;
-    if (!s->ns)
-        s->ns = strdup(s->conn.ns ? s->conn.ns : "default");
+    if (!s->ns && !(s->ns = strdup(s->conn.ns ? s->conn.ns : "default"))) {
+        sy_sdk_errf(err, err_len, "namespace: out of memory");
+        rc = SY_ENOMEM;
+    }
 out:
     free(kubeconfig);
     free(context);

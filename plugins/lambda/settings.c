@@ -299,9 +299,12 @@ int sy_lambda_settings_read(const sy_host_api *api, const sy_params *cfg,
             from = "AWS_ENDPOINT_URL";
         }
         s->custom_endpoint = endpoint != NULL;
-        if (!s->region && s->custom_endpoint)
-            s->region = strdup("us-east-1"); /* emulators accept any */
-        if (!s->region) {
+        if (!s->region && s->custom_endpoint &&
+            !(s->region = strdup("us-east-1"))) { /* emulators accept any */
+            /* Not to be read as a region left out. */
+            sy_sdk_errf(err, err_len, "region: out of memory");
+            rc = SY_ENOMEM;
+        } else if (!s->region) {
             sy_sdk_errf(err, err_len, "region: not set, and neither is "
                         "AWS_REGION nor AWS_DEFAULT_REGION");
             rc = SY_EINVAL;

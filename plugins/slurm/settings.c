@@ -250,7 +250,14 @@ int sy_slurm_settings_read(const sy_host_api *api, const sy_params *cfg,
     s->slurm_conf = dup_or_null(conf);
     s->sbatch_options = calloc(n_opt + 1, sizeof *s->sbatch_options);
     s->n_sbatch_options = n_opt;
-    bool nomem = !s->sbatch_options || !s->req.working_dir;
+    /* A copy that failed must not read as a setting left out (a job
+     * without its partition, the commands looked for in PATH). */
+    bool nomem = !s->sbatch_options || !s->req.working_dir ||
+                 (r.partition && !s->req.partition) ||
+                 (r.account && !s->req.account) || (r.qos && !s->req.qos) ||
+                 (r.mem && !s->req.mem) ||
+                 (r.constraint && !s->req.constraint) ||
+                 (bin && !s->bin_dir) || (conf && !s->slurm_conf);
     for (size_t i = 0; !nomem && i < n_opt; i++) {
         const char *o = NULL;
         api->param_array_string(cfg, "sbatch_options", i, &o);

@@ -12,6 +12,9 @@
 #     tasks Completed before the fault are not run again, and `serve`
 #     (or `run`) completes the run.
 # `check` (configuration, routing, plugins, workflows) is swept at every N;
+# `check` of one instance each of slurm, kubernetes and lambda, with a task
+# routed to each, at a seeded stride (SY_ALLOC_CLUSTER_POINTS, default 150;
+# `all` for every N, the sweep before a release);
 # `audit` (the trail a submit wrote in the store, read back) at a stride
 # (SY_ALLOC_AUDIT_POINTS, default 20);
 # `submit` (every other point with --key) and `run` of a workflow with
@@ -174,6 +177,99 @@ done
 echo "# check: $n_check points, $failed reported a failure, $((n_check - failed)) absorbed the fault"
 [ "$bad" -eq 0 ]; ok $? "check: every one of $n_check allocation failures ends in one clear line or is absorbed ($bad not)"
 [ "$failed" -gt 0 ]; ok $? "check: the faults were felt ($failed failed)"
+
+# --- check of the cluster plugins: slurm, kubernetes, lambda, a stride ------------
+# One instance each, and a workflow task routed to each (validate), with
+# settings that need no running controller, API server or endpoint: check
+# judges them and must not reach for the cluster.  Their points are many
+# (about 1,800 against thread's 550): a stride of SY_ALLOC_CLUSTER_POINTS
+# (default 150) for CI, SY_ALLOC_CLUSTER_POINTS=all for every point (the
+# sweep before a release, docs/testing.md).
+cluster_plugins=
+for p in slurm kubernetes lambda; do
+    so="$SY_BUILDDIR/plugins/$p/.libs/$p.so"
+    [ -f "$so" ] && install -m 0755 "$so" "$host/plugins/$p.so" &&
+        cluster_plugins="$cluster_plugins $p"
+done
+if [ "$cluster_plugins" != " slurm kubernetes lambda" ]; then
+    ok 0 "# SKIP check of the cluster plugins: built here:${cluster_plugins:- none}"
+else
+    mkdir -p "$host/jobs" "$host/clusters"
+    # A controller that knows the partition: check asks about it
+    # (`scontrol show partition`, docs/configuration.md), and only that.
+    cat >"$host/clusters/scontrol" <<'SH'
+#!/bin/sh
+echo "$*" >>"${0%/*}/called"
+echo "PartitionName=$4 State=UP"
+SH
+    chmod 0755 "$host/clusters/scontrol"
+    cat >"$host/kubeconfig" <<'YAML'
+apiVersion: v1
+kind: Config
+current-context: lab
+clusters:
+- name: lab
+  cluster:
+    server: https://127.0.0.1:9
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==
+users:
+- name: runner
+  user:
+    token: sweep-token
+contexts:
+- name: lab
+  context: { cluster: lab, user: runner, namespace: etl }
+YAML
+    cat >"$host/clusters.cfg" <<CFG
+store = "sqlite:var/switchyard.db";
+plugin_dirs = ["plugins"];
+workflow_dirs = ["clusters"];
+executors = {
+  default = { plugin = "thread"; workers = 2; };
+  hpc = { plugin = "slurm"; bin_dir = "$host/clusters"; working_dir = "$host/jobs";
+          partition = "batch"; account = "chem"; max_in_flight = 20; };
+  cluster = { plugin = "kubernetes"; kubeconfig = "$host/kubeconfig"; image = "busybox:1";
+              node_selector = ["disk=ssd"]; image_pull_secrets = ["reg"]; };
+  aws = { plugin = "lambda"; endpoint_url = "http://127.0.0.1:9"; region = "eu-west-1";
+          function = "etl-step"; access_key_id = "AKIDSWEEP"; secret_access_key = "sweep"; };
+};
+routes = { default = "default"; rules = (
+  { match = "*::on_slurm::**"; executor = ["hpc"]; },
+  { match = "*::on_k8s::**"; executor = ["cluster"]; },
+  { match = "*::on_lambda::**"; executor = ["aws"]; } ); };
+CFG
+    cat >"$host/clusters/on_slurm.cfg" <<'CFG'
+workflow = { name = "on_slurm"; tasks = ( { id = "md"; command = ["/bin/true"]; cpus = 2; mem = "1G"; } ); };
+CFG
+    cat >"$host/clusters/on_k8s.cfg" <<'CFG'
+workflow = { name = "on_k8s"; tasks = ( { id = "train"; command = ["python3", "t.py"];
+  resources = { cpu = "1"; memory = "1Gi"; }; } ); };
+CFG
+    cat >"$host/clusters/on_lambda.cfg" <<'CFG'
+workflow = { name = "on_lambda"; tasks = ( { id = "score"; function = "scorer"; } ); };
+CFG
+    SWITCHYARD_CONFIG="$host/clusters.cfg"
+    n_cluster=$(total check)
+    echo "# check of slurm, kubernetes and lambda makes $n_cluster allocations"
+    [ "$n_cluster" -gt "$n_check" ]; ok $? "the allocations of check with the cluster plugins are counted ($n_cluster)"
+    [ "$(cat "$host/clusters/called" 2>/dev/null)" = "-o show partition batch" ]
+    ok $? "check asks the Slurm controller about the partition, and nothing else ($(cat "$host/clusters/called" 2>/dev/null | tr '\n' '|'))"
+    points=${SY_ALLOC_CLUSTER_POINTS:-150}
+    if [ "$points" = all ]; then stride=1; else stride=$(( n_cluster / points + 1 )); fi
+    bad=0 failed=0 swept=0
+    k=$(( seed % stride + 1 ))
+    while [ "$k" -le "$n_cluster" ]; do
+        faulted "$k" check
+        swept=$((swept + 1))
+        [ "$rc" -ne 0 ] && failed=$((failed + 1))
+        judge check
+        k=$((k + stride))
+    done
+    SWITCHYARD_CONFIG="$host/switchyard.cfg"
+    echo "# check (cluster plugins): $swept points (stride $stride), $failed reported a failure"
+    [ "$bad" -eq 0 ]; ok $? "check (cluster plugins): every allocation failure ends in one clear line or is absorbed ($bad not)"
+    [ "$failed" -gt 0 ]; ok $? "check (cluster plugins): the faults were felt ($failed failed)"
+fi
 
 # --- submit: a stride -------------------------------------------------------------
 n_submit=$(total submit small)

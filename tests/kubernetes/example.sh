@@ -1,6 +1,7 @@
 #!/bin/sh
 # examples/kubernetes runs as its README says, against the loopback API
-# server instead of a cluster: check passes, the etl namespace routes to
+# server instead of a cluster: check passes without a request to the
+# server, the etl namespace routes to
 # the cluster, and the run passes the Jobs' outputs on.
 . "$SY_SRCDIR/tests/kubernetes/host.sh"
 skip_under_valgrind
@@ -18,6 +19,15 @@ SWITCHYARD_CONFIG=$host/switchyard.cfg
 export SWITCHYARD_CONFIG
 run check
 rc_is 0 "the example's configuration passes check"
+# check judges the settings and must not reach for the cluster: the
+# watches begin with the first attempt, not with the instance.
+n=$(k8s_requests 'True')
+[ "$n" = 0 ]; ok $? "check sent the API server no request ($n)"
+# Nor does a host with no work for the instance hold streams open.
+run serve --exit-when-idle
+rc_is 0 "serve with nothing to do exits"
+n=$(k8s_requests 'True')
+[ "$n" = 0 ]; ok $? "serve with no attempt for the instance sent the API server no request ($n)"
 run route public::etl::nightly::report
 has "cluster" "the etl namespace routes to the kubernetes instance"
 run run etl::nightly --context '{"day": "2026-11-28"}'
