@@ -166,6 +166,7 @@ libsyhost_la_SOURCES += \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/backfill.c host/service/backfill.h \
 	host/service/named_events.c host/service/named_events.h \
+	host/service/events_keep.c host/service/events_keep.h \
 	host/service/triggers.c host/service/triggers.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \

@@ -28,6 +28,9 @@ struct sy_store_named_ops {
                 sy_fire_outcome *outcome, int64_t *run_id);
     int (*trigger_passed)(sy_store *s, const char *key, size_t limit, sy_store_passed_cb cb,
                           void *arg);
+    /* `needs` as JSON text: [[name, from], ...]. */
+    int (*prune)(sy_store *s, int64_t cutoff, const sy_trigger_need *triggers,
+                 size_t n_triggers, const char *needs, sy_named_pruned *out);
 };
 
 /* store/sqlite/named_events.c, store/postgres/named_events.c */
