@@ -500,7 +500,8 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
         return sy_cli_usage_error("gc", "usage: switchyard gc --older-than DURATION "
                                   "[--batch N]");
     sy_service sv;
-    int rc = sy_cli_open(cli, 0, true, &sv);
+    /* The workflows' triggers say which events are still needed. */
+    int rc = sy_cli_open(cli, SY_SETUP_WORKFLOWS | SY_SETUP_SKIP_BAD_WORKFLOWS, true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
     int64_t before = sy_clock_now_ms() - age;
