@@ -73,11 +73,7 @@ static void wake_loop(void *arg)
 
 void sy_engine_emits_open(sy_engine *e) { sy_emit_open(wake_loop, e); }
 
-void sy_engine_emits_close(sy_engine *e)
-{
-    (void)e;
-    sy_emit_close();
-}
+void sy_engine_emits_close(sy_engine *e) { sy_emit_close(e); }
 
 void sy_engine_emits_serve(sy_engine *e)
 {

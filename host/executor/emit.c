@@ -56,9 +56,15 @@ void sy_emit_answer(sy_emit_request *list)
     pthread_mutex_unlock(&lock);
 }
 
-void sy_emit_close(void)
+void sy_emit_close(void *arg)
 {
     pthread_mutex_lock(&lock);
+    /* Another engine of this process opened since (tests run several):
+     * its sink stays. */
+    if (sink_arg != arg) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     sink_wake = NULL;
     sink_arg = NULL;
     settle(head, SY_ESTATE);

@@ -47,8 +47,9 @@ sy_emit_request *sy_emit_take(void);
  * written: the waiters return. */
 void sy_emit_answer(sy_emit_request *list);
 
-/* Loop thread: no sink any more; what is queued is answered SY_ESTATE. */
-void sy_emit_close(void);
+/* Loop thread: the sink opened with `arg` is no more (another one opened
+ * since stays); what is queued is answered SY_ESTATE. */
+void sy_emit_close(void *arg);
 
 /* sy_host_api.emit_event. */
 int sy_emit_event(sy_host *h, const char *name, const char *key, const char *data,

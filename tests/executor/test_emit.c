@@ -1,7 +1,8 @@
 /* The channel behind sy_host_api.emit_event (executor/emit.h): a call with
  * no sink open, or from the sink's own thread, is refused at once with
  * SY_ESTATE; a plugin thread's call waits until the loop answers, and
- * gets its status, id and reason; closing answers what is queued. */
+ * gets its status, id and reason; closing answers what is queued, and
+ * leaves a sink opened since by another engine. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,7 +81,7 @@ static void test_from_the_sink_thread(void **state)
                      SY_ESTATE);
     assert_non_null(strstr(err, "from inside a call of the host"));
     assert_null(sy_emit_take());
-    sy_emit_close();
+    sy_emit_close(NULL);
 }
 
 static void test_answered(void **state)
@@ -113,7 +114,7 @@ static void test_answered(void **state)
     assert_int_equal(bad.rc, SY_EINVAL);
     assert_int_equal(bad.id, 0);
     assert_string_equal(bad.err, "event name \"bad\": refused");
-    sy_emit_close();
+    sy_emit_close(NULL);
 }
 
 static void test_close_answers_the_queue(void **state)
@@ -128,10 +129,32 @@ static void test_close_answers_the_queue(void **state)
         struct timespec ts = {0, 1000000L};
         nanosleep(&ts, NULL);
     }
-    sy_emit_close();
+    sy_emit_close(NULL);
     pthread_join(t, NULL);
     assert_int_equal(c.rc, SY_ESTATE);
     assert_string_equal(c.err, "the host stopped running workflows");
+}
+
+/* Two engines of one process: the first closing leaves the second's
+ * sink open. */
+static void test_close_of_another_sink(void **state)
+{
+    (void)state;
+    int first, second;
+    sy_emit_open(count_wake, &first);
+    sy_emit_open(count_wake, &second);
+    sy_emit_close(&first);
+    call c = {.name = "still"};
+    pthread_t t;
+    pthread_create(&t, NULL, emitter, &c);
+    sy_emit_request *list = take(1);
+    list->status = SY_OK;
+    list->id = 7;
+    sy_emit_answer(list);
+    pthread_join(t, NULL);
+    assert_int_equal(c.rc, SY_OK);
+    assert_int_equal(c.id, 7);
+    sy_emit_close(&second);
 }
 
 static int reset(void **state)
@@ -148,6 +171,7 @@ int main(void)
         cmocka_unit_test_setup(test_from_the_sink_thread, reset),
         cmocka_unit_test_setup(test_answered, reset),
         cmocka_unit_test_setup(test_close_answers_the_queue, reset),
+        cmocka_unit_test_setup(test_close_of_another_sink, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
