@@ -73,6 +73,7 @@ libsyhost_la_SOURCES += \
 	host/executor/plugin.c host/executor/plugin.h \
 	host/executor/directory.c host/executor/directory.h \
 	host/executor/host_api.c host/executor/host_api.h \
+	host/executor/emit.c host/executor/emit.h \
 	host/executor/call_record.c host/executor/call_record.h \
 	host/executor/watchdog.c host/executor/watchdog.h \
 	host/executor/wire.c host/executor/wire.h
@@ -147,6 +148,7 @@ libsyhost_la_SOURCES += \
 	host/engine/serve.c host/engine/serve.h \
 	host/engine/schedule.c host/engine/schedule.h \
 	host/engine/start_triggers.c host/engine/start_triggers.h \
+	host/engine/named_events.c host/engine/named_events.h \
 	host/engine/listen.c host/engine/listen.h \
 	host/engine/fenced.c host/engine/fenced.h \
 	host/engine/lease.c host/engine/lease.h \
@@ -169,6 +171,7 @@ libsyhost_la_SOURCES += \
 	host/service/schedules.c host/service/schedules.h \
 	host/service/backfill.c host/service/backfill.h \
 	host/service/named_events.c host/service/named_events.h \
+	host/service/events_keep.c host/service/events_keep.h \
 	host/service/triggers.c host/service/triggers.h \
 	host/service/service.c host/service/service.h \
 	host/service/reload.c host/service/cancel.c \

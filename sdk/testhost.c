@@ -168,6 +168,47 @@ static int host_process_async(sy_completion *c, int64_t pgid, uint64_t start_tim
     return SY_OK;
 }
 
+static int host_emit(sy_host *h, const char *name, const char *key, const char *data,
+                     size_t data_len, int64_t *event_id, char *err, size_t err_len)
+{
+    if (!h)
+        return SY_EINVAL;
+    atomic_fetch_add(&h->emits, 1);
+    json_t *payload = data ? json_loadb(data, data_len, JSON_REJECT_DUPLICATES, NULL)
+                           : json_object();
+    int rc = !name || !*name ? SY_EINVAL : !json_is_object(payload) ? SY_EINVAL
+                                                                    : h->emit_answer;
+    if (rc != SY_OK) {
+        snprintf(err, err_len, "%s", rc != SY_EINVAL ? "refused by the test host"
+                                     : !name || !*name ? "no event name"
+                                                       : "the payload must be a JSON object");
+        json_decref(payload);
+        broadcast(h);
+        return rc;
+    }
+    json_t *ev = json_pack("{s:s, s:s?, s:o}", "name", name, "key", key, "data", payload);
+    pthread_mutex_lock(&h->lock);
+    if (!h->events)
+        h->events = json_array();
+    if (!ev || json_array_append_new(h->events, ev) != 0)
+        rc = SY_ENOMEM;
+    else if (event_id)
+        *event_id = (int64_t)json_array_size(h->events);
+    pthread_cond_broadcast(&h->changed);
+    pthread_mutex_unlock(&h->lock);
+    if (rc != SY_OK)
+        snprintf(err, err_len, "out of memory");
+    return rc;
+}
+
+char *sy_sdk_test_host_events(sy_host *h)
+{
+    pthread_mutex_lock(&h->lock);
+    char *text = json_dumps(h->events ? h->events : json_array(), JSON_COMPACT);
+    pthread_mutex_unlock(&h->lock);
+    return text;
+}
+
 static const sy_host_api table = {
     .size = sizeof(sy_host_api),
     .abi_major = SY_EXECUTOR_ABI_MAJOR,
@@ -178,6 +219,7 @@ static const sy_host_api table = {
     SY_SDK_JSON_PARAMS_INIT,
     .attempt_process = host_process,
     .attempt_process_async = host_process_async,
+    .emit_event = host_emit,
 };
 
 const sy_host_api *sy_sdk_test_host_api(void)
@@ -195,7 +237,9 @@ int sy_sdk_test_host_init(sy_host *h, const char *name)
     atomic_init(&h->malformed, 0);
     atomic_init(&h->wakes, 0);
     atomic_init(&h->processes, 0);
+    atomic_init(&h->emits, 0);
     h->process_answer = SY_OK;
+    h->emit_answer = SY_OK;
     if (pthread_mutex_init(&h->lock, NULL) != 0)
         return -1;
     if (pthread_cond_init(&h->changed, NULL) != 0) {
@@ -212,6 +256,8 @@ void sy_sdk_test_host_fini(sy_host *h)
     free(h->owned);
     h->owned = NULL;
     h->owned_count = h->owned_cap = 0;
+    json_decref(h->events);
+    h->events = NULL;
     pthread_cond_destroy(&h->changed);
     pthread_mutex_destroy(&h->lock);
 }

@@ -5,7 +5,9 @@
  * and, in the run's events, how every earlier attempt ended (failed,
  * timed_out, deferred, abandoned, interrupted) and its note.  An earlier
  * attempt's start is not stored: it is given as the end of the task's
- * previous attempt (or the run's creation), with "start_known": false. */
+ * previous attempt (or the run's creation), with "start_known": false.
+ * An attempt completed from the cache (engine/cache.h) is marked
+ * "cached": true, with the cache's note as its detail. */
 #include "admin/api.h"
 
 #include <stdio.h>
@@ -20,6 +22,7 @@ struct collect {
     json_t *tasks;    /* per task index: {"id", "state", "attempts", ...} */
     json_t *attempts; /* the answer's list */
     json_t *notes;    /* "TASK/ATTEMPT" -> the attempt's note */
+    json_t *cached;   /* "TASK/ATTEMPT" -> how the cache completed it */
 };
 
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
@@ -71,11 +74,12 @@ static int add_event(void *arg, uint32_t idx, uint32_t attempt, const char *kind
         else
             element = -1;
     }
-    if (strcmp(kind, "note") == 0) {
+    bool cached = strcmp(kind, "cached") == 0;
+    if (strcmp(kind, "note") == 0 || cached) {
         /* Told before or after the attempt's end: set on its bar later. */
         char key[300];
         snprintf(key, sizeof key, "%s/%u", id, attempt);
-        json_object_set_new(c->notes, key, str_or_null(detail));
+        json_object_set_new(cached ? c->cached : c->notes, key, str_or_null(detail));
         return 0;
     }
     const char *outcome = ending(kind);
@@ -194,12 +198,13 @@ int sy_api_run_attempts(sy_admin_req *rq)
         return rc == SY_ENOENT
                    ? sy_admin_error(rq, 404, "run %lld: no such run", (long long)id)
                    : sy_admin_error(rq, 500, "run %lld: %s", (long long)id, sy_store_errmsg(st));
-    struct collect c = {json_array(), json_array(), json_object()};
+    struct collect c = {json_array(), json_array(), json_object(), json_object()};
     if (sy_store_list_tasks(st, id, add_task, &c) != SY_OK ||
         sy_store_list_events(st, id, add_event, &c) != SY_OK) {
         json_decref(c.tasks);
         json_decref(c.attempts);
         json_decref(c.notes);
+        json_decref(c.cached);
         sy_run_record_clear(&r);
         return sy_admin_error(rq, 500, "run %lld: %s", (long long)id, sy_store_errmsg(st));
     }
@@ -213,6 +218,14 @@ int sy_api_run_attempts(sy_admin_req *rq)
         json_t *note = json_object_get(c.notes, key);
         if (note)
             json_object_set(t, "note", note);
+        /* Only the bar of the task's current, Completed attempt: a retry
+         * since ran it again. */
+        json_t *how = json_object_get(c.cached, key);
+        bool cached = how && !json_object_get(t, "element") &&
+                      strcmp(json_string_value(json_object_get(t, "outcome")), "Completed") == 0;
+        json_object_set_new(t, "cached", json_boolean(cached));
+        if (cached && json_is_null(json_object_get(t, "detail")))
+            json_object_set(t, "detail", how);
     }
     fill_starts(c.attempts, r.created);
     json_t *out = json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:o}", "run_id", (json_int_t)id,
@@ -222,6 +235,7 @@ int sy_api_run_attempts(sy_admin_req *rq)
                             (json_int_t)sy_clock_now_ms(), "attempts", c.attempts);
     json_decref(c.tasks);
     json_decref(c.notes);
+    json_decref(c.cached);
     sy_run_record_clear(&r);
     return sy_admin_json(rq, 200, out);
 }

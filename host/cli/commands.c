@@ -213,6 +213,9 @@ static const sy_cli_command commands[] = {
      "delete runs that ended longer ago than DURATION",
      "  --older-than DURATION  e.g. 30d; finished runs older than this go\n"
      "  --batch N              runs deleted per transaction (default 500)\n"
+     "Also deletes audit rows older than audit_keep, and named events,\n"
+     "settled trigger items and ended firings older than events_keep that\n"
+     "no trigger of the workflows still needs.\n"
      "Exit: 0; 1 the store failed; 2 a bad option.\n", false},
     {"token", sy_cmd_token, "new --role read|operate|admin --name NAME",
      "make an admin API token with a role",

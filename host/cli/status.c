@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "store/store.h"
 #include "service/audit.h"
+#include "service/events_keep.h"
 #include "service/runs.h"
 
 static void fmt_time(int64_t ms, char *buf, size_t len)
@@ -504,7 +505,8 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
         return sy_cli_usage_error("gc", "usage: switchyard gc --older-than DURATION "
                                   "[--batch N]");
     sy_service sv;
-    int rc = sy_cli_open(cli, 0, true, &sv);
+    /* The workflows' triggers say which events are still needed. */
+    int rc = sy_cli_open(cli, SY_SETUP_WORKFLOWS | SY_SETUP_SKIP_BAD_WORKFLOWS, true, &sv);
     if (rc != SY_EXIT_OK)
         return rc;
     int64_t before = sy_clock_now_ms() - age;
@@ -521,6 +523,12 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
         fprintf(stderr, "switchyard: gc: %s\n", err);
         rc = SY_EXIT_FAIL;
     }
+    sy_named_pruned events = {0};
+    if (status == SY_OK && rc == SY_EXIT_OK &&
+        sy_service_events_prune(&sv, sy_clock_now_ms(), &events, err, sizeof err) != SY_OK) {
+        fprintf(stderr, "switchyard: gc: %s\n", err);
+        rc = SY_EXIT_FAIL;
+    }
     char what[128];
     snprintf(what, sizeof what, "%zu finished run%s older than %s removed", total,
              total == 1 ? "" : "s", age_arg);
@@ -529,6 +537,11 @@ int sy_cmd_gc(const sy_cli *cli, int argc, char **argv)
         if (pruned)
             printf("removed %zu audit row%s older than audit_keep\n", pruned,
                    pruned == 1 ? "" : "s");
+        if (events.events || events.items || events.firings)
+            printf("removed %zu named event%s, %zu trigger item%s and %zu trigger firing%s "
+                   "older than events_keep\n", events.events, events.events == 1 ? "" : "s",
+                   events.items, events.items == 1 ? "" : "s", events.firings,
+                   events.firings == 1 ? "" : "s");
         sy_service_audit_local(&sv, "gc", NULL, true, what);
     } else {
         fprintf(stderr, "switchyard: gc: %s (%zu runs removed before it)\n",

@@ -19,7 +19,7 @@ static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
     "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
     "log_limit", "log", "admin", "workflow_cache", "pools", "tenants", "submit_key_window",
-    "audit_keep", NULL,
+    "audit_keep", "events_keep", NULL,
 };
 
 bool sy_name_valid(const char *name)
@@ -347,6 +347,10 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return read_duration(s, 1, "1ms", &cfg->submit_key_window_ms, d);
     if (strcmp(name, "audit_keep") == 0)
         return read_duration(s, 3600 * 1000, "1h", &cfg->audit_keep_ms, d);
+    /* Not under an event key's window: a retried emit would be stored
+     * again once the first were deleted. */
+    if (strcmp(name, "events_keep") == 0)
+        return read_duration(s, 86400 * 1000, "1d", &cfg->events_keep_ms, d);
     if (strcmp(name, "executors") == 0)
         return read_executors(cfg, s, d);
     if (strcmp(name, "log") == 0)
@@ -418,6 +422,7 @@ int sy_config_load(sy_config *cfg, const char *path, sy_diags *d)
     cfg->shutdown_grace_ms = 30000;
     cfg->submit_key_window_ms = SY_SUBMIT_KEY_WINDOW_DEFAULT;
     cfg->audit_keep_ms = SY_AUDIT_KEEP_DEFAULT_MS;
+    cfg->events_keep_ms = SY_EVENTS_KEEP_DEFAULT_MS;
     cfg->workflow_cache = sy_path_join(cfg->dir, SY_WORKFLOW_CACHE_DEFAULT);
     config_set_include_dir(&cfg->lc, cfg->dir);
     if (!sy_cfg_includes_ok(&cfg->lc, path, d))

@@ -52,6 +52,8 @@ typedef struct sy_instance_config {
 #define SY_SUBMIT_KEY_WINDOW_DEFAULT ((int64_t)24 * 3600 * 1000)
 /* 90 days: an audit trail covers at least a quarter's review. */
 #define SY_AUDIT_KEEP_DEFAULT_MS ((int64_t)90 * 86400 * 1000)
+/* How long named events and what triggers settled are kept by default. */
+#define SY_EVENTS_KEEP_DEFAULT_MS ((int64_t)7 * 86400 * 1000)
 
 typedef struct sy_config {
     config_t lc;           /* the parsed file; settings point into it */
@@ -81,6 +83,10 @@ typedef struct sy_config {
     int64_t audit_keep_ms; /* how long audit rows are kept (default
                               SY_AUDIT_KEEP_DEFAULT_MS); `serve` and `gc`
                               delete older ones */
+    int64_t events_keep_ms; /* how long named events and trigger rows are
+                               kept (default SY_EVENTS_KEEP_DEFAULT_MS,
+                               at least a day); `serve` and `gc` delete
+                               older ones no trigger still needs */
     int64_t log_limit;     /* bytes of each attempt's stdout and stderr
                               kept (default 64 KiB; 0: none) */
     bool log_format_set;   /* `log.format` was given (else "auto") */

@@ -28,6 +28,7 @@
 #include "engine/run.h"
 #include "engine/schedule.h"
 #include "engine/start_triggers.h"
+#include "engine/named_events.h"
 #include "engine/serve.h"
 
 char *sy_engine_owner_id(void)
@@ -100,6 +101,8 @@ static void on_done(sy_wake *w)
     sy_engine *e = w->data;
     sy_engine_apply_done(e);
     sy_dispatch_take_wakes(e);
+    /* Outside the turn's batch: each event is a commit of its own. */
+    sy_engine_emits_serve(e);
 }
 
 static void fatal_store(sy_engine *e, const char *what)
@@ -406,9 +409,11 @@ static int run_loop(sy_engine *e)
 int sy_engine_run(sy_engine *e)
 {
     e->loop_thread = pthread_self();
+    sy_engine_emits_open(e);
     int rc = run_loop(e);
     /* No turn writes a group from now on: a plugin reporting one stops it. */
     sy_process_refuse_all(e, SY_ESTATE, true);
+    sy_engine_emits_close(e);
     return rc;
 }
 

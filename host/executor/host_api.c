@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "executor/emit.h"
 
 /* A token is (generation << HALF) | (index + 1): never 0, and a value a
  * plugin invents or keeps too long names no live slot, because a slot's
@@ -276,4 +277,5 @@ const sy_host_api sy_host_api_table = {
     SY_SDK_JSON_PARAMS_INIT,
     .attempt_process = api_attempt_process,
     .attempt_process_async = api_attempt_process_async,
+    .emit_event = sy_emit_event,
 };

@@ -184,6 +184,29 @@ static void on_process(sy_instance *in, json_t *m)
                                    json_object_get(m, "seq"), "rc", rc));
 }
 
+/* The worker's plugin emits a named event (ABI 1.5): recorded through the
+ * host's own call, which waits for the store, and answered, as on_process. */
+static void on_emit(sy_instance *in, json_t *m)
+{
+    const json_t *data = json_object_get(m, "data");
+    int64_t id = 0;
+    char err[512] = "";
+    int rc = !SY_HOST_HAS(in->api, emit_event)
+                 ? SY_ENOTSUP
+                 : in->api->emit_event(in->host, json_string_value(json_object_get(m, "name")),
+                                       json_string_value(json_object_get(m, "key")),
+                                       json_string_value(data),
+                                       data ? json_string_length(data) : 0, &id, err,
+                                       sizeof err);
+    json_t *ack = json_pack("{s:s, s:O, s:i, s:I}", "t", "emit_ack", "seq",
+                            json_object_get(m, "seq"), "rc", rc, "event_id", (json_int_t)id);
+    /* A reason cut inside a character is not UTF-8: then it goes without. */
+    json_t *why = json_string(err);
+    if (ack)
+        json_object_set_new(ack, "error", why ? why : json_string("(not UTF-8 text)"));
+    sy_isolated_send(in, ack);
+}
+
 static void handle(sy_instance *in, json_t *m)
 {
     const char *t = json_string_value(json_object_get(m, "t"));
@@ -195,6 +218,8 @@ static void handle(sy_instance *in, json_t *m)
         on_refused(in, m);
     } else if (strcmp(t, "process") == 0) {
         on_process(in, m);
+    } else if (strcmp(t, "emit") == 0) {
+        on_emit(in, m);
     } else if (strcmp(t, "log") == 0) {
         const char *text = json_string_value(json_object_get(m, "text"));
         in->api->log(in->host, (sy_log_level)json_integer_value(json_object_get(m, "level")),

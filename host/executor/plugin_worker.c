@@ -226,6 +226,8 @@ typedef struct ack_wait {
     uint64_t seq;
     int rc;
     bool done;
+    int64_t id;       /* emit_event: the event's */
+    char err[512];    /* emit_event: the host's reason */
     struct ack_wait *next;
 } ack_wait;
 
@@ -235,6 +237,34 @@ static ack_wait *acks;
 static uint64_t ack_seq;
 static bool host_gone;
 static pthread_t main_thread;
+
+/* Sends `m` (numbered with a new "seq") and waits for its answer, which
+ * the main thread reads (on_ack); w->rc is the answer's. */
+static int ask(ack_wait *w, json_t *m)
+{
+    pthread_mutex_lock(&ack_lock);
+    if (host_gone) {
+        pthread_mutex_unlock(&ack_lock);
+        json_decref(m);
+        return SY_ESTATE;
+    }
+    w->seq = ++ack_seq;
+    w->next = acks;
+    acks = w;
+    pthread_mutex_unlock(&ack_lock);
+    json_object_set_new(m, "seq", json_integer((json_int_t)w->seq));
+    send_msg(m);
+    pthread_mutex_lock(&ack_lock);
+    while (!w->done)
+        pthread_cond_wait(&ack_cond, &ack_lock);
+    for (ack_wait **p = &acks; *p; p = &(*p)->next)
+        if (*p == w) {
+            *p = w->next;
+            break;
+        }
+    pthread_mutex_unlock(&ack_lock);
+    return w->rc;
+}
 
 static int w_attempt_process(sy_completion *c, int64_t pgid, uint64_t start_time)
 {
@@ -247,28 +277,46 @@ static int w_attempt_process(sy_completion *c, int64_t pgid, uint64_t start_time
     if (pthread_equal(pthread_self(), main_thread))
         return SY_ENOTSUP;
     ack_wait w = {.rc = SY_ESTATE};
-    pthread_mutex_lock(&ack_lock);
-    if (host_gone) {
-        pthread_mutex_unlock(&ack_lock);
+    return ask(&w, json_pack("{s:s, s:I, s:I, s:I}", "t", "process", "id", (json_int_t)id,
+                             "pgid", (json_int_t)pgid, "start", (json_int_t)start_time));
+}
+
+/* emit_event (1.5): the host records the event and answers, as for
+ * attempt_process. */
+static int w_emit_event(sy_host *h, const char *name, const char *key, const char *data,
+                        size_t data_len, int64_t *event_id, char *err, size_t err_len)
+{
+    (void)h;
+    if (err_len)
+        err[0] = '\0';
+    if (pthread_equal(pthread_self(), main_thread)) {
+        snprintf(err, err_len, "emit_event() from inside a call of the host (submit, cancel, "
+                 "...): call it from a thread of the plugin's own");
         return SY_ESTATE;
     }
-    w.seq = ++ack_seq;
-    w.next = acks;
-    acks = &w;
-    pthread_mutex_unlock(&ack_lock);
-    send_msg(json_pack("{s:s, s:I, s:I, s:I, s:I}", "t", "process", "id", (json_int_t)id,
-                       "pgid", (json_int_t)pgid, "start", (json_int_t)start_time, "seq",
-                       (json_int_t)w.seq));
-    pthread_mutex_lock(&ack_lock);
-    while (!w.done)
-        pthread_cond_wait(&ack_cond, &ack_lock);
-    for (ack_wait **p = &acks; *p; p = &(*p)->next)
-        if (*p == &w) {
-            *p = w.next;
-            break;
-        }
-    pthread_mutex_unlock(&ack_lock);
-    return w.rc;
+    if (!name) {
+        snprintf(err, err_len, "emit_event() without an event name");
+        return SY_EINVAL;
+    }
+    /* Each string travels only when it is UTF-8 text (json_pack refuses
+     * others); the host judges the rest. */
+    json_t *m = json_pack("{s:s, s:s, s:s?}", "t", "emit", "name", name, "key", key);
+    json_t *d = data ? json_stringn(data, data_len) : NULL;
+    if (!m || (data && !d)) {
+        json_decref(m);
+        snprintf(err, err_len, "emit_event(): the name, key or payload is not UTF-8 text");
+        return SY_EINVAL;
+    }
+    if (d)
+        json_object_set_new(m, "data", d);
+    ack_wait w = {.rc = SY_ESTATE};
+    snprintf(w.err, sizeof w.err, "the host went away");
+    int rc = ask(&w, m);
+    if (rc == SY_OK && event_id)
+        *event_id = w.id;
+    if (rc != SY_OK)
+        snprintf(err, err_len, "%s", w.err);
+    return rc;
 }
 
 /* attempt_process_async (1.3): an isolated plugin's host is across a
@@ -284,15 +332,20 @@ static int w_attempt_process_async(sy_completion *c, int64_t pgid, uint64_t star
     return SY_OK;
 }
 
-/* Main thread: an answer, or (host_gone) the end of all of them. */
-static void on_ack(uint64_t seq, int rc, bool gone)
+/* Main thread: an answer `m`, or (host_gone) the end of all of them. */
+static void on_ack(json_t *m, bool gone)
 {
+    uint64_t seq = m ? (uint64_t)json_integer_value(json_object_get(m, "seq")) : 0;
     pthread_mutex_lock(&ack_lock);
     host_gone |= gone;
     for (ack_wait *w = acks; w; w = w->next)
         if (gone || w->seq == seq) {
-            if (!gone)
-                w->rc = rc;
+            if (!gone) {
+                const char *why = json_string_value(json_object_get(m, "error"));
+                w->rc = (int)json_integer_value(json_object_get(m, "rc"));
+                w->id = json_integer_value(json_object_get(m, "event_id"));
+                snprintf(w->err, sizeof w->err, "%s", why ? why : "");
+            }
             w->done = true;
         }
     pthread_cond_broadcast(&ack_cond);
@@ -309,6 +362,7 @@ static const sy_host_api api = {
     SY_SDK_JSON_PARAMS_INIT,
     .attempt_process = w_attempt_process,
     .attempt_process_async = w_attempt_process_async,
+    .emit_event = w_emit_event,
 };
 
 /* --- the calls the host asks for ----------------------------------------- */
@@ -436,9 +490,8 @@ int main(void)
             on_cancel(m);
         else if (strcmp(t, "validate") == 0)
             on_validate(m);
-        else if (strcmp(t, "process_ack") == 0)
-            on_ack((uint64_t)json_integer_value(json_object_get(m, "seq")),
-                   (int)json_integer_value(json_object_get(m, "rc")), false);
+        else if (strcmp(t, "process_ack") == 0 || strcmp(t, "emit_ack") == 0)
+            on_ack(m, false);
         else if (strcmp(t, "destroy") == 0) {
             json_decref(m);
             break;
@@ -446,7 +499,7 @@ int main(void)
         json_decref(m);
     }
     /* Nobody answers from now on: a plugin waiting stops its group. */
-    on_ack(0, SY_ESTATE, true);
+    on_ack(NULL, true);
     /* The host asked (or went away): every accepted submit is completed
      * first, as destroy() requires, by cancelling what is left and waiting
      * for it (at most 5 s; a plugin that never completes is left to the

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "service/events_keep.h"
 #include "base/log.h"
 #include "service/service.h"
 
@@ -76,6 +77,8 @@ static void on_prune(uv_timer_t *t)
     else if (n)
         sy_log(SY_LOG_INFO, "audit", "%zu audit row%s older than audit_keep deleted", n,
                n == 1 ? "" : "s");
+    /* The hourly timer serves both keep periods: one pass, one wake-up. */
+    sy_service_events_prune_logged(sv);
 }
 
 void sy_service_audit_start(sy_service *sv)

@@ -13,10 +13,6 @@
 
 #include "service/service.h"
 
-/* How long an event's key is remembered: another event of the same name
- * and key within it is acknowledged and not stored again. */
-#define SY_EVENT_KEY_WINDOW_MS ((int64_t)24 * 3600 * 1000)
-
 /* Checks and records event `name` with payload `data` (a JSON object's
  * text; NULL: {}) and `key` (NULL: none) in the opened store, durably,
  * before returning.  *id is the event's, or with *duplicate the earlier

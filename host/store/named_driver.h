@@ -30,6 +30,9 @@ struct sy_store_named_ops {
                           void *arg);
     int (*settlements)(sy_store *s, int64_t from, int64_t to, sy_event_settlement_cb cb,
                        void *arg);
+    /* `needs` as JSON text: [[name, from], ...]. */
+    int (*prune)(sy_store *s, int64_t cutoff, const sy_trigger_need *triggers,
+                 size_t n_triggers, const char *needs, sy_named_pruned *out);
 };
 
 /* store/sqlite/named_events.c, store/postgres/named_events.c */

@@ -2,6 +2,10 @@
  * table (store/named_driver.h). */
 #include "store/named_events.h"
 
+#include <stdlib.h>
+
+#include <jansson.h>
+
 #include "store/driver.h"
 #include "store/named_driver.h"
 
@@ -110,4 +114,27 @@ int sy_store_event_settlements(sy_store *s, int64_t from, int64_t to,
     if (from > to)
         return SY_OK;
     return s->ops->named->settlements(s, from, to, cb, arg);
+}
+
+int sy_store_prune_named(sy_store *s, int64_t cutoff, const sy_trigger_need *triggers,
+                         size_t n_triggers, const sy_event_need *needs, size_t n_needs,
+                         sy_named_pruned *out)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, out && (triggers || !n_triggers) && (needs || !n_needs), "prune_named",
+         "out and the arrays are required");
+    *out = (sy_named_pruned){0};
+    /* One parameter for the whole list: a statement of its own per name
+     * would cost a round trip each on PostgreSQL. */
+    json_t *a = json_array();
+    for (size_t i = 0; i < n_needs; i++)
+        json_array_append_new(a, json_pack("[s, I]", needs[i].name, (json_int_t)needs[i].from));
+    char *text = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    if (!text)
+        return sy_store_fail(s, SY_ENOMEM, "prune_named: out of memory");
+    int rc = s->ops->named->prune(s, cutoff, triggers, n_triggers, text, out);
+    free(text);
+    return rc;
 }

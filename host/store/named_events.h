@@ -148,5 +148,39 @@ typedef int (*sy_event_settlement_cb)(void *arg, const sy_event_settlement *s);
  * A callback's non-zero return stops the listing and is returned. */
 int sy_store_event_settlements(sy_store *s, int64_t from, int64_t to,
                                sy_event_settlement_cb cb, void *arg);
+/* --- retention (events_keep) ----------------------------------------------------- */
+
+/* A trigger the workflows define, and the oldest time it still needs: the
+ * oldest item it has not settled (a pending part of an AND, an event
+ * waiting out a debounce or a bound on runs in flight), or the cutoff
+ * when none.  Items older than that can never fire it. */
+typedef struct sy_trigger_need {
+    const char *key;
+    int64_t since;
+} sy_trigger_need;
+
+/* Events of `name` created at or after `from` may still fire a trigger. */
+typedef struct sy_event_need {
+    const char *name;
+    int64_t from;
+} sy_event_need;
+
+/* What sy_store_prune_named deleted. */
+typedef struct sy_named_pruned {
+    size_t events, items, firings;
+} sy_named_pruned;
+
+/* Deletes what no trigger needs any more, older than `cutoff`: first each
+ * trigger of `triggers` listens from its `since` on (never moved back);
+ * then the items each trigger settled before its `since` are deleted (an
+ * item is older than its settling, so it can never be a candidate again);
+ * the firings before `cutoff` whose run has ended or is gone; and the
+ * events created before `cutoff`, but for a name of `needs`, only those
+ * also before its `from`.  Triggers not in `triggers` keep their rows.
+ * Each statement is safe alone: the order makes the whole safe without a
+ * transaction.  Outside a batch. */
+int sy_store_prune_named(sy_store *s, int64_t cutoff, const sy_trigger_need *triggers,
+                         size_t n_triggers, const sy_event_need *needs, size_t n_needs,
+                         sy_named_pruned *out);
 
 #endif

@@ -22,7 +22,8 @@
  * counted in `doubles` and logged, as the real host logs and ignores it),
  * a NULL or too small result (counted in `malformed`; the completion then
  * ends FAILED, as with the real host), the first result's outcome, output
- * and error (copied), and every wake().  log() writes "LEVEL NAME: line"
+ * and error (copied), every wake(), and the events emitted (emit_event,
+ * ABI 1.5).  log() writes "LEVEL NAME: line"
  * to stderr for levels up to `log_level`.  Parameters are JSON objects
  * read through switchyard/json_params.h.
  *
@@ -88,6 +89,17 @@ struct sy_host {
     int process_answer;
     int64_t process_answer_ms;
     atomic_long processes;   /* attempt_process calls of either kind */
+    /* emit_event (1.5): a call without a name, with an empty one, or with
+     * a payload that is not a JSON object gets SY_EINVAL, as from the
+     * host (the host's finer rules on names are its own); any other is
+     * answered `emit_answer` (set: default SY_OK; e.g. SY_ESTATE for a
+     * host that is stopping) and, when SY_OK, kept (copied, under `lock`)
+     * for sy_sdk_test_host_events(), its event id its number from 1.
+     * Each call counts in `emits` and broadcasts `changed`. */
+    int emit_answer;
+    atomic_long emits;
+    void *events;            /* a JSON array; read it through
+                                sy_sdk_test_host_events() */
 };
 
 /* One submit as the test host sees it.  Init one per submit; never reuse
@@ -126,6 +138,11 @@ void sy_sdk_test_completion_init(sy_completion *c, sy_host *h, void *data);
 
 /* Frees the copies in `c`; the plugin must be done with it. */
 void sy_sdk_test_completion_fini(sy_completion *c);
+
+/* The events the plugin emitted on `h` that were accepted, oldest first,
+ * as JSON text: [{"name": ..., "key": ... or null, "data": {...}}, ...].
+ * Caller-owned (free()); NULL when memory ran out.  Any thread. */
+char *sy_sdk_test_host_events(sy_host *h);
 
 /* Waits until at least `count` completions arrived on `h`, at most
  * `timeout_ms`.  True when they did. */

@@ -321,8 +321,8 @@ static void test_newer_header_field_refused(void **state)
 {
     fixture *f = *state;
     const char *d = new_dir(f);
-    put(d, "abi15_field");
-    sy_plugin *e = load(f, d, "abi15_field.so");
+    put(d, "abi16_field");
+    sy_plugin *e = load(f, d, "abi16_field.so");
     char want[128];
     snprintf(want, sizeof want, "sets descriptor fields past this host's "
              "executor ABI %d.%d layout", SY_EXECUTOR_ABI_MAJOR,
@@ -330,19 +330,19 @@ static void test_newer_header_field_refused(void **state)
     assert_refused(e, want, "it needs a newer 1.x host");
     assert_contains(e->reason, "SY_EXECUTOR_MIN_MINOR");
     assert_no_path(e, d);
-    assert_string_equal(e->name, "abi15_field");
+    assert_string_equal(e->name, "abi16_field");
 }
 
 static void test_newer_header_minor_refused(void **state)
 {
     fixture *f = *state;
     const char *d = new_dir(f);
-    put(d, "abi15_minor");
-    sy_plugin *e = load(f, d, "abi15_minor.so");
-    assert_refused(e, "needs executor ABI 1.5, newer than this host's 1.4",
+    put(d, "abi16_minor");
+    sy_plugin *e = load(f, d, "abi16_minor.so");
+    assert_refused(e, "needs executor ABI 1.6, newer than this host's 1.5",
                    "upgrade the host");
-    assert_int_equal(e->abi_minor, 5);
-    assert_string_equal(e->name, "abi15_minor");
+    assert_int_equal(e->abi_minor, 6);
+    assert_string_equal(e->name, "abi16_minor");
 }
 
 static void test_small_descriptor(void **state)
@@ -953,11 +953,11 @@ static void test_newer_header_loads(void **state)
 {
     fixture *f = *state;
     const char *d = new_dir(f);
-    put(d, "abi15_plain");
-    sy_plugin *e = load(f, d, "abi15_plain.so");
+    put(d, "abi16_plain");
+    sy_plugin *e = load(f, d, "abi16_plain.so");
     assert_int_equal(e->state, SY_PLUGIN_LOADED);
     assert_null(e->reason);
-    assert_string_equal(e->name, "abi15_plain");
+    assert_string_equal(e->name, "abi16_plain");
     assert_int_equal(e->abi_minor, 0);
     /* Its descriptor is the newer, longer one. */
     assert_true(e->desc->size > sizeof(sy_executor));
@@ -970,7 +970,7 @@ static void test_newer_header_loads(void **state)
     assert_int_equal(
         x->create(&host_api, &host, &empty, &inst, err, sizeof err), SY_OK);
     e->instances++;
-    assert_string_equal(host.last, "abi15_plain on a host without progress()");
+    assert_string_equal(host.last, "abi16_plain on a host without progress()");
     sy_task t = make_task(&empty, "{}");
     sy_completion c = {0};
     assert_int_equal(x->submit(inst, &t, &c, err, sizeof err), SY_OK);

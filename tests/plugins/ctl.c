@@ -24,6 +24,10 @@
  *               must refuse it, and no task may ever see that output)
  *   stamp       true: the output is {"attempt": N, "pid": PID}, saying which
  *               attempt, run by which host process, the result is from
+ *   emit        an event name: on success, before complete(), the worker
+ *               emits it (emit_event, ABI 1.5) with the output as payload
+ *               and `emit_key` as key; a refusal fails the attempt with
+ *               the host's status and reason, as the plugin saw them
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,8 +79,12 @@ static const sy_param_spec t_block = {sizeof(sy_param_spec), 0, "block_ms", SY_P
 static const sy_param_spec t_crash = {sizeof(sy_param_spec), 0, "crash", SY_PARAM_STRING, NULL};
 static const sy_param_spec t_stamp = {sizeof(sy_param_spec), 0, "stamp", SY_PARAM_BOOL, NULL};
 static const sy_param_spec t_twice = {sizeof(sy_param_spec), 0, "twice", SY_PARAM_BOOL, NULL};
+static const sy_param_spec t_emit = {sizeof(sy_param_spec), 0, "emit", SY_PARAM_STRING, NULL};
+static const sy_param_spec t_emit_key = {sizeof(sy_param_spec), 0, "emit_key", SY_PARAM_STRING,
+                                         NULL};
 static const sy_param_spec *const task_params[] = {
-    &t_mode, &t_fail, &t_sleep, &t_output, &t_echo, &t_block, &t_crash, &t_stamp, &t_twice, NULL};
+    &t_mode, &t_fail, &t_sleep, &t_output, &t_echo, &t_block, &t_crash, &t_stamp, &t_twice,
+    &t_emit, &t_emit_key, NULL};
 
 /* The crash the tests ask for: a store to an address that is never
  * mapped, through a value the compiler cannot see, so that it is a real
@@ -129,6 +137,31 @@ static void finish(struct sy_instance *in, job *j, sy_outcome o, const char *out
     in->api->complete(j->c, &r);
 }
 
+/* The task's `emit`, when it has one: true when emitted (or none asked),
+ * else false with why in `why`. */
+static bool emit_asked(struct sy_instance *in, const sy_params *p, const char *payload,
+                       char *why, size_t why_len)
+{
+    const sy_host_api *api = in->api;
+    const char *name = NULL, *key = NULL;
+    if (api->param_string(p, "emit", &name) != SY_OK)
+        return true;
+    api->param_string(p, "emit_key", &key);
+    if (!SY_HOST_HAS(api, emit_event)) {
+        snprintf(why, why_len, "this host has no emit_event()");
+        return false;
+    }
+    char err[600] = "";
+    int64_t id = 0;
+    int rc = api->emit_event(in->host, name, key, payload, payload ? strlen(payload) : 0, &id,
+                             err, sizeof err);
+    if (rc == SY_OK && id > 0)
+        return true;
+    snprintf(why, why_len, "emit_event refused (status %d, event %lld): %s", rc,
+             (long long)id, err);
+    return false;
+}
+
 static void work(struct sy_instance *in, job *j)
 {
     const sy_host_api *api = in->api;
@@ -175,7 +208,11 @@ static void work(struct sy_instance *in, job *j)
     } else {
         const sy_params *out = NULL;
         char *text = api->param_group(p, "output", &out) == SY_OK ? api->param_json(out) : NULL;
-        finish(in, j, SY_OUTCOME_SUCCEEDED, text, NULL);
+        char why[800];
+        if (emit_asked(in, p, text, why, sizeof why))
+            finish(in, j, SY_OUTCOME_SUCCEEDED, text, NULL);
+        else
+            finish(in, j, SY_OUTCOME_FAILED, NULL, why);
         api->free_string(text);
     }
 }

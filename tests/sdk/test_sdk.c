@@ -242,12 +242,44 @@ static void test_descriptor_check(void **state)
     sy_sdk_plugin_close(&p);
 }
 
+/* The test host's emit_event (ABI 1.5): accepted events are kept in
+ * order with their ids; a missing name and a payload that is not an
+ * object are SY_EINVAL; emit_answer stands for the host's other answers. */
+static void test_host_emits(void **state)
+{
+    (void)state;
+    sy_host h;
+    assert_int_equal(sy_sdk_test_host_init(&h, "t"), 0);
+    const sy_host_api *api = sy_sdk_test_host_api();
+    assert_true(SY_HOST_HAS(api, emit_event));
+    char err[128];
+    int64_t id = 0;
+    assert_int_equal(api->emit_event(&h, "a.done", "k", "{\"n\": 1}x", 8, &id, err, sizeof err),
+                     SY_OK);
+    assert_int_equal(id, 1);
+    assert_int_equal(api->emit_event(&h, "b", NULL, NULL, 0, &id, err, sizeof err), SY_OK);
+    assert_int_equal(id, 2);
+    assert_int_equal(api->emit_event(&h, "", NULL, NULL, 0, &id, err, sizeof err), SY_EINVAL);
+    assert_string_equal(err, "no event name");
+    assert_int_equal(api->emit_event(&h, "c", NULL, "[1]", 3, &id, err, sizeof err), SY_EINVAL);
+    assert_string_equal(err, "the payload must be a JSON object");
+    h.emit_answer = SY_ESTATE;
+    assert_int_equal(api->emit_event(&h, "d", NULL, NULL, 0, &id, err, sizeof err), SY_ESTATE);
+    assert_int_equal(atomic_load(&h.emits), 5);
+    char *events = sy_sdk_test_host_events(&h);
+    assert_string_equal(events, "[{\"name\":\"a.done\",\"key\":\"k\",\"data\":{\"n\":1}},"
+                                "{\"name\":\"b\",\"key\":null,\"data\":{}}]");
+    free(events);
+    sy_sdk_test_host_fini(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_params),
         cmocka_unit_test(test_param_messages),
         cmocka_unit_test(test_host_records),
+        cmocka_unit_test(test_host_emits),
         cmocka_unit_test(test_config_json),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_descriptor_check),

@@ -322,6 +322,52 @@ static int pg_trigger_passed(sy_store *s, const char *key, size_t limit, sy_stor
     return status;
 }
 
+/* Runs `sql` and adds the rows it changed to *n. */
+static int change(sy_store_pg *q, const char *sql, const sy_pg_params *p, size_t *n,
+                  const char *what)
+{
+    PGresult *r;
+    int status = sy_pg_query(q, sql, p, &r, what);
+    if (status == SY_OK && n)
+        *n += (size_t)sy_pg_changes(r);
+    PQclear(r);
+    return status;
+}
+
+static int pg_prune(sy_store *s, int64_t cutoff, const sy_trigger_need *t, size_t n_t,
+                    const char *needs, sy_named_pruned *out)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    int status = SY_OK;
+    for (size_t i = 0; status == SY_OK && i < n_t; i++) {
+        sy_pg_params p = {0};
+        sy_pg_text(&p, 1, t[i].key);
+        sy_pg_int(&p, 2, t[i].since);
+        status = change(q, "UPDATE trigger_states SET since = $2::bigint WHERE"
+                           " trigger_key = $1::text AND since < $2::bigint",
+                        &p, NULL, "advance a trigger");
+    }
+    sy_pg_params none = {0};
+    if (status == SY_OK)
+        status = change(q, "DELETE FROM trigger_items i USING trigger_states s WHERE"
+                           " s.trigger_key = i.trigger_key AND i.at < s.since",
+                        &none, &out->items, "delete settled trigger items");
+    sy_pg_params p = {0};
+    sy_pg_int(&p, 1, cutoff);
+    if (status == SY_OK)
+        status = change(q, "DELETE FROM trigger_firings f WHERE f.fired < $1::bigint AND"
+                           " NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = f.run_id"
+                           " AND r.state IN (0, 1))",
+                        &p, &out->firings, "delete old trigger firings");
+    sy_pg_text(&p, 2, needs);
+    if (status == SY_OK)
+        status = change(q, "DELETE FROM named_events e WHERE e.created < $1::bigint AND"
+                           " NOT EXISTS (SELECT 1 FROM jsonb_array_elements($2::text::jsonb) n"
+                           " WHERE n->>0 = e.name AND e.created >= (n->>1)::bigint)",
+                        &p, &out->events, "delete old named events");
+    return status;
+}
+
 const struct sy_store_named_ops sy_pg_named_ops = {
     .emit = pg_emit,
     .list = pg_list,
@@ -331,4 +377,5 @@ const struct sy_store_named_ops sy_pg_named_ops = {
     .fire = pg_fire,
     .trigger_passed = pg_trigger_passed,
     .settlements = sy_pg_event_settlements,
+    .prune = pg_prune,
 };

@@ -301,6 +301,44 @@ static int sq_trigger_passed(sy_store *s, const char *key, size_t limit, sy_stor
     return status;
 }
 
+/* Runs `sql` (no row) and adds the rows it changed to *n. */
+static int change(sy_store_sqlite *q, const char *sql, const param *p, int n_p, size_t *n,
+                  const char *what)
+{
+    int status = one(q, sql, p, n_p, NULL, what);
+    if (status == SY_OK && n)
+        *n += (size_t)sqlite3_changes(q->db);
+    return status;
+}
+
+static int sq_prune(sy_store *s, int64_t cutoff, const sy_trigger_need *t, size_t n_t,
+                    const char *needs, sy_named_pruned *out)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    int status = SY_OK;
+    for (size_t i = 0; status == SY_OK && i < n_t; i++)
+        status = change(q, "UPDATE trigger_states SET since = ?2 WHERE trigger_key = ?1"
+                           " AND since < ?2",
+                        (param[]){T(t[i].key), I(t[i].since)}, 2, NULL, "advance a trigger");
+    if (status == SY_OK)
+        status = change(q, "DELETE FROM trigger_items WHERE at < (SELECT since FROM"
+                           " trigger_states s WHERE s.trigger_key = trigger_items.trigger_key)",
+                        NULL, 0, &out->items, "delete settled trigger items");
+    if (status == SY_OK)
+        status = change(q, "DELETE FROM trigger_firings WHERE fired < ?1 AND NOT EXISTS"
+                           " (SELECT 1 FROM runs r WHERE r.id = trigger_firings.run_id"
+                           " AND r.state IN (0, 1))",
+                        (param[]){I(cutoff)}, 1, &out->firings, "delete old trigger firings");
+    if (status == SY_OK)
+        status = change(q, "DELETE FROM named_events WHERE created < ?1 AND NOT EXISTS"
+                           " (SELECT 1 FROM json_each(?2) n WHERE"
+                           " json_extract(n.value, '$[0]') = named_events.name"
+                           " AND named_events.created >= json_extract(n.value, '$[1]'))",
+                        (param[]){I(cutoff), T(needs)}, 2, &out->events,
+                        "delete old named events");
+    return status;
+}
+
 const struct sy_store_named_ops sy_sqlite_named_ops = {
     .emit = sq_emit,
     .list = sq_list,
@@ -310,4 +348,5 @@ const struct sy_store_named_ops sy_sqlite_named_ops = {
     .fire = sq_fire,
     .trigger_passed = sq_trigger_passed,
     .settlements = sy_sqlite_event_settlements,
+    .prune = sq_prune,
 };

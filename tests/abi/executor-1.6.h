@@ -1,13 +1,14 @@
 /*
- * executor-1.5.h -- TEST ONLY: a simulated executor ABI 1.5, to prove that
- * a plugin rebuilt against a newer 1.x header loads on a 1.4 host when it
+ * executor-1.6.h -- TEST ONLY: a simulated executor ABI 1.6, to prove that
+ * a plugin rebuilt against a newer 1.x header loads on a 1.5 host when it
  * uses nothing newer, and is refused clearly when it does.  It is
- * api/switchyard/executor.h as of 1.4 with exactly what a real 1.5 would
- * add: the minor, one descriptor field (drain) and one host function
- * (progress), each appended under a "since 1.5" mark.  No release has
- * these; never install this file.
+ * api/switchyard/executor.h as of 1.5, with switchyard/host.h's
+ * sy_host_api written in (so that this one file is the whole simulated
+ * ABI), and exactly what a real 1.6 would add: the minor, one descriptor
+ * field (drain) and one host function (progress), each appended under a
+ * "since 1.6" mark.  No release has these; never install this file.
  *
- * switchyard/executor.h -- the executor ABI, version 1.5.
+ * switchyard/executor.h -- the executor ABI, version 1.6.
  *
  * This header is the single definition of the contract between the
  * Switchyard host and an executor plugin (a shared object loaded with
@@ -85,7 +86,7 @@ extern "C" {
 /* The ABI this header describes.  A host speaks exactly this major and
  * every minor up to this one. */
 #define SY_EXECUTOR_ABI_MAJOR 1
-#define SY_EXECUTOR_ABI_MINOR 5
+#define SY_EXECUTOR_ABI_MINOR 6
 
 /* The lowest host minor a plugin needs (SY_EXECUTOR_V1 puts it in the
  * descriptor).  Define it before including this header when the plugin sets
@@ -175,6 +176,9 @@ typedef struct sy_completion sy_completion;
  * Host-owned; read it only through the sy_host_api getters.  Its lifetime
  * is written where a view is handed out. */
 typedef struct sy_params sy_params;
+
+/* The table of functions the host lends the plugin, defined below. */
+typedef struct sy_host_api sy_host_api;
 
 /* ---- Parameters ------------------------------------------------------- */
 
@@ -286,9 +290,9 @@ typedef struct sy_result {
                                JSON object fails the attempt */
     size_t output_len;      /* [public] length of output in bytes (no NUL
                                needed) */
-    const char *error;      /* [public] one or more lines saying why it
-                               failed, or NULL.  Kept in the store and shown
-                               by `switchyard status` */
+    const char *error;      /* [public] why it failed, or NULL; stored and
+                               shown by `switchyard status`, at most its
+                               first 64 KiB (SY_RESULT_ERROR_MAX) */
 
     /* since 1.1 (a 1.0 host never reads them; zero means "not used") */
     int64_t retry_after_ms; /* [public] with SY_OUTCOME_DEFERRED: offer the
@@ -329,7 +333,7 @@ enum { SY_LOG_ERROR = 0, SY_LOG_WARN = 1, SY_LOG_INFO = 2, SY_LOG_DEBUG = 3 };
  * as long as the plugin is loaded, so a plugin may keep the pointer it got
  * in create().  Every function may be called from any thread, concurrently.
  * A function added after 1.0 is called only under SY_HOST_HAS(). */
-typedef struct sy_host_api {
+struct sy_host_api {
     /* since 1.0 */
     uint32_t size;      /* [read-only] sizeof(sy_host_api) as the host
                            compiled it */
@@ -448,10 +452,31 @@ typedef struct sy_host_api {
 
     /* since 1.5 */
 
+    /* Emits the named event `name` (docs/events.md: letters, digits and
+     * `. _ - : /`, at most 200 bytes) with the payload `data`, a JSON
+     * object's text of `data_len` bytes (no NUL needed; NULL: {}), and
+     * `key` (NULL: none; an event of the same name and key recorded in the
+     * last 24 hours stands for this one and nothing new is stored).  `h`
+     * is the handle create() was given.  Blocks until the event is
+     * committed to the host's store: SY_OK means it is durable and the
+     * workflows' triggers on `name` will see it; *event_id (when not NULL)
+     * is its id, or the earlier one's.  Strings are plugin-owned and read
+     * only during the call.  Thread: any thread of the plugin's own,
+     * concurrently; never inside a call the host makes (submit(),
+     * cancel(), ...), where it returns SY_ESTATE at once.  Errors, with
+     * one line in err and nothing recorded: SY_EINVAL (a bad name, key or
+     * payload), SY_ERANGE (a payload over max_context_bytes), SY_ESTATE
+     * (the host runs no workflows now: starting, stopping, or a call from
+     * inside a host call), SY_EIO (the store failed). */
+    int (*emit_event)(sy_host *h, const char *name, const char *key, const char *data,
+                      size_t data_len, int64_t *event_id, char *err, size_t err_len);
+
+    /* since 1.6 */
+
     /* Reports how far an accepted submit has come, for `switchyard
      * status`.  Any thread, between submit() and complete() of `c`. */
     void (*progress)(sy_completion *c, int64_t done, int64_t total);
-} sy_host_api;
+};
 
 /* ---- Metrics ---------------------------------------------------------- */
 
@@ -599,7 +624,7 @@ typedef struct sy_executor {
     int (*resume)(sy_instance *inst, const sy_task *task, sy_completion *c,
                   char *err, size_t err_len);
 
-    /* since 1.5 */
+    /* since 1.6 */
 
     /* Optional.  Asks the instance to stop taking new work and finish what
      * it has (a host about to restart).  Thread: any host thread; must not

@@ -1,44 +1,44 @@
 /*
- * plugin_1_5.c -- an executor rebuilt against a newer 1.x header (the
- * simulated tests/abi/executor-1.5.h, never the current one), built three
+ * plugin_1_6.c -- an executor rebuilt against a newer 1.x header (the
+ * simulated tests/abi/executor-1.6.h, never the current one), built three
  * ways for tests/executor/test_plugin.c:
  *
- *   abi15_plain  uses nothing newer than 1.0: SY_EXECUTOR_V1 leaves its
- *                minor at 0 and it calls the 1.5 host function progress()
- *                only under SY_HOST_HAS().  A 1.4 host must load it, and it
+ *   abi16_plain  uses nothing newer than 1.0: SY_EXECUTOR_V1 leaves its
+ *                minor at 0 and it calls the 1.6 host function progress()
+ *                only under SY_HOST_HAS().  A 1.5 host must load it, and it
  *                must find progress() absent there.
- *   abi15_field  (SY_TEST_SET_DRAIN) also sets the 1.5 descriptor field
- *                drain, but forgets to say it needs 1.5.  A 1.4 host does
+ *   abi16_field  (SY_TEST_SET_DRAIN) also sets the 1.6 descriptor field
+ *                drain, but forgets to say it needs 1.6.  A 1.5 host does
  *                not know the field and must refuse it.
- *   abi15_minor  (SY_TEST_NEEDS_1_5) sets drain and says so with
- *                SY_EXECUTOR_MIN_MINOR 5.  A 1.4 host must refuse it,
- *                naming 1.5.
+ *   abi16_minor  (SY_TEST_NEEDS_1_6) sets drain and says so with
+ *                SY_EXECUTOR_MIN_MINOR 6.  A 1.5 host must refuse it,
+ *                naming 1.6.
  */
-#ifdef SY_TEST_NEEDS_1_5
-#define SY_EXECUTOR_MIN_MINOR 5
+#ifdef SY_TEST_NEEDS_1_6
+#define SY_EXECUTOR_MIN_MINOR 6
 #define SY_TEST_SET_DRAIN 1
 #endif
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "executor-1.5.h"
+#include "executor-1.6.h"
 
-#if SY_EXECUTOR_ABI_MAJOR != 1 || SY_EXECUTOR_ABI_MINOR != 5
-#error "plugin_1_5.c must build against the simulated 1.5 header (-I tests/abi)"
+#if SY_EXECUTOR_ABI_MAJOR != 1 || SY_EXECUTOR_ABI_MINOR != 6
+#error "plugin_1_6.c must build against the simulated 1.6 header (-I tests/abi)"
 #endif
 
-#if defined(SY_TEST_NEEDS_1_5)
-#define PLUGIN_NAME "abi15_minor"
+#if defined(SY_TEST_NEEDS_1_6)
+#define PLUGIN_NAME "abi16_minor"
 #elif defined(SY_TEST_SET_DRAIN)
-#define PLUGIN_NAME "abi15_field"
+#define PLUGIN_NAME "abi16_field"
 #else
-#define PLUGIN_NAME "abi15_plain"
+#define PLUGIN_NAME "abi16_plain"
 #endif
 
 struct sy_instance {
     const sy_host_api *api;
-    int has_progress; /* the host lends progress() (1.5 and later) */
+    int has_progress; /* the host lends progress() (1.6 and later) */
 };
 
 static int p_create(const sy_host_api *api, sy_host *host,
@@ -94,8 +94,8 @@ static void p_drain(sy_instance *inst) { (void)inst; }
 static const sy_executor desc = {
     SY_EXECUTOR_V1,
     .name = PLUGIN_NAME,
-    .version = "1.5.0",
-    .description = "built against a simulated ABI 1.5 header (tests)",
+    .version = "1.6.0",
+    .description = "built against a simulated ABI 1.6 header (tests)",
     .create = p_create,
     .destroy = p_destroy,
     .capacity = p_capacity,
