@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/rates.h"
 #include "store/slots.h"
 
 /* A named bound of the configuration: a pool's size, a tenant's
@@ -24,6 +25,10 @@ struct sy_limits {
     size_t n_returns, cap_returns;
     sy_task_ref *waiting;    /* tasks that found a key full */
     size_t n_waiting, cap_waiting;
+    int64_t retry_at;        /* when the last task that could not start is
+                                offered again */
+    bool rate_wait;          /* it waits for a token, due at retry_at: no
+                                slot given back helps it */
 };
 
 static void bounds_free(named_bound *b, size_t n)
@@ -96,6 +101,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     const sy_task_def *def = sy_live_def(r, idx);
     const named_bound *tenant = l->n_tenants ? find(l->tenants, l->n_tenants, r->wf->tenant)
                                              : NULL;
+    l->retry_at = now + SY_LIMITS_RETRY_MS;
+    l->rate_wait = false;
     if (!def->flow && !tenant)
         return 1;
     char *keys[SY_SLOT_CLAIMS_MAX];
@@ -169,9 +176,28 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             result = 0;
         }
     }
+    if (result == 1 && f && f->n_rates) {
+        result = sy_rates_take(r, idx, now, why, why_len, &l->retry_at);
+        l->rate_wait = result == 0;
+        if (result != 1 && r->t[idx].holds_slots && !e->fatal) {
+            /* All or none: the slots just taken go back in this batch. */
+            r->t[idx].holds_slots = false;
+            sy_slot_holder h = holder_of(r, idx, token);
+            if (sy_store_return_slots(e->o.store, &h) != SY_OK) {
+                sy_log(SY_LOG_ERROR, "store", "cannot return slots: %s",
+                       sy_store_errmsg(e->o.store));
+                e->fatal = true;
+            }
+        }
+    }
     for (size_t i = 0; i < n; i++)
         free(keys[i]);
     return result;
+}
+
+int64_t sy_limits_retry_at(sy_engine *e)
+{
+    return e->limits->retry_at;
 }
 
 void sy_limits_release(sy_live_run *r, size_t idx)
@@ -189,7 +215,7 @@ void sy_limits_release(sy_live_run *r, size_t idx)
 void sy_limits_wait(sy_live_run *r, size_t idx)
 {
     sy_live_task *t = &r->t[idx];
-    if (t->waits_slot)
+    if (t->waits_slot || r->e->limits->rate_wait)
         return;
     t->waits_slot = true;
     sy_limits *l = r->e->limits;

@@ -24,6 +24,7 @@
 #include "store/keyed.h"
 #include "store/audit.h"
 #include "store/slots.h"
+#include "store/rates.h"
 #include "store/store.h"
 
 typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
@@ -161,6 +162,11 @@ struct sy_store_ops {
                       int (*cb)(void *arg, const sy_slot_record *r), void *arg);
     /* Named events and triggers (store/named_driver.h). */
     const struct sy_store_named_ops *named;
+    /* Rate limits' buckets (store/rates.c checks the arguments). */
+    int (*take_rates)(sy_store *s, const sy_store_fence *fence, int64_t run_id,
+                      const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
+                      size_t *empty, int64_t *wait_ms);
+    int (*rate_bucket)(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

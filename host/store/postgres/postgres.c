@@ -84,6 +84,8 @@ static const struct sy_store_ops pg_ops = {
     .reap_slots = sy_pg_reap_slots,
     .list_slots = sy_pg_list_slots,
     .named = &sy_pg_named_ops,
+    .take_rates = sy_pg_take_rates,
+    .rate_bucket = sy_pg_rate_bucket,
 };
 
 /* The libpq connection string for `target`, what followed the matched

@@ -224,6 +224,12 @@ static const char *const migrations[] = {
     "CREATE INDEX trigger_items_passed ON trigger_items (trigger_key, at) WHERE reason IS NOT NULL;",
     /* A run retried with `retry --no-cache`. */
     "ALTER TABLE runs ADD COLUMN no_cache SMALLINT NOT NULL DEFAULT 0;",
+    /* Rate limits (store/rates.h): a token bucket per key. */
+    "CREATE TABLE rate_buckets ("
+    "  key TEXT PRIMARY KEY,"
+    "  level BIGINT NOT NULL,"
+    "  refilled BIGINT NOT NULL,"
+    "  interval_ms BIGINT NOT NULL);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -22,7 +22,7 @@
     " EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner" \
     " AND r.lease_epoch = s.epoch AND r.lease_until > " now ")"
 
-const char *const sy_pg_slot_sql[SY_PG_COUNT - SY_PG_SLOT_FIRST] = {
+const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     /* 21338: the slots' class of advisory locks (21337 is the ticks'). */
     [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
         "SELECT k.i, pg_try_advisory_xact_lock(21338, hashtext(k.key))"

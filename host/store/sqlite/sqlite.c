@@ -275,6 +275,8 @@ static const struct sy_store_ops sqlite_ops = {
     .reap_slots = sy_sqlite_reap_slots,
     .list_slots = sy_sqlite_list_slots,
     .named = &sy_sqlite_named_ops,
+    .take_rates = sy_sqlite_take_rates,
+    .rate_bucket = sy_sqlite_rate_bucket,
 };
 
 
