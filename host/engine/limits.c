@@ -29,6 +29,7 @@ struct sy_limits {
                                 offered again */
     bool rate_wait;          /* it waits for a token, due at retry_at: no
                                 slot given back helps it */
+    sy_rate_waits rate_waits;/* the turn's times handed out per bucket */
 };
 
 static void bounds_free(named_bound *b, size_t n)
@@ -73,6 +74,7 @@ void sy_limits_free(sy_engine *e)
     bounds_free(l->tenants, l->n_tenants);
     free(l->returns);
     free(l->waiting);
+    sy_rate_waits_free(&l->rate_waits);
     free(l);
     e->limits = NULL;
 }
@@ -177,7 +179,7 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         }
     }
     if (result == 1 && f && f->n_rates) {
-        result = sy_rates_take(r, idx, now, why, why_len, &l->retry_at);
+        result = sy_rates_take(r, idx, now, &l->rate_waits, why, why_len, &l->retry_at);
         l->rate_wait = result == 0;
         if (result != 1 && r->t[idx].holds_slots && !e->fatal) {
             /* All or none: the slots just taken go back in this batch. */
@@ -247,6 +249,7 @@ sy_task_ref *sy_limits_waiting(sy_engine *e, size_t *n)
 bool sy_limits_flush(sy_engine *e)
 {
     sy_limits *l = e->limits;
+    sy_rate_waits_clear(&l->rate_waits);
     for (size_t i = 0; i < l->n_returns && !e->fatal; i++) {
         /* A run another host took over holds nothing here any more: the
          * rows count for nothing and are reaped (store/slots.h). */

@@ -3,14 +3,49 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/log.h"
 #include "base/util.h"
+#include "engine/batch.h"
 #include "engine/fenced.h"
 #include "store/rates.h"
 
-int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, char *why, size_t why_len,
-                  int64_t *retry_at)
+void sy_rate_waits_clear(sy_rate_waits *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->v[i].key);
+    w->n = 0;
+}
+
+void sy_rate_waits_free(sy_rate_waits *w)
+{
+    sy_rate_waits_clear(w);
+    free(w->v);
+    *w = (sy_rate_waits){0};
+}
+
+/* When a task that found claim c's bucket empty, its next token due at
+ * `due`, is offered again: after every task told before it in this turn,
+ * one token period (rounded up) each. */
+static int64_t queue_behind(sy_rate_waits *w, const sy_rate_claim *c,
+                            int64_t due)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        if (strcmp(w->v[i].key, c->key) != 0)
+            continue;
+        if (w->v[i].due >= due)
+            due = w->v[i].due + (c->interval_ms + c->rate - 1) / c->rate;
+        w->v[i].due = due;
+        return due;
+    }
+    w->v = sy_engine_grow(w->v, &w->cap, w->n + 1, sizeof *w->v);
+    w->v[w->n++] = (struct sy_rate_wait){sy_xstrdup(c->key), due};
+    return due;
+}
+
+int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, sy_rate_waits *waits, char *why,
+                  size_t why_len, int64_t *retry_at)
 {
     sy_engine *e = r->e;
     const sy_task_def *def = sy_live_def(r, idx);
@@ -57,9 +92,9 @@ int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, char *why, size_t why
             *retry_at = now + SY_RATES_BUSY_RETRY_MS;
             result = 0;
         } else if (!taken) {
+            *retry_at = queue_behind(waits, &c[empty], now + wait);
             snprintf(why, why_len, "waiting for %s (next token in %lld ms)", c[empty].key,
-                     (long long)wait);
-            *retry_at = now + wait;
+                     (long long)(*retry_at - now));
             result = 0;
         }
     }

@@ -64,6 +64,10 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
                         size_t n_tenants);
 void close_env(env *v);
 
+/* The engines' clock: fixed unless a test moves it (pool_env_open sets
+ * it back to its start). */
+extern int64_t pool_env_now;
+
 /* The pools the next engine made is given (switchyard.cfg `pools`):
  * none unless a test sets them. */
 extern const sy_pool_config *pool_env_pools;
