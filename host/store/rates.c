@@ -35,11 +35,18 @@ bool sy_rate_bucket_take(sy_rate_bucket *b, bool fresh, const sy_rate_claim *c, 
             b->level = b->level + elapsed * c->rate > full ? full : b->level + elapsed * c->rate;
         b->refilled = now;
     }
-    if (b->level >= unit) {
+    /* A clock behind the bucket's (another host read its clock later but
+     * took first): the tokens that came after `now` are not this take's,
+     * so that no window of the starts' recorded times sees more than the
+     * bound.  (A level capped at full may have lost some of those: this
+     * errs on the side of fewer.) */
+    int64_t ahead = b->refilled - now;
+    int64_t owed = ahead <= 0 ? 0 : ahead >= full / c->rate + 1 ? full : ahead * c->rate;
+    if (b->level - owed >= unit) {
         b->level -= unit;
         return true;
     }
-    *wait_ms = (unit - b->level + c->rate - 1) / c->rate;
+    *wait_ms = (unit - (b->level - owed) + c->rate - 1) / c->rate;
     return false;
 }
 

@@ -24,8 +24,10 @@
  * nothing.
  *
  * Times are the callers' clocks (ms).  A bucket's time only goes forward:
- * a host whose clock is behind the last refill refills nothing until it
- * catches up.
+ * a take at a time before the last refill (a host that read its clock
+ * before another that took first) refills nothing and may not use the
+ * tokens that came after its time, so the bound holds over the times the
+ * takes were made at, whatever order they commit in.
  *
  * Same threading and error contract as store.h.
  */

@@ -73,9 +73,17 @@ static void test_bucket_arithmetic(void **state)
     assert_true(sy_rate_bucket_take(&b, false, &c, 1000000000, &wait));
     assert_true(sy_rate_bucket_take(&b, false, &c, 1000000000, &wait));
     assert_false(sy_rate_bucket_take(&b, false, &c, 1000000000, &wait));
-    /* A clock behind the last refill refills nothing. */
-    assert_false(sy_rate_bucket_take(&b, false, &c, 5, &wait));
-    assert_int_equal(wait, 100);
+    /* A clock behind the last refill refills nothing, and may not use
+     * the tokens that came after its time. */
+    assert_false(sy_rate_bucket_take(&b, false, &c, 1000000000 - 5, &wait));
+    assert_int_equal(wait, 105);
+    assert_true(sy_rate_bucket_take(&b, false, &c, 1000000000 + 100, &wait));
+    assert_true(sy_rate_bucket_take(&b, true, &c, 1000, &wait));
+    assert_true(sy_rate_bucket_take(&b, false, &c, 1100, &wait)); /* 1 left, at 1100 */
+    /* At 1050 half of that token had come: the rest comes at 1100. */
+    assert_false(sy_rate_bucket_take(&b, false, &c, 1050, &wait));
+    assert_int_equal(wait, 50);
+    assert_true(sy_rate_bucket_take(&b, false, &c, 1100, &wait));
     /* 3 a minute: a token every 20 s, the wait rounded up. */
     sy_rate_claim slow = {"k", 3, 60000, 1};
     assert_true(sy_rate_bucket_take(&b, true, &slow, 0, &wait));
