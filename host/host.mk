@@ -61,7 +61,7 @@ libsyhost_la_SOURCES += \
 	host/workflow/tick.c host/workflow/tick.h \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
-	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/rate.c host/workflow/task_cache.c host/workflow/retry.c \
+	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/rate.c host/workflow/key_template.c host/workflow/task_cache.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
 	host/workflow/context.c host/workflow/context.h \

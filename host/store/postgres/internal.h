@@ -205,6 +205,11 @@ int sy_pg_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *fou
 
 /* --- postgres/slots.c ------------------------------------------------------ */
 
+/* Locks the n keys of text[] literal `keys` for the transaction with
+ * statement `id` (SY_PG_SLOT_LOCK, SY_PG_RATE_LOCK: pg_try_advisory_xact_lock
+ * of each, in key order); *busy the first one another host's batch
+ * holds, or n when none. */
+int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *busy);
 int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                      const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                      size_t *full, int64_t *held);

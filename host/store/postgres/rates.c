@@ -36,25 +36,6 @@ const char *const sy_pg_rate_sql[SY_PG_COUNT - SY_PG_RATE_FIRST] = {
         " AND rate_buckets.interval_ms = $7::bigint",
 };
 
-/* Locks the keys for the transaction; *busy the first one another
- * host's batch holds, or n when none. */
-static int lock_keys(sy_store_pg *q, const char *keys, size_t n, size_t *busy)
-{
-    sy_pg_params p = {0};
-    sy_pg_text(&p, 1, keys);
-    PGresult *r;
-    int status = sy_pg_run(q, SY_PG_RATE_LOCK, &p, &r, "lock rate keys");
-    *busy = n;
-    for (int i = 0; status == SY_OK && i < PQntuples(r); i++) {
-        size_t k = (size_t)sy_pg_col_int(r, i, 0) - 1;
-        const char *got = sy_pg_col(r, i, 1);
-        if (got && got[0] != 't' && k < *busy)
-            *busy = k;
-    }
-    PQclear(r);
-    return status;
-}
-
 /* The buckets of the keys, in their order, into b (found[i] whether key
  * i has one), and whether `fence` holds run `run_id`. */
 static int read_buckets(sy_store_pg *q, const char *keys, int64_t run_id,
@@ -125,7 +106,7 @@ int sy_pg_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id,
     if (!keys)
         return sy_store_fail(s, SY_ENOMEM, "out of memory");
     size_t busy = n;
-    int status = lock_keys(q, keys, n, &busy);
+    int status = sy_pg_lock_keys(q, SY_PG_RATE_LOCK, keys, n, &busy);
     sy_rate_bucket b[SY_RATE_CLAIMS_MAX] = {{0}}, was[SY_RATE_CLAIMS_MAX];
     bool found[SY_RATE_CLAIMS_MAX] = {false}, holds = false, all = status == SY_OK;
     if (status == SY_OK && busy < n) {
