@@ -75,3 +75,23 @@ pg_host() {
     trap stop_pg EXIT
 }
 stop_pg() { "$SY_SRCDIR/tests/bin/pg-throwaway" stop "$host"; }
+
+# pg_store_host SETTINGS: pg_host SETTINGS with switchyard.cfg's store on
+# that server, migrated, and psql in $PSQL to read it; the current
+# directory is $host.  Skips the script when there is no psql or the
+# build has no PostgreSQL store.
+pg_store_host() {
+    pg_host "$1"
+    PSQL=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -n1)
+    if [ -z "$PSQL" ]; then
+        echo "1..0 # SKIP no psql to read the store"
+        exit 0
+    fi
+    sed -i "s|sqlite:var/switchyard.db|$url|" "$host/switchyard.cfg"
+    cd "$host" || exit 1
+    case $("$SWITCHYARD" migrate 2>&1) in
+    *"not in this build"*)
+        echo "1..0 # SKIP this build has no PostgreSQL store (configure found no libpq)"
+        exit 0 ;;
+    esac
+}

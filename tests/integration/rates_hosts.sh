@@ -10,20 +10,7 @@ if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP timing-driven (a rate in real time); it runs in the sanitizer pass"
     exit 0
 fi
-pg_host
-PSQL=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -n1)
-if [ -z "$PSQL" ]; then
-    echo "1..0 # SKIP no psql to read the attempts' start times"
-    exit 0
-fi
-sed -i "s|sqlite:var/switchyard.db|$url|" "$host/switchyard.cfg"
-cd "$host" || exit 1
-out=$("$SWITCHYARD" migrate 2>&1)
-case $out in
-*"not in this build"*)
-    echo "1..0 # SKIP this build has no PostgreSQL store (configure found no libpq)"
-    exit 0 ;;
-esac
+pg_store_host
 workflow paced <<'WF'
 workflow = {
   name = "paced";
