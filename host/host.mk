@@ -100,6 +100,7 @@ libsyhost_la_SOURCES += \
 	host/store/cache.h host/store/sqlite/cache.c \
 	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
 	host/store/rates.c host/store/rates.h host/store/sqlite/rates.c \
+	host/store/preempt.c host/store/preempt.h host/store/sqlite/preempt.c \
 	host/store/named_events.c host/store/named_events.h host/store/named_driver.h \
 	host/store/sqlite/named_events.c \
 	host/store/checkpoint.c host/store/checkpoint.h
@@ -120,7 +121,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c \
 	host/store/postgres/slots.c host/store/postgres/named_events.c \
-	host/store/postgres/rates.c
+	host/store/postgres/rates.c host/store/postgres/preempt.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -139,7 +140,7 @@ libsyhost_la_SOURCES += \
 	host/engine/dispatch.c host/engine/dispatch.h host/engine/cache.c host/engine/cache.h \
 	host/engine/cache_put.c host/engine/cache_put.h host/engine/priority.c host/engine/priority.h \
 	host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
-	host/engine/rates.c host/engine/rates.h \
+	host/engine/rates.c host/engine/rates.h host/engine/preempt.c host/engine/preempt.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/preempt.h"
 #include "engine/rates.h"
 #include "store/slots.h"
 
@@ -30,6 +31,8 @@ struct sy_limits {
     bool rate_wait;          /* it waits for a token, due at retry_at: no
                                 slot given back helps it */
     sy_rate_waits rate_waits;/* the turn's times handed out per bucket */
+    bool asked;              /* a cancel was requested (cancel_in_progress):
+                                read the requests at the next turn */
 };
 
 static void bounds_free(named_bound *b, size_t n)
@@ -172,6 +175,19 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
                      c[full].key, (long long)held, (long long)c[full].limit,
                      sy_limit_strategy_name(f->limits[full].strategy));
             result = 2;
+        } else if (f && full < f->n_limits &&
+                   f->limits[full].strategy == SY_LIMIT_CANCEL_IN_PROGRESS) {
+            /* The oldest holder is asked to end; this task takes its slot
+             * once it is given back (engine/preempt.h). */
+            if (sy_preempt_request(e, c[full].key, now)) {
+                /* Read at the next turn, which this one brings about. */
+                l->asked = true;
+                l->retry_at = now + 1;
+            }
+            snprintf(why, why_len, "waiting for %s (%lld of %lld held; the oldest holder is "
+                     "cancelled: strategy cancel_in_progress)", c[full].key, (long long)held,
+                     (long long)c[full].limit);
+            result = 0;
         } else {
             snprintf(why, why_len, "waiting for %s (%lld of %lld held)", c[full].key,
                      (long long)held, (long long)c[full].limit);
@@ -250,6 +266,12 @@ bool sy_limits_flush(sy_engine *e)
 {
     sy_limits *l = e->limits;
     sy_rate_waits_clear(&l->rate_waits);
+    /* A request this host made: acted on now if it holds the attempt
+     * (another host's at its next lease renewal, host/engine/serve.c). */
+    if (l->asked && !e->fatal) {
+        l->asked = false;
+        sy_preempt_poll(e, e->now());
+    }
     for (size_t i = 0; i < l->n_returns && !e->fatal; i++) {
         /* A run another host took over holds nothing here any more: the
          * rows count for nothing and are reaped (store/slots.h). */

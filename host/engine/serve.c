@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/lease.h"
+#include "engine/preempt.h"
 #include "engine/listen.h"
 #include "engine/load.h"
 #include "engine/run.h"
@@ -289,6 +290,9 @@ static void on_renew(uv_timer_t *t)
     size_t reaped = 0;
     if (sy_store_reap_slots(e->o.store, now, &reaped) != SY_OK)
         sy_log(SY_LOG_WARN, "store", "cannot reap slots: %s", sy_store_errmsg(e->o.store));
+    /* Other hosts' cancel_in_progress requests on this host's slots
+     * (engine/preempt.h): acted on within one renewal interval. */
+    sy_preempt_poll(e, now);
     for (sy_live_run *r = e->runs; r; r = r->next) {
         /* A finished run's last state is written already: nothing to
          * renew. */

@@ -42,6 +42,7 @@
 #include "store/driver.h"
 #include "store/slots.h"
 #include "store/rates.h"
+#include "store/preempt.h"
 
 /* Every statement a handle prepares (on first use, again after a
  * reconnect), by what it does; their SQL is in postgres/conn.c. */
@@ -202,6 +203,13 @@ int sy_pg_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id,
                      const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
                      size_t *empty, int64_t *wait_ms);
 int sy_pg_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
+
+/* --- postgres/preempt.c: cancel requests on slot rows (store/preempt.h) ----- */
+
+int sy_pg_request_slot_cancel(sy_store *s, const char *key, int64_t now, const char *why,
+                         bool *asked);
+int sy_pg_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
+                               int (*cb)(void *arg, const sy_cancel_request *r), void *arg);
 
 /* --- postgres/slots.c ------------------------------------------------------ */
 

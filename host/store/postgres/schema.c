@@ -230,6 +230,9 @@ static const char *const migrations[] = {
     "  level BIGINT NOT NULL,"
     "  refilled BIGINT NOT NULL,"
     "  interval_ms BIGINT NOT NULL);",
+    /* cancel_in_progress (store/preempt.h): a request to cancel the
+     * holder, with why. */
+    "ALTER TABLE slots ADD COLUMN cancel_why TEXT;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

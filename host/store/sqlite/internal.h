@@ -27,6 +27,7 @@
 #include "store/driver.h"
 #include "store/slots.h"
 #include "store/rates.h"
+#include "store/preempt.h"
 
 /* --- sqlite/statements.c ------------------------------------------------------ */
 
@@ -180,6 +181,14 @@ int sy_sqlite_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_i
                          const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
                          size_t *empty, int64_t *wait_ms);
 int sy_sqlite_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
+
+/* --- sqlite/preempt.c: cancel requests on slot rows (store/preempt.h) ------- */
+
+int sy_sqlite_request_slot_cancel(sy_store *s, const char *key, int64_t now, const char *why,
+                             bool *asked);
+int sy_sqlite_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
+                                   int (*cb)(void *arg, const sy_cancel_request *r),
+                                   void *arg);
 
 /* --- sqlite/slots.c ----------------------------------------------------------- */
 

@@ -277,6 +277,8 @@ static const struct sy_store_ops sqlite_ops = {
     .named = &sy_sqlite_named_ops,
     .take_rates = sy_sqlite_take_rates,
     .rate_bucket = sy_sqlite_rate_bucket,
+    .request_slot_cancel = sy_sqlite_request_slot_cancel,
+    .list_cancel_requests = sy_sqlite_list_cancel_requests,
 };
 
 
