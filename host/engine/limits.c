@@ -8,8 +8,8 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/batch.h"
-#include "engine/preempt.h"
 #include "engine/rates.h"
+#include "store/preempt.h"
 #include "store/slots.h"
 
 /* A named bound of the configuration: a pool's size, a tenant's
@@ -98,6 +98,23 @@ static sy_slot_holder holder_of(const sy_live_run *r, size_t idx, int64_t token)
                             slot ? (int64_t)t->elem : -1, token};
 }
 
+/* Inside the turn's batch: asks that the oldest holder of `key` be
+ * cancelled for a newer task (nothing when one was asked already).  True
+ * when a holder was marked. */
+static bool request_cancel(sy_engine *e, const char *key, int64_t now)
+{
+    char why[SY_SLOT_KEY_MAX + 128];
+    snprintf(why, sizeof why, "cancelled for a newer task on %s (strategy cancel_in_progress)",
+             key);
+    bool asked = false;
+    if (sy_store_request_slot_cancel(e->o.store, key, now, why, &asked) != SY_OK) {
+        sy_log(SY_LOG_ERROR, "store", "cannot request a cancel: %s",
+               sy_store_errmsg(e->o.store));
+        e->fatal = true;
+    }
+    return asked;
+}
+
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len)
 {
@@ -179,7 +196,7 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
                    f->limits[full].strategy == SY_LIMIT_CANCEL_IN_PROGRESS) {
             /* The oldest holder is asked to end; this task takes its slot
              * once it is given back (engine/preempt.h). */
-            if (sy_preempt_request(e, c[full].key, now)) {
+            if (request_cancel(e, c[full].key, now)) {
                 /* Read at the next turn, which this one brings about. */
                 l->asked = true;
                 l->retry_at = now + 1;
@@ -211,6 +228,13 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     for (size_t i = 0; i < n; i++)
         free(keys[i]);
     return result;
+}
+
+bool sy_limits_asked(sy_engine *e)
+{
+    bool asked = e->limits->asked;
+    e->limits->asked = false;
+    return asked;
 }
 
 int64_t sy_limits_retry_at(sy_engine *e)
@@ -266,12 +290,7 @@ bool sy_limits_flush(sy_engine *e)
 {
     sy_limits *l = e->limits;
     sy_rate_waits_clear(&l->rate_waits);
-    /* A request this host made: acted on now if it holds the attempt
-     * (another host's at its next lease renewal, host/engine/serve.c). */
-    if (l->asked && !e->fatal) {
-        l->asked = false;
-        sy_preempt_poll(e, e->now());
-    }
+
     for (size_t i = 0; i < l->n_returns && !e->fatal; i++) {
         /* A run another host took over holds nothing here any more: the
          * rows count for nothing and are reaped (store/slots.h). */

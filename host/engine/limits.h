@@ -33,6 +33,11 @@ void sy_limits_free(sy_engine *e);
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len);
 
+/* Whether a turn since the last call asked, through the store, for a
+ * key's oldest holder to be cancelled (cancel_in_progress): the caller
+ * reads the requests (engine/preempt.h), this host's own among them. */
+bool sy_limits_asked(sy_engine *e);
+
 /* When to offer again the task sy_limits_take last gave 0 for: when its
  * next rate token is due, or SY_LIMITS_RETRY_MS after it found a key
  * full. */

@@ -9,20 +9,6 @@
 #include "engine/run.h"
 #include "store/preempt.h"
 
-bool sy_preempt_request(sy_engine *e, const char *key, int64_t now)
-{
-    char why[SY_SLOT_KEY_MAX + 128];
-    snprintf(why, sizeof why, "cancelled for a newer task on %s (strategy cancel_in_progress)",
-             key);
-    bool asked = false;
-    if (sy_store_request_slot_cancel(e->o.store, key, now, why, &asked) != SY_OK) {
-        sy_log(SY_LOG_ERROR, "store", "cannot request a cancel: %s",
-               sy_store_errmsg(e->o.store));
-        e->fatal = true;
-    }
-    return asked;
-}
-
 typedef struct {
     sy_engine *e;
     size_t n;

@@ -4,17 +4,15 @@
  * batch, that the key's oldest holder be cancelled; the host holding it
  * reads the requests on its slot rows and cancels those attempts: their
  * tasks end Cancelled, with why, and are not retried, and their slots go
- * back for the waiting task to take.  Loop thread.
+ * back for the waiting task to take.  The request is made by
+ * engine/limits.c; the reading here, by engine.c at the start of a turn
+ * after this host asked, and by serve.c at every lease renewal.  Loop
+ * thread.
  */
 #ifndef SY_ENGINE_PREEMPT_H
 #define SY_ENGINE_PREEMPT_H
 
 #include "engine/internal.h"
-
-/* Inside the turn's batch: asks that the oldest holder of `key` be
- * cancelled for a newer task (nothing when one was asked already).  True
- * when a holder was marked. */
-bool sy_preempt_request(sy_engine *e, const char *key, int64_t now);
 
 /* Reads the requests on this host's slot rows and cancels each attempt
  * they name that is still current here.  In or outside a batch; what it
