@@ -7,6 +7,8 @@ import { el, clock, duration } from './svg.js';
 import { drawDag } from './dag.js';
 import { drawGantt, rowKey } from './gantt.js';
 import { drawDetail } from './detail.js';
+import { startViews, viewEvent, viewTick } from './views.js';
+import { markCached } from './cached.js';
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 10000, POLL_OFFLINE_MS = 3000;
@@ -181,7 +183,7 @@ async function loadRun() {
     state.dagOf = wf;
   }
   state.run = run;
-  state.attempts = attempts;
+  state.attempts = markCached(attempts, run);
   drawRun();
 }
 
@@ -243,7 +245,10 @@ function pickTask(id) {
     const d = $('detail');
     d.hidden = false;
     d.replaceChildren();
-    el('p', { class: 'muted' }, `${id} has not started.`, d);
+    const t = (state.run.tasks || []).find((x) => x.id === id);
+    // A Waiting task says what it waits for (a key, a pool, a tenant bound).
+    el('p', { class: 'muted', id: 'detail-waiting' },
+       t && t.waiting_for ? `${id} is Waiting: ${t.waiting_for}.` : `${id} has not started.`, d);
     drawRun();
     return;
   }
@@ -349,7 +354,8 @@ function start() {
   });
   window.addEventListener('hashchange', route);
   showForget();
-  followEvents(() => refresh(), (live) => {
+  startViews((path) => withToken(false, () => api('GET', path)));
+  followEvents((kind) => { viewEvent(kind); refresh(); }, (live) => {
     state.live = live;
     $('live').textContent = live ? 'live' : 'offline';
     $('live').className = 'pill ' + (live ? 'on' : 'off');
@@ -360,6 +366,7 @@ function start() {
   const tick = () => {
     refresh();
     loadHealth();
+    viewTick();
     setTimeout(tick, state.live ? POLL_MS : POLL_OFFLINE_MS);
   };
   tick();

@@ -3,6 +3,7 @@
 // tasks sit near the mean position of what they follow), edges as curves,
 // each task filled with its state's colour.
 import { svg, legend, textClass, clip } from './svg.js';
+import { CACHED } from './cached.js';
 
 const W = 140, H = 34, GX = 44, GY = 14, PAD = 12;
 
@@ -80,8 +81,9 @@ export function drawDag(box, dag, tasks, selected, onPick) {
                          'data-task': n.id, 'data-state': state,
                          transform: `translate(${p.x},${p.y})` }, root);
     svg('rect', { class: 's-' + state, width: W, height: H, rx: 5 }, g);
-    let label = clip(n.id, 18);
+    let label = clip(n.id, t && t.cached ? 10 : 18);
     if (t && t.attempts > 1) label += ` ×${t.attempts}`;
+    if (t && t.cached) { label += CACHED; g.dataset.cached = '1'; }
     const txt = svg('text', { class: textClass(state), x: 8, y: H / 2 + 4 }, g);
     txt.textContent = label;
     if (t && t.map) {
@@ -92,8 +94,12 @@ export function drawDag(box, dag, tasks, selected, onPick) {
     }
     const tip = svg('title', {}, g);
     tip.textContent = `${n.id}: ${state}` + (t && t.attempts ? `, ${t.attempts} attempt(s)` : '') +
-                      (t && t.executor ? ` on ${t.executor}` : '') + (t && t.error ? `\n${t.error}` : '');
+                      (t && t.executor ? ` on ${t.executor}` : '') + (t && t.cached ? CACHED : '') + (t && t.error ? `
+${t.error}` : '') +
+                      (t && t.waiting_for ? `
+${t.waiting_for}` : '');
     g.addEventListener('click', () => onPick(n.id));
   }
-  legend(['NotStarted', 'Ready', 'Running', 'Completed', 'Failed', 'Skipped', 'Cancelled'], box);
+  legend(['NotStarted', 'Ready', 'Waiting', 'Running', 'Completed', 'Failed', 'Skipped',
+          'Dropped', 'Cancelled'], box);
 }

@@ -3,6 +3,7 @@
 // UUID and Xid, ...), and the tail of what it wrote (the logs endpoint).
 import { api } from './api.js';
 import { el, clock, duration } from './svg.js';
+import { CACHED } from './cached.js';
 
 const TAIL = 4000;
 
@@ -17,11 +18,12 @@ export async function drawDetail(box, runId, a, now) {
     el('dt', {}, k, dl);
     el('dd', id ? { id } : {}, String(v), dl);
   };
-  row('outcome', a.outcome, 'detail-outcome');
+  row('outcome', a.outcome + (a.cached ? CACHED : ''), 'detail-outcome');
   row('started', clock(a.start) + (a.start_known ? '' : ' (not recorded: the previous attempt\'s end)'));
   row('ended', a.end ? clock(a.end) : 'still running');
   row('took', duration((a.end ?? now) - a.start));
   row('instance', a.executor);
+  row('cache', a.cached, 'detail-cache');
   // A deferred attempt's detail is the backend's reason (a Lambda throttle).
   row(a.outcome === 'Deferred' ? 'deferred' : 'error', a.detail, 'detail-error');
   row('backend', a.note, 'detail-note');

@@ -3,6 +3,7 @@
 // to its end (or now), coloured by its outcome.  A start the store does
 // not keep is drawn from the previous attempt's end, dashed.
 import { svg, legend, duration, clip } from './svg.js';
+import { CACHED } from './cached.js';
 
 const LABEL = 150, ROW = 22, BAR = 14, TOP = 22, RIGHT = 20;
 
@@ -55,7 +56,8 @@ export function drawGantt(box, data, order, selected, onPick) {
   keys.forEach((k, i) => {
     const y = TOP + i * ROW;
     const label = svg('text', { x: 6, y: y + BAR - 2 }, root);
-    label.textContent = clip(k, 21);
+    const cached = bars.some((a) => a.cached && rowKey(a) === k);
+    label.textContent = cached ? clip(k, 12) + CACHED : clip(k, 21);
   });
   for (const a of bars) {
     const y = TOP + row.get(rowKey(a)) * ROW;
@@ -65,9 +67,10 @@ export function drawGantt(box, data, order, selected, onPick) {
     const r = svg('rect', {
       class: `bar s-${outcome}${a.start_known ? '' : ' guess'}${key === selected ? ' sel' : ''}`,
       x: x1, y, width: x2 - x1, height: BAR, rx: 2,
-      'data-task': a.task, 'data-attempt': a.attempt, 'data-outcome': outcome }, root);
+      'data-task': a.task, 'data-attempt': a.attempt, 'data-outcome': outcome,
+      'data-cached': a.cached ? '1' : '0' }, root);
     const tip = svg('title', {}, r);
-    tip.textContent = `${rowKey(a)} attempt ${a.attempt}: ${outcome}, ` +
+    tip.textContent = `${rowKey(a)} attempt ${a.attempt}: ${outcome}${a.cached ? CACHED : ''}, ` +
       duration(endOf(a) - a.start) + (a.end === null ? ' so far' : '') +
       (a.start_known ? '' : ' (start not recorded: drawn from the previous attempt\'s end)') +
       (a.detail ? `\n${a.detail}` : '') + (a.note ? `\n${a.note}` : '');

@@ -18,7 +18,7 @@ export function el(tag, attrs, text, parent) {
 
 // Fills that white text reads on; the others take dark text.
 const DARK = new Set(['Running', 'Completed', 'Failed', 'TimedOut', 'Abandoned',
-                      'Interrupted', 'Cancelled', 'Skipped']);
+                      'Interrupted', 'Cancelled', 'Skipped', 'Dropped']);
 export function textClass(state) { return DARK.has(state) ? 'on-dark' : 'on-light'; }
 
 export function legend(states, parent) {

@@ -102,7 +102,7 @@ libsyhost_la_SOURCES += \
 	host/store/rates.c host/store/rates.h host/store/sqlite/rates.c \
 	host/store/preempt.c host/store/preempt.h host/store/sqlite/preempt.c \
 	host/store/named_events.c host/store/named_events.h host/store/named_driver.h \
-	host/store/sqlite/named_events.c \
+	host/store/sqlite/named_events.c host/store/sqlite/settlements.c \
 	host/store/checkpoint.c host/store/checkpoint.h
 
 # The PostgreSQL store (its files listed in store/postgres/internal.h),
@@ -121,6 +121,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c \
 	host/store/postgres/slots.c host/store/postgres/named_events.c \
+	host/store/postgres/settlements.c \
 	host/store/postgres/rates.c host/store/postgres/preempt.c
 endif
 
@@ -140,6 +141,7 @@ libsyhost_la_SOURCES += \
 	host/engine/dispatch.c host/engine/dispatch.h host/engine/cache.c host/engine/cache.h \
 	host/engine/cache_put.c host/engine/cache_put.h host/engine/priority.c host/engine/priority.h \
 	host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
+	host/engine/waiting.c host/engine/waiting.h \
 	host/engine/rates.c host/engine/rates.h host/engine/preempt.c host/engine/preempt.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
@@ -191,7 +193,8 @@ libsyhost_la_SOURCES += \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c host/admin/api_host.c \
 	host/admin/api_logs.c host/admin/api_events.c \
-	host/admin/api_metrics.c host/admin/api_named_events.c
+	host/admin/api_metrics.c host/admin/api_named_events.c \
+	host/admin/named_feed.c host/admin/named_feed.h
 libsyhost_la_SOURCES += host/admin/api_attempts.c host/admin/static.c host/admin/audit.c host/admin/api_token.c
 
 bin_PROGRAMS += switchyard

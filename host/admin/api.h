@@ -32,6 +32,9 @@ int sy_api_run_logs(sy_admin_req *rq);
 
 /* admin/api_events.c */
 int sy_api_events(sy_admin_req *rq);
+/* The stream's clients hear of a named event just recorded here soon,
+ * not at the next look (admin/named_feed.h). */
+void sy_admin_events_named_soon(sy_admin *a);
 
 /* admin/api_named_events.c */
 int sy_api_event_emit(sy_admin_req *rq);

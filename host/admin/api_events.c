@@ -1,7 +1,9 @@
 /* Server-sent events of task and run state changes: the engine's
  * observer (engine/observe.h) is set while at least one client listens,
- * and each change is queued to every client that wants its run. */
+ * and each change is queued to every client that wants its run.  Named
+ * events (admin/named_feed.h) go to the clients of every run. */
 #include "admin/api.h"
+#include "admin/named_feed.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +21,27 @@ struct sy_admin_events {
     sy_admin *admin;
     sub *subs;
     uv_timer_t *keepalive;      /* owned while there are subscribers */
+    sy_admin_named_feed *named; /* owned while there are subscribers */
     uint64_t seq;               /* the id of the last event sent */
 };
+
+/* Queues stream event `kind` with `data` (JSON text: no raw newline, so
+ * one data: line carries it) to every client of run_id (0: of every run
+ * only). */
+static void send_all(struct sy_admin_events *E, const char *kind, int64_t run_id,
+                     const char *data)
+{
+    E->seq++;
+    size_t cap = strlen(data) + 64;
+    char *msg = malloc(cap);
+    int n = msg ? snprintf(msg, cap, "id: %llu\nevent: %s\ndata: %s\n\n",
+                           (unsigned long long)E->seq, kind, data)
+                : -1;
+    for (sub *s = E->subs; n > 0 && s; s = s->next)
+        if (!s->run_id || s->run_id == run_id)
+            sy_admin_stream_write(s->s, msg, (size_t)n);
+    free(msg);
+}
 
 static void on_event(void *arg, const sy_engine_event *ev)
 {
@@ -34,23 +55,28 @@ static void on_event(void *arg, const sy_engine_event *ev)
         json_object_set_new(o, "element", json_integer(ev->element));
     if (ev->trigger)
         json_object_set_new(o, "trigger", json_string(ev->trigger));
+    if (ev->waiting_for)
+        json_object_set_new(o, "waiting_for", json_string(ev->waiting_for));
+    if (ev->cached_from)
+        json_object_set_new(o, "from_run", json_integer(ev->cached_from));
     char *data = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (!data)
         return;
-    E->seq++;
-    /* JSON text holds no raw newline, so one data: line carries it. */
-    size_t cap = strlen(data) + 64;
-    char *msg = malloc(cap);
-    int n = msg ? snprintf(msg, cap, "id: %llu\nevent: %s\ndata: %s\n\n",
-                           (unsigned long long)E->seq,
-                           ev->trigger ? "trigger" : ev->task ? "task" : "run", data)
-                : -1;
+    send_all(E, ev->trigger ? "trigger" : ev->cached_from ? "cached" : ev->task ? "task" : "run",
+             ev->run_id, data);
     free(data);
-    for (sub *s = E->subs; n > 0 && s; s = s->next)
-        if (!s->run_id || s->run_id == ev->run_id)
-            sy_admin_stream_write(s->s, msg, (size_t)n);
-    free(msg);
+}
+
+static void on_named(void *arg, const char *json)
+{
+    send_all(arg, "named", 0, json);
+}
+
+void sy_admin_events_named_soon(sy_admin *a)
+{
+    if (a->events)
+        sy_admin_named_feed_soon(a->events->named);
 }
 
 static void on_keepalive(uv_timer_t *t)
@@ -84,6 +110,7 @@ static void stream_gone(sy_admin_stream *st)
     if (st->admin->sv->engine)
         sy_engine_observe(st->admin->sv->engine, NULL, NULL);
     uv_close((uv_handle_t *)E->keepalive, free_timer);
+    sy_admin_named_feed_stop(E->named);
     st->admin->events = NULL;
     free(E);
 }
@@ -122,8 +149,13 @@ int sy_api_events(sy_admin_req *rq)
         uv_timer_init(&a->sv->loop, t);
         t->data = E;
         uv_timer_start(t, on_keepalive, KEEPALIVE_MS, KEEPALIVE_MS);
+        /* Without it the stream still tells runs and tasks. */
+        E->named = sy_admin_named_feed_start(a, on_named, E);
         a->events = E;
         sy_engine_observe(a->sv->engine, on_event, E);
+    } else {
+        /* What was recorded before it came goes to the others only. */
+        sy_admin_named_feed_now(a->events->named);
     }
     me->next = a->events->subs;
     a->events->subs = me;

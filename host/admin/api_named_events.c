@@ -44,6 +44,8 @@ int sy_api_event_emit(sy_admin_req *rq)
                                  key ? json_string_value(key) : NULL, text, &id, &dup, err,
                                  sizeof err);
         free(text);
+        if (rc == SY_OK && !dup)
+            sy_admin_events_named_soon(rq->admin);
         if (rc == SY_OK)
             res = sy_admin_json(rq, dup ? 200 : 201,
                                 json_pack("{s:I, s:s, s:b}", "event_id", (json_int_t)id,
@@ -59,10 +61,42 @@ int sy_api_event_emit(sy_admin_req *rq)
 static int note_event(void *arg, const sy_named_event *ev)
 {
     json_t *data = json_loads(ev->data, 0, NULL);
-    json_array_append_new(arg, json_pack("{s:I, s:s, s:s?, s:o, s:I}", "event_id",
+    json_array_append_new(arg, json_pack("{s:I, s:s, s:s?, s:o, s:I, s:[]}", "event_id",
                                          (json_int_t)ev->id, "name", ev->name, "key", ev->key,
                                          "data", data ? data : json_null(), "created",
-                                         (json_int_t)ev->created));
+                                         (json_int_t)ev->created, "triggers"));
+    return 0;
+}
+
+/* The event of `list` (newest first) with id `id`; NULL when not there. */
+static json_t *event_of(json_t *list, int64_t id)
+{
+    size_t lo = 0, hi = json_array_size(list);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        json_t *ev = json_array_get(list, mid);
+        json_int_t at = json_integer_value(json_object_get(ev, "event_id"));
+        if (at == id)
+            return ev;
+        if (at > id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* "triggers": what each trigger that settled the event made of it. */
+static int note_settled(void *arg, const sy_event_settlement *s)
+{
+    json_t *ev = event_of(arg, s->event_id);
+    if (!ev)
+        return 0; /* another name's, between two of this listing */
+    json_t *o = json_pack("{s:s, s:o, s:s?}", "trigger", s->trigger, "run",
+                          s->run_id ? json_integer(s->run_id) : json_null(), "reason", s->reason);
+    if (o && !s->reason)
+        json_object_set_new(o, "reason", json_null());
+    json_array_append_new(json_object_get(ev, "triggers"), o);
     return 0;
 }
 
@@ -76,6 +110,14 @@ int sy_api_named_events(sy_admin_req *rq)
     sy_store *st = rq->admin->sv->store;
     if (sy_store_list_named_events(st, sy_admin_query(rq, "name"), (size_t)limit, note_event,
                                    list) != SY_OK) {
+        json_decref(list);
+        return sy_admin_error(rq, 500, "%s", sy_store_errmsg(st));
+    }
+    size_t n = json_array_size(list);
+    if (n && sy_store_event_settlements(
+                 st, json_integer_value(json_object_get(json_array_get(list, n - 1), "event_id")),
+                 json_integer_value(json_object_get(json_array_get(list, 0), "event_id")),
+                 note_settled, list) != SY_OK) {
         json_decref(list);
         return sy_admin_error(rq, 500, "%s", sy_store_errmsg(st));
     }

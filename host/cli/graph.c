@@ -66,6 +66,8 @@ static const char *state_fill(sy_task_state st)
     case SY_TASK_FAILED: return "salmon";
     case SY_TASK_SKIPPED: return "lightgray";
     case SY_TASK_CANCELLED: return "khaki";
+    case SY_TASK_WAITING: return "orange";
+    case SY_TASK_DROPPED: return "gainsboro";
     default: return NULL;
     }
 }

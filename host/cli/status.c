@@ -63,7 +63,7 @@ static void print_map(const json_t *t)
     json_array_foreach(json_object_get(map, "list"), i, el) {
         char name[96], err[400];
         snprintf(name, sizeof name, "%s[%lld]", text(t, "id", ""), number(el, "index"));
-        sy_cli_error_summary(text(el, "error", ""), err, sizeof err);
+        sy_cli_error_summary(text(el, "waiting_for", text(el, "error", "")), err, sizeof err);
         printf("    %-22s %-10s %8u  %-12s %s\n", name, text(el, "status", ""),
                (unsigned)number(el, "attempts"), text(el, "executor", "-"), err);
     }
@@ -91,7 +91,8 @@ static void print_status(const json_t *run)
     bool cut = false, failed = false;
     json_array_foreach(json_object_get(run, "tasks"), i, t) {
         char err[400];
-        const char *full = text(t, "error", "");
+        /* A Waiting task says what it waits for where an error would be. */
+        const char *full = text(t, "waiting_for", text(t, "error", ""));
         sy_cli_error_summary(full, err, sizeof err);
         /* Completed without running: its output is an earlier run's. */
         if (!*full && json_is_true(json_object_get(t, "cached")))
@@ -169,6 +170,9 @@ static int print_task(const json_t *run, const char *task_id, bool json)
         printf("  state      %s\n  attempts   %lld (recovered %lld)\n  executor   %s\n"
                "  host       %s\n", text(t, "status", ""), number(t, "attempts"),
                number(t, "recoveries"), text(t, "executor", "-"), text(t, "host", "-"));
+        const char *waiting = text(t, "waiting_for", NULL);
+        if (waiting)
+            printf("  waiting    %s\n", waiting + (strncmp(waiting, "waiting ", 8) ? 0 : 8));
         const char *error = text(t, "error", NULL);
         printf("  error%s\n", error ? ":" : "      none");
         if (error) {
@@ -301,8 +305,9 @@ static void fmt_duration(const json_t *ms, char *buf, size_t len)
  * state table. */
 static void fmt_counts(const json_t *by_state, char *buf, size_t len)
 {
-    static const char *const order[] = {"Completed", "Running", "Ready", "NotStarted",
-                                        "Failed", "Skipped", "Cancelled", NULL};
+    static const char *const order[] = {"Completed", "Running",   "Waiting", "Ready",
+                                        "NotStarted", "Failed",   "Skipped", "Dropped",
+                                        "Cancelled", NULL};
     size_t used = 0;
     buf[0] = '\0';
     for (const char *const *s = order; *s && used < len; s++) {

@@ -54,6 +54,8 @@ static void free_slot(sy_live_run *r, sy_live_task *t)
                                      t->error ? t->error : "failed");
     free(t->error);
     t->error = NULL;
+    free(t->waiting_for);
+    t->waiting_for = NULL;
     json_decref(t->output);
     t->output = NULL;
     free(t->output_text);
@@ -103,6 +105,7 @@ static sy_task_record record_of(const sy_live_task *t, size_t idx)
         .started = t->started,
         .finished = t->finished,
         .fence = t->token,
+        .waiting_for = t->waiting_for,
     };
 }
 

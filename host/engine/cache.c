@@ -10,6 +10,7 @@
 #include "engine/cache_put.h"
 #include "engine/fenced.h"
 #include "engine/input.h"
+#include "engine/observe.h"
 #include "engine/run.h"
 #include "store/cache.h"
 #include "workflow/context.h"
@@ -91,6 +92,7 @@ bool sy_cache_try(sy_live_run *r, size_t idx, int64_t now)
     snprintf(msg, sizeof msg, "completed from the cache: the output of run %lld",
              (long long)from);
     sy_live_event(r, idx, t->attempts, "cached", msg);
+    sy_observe_cached(e, r, idx, from);
     sy_live_task_terminal(r, idx);
     return true;
 }

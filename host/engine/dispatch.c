@@ -17,6 +17,7 @@
 #include "engine/resume.h"
 #include "engine/route.h"
 #include "engine/run.h"
+#include "engine/waiting.h"
 #include "executor/call_record.h"
 
 /* Any thread: capacity freed; the loop re-offers after its next wake. */
@@ -93,7 +94,7 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
         sy_task_ref ref = sy_ready_pop(e);
         sy_live_run *r = ref.run;
         sy_live_task *t = &r->t[ref.idx];
-        if (t->state != SY_TASK_READY || r->cancelling || r->finished)
+        if (!sy_task_state_offerable(t->state) || r->cancelling || r->finished)
             continue;
         if (t->ready_at > now) {
             sy_live_arm_backoff(r, ref.idx, t->ready_at);
@@ -130,6 +131,7 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
         char why[1200];
         int took = sy_limits_take(r, ref.idx, t->token + 1, now, why, sizeof why);
         if (took == 0) {
+            sy_waiting_enter(r, ref.idx, why);
             sy_live_arm_backoff(r, ref.idx, sy_limits_retry_at(e));
             sy_limits_wait(r, ref.idx);
             continue;
@@ -139,8 +141,9 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
                 sy_live_fail_now(r, ref.idx, why);
             continue;
         }
-        if (took == 2) {
-            if (sy_live_set_state(r, ref.idx, SY_TASK_SKIPPED)) {
+        if (took >= 2) {
+            /* drop: a state of its own; cancel_newest: Skipped. */
+            if (sy_live_set_state(r, ref.idx, took == 3 ? SY_TASK_DROPPED : SY_TASK_SKIPPED)) {
                 sy_live_set_error(t, why);
                 sy_live_task_terminal(r, ref.idx);
             }
@@ -303,7 +306,7 @@ void sy_dispatch_offer_waiting(sy_engine *e)
     for (size_t i = 0; i < n; i++) {
         sy_live_run *r = w[i].run;
         sy_live_task *t = &r->t[w[i].idx];
-        if (t->state != SY_TASK_READY || r->lost || r->finished)
+        if (!sy_task_state_offerable(t->state) || r->lost || r->finished)
             continue;
         sy_timer_stop(&e->timers, &t->backoff);
         sy_live_offer(r, w[i].idx);

@@ -248,9 +248,14 @@ typedef struct sy_engine_event {
     const char *state;    /* as spelled in "State" (sy_task_state_name) */
     uint32_t attempt;     /* the task's attempts so far */
     const char *error;    /* what ended it; NULL */
+    const char *waiting_for; /* Waiting: what for ("waiting for key:db
+                                (2 of 2 held)"); NULL otherwise */
     const char *trigger;  /* the workflow trigger whose firing recorded the
                              run, Pending (engine/start_triggers.h); NULL:
                              a state change */
+    int64_t cached_from;  /* the task was Completed from the cache
+                             (engine/cache.h) with the output of this run;
+                             0: a state change */
 } sy_engine_event;
 
 /* Calls fn after each commit with every task and run state change it

@@ -53,6 +53,8 @@ typedef struct sy_live_task {
     uint32_t map;          /* a slot's map: an index into r->maps (below) */
     int64_t ready_at, started, finished;
     char *error;           /* owned; NULL */
+    char *waiting_for;     /* owned while Waiting: what for
+                              (engine/waiting.h); NULL otherwise */
     json_t *output;        /* owned object when Completed with output */
     char *output_text;     /* owned, as stored; NULL */
     sy_route_queue *route;     /* its route: the instances it may go to
@@ -70,7 +72,7 @@ typedef struct sy_live_task {
     bool holds_slots;      /* its attempt in flight took flow-control
                               slots in the store under `token`
                               (engine/limits.h): given back when it ends */
-    bool waits_slot;       /* Ready, in the limits' list of tasks that
+    bool waits_slot;       /* Waiting, in the limits' list of tasks that
                               found a key full (engine/limits.h) */
     /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
      * the elements in flight.  `elem` is the element it holds, -1 when

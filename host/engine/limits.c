@@ -191,7 +191,7 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             snprintf(why, why_len, "%s is full (%lld of %lld held): not run (strategy %s)",
                      c[full].key, (long long)held, (long long)c[full].limit,
                      sy_limit_strategy_name(f->limits[full].strategy));
-            result = 2;
+            result = f->limits[full].strategy == SY_LIMIT_DROP ? 3 : 2;
         } else if (f && full < f->n_limits &&
                    f->limits[full].strategy == SY_LIMIT_CANCEL_IN_PROGRESS) {
             /* The oldest holder is asked to end; this task takes its slot

@@ -24,12 +24,13 @@ void sy_limits_free(sy_engine *e);
 
 /* Inside the turn's batch, for task idx of r about to start its attempt
  * under token `token`: 1 when it holds every slot it needs (or needs
- * none), 0 when a key is full (why says which: the task waits, Ready),
- * or a rate limit's bucket empty (engine/rates.h),
- * -1 when it cannot start at all (why: a key's template names a path not
- * in the context; the task fails) or the store failed (e->fatal set), 2
- * when a full key's strategy is cancel_newest or drop (why: the task
- * ends Skipped without running). */
+ * none), 0 when a key is full or a rate limit's bucket empty (why says
+ * which: the task waits, Waiting, engine/waiting.h; engine/rates.h), -1
+ * when it cannot start at all (why: a key's template names a path not in
+ * the context; the task fails) or the store failed (e->fatal set), 2 when
+ * a full key's strategy is cancel_newest (why: the task ends Skipped
+ * without running), 3 when it is drop (why: the task ends Dropped
+ * without running). */
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len);
 
@@ -43,7 +44,7 @@ bool sy_limits_asked(sy_engine *e);
  * full. */
 int64_t sy_limits_retry_at(sy_engine *e);
 
-/* Task idx found a key full (sy_limits_take gave 0): it waits, Ready, in
+/* Task idx found a key full (sy_limits_take gave 0): it waits, Waiting, in
  * the list of tasks offered again when a slot is given back here (the
  * caller also arms its retry for one another host gives back). */
 void sy_limits_wait(sy_live_run *r, size_t idx);

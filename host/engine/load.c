@@ -49,6 +49,11 @@ static int load_task(void *arg, const sy_task_record *row)
     t->finished = row->finished;
     t->token = t->token_stored = row->fence;
     t->error = row->error ? sy_xstrdup(row->error) : NULL;
+    /* A task Waiting when its last host stopped is offered again here,
+     * and keeps its reason until it starts or waits for something else. */
+    t->waiting_for = row->state == SY_TASK_WAITING && row->waiting_for
+                         ? sy_xstrdup(row->waiting_for)
+                         : NULL;
     if (row->state == SY_TASK_RUNNING && row->host) {
         if (!c->hosts)
             c->hosts = calloc(r->wf->n_tasks, sizeof *c->hosts);
@@ -72,7 +77,7 @@ static int load_task(void *arg, const sy_task_record *row)
     if (sy_task_state_terminal(t->state)) {
         r->n_terminal++;
         r->n_failed += t->state == SY_TASK_FAILED;
-        r->n_skipped += t->state == SY_TASK_SKIPPED;
+        r->n_skipped += t->state == SY_TASK_SKIPPED || t->state == SY_TASK_DROPPED;
     }
     return 0;
 }
@@ -318,7 +323,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
     free_hosts(load.hosts, r->n_t);
     free_hosts(load.execs, wf->n_tasks);
     for (size_t i = 0; i < r->n_t; i++)
-        if (r->t[i].state == SY_TASK_READY && !r->t[i].dirty &&
+        if (sy_task_state_offerable(r->t[i].state) && !r->t[i].dirty &&
             (!sy_live_is_slot(r, i) || r->t[i].elem >= 0))
             sy_live_offer(r, i);
     sy_live_start_roots(r);
@@ -373,6 +378,7 @@ void sy_live_free(sy_live_run *r)
         sy_live_task *t = &r->t[i];
         sy_timer_stop(&e->timers, &t->backoff);
         free(t->error);
+        free(t->waiting_for);
         json_decref(t->output);
         free(t->output_text);
     }

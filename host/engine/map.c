@@ -260,7 +260,8 @@ static int load_map(void *arg, const sy_map_record *rec)
     m->size = rec->size;
     m->next = rec->created;
     m->failed = rec->count[SY_TASK_FAILED];
-    m->cancelled = rec->count[SY_TASK_SKIPPED] + rec->count[SY_TASK_CANCELLED];
+    m->cancelled = rec->count[SY_TASK_SKIPPED] + rec->count[SY_TASK_CANCELLED] +
+                   rec->count[SY_TASK_DROPPED];
     m->ended = rec->count[SY_TASK_COMPLETED] + m->failed + m->cancelled;
     /* Slots for what was open, however many that was. */
     int64_t open = rec->created - m->ended;
@@ -287,6 +288,9 @@ static int load_element(void *arg, int64_t elem, const sy_task_record *row)
     t->started = row->started;
     t->token = t->token_stored = row->fence;
     t->error = row->error ? sy_xstrdup(row->error) : NULL;
+    t->waiting_for = row->state == SY_TASK_WAITING && row->waiting_for
+                         ? sy_xstrdup(row->waiting_for)
+                         : NULL;
     if (row->state == SY_TASK_RUNNING && row->host)
         c->hosts[t - c->r->t] = sy_xstrdup(row->host);
     m->busy++;

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/util.h"
 #include "engine/internal.h"
+#include "engine/waiting.h"
 #include "executor/call_record.h"
 
 void sy_engine_metrics_init(sy_engine_metrics *m)
@@ -74,6 +75,23 @@ void sy_engine_metrics_states(const sy_engine *e, uint64_t tasks[SY_TASK_STATE_C
         }
     }
 }
+
+_Static_assert(SY_ENGINE_WAITING_KINDS == SY_WAITING_KIND_COUNT, "one count per kind");
+
+void sy_engine_metrics_waiting(const sy_engine *e, uint64_t n[SY_ENGINE_WAITING_KINDS])
+{
+    memset(n, 0, SY_ENGINE_WAITING_KINDS * sizeof *n);
+    for (const sy_live_run *r = e->runs; r; r = r->next) {
+        if (r->lost)
+            continue;
+        /* A free slot is NotStarted: never counted here. */
+        for (size_t i = 0; i < r->n_t; i++)
+            if (r->t[i].state == SY_TASK_WAITING)
+                n[sy_waiting_kind_of(r->t[i].waiting_for)]++;
+    }
+}
+
+const char *sy_engine_waiting_kind(int k) { return sy_waiting_kind_name((sy_waiting_kind)k); }
 
 int64_t sy_engine_metrics_lease_age(const sy_engine *e, int64_t *lease_ms)
 {

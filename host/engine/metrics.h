@@ -80,6 +80,13 @@ const sy_engine_metrics *sy_engine_metrics_get(const sy_engine *e);
 void sy_engine_metrics_states(const sy_engine *e, uint64_t tasks[SY_TASK_STATE_COUNT],
                               uint64_t runs[SY_RUN_STATE_COUNT]);
 
+/* The tasks (and held elements) Waiting, by the kind of bound they wait
+ * for: n[k] is the kind named sy_engine_waiting_kind(k) ("key", "pool",
+ * "tenant", "other": a reason of free text). */
+#define SY_ENGINE_WAITING_KINDS 4
+void sy_engine_metrics_waiting(const sy_engine *e, uint64_t n[SY_ENGINE_WAITING_KINDS]);
+const char *sy_engine_waiting_kind(int k);
+
 /* The age, in ms of the engine's clock, of the oldest lease this host
  * holds on a run (since it was claimed or last renewed); -1 when it holds
  * none.  *lease_ms is the configured lease. */

@@ -9,9 +9,11 @@
 typedef struct sy_observed {
     int64_t run_id;
     char *workflow, *task, *error;  /* owned */
+    char *waiting_for;              /* owned: the task's, while Waiting */
     int64_t element;
     int state;                      /* sy_task_state, or sy_run_state with !task */
     uint32_t attempt;
+    int64_t cached_from;            /* 0: a state change */
 } sy_observed;
 
 struct sy_observe {
@@ -28,8 +30,7 @@ void sy_engine_observe(sy_engine *e, void (*fn)(void *arg, const sy_engine_event
         sy_observe_free(e);
         return;
     }
-    if (!e->observe)
-        {
+    if (!e->observe) {
         e->observe = sy_xmalloc(sizeof *e->observe);
         memset(e->observe, 0, sizeof *e->observe);
     }
@@ -69,6 +70,16 @@ void sy_observe_task(sy_engine *e, const sy_live_run *r, size_t idx)
     ev->state = (int)t->state;
     ev->attempt = t->attempts;
     ev->error = t->error && sy_task_state_terminal(t->state) ? sy_xstrdup(t->error) : NULL;
+    ev->waiting_for = t->waiting_for ? sy_xstrdup(t->waiting_for) : NULL;
+}
+
+void sy_observe_cached(sy_engine *e, const sy_live_run *r, size_t idx, int64_t from)
+{
+    if (!e->observe)
+        return;
+    sy_observe_task(e, r, idx);
+    /* A hit always names its run; 0 stays "a state change". */
+    e->observe->v[e->observe->n - 1].cached_from = from > 0 ? from : -1;
 }
 
 void sy_observe_run(sy_engine *e, const sy_live_run *r)
@@ -104,12 +115,15 @@ static void clear(struct sy_observe *o, bool tell)
                                  : sy_run_state_name((sy_run_state)v->state),
                 .attempt = v->attempt,
                 .error = v->error,
+                .waiting_for = v->waiting_for,
+                .cached_from = v->cached_from,
             };
             o->fn(o->arg, &ev);
         }
         free(v->workflow);
         free(v->task);
         free(v->error);
+        free(v->waiting_for);
     }
     o->n = 0;
 }

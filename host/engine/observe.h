@@ -17,6 +17,10 @@ void sy_observe_task(sy_engine *e, const sy_live_run *r, size_t idx);
 /* Notes the state of run r as this turn writes it. */
 void sy_observe_run(sy_engine *e, const sy_live_run *r);
 
+/* Task idx of r was Completed from the cache with the output of run
+ * `from` this turn: told after the commit, before the task's own state. */
+void sy_observe_cached(sy_engine *e, const sy_live_run *r, size_t idx, int64_t from);
+
 /* A workflow trigger's firing, committed: told at once. */
 void sy_observe_trigger(sy_engine *e, int64_t run_id, const char *workflow,
                         const char *trigger);

@@ -56,6 +56,12 @@ bool sy_live_set_state(sy_live_run *r, size_t idx, sy_task_state to)
     }
     if (t->state == SY_TASK_RUNNING && to != SY_TASK_RUNNING)
         sy_limits_release(r, idx); /* its slots, in the batch writing this */
+    if (to != SY_TASK_WAITING) {
+        /* What it waited for (engine/waiting.h) goes: written NULL with
+         * the new state. */
+        free(t->waiting_for);
+        t->waiting_for = NULL;
+    }
     t->state = to;
     if (sy_task_state_terminal(to) && sy_live_is_slot(r, idx)) {
         /* An element: its map counts it (engine/map.h); the run counts
@@ -63,12 +69,13 @@ bool sy_live_set_state(sy_live_run *r, size_t idx, sy_task_state to)
         sy_live_map *m = &r->maps[t->map];
         m->ended++;
         m->failed += to == SY_TASK_FAILED;
-        m->cancelled += to == SY_TASK_CANCELLED || to == SY_TASK_SKIPPED;
+        m->cancelled +=
+            to == SY_TASK_CANCELLED || to == SY_TASK_SKIPPED || to == SY_TASK_DROPPED;
         t->finished = r->e->now();
     } else if (sy_task_state_terminal(to)) {
         r->n_terminal++;
         r->n_failed += to == SY_TASK_FAILED;
-        r->n_skipped += to == SY_TASK_SKIPPED;
+        r->n_skipped += to == SY_TASK_SKIPPED || to == SY_TASK_DROPPED;
         t->finished = r->e->now();
     }
     sy_batch_mark_task(r, idx);
@@ -345,7 +352,7 @@ void sy_live_cancel(sy_live_run *r, const char *why)
         sy_live_task *t = &r->t[i];
         if (sy_live_is_slot(r, i) && t->elem < 0)
             continue;
-        if (t->state == SY_TASK_NOT_STARTED || t->state == SY_TASK_READY) {
+        if (t->state == SY_TASK_NOT_STARTED || sy_task_state_offerable(t->state)) {
             sy_timer_stop(&r->e->timers, &t->backoff);
             if (sy_live_set_state(r, i, SY_TASK_SKIPPED))
                 sy_live_set_error(t, "run cancelled");

@@ -69,6 +69,17 @@ static void states(FILE *f, sy_engine *e)
         sy_expo_sample(f, "switchyard_tasks", sy_expo_label(labels, sizeof labels, "state", state),
                        (double)tasks[s]);
     }
+    uint64_t waiting[SY_ENGINE_WAITING_KINDS];
+    sy_engine_metrics_waiting(e, waiting);
+    sy_expo_family(f, "switchyard_tasks_waiting", "gauge",
+                   "Tasks (and elements held) Waiting for a flow-control slot, by the kind "
+                   "of bound that is full: key, pool, tenant, or other.");
+    for (int k = 0; k < SY_ENGINE_WAITING_KINDS; k++) {
+        labels[0] = '\0';
+        sy_expo_sample(f, "switchyard_tasks_waiting",
+                       sy_expo_label(labels, sizeof labels, "kind", sy_engine_waiting_kind(k)),
+                       (double)waiting[k]);
+    }
     sy_expo_family(f, "switchyard_runs", "gauge",
                    "Runs this host holds in memory, by state (an ended run until its "
                    "last rows are written).");

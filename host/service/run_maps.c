@@ -24,6 +24,7 @@ static int add_element(void *arg, int64_t elem, const sy_task_record *t)
                           (json_int_t)t->attempts, "recoveries", (json_int_t)t->recoveries,
                           "executor", string_or_null(t->executor), "error",
                           string_or_null(t->error), "host", string_or_null(t->host));
+    json_object_set_new(o, "waiting_for", string_or_null(t->waiting_for));
     json_t *out = t->output ? json_loads(t->output, 0, NULL) : NULL;
     json_object_set_new(o, "output", out ? out : json_null());
     json_array_append_new(arg, o);

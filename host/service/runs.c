@@ -136,6 +136,7 @@ static int add_task(void *arg, const sy_task_record *t)
                           (json_int_t)t->recoveries, "executor", string_or_null(t->executor),
                           "error", string_or_null(t->error), "host",
                           string_or_null(t->host), "abandoned");
+    json_object_set_new(o, "waiting_for", string_or_null(t->waiting_for));
     json_object_set_new(o, "resumed", json_array());
     json_object_set_new(o, "cached", json_false());
     json_t *out = t->output && l->outputs ? json_loads(t->output, 0, NULL) : NULL;

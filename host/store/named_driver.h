@@ -28,10 +28,18 @@ struct sy_store_named_ops {
                 sy_fire_outcome *outcome, int64_t *run_id);
     int (*trigger_passed)(sy_store *s, const char *key, size_t limit, sy_store_passed_cb cb,
                           void *arg);
+    int (*settlements)(sy_store *s, int64_t from, int64_t to, sy_event_settlement_cb cb,
+                       void *arg);
 };
 
 /* store/sqlite/named_events.c, store/postgres/named_events.c */
 extern const struct sy_store_named_ops sy_sqlite_named_ops;
 extern const struct sy_store_named_ops sy_pg_named_ops;
+
+/* store/sqlite/settlements.c, store/postgres/settlements.c */
+int sy_sqlite_event_settlements(sy_store *s, int64_t from, int64_t to,
+                                sy_event_settlement_cb cb, void *arg);
+int sy_pg_event_settlements(sy_store *s, int64_t from, int64_t to, sy_event_settlement_cb cb,
+                            void *arg);
 
 #endif

@@ -100,3 +100,14 @@ int sy_store_trigger_passed(sy_store *s, const char *key, size_t limit,
     NEED(s, key && cb, "trigger_passed", "key and cb are required");
     return s->ops->named->trigger_passed(s, key, limit, cb, arg);
 }
+
+int sy_store_event_settlements(sy_store *s, int64_t from, int64_t to,
+                               sy_event_settlement_cb cb, void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    NEED(s, cb, "event_settlements", "the callback is required");
+    if (from > to)
+        return SY_OK;
+    return s->ops->named->settlements(s, from, to, cb, arg);
+}

@@ -131,4 +131,22 @@ int sy_store_trigger_passed(sy_store *s, const char *key, size_t limit,
                                       const char *reason, int64_t at),
                             void *arg);
 
+/* --- what became of events ------------------------------------------------------ */
+
+/* One trigger's settling of one named event (trigger_items). */
+typedef struct sy_event_settlement {
+    int64_t event_id;
+    const char *trigger;  /* its store key, "tenant::workflow::name" */
+    int64_t run_id;       /* the run the firing started; 0: passed over */
+    const char *reason;   /* passed over, why; NULL: consumed by a firing */
+} sy_event_settlement;
+
+typedef int (*sy_event_settlement_cb)(void *arg, const sy_event_settlement *s);
+
+/* Every trigger's settling of the named events with ids from..to
+ * (inclusive), by event id; what the dashboard shows beside each event.
+ * A callback's non-zero return stops the listing and is returned. */
+int sy_store_event_settlements(sy_store *s, int64_t from, int64_t to,
+                               sy_event_settlement_cb cb, void *arg);
+
 #endif

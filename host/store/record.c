@@ -30,5 +30,6 @@ void sy_task_record_clear(sy_task_record *t)
     free(t->error);
     free(t->output);
     free(t->host);
+    free(t->waiting_for);
     memset(t, 0, sizeof *t);
 }

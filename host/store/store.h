@@ -75,6 +75,9 @@ typedef struct sy_task_record {
     char *host;          /* read only: the host (fence owner) whose write
                             started the current attempt; NULL before the
                             first or when unknown.  Ignored when writing */
+    char *waiting_for;   /* Waiting: what it waits for ("waiting for
+                            key:db (2 of 2 held)"), free text (a rate
+                            limit's wait says its own); NULL otherwise */
 } sy_task_record;
 
 void sy_run_record_clear(sy_run_record *r);

@@ -6,6 +6,7 @@
 
 static const char *const task_names[SY_TASK_STATE_COUNT] = {
     "NotStarted", "Ready", "Running", "Completed", "Failed", "Skipped", "Cancelled",
+    "Waiting", "Dropped",
 };
 
 static const char *const run_names[SY_RUN_STATE_COUNT] = {
@@ -16,13 +17,17 @@ static const char *const run_names[SY_RUN_STATE_COUNT] = {
 #define B(s) (1u << (s))
 static const unsigned task_next[SY_TASK_STATE_COUNT] = {
     [SY_TASK_NOT_STARTED] = B(SY_TASK_READY) | B(SY_TASK_SKIPPED),
-    [SY_TASK_READY] = B(SY_TASK_RUNNING) | B(SY_TASK_SKIPPED) | B(SY_TASK_FAILED),
+    [SY_TASK_READY] = B(SY_TASK_RUNNING) | B(SY_TASK_SKIPPED) | B(SY_TASK_FAILED) |
+                      B(SY_TASK_WAITING) | B(SY_TASK_DROPPED),
     [SY_TASK_RUNNING] = B(SY_TASK_COMPLETED) | B(SY_TASK_FAILED) |
                         B(SY_TASK_SKIPPED) | B(SY_TASK_READY) | B(SY_TASK_CANCELLED),
     [SY_TASK_COMPLETED] = 0,
     [SY_TASK_FAILED] = 0,
     [SY_TASK_SKIPPED] = 0,
     [SY_TASK_CANCELLED] = 0,
+    [SY_TASK_WAITING] = B(SY_TASK_RUNNING) | B(SY_TASK_READY) | B(SY_TASK_SKIPPED) |
+                        B(SY_TASK_CANCELLED) | B(SY_TASK_FAILED) | B(SY_TASK_DROPPED),
+    [SY_TASK_DROPPED] = 0,
 };
 
 static const unsigned run_next[SY_RUN_STATE_COUNT] = {
@@ -67,7 +72,12 @@ int sy_run_state_parse(const char *name)
 bool sy_task_state_terminal(sy_task_state s)
 {
     return s == SY_TASK_COMPLETED || s == SY_TASK_FAILED || s == SY_TASK_SKIPPED ||
-           s == SY_TASK_CANCELLED;
+           s == SY_TASK_CANCELLED || s == SY_TASK_DROPPED;
+}
+
+bool sy_task_state_offerable(sy_task_state s)
+{
+    return s == SY_TASK_READY || s == SY_TASK_WAITING;
 }
 
 bool sy_run_state_terminal(sy_run_state s)

@@ -5,7 +5,11 @@
  *        Running -> Ready (a retry after its backoff, an orphan recovered
  *        from a dead owner), NotStarted -> Skipped (a trigger rule or `when`
  *        that does not hold), Ready -> Skipped/Failed (the run was
- *        cancelled or failed before it started).
+ *        cancelled or failed before it started),
+ *        Ready -> Waiting (a concurrency key, pool or tenant bound is full:
+ *        `waiting_for` says which) -> Running | Ready | Skipped | Cancelled
+ *        | Failed | Dropped, Ready | Waiting -> Dropped (a full key whose
+ *        strategy is `drop`: the task ends without running, saying why).
  * Run:   Pending -> Running -> Completed | Failed | Cancelled,
  *        Pending -> Cancelled.
  *
@@ -24,9 +28,14 @@ typedef enum sy_task_state {
     SY_TASK_COMPLETED = 3,
     SY_TASK_FAILED = 4,
     SY_TASK_SKIPPED = 5,
-    SY_TASK_CANCELLED = 6  /* its attempt was stopped with its run */
+    SY_TASK_CANCELLED = 6, /* its attempt was stopped with its run */
+    SY_TASK_WAITING = 7,   /* ready, but a flow-control slot it needs is
+                              full (engine/limits.h); not terminal */
+    SY_TASK_DROPPED = 8    /* ended without running: a full key's
+                              strategy is `drop`; terminal, and to trigger
+                              rules as Skipped */
 } sy_task_state;
-#define SY_TASK_STATE_COUNT 7
+#define SY_TASK_STATE_COUNT 9
 
 typedef enum sy_run_state {
     SY_RUN_PENDING = 0,
@@ -37,7 +46,8 @@ typedef enum sy_run_state {
 } sy_run_state;
 #define SY_RUN_STATE_COUNT 5
 
-/* "NotStarted", "Ready", "Running", "Completed", "Failed", "Skipped". */
+/* "NotStarted", "Ready", "Running", "Completed", "Failed", "Skipped",
+ * "Cancelled", "Waiting", "Dropped". */
 const char *sy_task_state_name(sy_task_state s);
 /* "Pending", "Running", "Completed", "Failed", "Cancelled". */
 const char *sy_run_state_name(sy_run_state s);
@@ -47,6 +57,8 @@ int sy_task_state_parse(const char *name);
 int sy_run_state_parse(const char *name);
 
 bool sy_task_state_terminal(sy_task_state s);
+/* Ready or Waiting: offered to dispatch, no attempt in flight. */
+bool sy_task_state_offerable(sy_task_state s);
 bool sy_run_state_terminal(sy_run_state s);
 
 /* Whether the transition is in the table.  A transition to the same state

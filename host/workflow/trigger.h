@@ -2,10 +2,12 @@
  * trigger.h -- deciding, from its dependencies' states, whether a task runs.
  *
  * The scheduler asks once per change of a dependency.  Until every
- * dependency is terminal (Completed, Failed or Skipped) the answer is
- * WAIT; then the task's trigger rule says RUN or SKIP.  A Skipped
- * dependency is neither a success nor a failure: that is how skipping
- * propagates (all_success after a Skipped task skips; none_failed runs).
+ * dependency is terminal (Completed, Failed, Skipped, Cancelled or
+ * Dropped) the answer is WAIT; then the task's trigger rule says RUN or
+ * SKIP.  A Skipped dependency is neither a success nor a failure: that is
+ * how skipping propagates (all_success after a Skipped task skips;
+ * none_failed runs).  A Dropped one (a full key's strategy `drop`) counts
+ * as Skipped; a Cancelled one as failed.
  * `when` conditions are a separate step (sy_conds_hold), taken only on RUN.
  *
  * Pure functions, any thread.

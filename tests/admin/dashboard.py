@@ -10,10 +10,18 @@ Prints one line per check: "PASS\tNAME" or "FAIL\tNAME", and "# ..." lines;
 tests/admin/dashboard.sh turns them into TAP.
 
 usage: dashboard.py BASE TOKEN_FILE FLAG_FILE SCREENSHOT
+       dashboard.py --events BASE TOKEN_FILE SCREENSHOT
        dashboard.py --remote BASE TOKEN_FILE
        dashboard.py --roles BASE READ_TOKEN_FILE OPERATE_TOKEN_FILE
 With --remote, BASE is a listener other machines reach, where reads need
 the token too: the page asks for it once and then shows the runs.
+With --events, the events view open while two events are posted shows
+them live, one having fired the trigger of `landed` (its run linked),
+the other passed over with why; the triggers view shows that trigger's
+last firing, its part and the event passed over; a run of `conv` whose
+task came from the cache has it marked "(cached)" in the DAG, the Gantt
+and the detail.  Screenshots of the events view (SCREENSHOT) and of the
+triggers view ("events" in its name made "triggers") are saved.
 With --roles, the page with a read token kept shows no action button and
 names the token's role; with an operate token it shows cancel, which
 works.
@@ -35,7 +43,11 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 remote = sys.argv[1] == "--remote"
 roles = sys.argv[1] == "--roles"
-if remote:
+events = sys.argv[1] == "--events"
+if events:
+    base, token_file, shot = sys.argv[2:5]
+    flag = None
+elif remote:
     base, token_file = sys.argv[2:4]
     flag = shot = None
 elif roles:
@@ -57,12 +69,25 @@ def check(cond, name, why=""):
             print("# " + why.replace("\n", "\n# "), flush=True)
 
 
-def submit(workflow):
+def post(path, body):
     req = urllib.request.Request(
-        base + "/api/v1/runs", data=json.dumps({"workflow": workflow}).encode(),
+        base + path, data=json.dumps(body).encode(),
         headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)["run_id"]
+        return json.load(r)
+
+
+def submit(workflow, context=None):
+    body = {"workflow": workflow}
+    if context is not None:
+        body["context"] = context
+    return post("/api/v1/runs", body)["run_id"]
+
+
+def get(path):
+    req = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
 
 
 def find_binary(*names):
@@ -166,7 +191,87 @@ def role_checks():
           "without a token dialog")
 
 
+def text_of(css):
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.textContent : null", css)
+
+
+def events_checks():
+    driver.get(base + "/#events")
+    wait.until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    wait_for(lambda: driver.find_element(By.ID, "live").text == "live"
+             and driver.find_element(By.ID, "events-pane").is_displayed()
+             and not driver.find_element(By.ID, "runs-pane").is_displayed(),
+             "#events shows the events view instead of the runs",
+             lambda: driver.find_element(By.TAG_NAME, "main").text[:500])
+    driver.execute_script("window.syNoReload = 42")
+    fired = post("/api/v1/events", {"name": "file.landed", "data": {"bucket": "raw",
+                 "path": "a.csv"}, "key": "a.csv"})["event_id"]
+    passed = post("/api/v1/events", {"name": "file.landed", "data": {"bucket": "cooked"}})["event_id"]
+    chip = f'#events tr[data-event="{fired}"] .use[data-trigger="landed/raw"][data-outcome="fired"] a'
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, chip),
+             "an event that fired a trigger shows live, with the run it started",
+             lambda: driver.find_element(By.ID, "events-list").text[:1500])
+    run = int((text_of(chip) or "#0").split("#")[1])
+    check(text_of(f'#events tr[data-event="{fired}"]').startswith(f"#{fired}file.landeda.csv"),
+          "its id, name and key", text_of(f'#events tr[data-event="{fired}"]') or "")
+    check('"bucket":"raw"' in (text_of(f'#events tr[data-event="{fired}"] td.payload') or ""),
+          "and a preview of its payload", text_of(f'#events tr[data-event="{fired}"]') or "")
+    other = f'#events tr[data-event="{passed}"] .use[data-outcome="passed"]'
+    wait_for(lambda: "cooked" in (text_of(other) or "") or "raw" in (text_of(other) or ""),
+             "the other event: passed over, and why",
+             lambda: text_of(f'#events tr[data-event="{passed}"]') or "no row")
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('#events tbody tr')].map(r => Number(r.dataset.event))")
+    check(rows[:2] == [passed, fired], "latest first", json.dumps(rows))
+    check(driver.execute_script("return window.syNoReload") == 42, "without a reload")
+    driver.save_screenshot(shot)
+    print("# screenshot: " + shot)
+
+    click('#views a[href="#triggers"]')
+    card = '#triggers-list .trigger[data-trigger="landed/raw"]'
+    wait_for(lambda: f"run #{run}" in (text_of(card + " dd.last-firing") or ""),
+             "the triggers view: the trigger's last firing and its run",
+             lambda: driver.find_element(By.ID, "triggers-list").text[:1500])
+    card_text = text_of(card) or ""
+    check("event file.landed when bucket equals" in card_text and "0 pending" in card_text,
+          "what fires it and what is pending", card_text)
+    check(f"event #{passed} (file.landed)" in (text_of(card + " ul.passed") or ""),
+          "and the event passed over, with why", card_text)
+    and_card = '#triggers-list .trigger[data-trigger="both/and"]'
+    check("still waiting" in (text_of(and_card + " li.waiting") or ""),
+          "an AND shows the part it waits for", text_of(and_card) or "no card")
+    driver.save_screenshot(shot.replace("events", "triggers"))
+    print("# screenshot: " + shot.replace("events", "triggers"))
+
+    first = submit("conv", {"file": "x.csv"})
+    wait.until(lambda d: get(f"/api/v1/runs/{first}")["status"] == "Completed")
+    second = submit("conv", {"file": "x.csv"})
+    driver.get(base + f"/#run={second}")
+    node = '#dag g.node[data-task="a"][data-cached="1"]'
+    wait_for(lambda: "(cached)" in (text_of(node) or ""),
+             "a task Completed from the cache is marked (cached) in the DAG",
+             lambda: driver.find_element(By.ID, "dag").get_attribute("innerHTML")[:1500])
+    check(driver.find_elements(By.CSS_SELECTOR, '#gantt rect.bar[data-task="a"][data-cached="1"]')
+          and "a (cached)" in (text_of("#gantt svg") or ""),
+          "and in the Gantt", driver.find_element(By.ID, "gantt").get_attribute("innerHTML")[:1500])
+    click(node)
+    wait_for(lambda: (text_of("#detail-outcome") or "") == "Completed (cached)",
+             "and in the attempt's detail", lambda: text_of("#detail") or "no detail")
+    check(text_of("#detail-cache") == f"completed from the cache: the output of run {first}",
+          "which names the run whose output it took", text_of("#detail") or "no detail")
+    first_node = '#dag g.node[data-task="b"]'
+    check(driver.find_elements(By.CSS_SELECTOR, first_node)
+          and not driver.find_elements(By.CSS_SELECTOR, first_node + '[data-cached="1"]'),
+          "a task that ran is not marked")
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    check(not errors, "no script error", json.dumps(errors))
+
+
 try:
+    if events:
+        events_checks()
+        raise SystemExit
     if remote:
         remote_checks()
         raise SystemExit

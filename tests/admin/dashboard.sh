@@ -2,9 +2,11 @@
 # The dashboard in a real headless browser (tests/admin/dashboard.py):
 # a run seen completing live, a failed run opened, retried from the page
 # with the token, seen completing; a run cancelled; with a read token no
-# action button, with an operate token cancel that works.  Keeps screenshots in
-# the build tree: tests/admin/dashboard.png (the retried run) and
-# tests/admin/dashboard-failed.png (the failed one, its attempt opened).  Needs Debian's chromium, chromium-driver and
+# action button, with an operate token cancel that works; the events and
+# triggers views and a task taken from the cache.  Keeps screenshots in
+# the build tree: tests/admin/dashboard.png (the retried run),
+# tests/admin/dashboard-failed.png (the failed one, its attempt opened)
+# tests/admin/dashboard-events.png and dashboard-triggers.png (those views).  Needs Debian's chromium, chromium-driver and
 # python3-selenium (scripts/test installs them); skipped without them, and
 # under valgrind (a browser waiting on a host ten times slower proves
 # nothing the sanitizer pass does not).
@@ -47,6 +49,27 @@ workflow = { name = "flaky"; tasks = (
   { id = "last"; after = ["then"]; command = ["true"]; }
 ); };
 WF
+# Triggers and the cache (--events): an event fires `landed`, another is
+# passed over; `both` waits on the second part of its AND; conv's `a` is
+# taken from the cache by a second run with the same input.
+workflow landed <<'WF'
+workflow = { name = "landed";
+  triggers = ( { name = "raw"; event = "file.landed";
+                 when = ( { path = "bucket"; equals = "raw"; } ); } );
+  tasks = ( { id = "a"; command = ["true"]; } ); };
+WF
+workflow both <<'WF'
+workflow = { name = "both";
+  triggers = ( { name = "and"; all = ( { event = "file.landed"; }, { event = "prices.ready"; } ); } );
+  tasks = ( { id = "a"; command = ["true"]; } ); };
+WF
+workflow conv <<'WF'
+workflow = { name = "conv"; tasks = (
+  { id = "a"; command = ["sh", "-c", "echo '{\"rows\": 7}'"];
+    cache = { key = "{file}"; lifetime = "1h"; }; },
+  { id = "b"; after = ["a"]; command = ["true"]; }
+); };
+WF
 # browser ARGS...: dashboard.py's checks as TAP lines.
 browser() {
     timeout 120 "$py" "$SY_SRCDIR/tests/admin/dashboard.py" "$@" >"$host/browser.out" 2>&1
@@ -69,6 +92,8 @@ shot=$(pwd)/tests/admin/dashboard.png
 rm -f "$shot" tests/admin/dashboard-failed.png
 browser "$base" "$host/token" "$host/flag" "$shot"
 browser --roles "$base" "$host/read.token" "$host/operate.token"
+rm -f tests/admin/dashboard-events.png tests/admin/dashboard-triggers.png
+browser --events "$base" "$host/token" "$(pwd)/tests/admin/dashboard-events.png"
 stop_serve
 ok $? "serve stops cleanly"
 

@@ -115,4 +115,20 @@ wait_status() {
     return 1
 }
 
+# sse_each FILE CODE: runs the Python CODE for each event of a captured
+# server-sent events stream, with `ev` its name and `d` its data parsed.
+sse_each() {
+    python3 -c '
+import json, sys
+code = compile(sys.argv[2], "sse_each", "exec")
+ev = None
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("event: "):
+        ev = line[7:]
+    elif line.startswith("data: "):
+        d = json.loads(line[6:])
+        exec(code)' "$1" "$2"
+}
+
 cleanup_host() { rm -rf "$host"; }

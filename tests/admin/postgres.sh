@@ -3,7 +3,8 @@
 # (tests/bin/pg-throwaway) answers the same calls as on SQLite: a run
 # submitted through the API completes, one run with its tasks and
 # attempts, the list filtered by state, a retry, the metrics, the audit
-# trail of those changes.
+# trail of those changes; a named event in the stream, and beside it in
+# the list the run its trigger started.
 . "$SY_SRCDIR/tests/admin/lib.sh"
 if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP a database server and a serving host; the sanitizer pass runs it (the store's code runs under valgrind in tests/store)"
@@ -33,6 +34,11 @@ workflow = {
               retry = { attempts = 1; }; } );
 };
 WF
+workflow landed <<'WF'
+workflow = { name = "landed";
+  triggers = ( { name = "raw"; event = "file.landed"; } );
+  tasks = ( { id = "a"; command = ["true"]; } ); };
+WF
 start_serve
 ok $? "serve listens on the PostgreSQL store"
 
@@ -57,6 +63,24 @@ api GET "/api/v1/audit?limit=2" '' token
 jq_is "[\"retry token_file run $id 200\", \"submit token_file workflow pair 201\"]" \
     '[" ".join(str(r[k]) for k in ("action", "who", "target", "status")) for r in b["audit"]]' \
     "the audit trail of the changes, from PostgreSQL"
+
+# A named event: in the stream, and the run its trigger started beside it.
+curl -sN --max-time 20 "$base/api/v1/events" >"$host/pg.sse" 2>/dev/null &
+sse=$!
+for _ in $(seq 1 50); do [ -s "$host/pg.sse" ] && break; sleep 0.1; done
+api POST /api/v1/events '{"name": "file.landed", "data": {"n": 1}}' token
+code_is 201 "an event posted"
+for _ in $(seq 1 100); do
+    api GET /api/v1/named-events
+    case "$body" in *'"run":null'* | *'"triggers":[]'*) sleep 0.1 ;; *) break ;; esac
+done
+jq_is '[["public::landed::raw", true]]' '[[t["trigger"], t["run"] > 0] for t in b["events"][0]["triggers"]]' \
+    "the event names the trigger it fired and its run, from PostgreSQL"
+for _ in $(seq 1 50); do grep -q '^event: named' "$host/pg.sse" && break; sleep 0.1; done
+kill "$sse" 2>/dev/null
+wait "$sse" 2>/dev/null
+[ "$(sse_each "$host/pg.sse" 'print(d["name"], d["data"]["n"]) if ev == "named" else None')" = "file.landed 1" ]
+ok $? "and the stream told it"
 stop_serve
 ok $? "serve drains and exits 0"
 done_testing

@@ -34,19 +34,10 @@ sleep 0.3
 kill "$all" "$other" 2>/dev/null
 wait "$all" "$other" 2>/dev/null
 
-python3 - "$host/all.sse" >"$host/events.txt" <<'PY'
-import json, sys
-ev = None
-for line in open(sys.argv[1]):
-    line = line.rstrip("\n")
-    if line.startswith("event: "):
-        ev = line[7:]
-    elif line.startswith("data: "):
-        d = json.loads(line[6:])
-        # Ready, and a run's Running, may or may not last a loop turn.
-        if d["state"] not in ("Ready", "Pending", "Running") or (d.get("task") and d["state"] == "Running"):
-            print(ev, d["run_id"], d.get("task") or "-", d["state"])
-PY
+# Ready, and a run's Running, may or may not last a loop turn.
+sse_each "$host/all.sse" '
+if d["state"] not in ("Ready", "Pending", "Running") or (d.get("task") and d["state"] == "Running"):
+    print(ev, d["run_id"], d.get("task") or "-", d["state"])' >"$host/events.txt"
 out=$(cat "$host/events.txt")
 expected='task 1 a Running
 task 1 a Completed

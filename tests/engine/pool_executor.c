@@ -77,6 +77,9 @@ static int64_t clock_ms(void) { return pool_env_now; }
 const sy_pool_config *pool_env_pools;
 size_t pool_env_n_pools;
 
+/* The options of the last engine made, for pool_env_restart. */
+static sy_engine_opts last_opts;
+
 void turn(env *v)
 {
     for (int i = 0; i < 64; i++)
@@ -134,7 +137,24 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
         .pools = pool_env_pools,
         .n_pools = pool_env_n_pools,
     };
+    last_opts = o;
     assert_int_equal(sy_engine_new(&v->engine, &v->loop, &o, err, sizeof err), SY_OK);
+    assert_int_equal(sy_engine_adopt(v->engine, v->run_id, true, err, sizeof err), SY_OK);
+    turn(v);
+}
+
+void pool_env_restart(env *v)
+{
+    char err[512];
+    sy_engine_free(v->engine);
+    turn(v);
+    /* What the old engine handed out is gone with it. */
+    for (int p = 0; p < 2; p++) {
+        pools[p].n_held = 0;
+        pools[p].got[0] = '\0';
+    }
+    assert_int_equal(sy_store_release(v->store, last_opts.owner), SY_OK);
+    assert_int_equal(sy_engine_new(&v->engine, &v->loop, &last_opts, err, sizeof err), SY_OK);
     assert_int_equal(sy_engine_adopt(v->engine, v->run_id, true, err, sizeof err), SY_OK);
     turn(v);
 }

@@ -64,6 +64,10 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
                         size_t n_tenants);
 void close_env(env *v);
 
+/* Stops the engine as a killed host would (its attempts left Running in
+ * the store, its claim released) and adopts the run in a new one with
+ * the same options: the pools forget what the old one gave them. */
+void pool_env_restart(env *v);
 /* The engines' clock: fixed unless a test moves it (pool_env_open sets
  * it back to its start). */
 extern int64_t pool_env_now;

@@ -2,7 +2,8 @@
  * matches one a completed attempt of the same task put within the
  * lifetime completes with that output without a submit (a run event
  * says so, its dependents see the output); another key, an expired
- * entry or a key that cannot be rendered runs the task. */
+ * entry or a key that cannot be rendered runs the task.  The engine's
+ * observer hears of a hit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,6 +85,45 @@ static void test_hit(void **state)
     const sy_engine_metrics *m = sy_engine_metrics_get(env.engine);
     assert_int_equal(m->cache_hits, 1);
     assert_int_equal(m->cache_misses, 1);
+    fake_close(&env);
+}
+
+typedef struct heard {
+    fake_env *env;
+    int hits;
+    char line[128];
+} heard;
+
+static void on_observed(void *arg, const sy_engine_event *ev)
+{
+    heard *h = arg;
+    if (!ev->cached_from)
+        return;
+    h->hits++;
+    snprintf(h->line, sizeof h->line, "%lld %s %s %u %lld", (long long)ev->run_id, ev->task,
+             ev->state, ev->attempt, (long long)ev->cached_from);
+    /* Told after the commit: the store says Completed already. */
+    assert_int_equal(fake_state(h->env, "a"), SY_TASK_COMPLETED);
+}
+
+/* The observer (the admin API's event stream) hears of the hit, once,
+ * with the run whose output it took; a task that ran is no hit. */
+static void test_hit_observed(void **state)
+{
+    (void)state;
+    fake_env env;
+    fake_open(&env, WORKFLOW("{@task}", "1h"));
+    heard h = {.env = &env};
+    sy_engine_observe(env.engine, on_observed, &h);
+    int64_t first = env.run_id;
+    fake_turn(&env);
+    assert_int_equal(h.hits, 0);
+    next_run(&env, "{}");
+    assert_int_equal(h.hits, 1);
+    char want[128];
+    snprintf(want, sizeof want, "%lld a Completed 1 %lld", (long long)env.run_id,
+             (long long)first);
+    assert_string_equal(h.line, want);
     fake_close(&env);
 }
 
@@ -185,6 +225,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hit),
+        cmocka_unit_test(test_hit_observed),
         cmocka_unit_test(test_miss_other_key),
         cmocka_unit_test(test_expired),
         cmocka_unit_test(test_no_cache),

@@ -14,8 +14,9 @@
 static void test_task_names(void **state)
 {
     (void)state;
-    static const char *const want[] = {"NotStarted", "Ready",   "Running",  "Completed",
-                                       "Failed",     "Skipped", "Cancelled"};
+    static const char *const want[] = {"NotStarted", "Ready",     "Running",
+                                       "Completed",  "Failed",    "Skipped",
+                                       "Cancelled",  "Waiting",   "Dropped"};
     for (int s = 0; s < SY_TASK_STATE_COUNT; s++) {
         assert_string_equal(sy_task_state_name((sy_task_state)s), want[s]);
         assert_int_equal(sy_task_state_parse(want[s]), s);
@@ -43,26 +44,32 @@ static void test_run_names(void **state)
 static void test_terminal(void **state)
 {
     (void)state;
-    static const bool task_term[SY_TASK_STATE_COUNT] = {false, false, false, true,
-                                                        true,  true,  true};
+    static const bool task_term[SY_TASK_STATE_COUNT] = {false, false, false, true, true,
+                                                        true,  true,  false, true};
     for (int s = 0; s < SY_TASK_STATE_COUNT; s++)
         assert_int_equal(sy_task_state_terminal((sy_task_state)s), task_term[s]);
+    /* Offered to dispatch: Ready and Waiting only. */
+    for (int s = 0; s < SY_TASK_STATE_COUNT; s++)
+        assert_int_equal(sy_task_state_offerable((sy_task_state)s),
+                         s == SY_TASK_READY || s == SY_TASK_WAITING);
     static const bool run_term[SY_RUN_STATE_COUNT] = {false, false, true, true, true};
     for (int s = 0; s < SY_RUN_STATE_COUNT; s++)
         assert_int_equal(sy_run_state_terminal((sy_run_state)s), run_term[s]);
 }
 
-/* Rows: from; columns: to.  N R U C F S X = NotStarted Ready rUnning
- * Completed Failed Skipped Cancelled. */
+/* Rows: from; columns: to.  N R U C F S X W D = NotStarted Ready rUnning
+ * Completed Failed Skipped Cancelled Waiting Dropped. */
 static const char *const task_table[SY_TASK_STATE_COUNT] = {
-    /*          NRUCFSX */
-    /* N */    ".x...x.",
-    /* R */    "..x.xx.",
-    /* U */    ".x.xxxx",
-    /* C */    ".......",
-    /* F */    ".......",
-    /* S */    ".......",
-    /* X */    ".......",
+    /*          NRUCFSXWD */
+    /* N */    ".x...x...",
+    /* R */    "..x.xx.xx",
+    /* U */    ".x.xxxx..",
+    /* C */    ".........",
+    /* F */    ".........",
+    /* S */    ".........",
+    /* X */    ".........",
+    /* W */    ".xx.xxx.x",
+    /* D */    ".........",
 };
 
 static void test_task_transitions(void **state)
@@ -78,8 +85,9 @@ static void test_task_transitions(void **state)
                          sy_task_state_name((sy_task_state)to), got, want);
             legal += got;
         }
-    assert_int_equal(legal, 10);
+    assert_int_equal(legal, 18);
     assert_false(sy_task_transition_ok((sy_task_state)6, SY_TASK_READY));
+    assert_false(sy_task_transition_ok((sy_task_state)9, SY_TASK_READY));
     assert_false(sy_task_transition_ok(SY_TASK_NOT_STARTED, (sy_task_state)-1));
 }
 

@@ -16,12 +16,12 @@
 #define N_RULES 7
 
 /* Dependency states as letters: n NotStarted, r Ready, u Running,
- * C Completed, F Failed, S Skipped, X Cancelled. */
+ * C Completed, F Failed, S Skipped, X Cancelled, w Waiting, D Dropped. */
 static size_t states_of(const char *s, sy_task_state *out)
 {
     size_t n = 0;
     for (; *s; s++) {
-        const char *letters = "nruCFSX";
+        const char *letters = "nruCFSXwD";
         const char *p = strchr(letters, *s);
         assert_non_null(p);
         out[n++] = (sy_task_state)(p - letters);
@@ -62,7 +62,14 @@ static const struct {
     {"X", "SRRSRSR"},
     {"CX", "SRSRRSR"},
     {"FX", "SRRSRSR"},
+    /* Dropped (a full key's strategy `drop`) counts as Skipped. */
+    {"D", "SRSSSRR"},
+    {"CD", "SRSRSRR"},
+    {"FD", "SRSSRSR"},
+    {"SD", "SRSSSRR"},
     {"n", "WWWWWWW"},
+    {"w", "WWWWWWW"},
+    {"Cw", "WWWWWWW"},
     {"r", "WWWWWWW"},
     {"u", "WWWWWWW"},
     {"Cn", "WWWWWWW"},
@@ -97,15 +104,17 @@ static void test_wait_exhaustive(void **state)
             for (int c = 0; c < SY_TASK_STATE_COUNT; c++) {
                 sy_task_state deps[3] = {(sy_task_state)a, (sy_task_state)b,
                                          (sy_task_state)c};
-                bool pending = a < 3 || b < 3 || c < 3;
+                /* Not ended: NotStarted, Ready, Running, Waiting. */
+                bool pending = a < 3 || b < 3 || c < 3 || a == SY_TASK_WAITING ||
+                               b == SY_TASK_WAITING || c == SY_TASK_WAITING;
                 for (int rule = 0; rule < N_RULES; rule++) {
                     sy_trig_verdict v = sy_trigger_eval((sy_trigger)rule, deps, 3);
                     assert_int_equal(v == SY_TRIG_WAIT, pending);
                     waits += v == SY_TRIG_WAIT;
                 }
             }
-    /* 7 states, 4 of them terminal: 7^3 - 4^3 combinations wait. */
-    assert_int_equal(waits, (343 - 64) * N_RULES);
+    /* 9 states, 5 of them terminal: 9^3 - 5^3 combinations wait. */
+    assert_int_equal(waits, (729 - 125) * N_RULES);
 }
 
 /* The verdict depends on how many dependencies ended which way, never on

@@ -22,7 +22,7 @@
 
 #include "store/postgres/internal.h"
 
-enum { TASK_COLS = 16, ELEMENT_COLS = 17 };
+enum { TASK_COLS = 17, ELEMENT_COLS = 18 };
 
 /* An array literal being built; `bad` once out of memory. */
 typedef struct {
@@ -122,6 +122,7 @@ static void put_row(literal *c, size_t i, const sy_store_task_write *w)
     put_int(&c[1], i, w->t->idx);
     put_record(&c[2], i, w->t);
     put_fence(&c[12], i, w->fence, w->t->fence, w->token);
+    put_text(&c[16], i, w->t->waiting_for);
 }
 
 static void put_element(literal *c, size_t i, const sy_store_element_write *w)
@@ -131,6 +132,7 @@ static void put_element(literal *c, size_t i, const sy_store_element_write *w)
     put_int(&c[2], i, w->elem);
     put_record(&c[3], i, w->t);
     put_fence(&c[13], i, w->fence, w->t->fence, w->token);
+    put_text(&c[17], i, w->t->waiting_for);
 }
 
 /* Sends statement `id` with the k arrays (freed here); landed[i] set for

@@ -41,7 +41,7 @@
     " recoveries = $6, executor = $7, error = $8, output = $9,"              \
     " ready_at = $10, started = $11, finished = $12,"                        \
     " host = CASE WHEN $15 <> fence THEN $13::text ELSE host END,"            \
-    " fence = $15 WHERE run_id = $1 AND idx = $2"
+    " fence = $15, waiting_for = $17::text WHERE run_id = $1 AND idx = $2"
 
 #define CLAIM_SET                                                             \
     "UPDATE runs SET owner = $1, lease_until = $2,"                           \
@@ -77,8 +77,8 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
     [SY_PG_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = $1",
     [SY_PG_LIST_TASKS] =
         "SELECT idx, task_id, ns, state, attempts, failures, recoveries,"
-        " executor, error, output, ready_at, started, finished, fence, host"
-        " FROM tasks WHERE run_id = $1 ORDER BY idx",
+        " executor, error, output, ready_at, started, finished, fence, host,"
+        " waiting_for FROM tasks WHERE run_id = $1 ORDER BY idx",
     /* An UPDATE re-checks its WHERE on the newest row version after any
      * wait, so of two hosts claiming one run, one gets it. */
     [SY_PG_CLAIM_ONE] = CLAIM_SET "WHERE id = $4 AND " CLAIMABLE,
@@ -101,8 +101,8 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
     [SY_PG_CANCEL_PENDING] =
         "UPDATE runs SET state = 4, cancel_requested = 1, finished = $2,"
         " error = 'cancelled before it started' WHERE id = $1",
-    [SY_PG_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = $2"
-                         " WHERE run_id = $1 AND state < 3",
+    [SY_PG_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = $2, waiting_for = NULL"
+                         " WHERE run_id = $1 AND (state < 3 OR state = 7)",
     [SY_PG_FLAG_CANCEL] = "UPDATE runs SET cancel_requested = 1 WHERE id = $1",
     [SY_PG_CANCEL_REQUESTS] =
         "SELECT id FROM runs WHERE owner = $1 AND cancel_requested = 1"
@@ -131,8 +131,8 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " $3::int[], $4::int[], $5::int[], $6::int[], $7::text[],"
         " $8::text[], $9::text[], $10::bigint[], $11::bigint[],"
         " $12::bigint[], $13::text[], $14::bigint[], $15::bigint[],"
-        " $16::bigint[]) WITH ORDINALITY AS u(run, i, st, att, fail, rec,"
-        " ex, err, out, ra, sa, fi, ow, ep, fe, tok, n)),"
+        " $16::bigint[], $17::text[]) WITH ORDINALITY AS u(run, i, st, att,"
+        " fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe, tok, wf, n)),"
         " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
         " WHERE id IN (SELECT run FROM u WHERE ow IS NOT NULL) FOR SHARE)"
         " UPDATE tasks AS t SET state = u.st, attempts = u.att,"
@@ -140,7 +140,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " error = u.err, output = u.out, ready_at = u.ra, started = u.sa,"
         " finished = u.fi,"
         " host = CASE WHEN u.fe <> t.fence THEN u.ow ELSE t.host END,"
-        " fence = u.fe FROM u LEFT JOIN held h ON h.id = u.run"
+        " fence = u.fe, waiting_for = u.wf FROM u LEFT JOIN held h ON h.id = u.run"
         " WHERE t.run_id = u.run AND t.idx = u.i AND (u.ow IS NULL OR"
         " (t.fence = u.tok AND h.owner = u.ow AND h.lease_epoch = u.ep))"
         " RETURNING u.n",
@@ -227,8 +227,8 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         "WITH elements AS (DELETE FROM task_elements WHERE run_id = $1 AND idx = $2),"
         " maps AS (DELETE FROM task_maps WHERE run_id = $1 AND idx = $2)"
         " UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
-        " error = NULL, output = NULL, ready_at = 0, finished = 0"
-        " WHERE run_id = $1 AND idx = $2",
+        " error = NULL, output = NULL, ready_at = 0, finished = 0,"
+        " waiting_for = NULL WHERE run_id = $1 AND idx = $2",
     [SY_PG_RUN_STATE_OF] = "SELECT state FROM runs WHERE id = $1",
 };
 

@@ -64,6 +64,7 @@ int sy_pg_update_element(sy_store *s, int64_t run_id, const sy_store_fence *fenc
         sy_pg_text(&p, 15, NULL);
     sy_pg_int(&p, 16, t->fence);
     sy_pg_int(&p, 17, token);
+    sy_pg_text(&p, 18, t->waiting_for);
     /* Most writes are to rows already there; a first write (token 0)
      * finds none and inserts it. */
     for (int i = 0; i < 2; i++) {
@@ -164,6 +165,7 @@ int sy_pg_list_elements(sy_store *s, int64_t run_id, uint32_t idx, bool open_onl
             .finished = sy_pg_col_int(r, i, 10),
             .fence = sy_pg_col_int(r, i, 11),
             .host = sy_pg_col(r, i, 12),
+            .waiting_for = sy_pg_col(r, i, 13),
         };
         if (cb(arg, sy_pg_col_int(r, i, 0), &t) != 0)
             break;

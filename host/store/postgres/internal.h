@@ -121,7 +121,7 @@ enum { SY_PG_LIST_RUNS_L, SY_PG_LIST_OWNERS_L, SY_PG_CANCEL_L, SY_PG_LISTS };
 
 /* A statement's parameters as libpq takes them: text, NULL for SQL NULL.
  * Numbers are formatted into the struct's own buffers. */
-#define SY_PG_MAX_PARAMS 17
+#define SY_PG_MAX_PARAMS 18
 typedef struct sy_pg_params {
     int n;
     const char *v[SY_PG_MAX_PARAMS];

@@ -16,14 +16,14 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
         "UPDATE task_elements SET state = $4, attempts = $5, failures = $6,"
         " recoveries = $7, executor = $8, error = $9, output = $10,"
         " ready_at = $11, started = $12, finished = $13,"
-        " host = CASE WHEN $16 <> fence THEN $14::text ELSE host END, fence = $16"
-        " WHERE run_id = $1 AND idx = $2 AND elem = $3"
+        " host = CASE WHEN $16 <> fence THEN $14::text ELSE host END, fence = $16,"
+        " waiting_for = $18::text WHERE run_id = $1 AND idx = $2 AND elem = $3"
         " AND ($14::text IS NULL OR fence = $17) AND" SY_PG_FENCE("$1", "$14", "$15"),
     [SY_PG_INSERT_ELEMENT - SY_PG_MAP_FIRST] =
         "INSERT INTO task_elements (run_id, idx, elem, state, attempts, failures,"
         " recoveries, executor, error, output, ready_at, started, finished, host,"
-        " fence) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
-        " CASE WHEN $16::bigint <> 0 THEN $14::text END, $16"
+        " fence, waiting_for) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+        " $12, $13, CASE WHEN $16::bigint <> 0 THEN $14::text END, $16, $18::text"
         " WHERE (SELECT size FROM task_maps WHERE run_id = $1 AND idx = $2) > $3"
         " AND $17::bigint = 0 AND" SY_PG_FENCE("$1", "$14", "$15")
         " ON CONFLICT DO NOTHING",
@@ -38,9 +38,9 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[],"
         " $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[],"
         " $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[],"
-        " $15::bigint[], $16::bigint[], $17::bigint[]) WITH ORDINALITY AS"
-        " u(run, i, el, st, att, fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe,"
-        " tok, n)),"
+        " $15::bigint[], $16::bigint[], $17::bigint[], $18::text[]) WITH ORDINALITY"
+        " AS u(run, i, el, st, att, fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe,"
+        " tok, wf, n)),"
         " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
         " WHERE id IN (SELECT run FROM u WHERE ow IS NOT NULL) FOR SHARE),"
         " ok AS MATERIALIZED (SELECT u.* FROM u LEFT JOIN held h ON h.id = u.run"
@@ -49,13 +49,14 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
         " failures = u.fail, recoveries = u.rec, executor = u.ex, error = u.err,"
         " output = u.out, ready_at = u.ra, started = u.sa, finished = u.fi,"
         " host = CASE WHEN u.fe <> t.fence THEN u.ow ELSE t.host END,"
-        " fence = u.fe FROM ok u WHERE t.run_id = u.run AND t.idx = u.i"
+        " fence = u.fe, waiting_for = u.wf FROM ok u WHERE t.run_id = u.run"
+        " AND t.idx = u.i"
         " AND t.elem = u.el AND (u.ow IS NULL OR t.fence = u.tok) RETURNING u.n),"
         " ins AS (INSERT INTO task_elements (run_id, idx, elem, state, attempts,"
         " failures, recoveries, executor, error, output, ready_at, started,"
-        " finished, host, fence) SELECT u.run, u.i, u.el, u.st, u.att, u.fail,"
-        " u.rec, u.ex, u.err, u.out, u.ra, u.sa, u.fi,"
-        " CASE WHEN u.fe <> 0 THEN u.ow END, u.fe FROM ok u JOIN task_maps m"
+        " finished, host, fence, waiting_for) SELECT u.run, u.i, u.el, u.st, u.att,"
+        " u.fail, u.rec, u.ex, u.err, u.out, u.ra, u.sa, u.fi,"
+        " CASE WHEN u.fe <> 0 THEN u.ow END, u.fe, u.wf FROM ok u JOIN task_maps m"
         " ON m.run_id = u.run AND m.idx = u.i WHERE u.tok = 0 AND m.size > u.el"
         " AND NOT EXISTS (SELECT 1 FROM task_elements t WHERE t.run_id = u.run"
         " AND t.idx = u.i AND t.elem = u.el) ON CONFLICT DO NOTHING"
@@ -68,7 +69,8 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
         " WHERE m.run_id = $1 GROUP BY m.idx, m.size, e.state ORDER BY m.idx",
     [SY_PG_LIST_ELEMENTS - SY_PG_MAP_FIRST] =
         "SELECT elem, state, attempts, failures, recoveries, executor, error,"
-        " output, ready_at, started, finished, fence, host FROM task_elements"
-        " WHERE run_id = $1 AND idx = $2 AND ($3::int = 0 OR state < 3)"
+        " output, ready_at, started, finished, fence, host, waiting_for"
+        " FROM task_elements WHERE run_id = $1 AND idx = $2"
+        " AND ($3::int = 0 OR state < 3 OR state = 7)"
         " ORDER BY elem",
 };

@@ -330,4 +330,5 @@ const struct sy_store_named_ops sy_pg_named_ops = {
     .trigger_runs = pg_trigger_runs,
     .fire = pg_fire,
     .trigger_passed = pg_trigger_passed,
+    .settlements = sy_pg_event_settlements,
 };

@@ -224,6 +224,13 @@ static const char *const migrations[] = {
     "CREATE INDEX trigger_items_passed ON trigger_items (trigger_key, at) WHERE reason IS NOT NULL;",
     /* A run retried with `retry --no-cache`. */
     "ALTER TABLE runs ADD COLUMN no_cache SMALLINT NOT NULL DEFAULT 0;",
+    /* Why a Waiting task waits (a full concurrency key, pool or tenant
+     * bound): written once per change of reason, cleared when it starts. */
+    "ALTER TABLE tasks ADD COLUMN waiting_for TEXT;"
+    "ALTER TABLE task_elements ADD COLUMN waiting_for TEXT;",
+    /* What triggers made of an event, by the event (the dashboard's
+     * events view, sy_store_event_settlements). */
+    "CREATE INDEX trigger_items_item ON trigger_items (source, item);",
     /* Rate limits (store/rates.h): a token bucket per key. */
     "CREATE TABLE rate_buckets ("
     "  key TEXT PRIMARY KEY,"

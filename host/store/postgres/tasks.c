@@ -83,6 +83,7 @@ int sy_pg_update_task(sy_store *s, int64_t run_id, const sy_store_fence *fence,
         sy_pg_text(&p, 14, NULL);
     sy_pg_int(&p, 15, t->fence);
     sy_pg_int(&p, 16, token);
+    sy_pg_text(&p, 17, t->waiting_for);
     PGresult *r;
     int status = sy_pg_run(q, held ? SY_PG_UPDATE_TASK_HELD : SY_PG_UPDATE_TASK,
                            &p, &r, "update task");
@@ -148,6 +149,7 @@ static void row_to_task(const PGresult *r, int i, sy_task_record *t)
     t->finished = sy_pg_col_int(r, i, 12);
     t->fence = sy_pg_col_int(r, i, 13);
     t->host = sy_pg_col(r, i, 14);
+    t->waiting_for = sy_pg_col(r, i, 15);
 }
 
 int sy_pg_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,

@@ -48,8 +48,10 @@ static int bind_element(sqlite3_stmt *st, int64_t run_id, const sy_store_fence *
     keep(&rc, sqlite3_bind_int64(st, 13, t->finished));
     keep(&rc, bind_fence(st, 14, fence));
     keep(&rc, sqlite3_bind_int64(st, 16, t->fence));
-    if (sqlite3_bind_parameter_count(st) >= 17)
-        keep(&rc, sqlite3_bind_int64(st, 17, token));
+    /* The insert names no ?17 (it has no token to check): binding one it
+     * does not use is harmless. */
+    keep(&rc, sqlite3_bind_int64(st, 17, token));
+    keep(&rc, bind_text(st, 18, t->waiting_for));
     return rc;
 }
 
@@ -159,6 +161,7 @@ int sy_sqlite_list_elements(sy_store *s, int64_t run_id, uint32_t idx, bool open
             .finished = sqlite3_column_int64(st, 10),
             .fence = sqlite3_column_int64(st, 11),
             .host = col_text(st, 12),
+            .waiting_for = col_text(st, 13),
         };
         rc = cb(arg, sqlite3_column_int64(st, 0), &t) != 0 ? SQLITE_DONE : SQLITE_OK;
     }

@@ -309,4 +309,5 @@ const struct sy_store_named_ops sy_sqlite_named_ops = {
     .trigger_runs = sq_trigger_runs,
     .fire = sq_fire,
     .trigger_passed = sq_trigger_passed,
+    .settlements = sy_sqlite_event_settlements,
 };

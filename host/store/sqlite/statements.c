@@ -55,8 +55,8 @@ _Static_assert(SY_SQL_TASK_ROWS == 100, "TASK_ROWS_100 writes 100 rows");
     "UPDATE tasks SET state = ?3, attempts = ?4, failures = ?5,"              \
     " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"              \
     " ready_at = ?10, started = ?11, finished = ?12,"                        \
-    " host = CASE WHEN ?15 <> fence THEN ?13 ELSE host END, fence = ?15"     \
-    " WHERE run_id = ?1 AND idx = ?2"
+    " host = CASE WHEN ?15 <> fence THEN ?13 ELSE host END, fence = ?15,"    \
+    " waiting_for = ?17 WHERE run_id = ?1 AND idx = ?2"
 
 /* The claim condition: a live run nobody holds (no owner, an expired
  * lease, or a dead owner's).  ?3 is now; the stale list is ?5... */
@@ -101,8 +101,8 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?1",
     [SY_SQL_LIST_TASKS] =
         "SELECT idx, task_id, ns, state, attempts, failures, recoveries,"
-        " executor, error, output, ready_at, started, finished, fence, host"
-        " FROM tasks WHERE run_id = ?1 ORDER BY idx",
+        " executor, error, output, ready_at, started, finished, fence, host,"
+        " waiting_for FROM tasks WHERE run_id = ?1 ORDER BY idx",
     /* SY_SQL_CLAIM_ONE and SY_SQL_CLAIM_MANY: from the formats above. */
     [SY_SQL_LIST_OWNERS] =
         "SELECT DISTINCT owner FROM runs WHERE state IN (0, 1)"
@@ -117,8 +117,8 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_CANCEL_PENDING] =
         "UPDATE runs SET state = 4, cancel_requested = 1, finished = ?2,"
         " error = 'cancelled before it started' WHERE id = ?1",
-    [SY_SQL_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = ?2"
-                          " WHERE run_id = ?1 AND state < 3",
+    [SY_SQL_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = ?2, waiting_for = NULL"
+                          " WHERE run_id = ?1 AND (state < 3 OR state = 7)",
     [SY_SQL_FLAG_CANCEL] = "UPDATE runs SET cancel_requested = 1 WHERE id = ?1",
     [SY_SQL_CANCEL_REQUESTS] =
         "SELECT id FROM runs WHERE owner = ?1 AND cancel_requested = 1"
@@ -156,14 +156,14 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         "UPDATE task_elements SET state = ?4, attempts = ?5, failures = ?6,"
         " recoveries = ?7, executor = ?8, error = ?9, output = ?10,"
         " ready_at = ?11, started = ?12, finished = ?13,"
-        " host = CASE WHEN ?16 <> fence THEN ?14 ELSE host END, fence = ?16"
-        " WHERE run_id = ?1 AND idx = ?2 AND elem = ?3 AND (?14 IS NULL OR fence = ?17)"
+        " host = CASE WHEN ?16 <> fence THEN ?14 ELSE host END, fence = ?16,"
+        " waiting_for = ?18 WHERE run_id = ?1 AND idx = ?2 AND elem = ?3 AND (?14 IS NULL OR fence = ?17)"
         " AND" FENCE("?1", "?14", "?15"),
     [SY_SQL_INSERT_ELEMENT] =
         "INSERT OR IGNORE INTO task_elements (run_id, idx, elem, state, attempts,"
         " failures, recoveries, executor, error, output, ready_at, started, finished,"
-        " host, fence) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-        " CASE WHEN ?16 <> 0 THEN ?14 END, ?16"
+        " host, fence, waiting_for) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+        " ?12, ?13, CASE WHEN ?16 <> 0 THEN ?14 END, ?16, ?18"
         " WHERE (SELECT size FROM task_maps WHERE run_id = ?1 AND idx = ?2) > ?3 AND"
         FENCE("?1", "?14", "?15"),
     [SY_SQL_LIST_MAPS] =
@@ -172,8 +172,9 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         " WHERE m.run_id = ?1 GROUP BY m.idx, e.state ORDER BY m.idx",
     [SY_SQL_LIST_ELEMENTS] =
         "SELECT elem, state, attempts, failures, recoveries, executor, error,"
-        " output, ready_at, started, finished, fence, host FROM task_elements"
-        " WHERE run_id = ?1 AND idx = ?2 AND (?3 = 0 OR state < 3) ORDER BY elem",
+        " output, ready_at, started, finished, fence, host, waiting_for FROM task_elements"
+        " WHERE run_id = ?1 AND idx = ?2 AND (?3 = 0 OR state < 3 OR state = 7)"
+        " ORDER BY elem",
     [SY_SQL_LIST_EVENTS] = "SELECT idx, attempt, kind, detail, at FROM events"
                            " WHERE run_id = ?1 ORDER BY id",
     /* Fenced like an event: only for the attempt the task still holds. */
@@ -206,8 +207,8 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         " error = NULL, no_cache = ?2 WHERE id = ?1 AND state >= 2",
     [SY_SQL_REOPEN_TASK] =
         "UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
-        " error = NULL, output = NULL, ready_at = 0, finished = 0"
-        " WHERE run_id = ?1 AND idx = ?2",
+        " error = NULL, output = NULL, ready_at = 0, finished = 0,"
+        " waiting_for = NULL WHERE run_id = ?1 AND idx = ?2",
     /* A mapped task retried maps again, from its input as it is then. */
     [SY_SQL_REOPEN_MAP] = "DELETE FROM task_maps WHERE run_id = ?1 AND idx = ?2",
     [SY_SQL_REOPEN_ELEMENTS] = "DELETE FROM task_elements WHERE run_id = ?1 AND idx = ?2",

@@ -71,6 +71,7 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
         keep(&rc, bind_fence(st, 13, fence));
     keep(&rc, sqlite3_bind_int64(st, 15, t->fence));
     keep(&rc, sqlite3_bind_int64(st, 16, token));
+    keep(&rc, bind_text(st, 17, t->waiting_for));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -145,6 +146,7 @@ static void row_to_task(sqlite3_stmt *st, sy_task_record *t)
     t->finished = sqlite3_column_int64(st, 12);
     t->fence = sqlite3_column_int64(st, 13);
     t->host = col_text(st, 14);
+    t->waiting_for = col_text(st, 15);
 }
 
 int sy_sqlite_list_tasks(sy_store *s, int64_t run_id, sy_store_task_cb cb,
