@@ -61,7 +61,7 @@ libsyhost_la_SOURCES += \
 	host/workflow/tick.c host/workflow/tick.h \
 	host/workflow/graph.c \
 	host/workflow/definition_write.c host/workflow/definition_read.c \
-	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/task_cache.c host/workflow/retry.c \
+	host/workflow/condition.c host/workflow/map.c host/workflow/flow.c host/workflow/rate.c host/workflow/key_template.c host/workflow/task_cache.c host/workflow/retry.c \
 	host/workflow/trigger.c host/workflow/trigger.h \
 	host/workflow/state.c host/workflow/state.h \
 	host/workflow/context.c host/workflow/context.h \
@@ -100,6 +100,8 @@ libsyhost_la_SOURCES += \
 	host/store/keyed.c host/store/keyed.h host/store/sqlite/keyed.c \
 	host/store/cache.h host/store/sqlite/cache.c \
 	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
+	host/store/rates.c host/store/rates.h host/store/sqlite/rates.c \
+	host/store/preempt.c host/store/preempt.h host/store/sqlite/preempt.c \
 	host/store/named_events.c host/store/named_events.h host/store/named_driver.h \
 	host/store/sqlite/named_events.c host/store/sqlite/settlements.c \
 	host/store/waiters.c host/store/waiters.h host/store/sqlite/waiters.c \
@@ -121,7 +123,8 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c \
 	host/store/postgres/slots.c host/store/postgres/named_events.c \
-	host/store/postgres/settlements.c host/store/postgres/waiters.c
+	host/store/postgres/settlements.c host/store/postgres/waiters.c \
+	host/store/postgres/rates.c host/store/postgres/preempt.c
 endif
 
 # engine: lifecycle and the loop turn, the turn's batch, attempts, dispatch,
@@ -142,6 +145,7 @@ libsyhost_la_SOURCES += \
 	host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
 	host/engine/waiting.c host/engine/waiting.h \
 	host/engine/waiters.c host/engine/waiters.h host/engine/grant.c host/engine/grant.h \
+	host/engine/rates.c host/engine/rates.h host/engine/preempt.c host/engine/preempt.h \
 	host/engine/completion.c host/engine/completion.h \
 	host/engine/run.c host/engine/run.h \
 	host/engine/load.c host/engine/load.h host/engine/map.c host/engine/map.h \

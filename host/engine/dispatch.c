@@ -132,7 +132,7 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
         int took = sy_limits_take(r, ref.idx, t->token + 1, now, why, sizeof why);
         if (took == 0) {
             sy_waiting_enter(r, ref.idx, why);
-            sy_live_arm_backoff(r, ref.idx, now + SY_LIMITS_RETRY_MS);
+            sy_live_arm_backoff(r, ref.idx, sy_limits_retry_at(e));
             sy_limits_wait(r, ref.idx);
             continue;
         }

@@ -16,6 +16,7 @@
 #include "engine/fair.h"
 #include "engine/limits.h"
 #include "engine/waiters.h"
+#include "engine/preempt.h"
 #include "engine/priority.h"
 #include "engine/process.h"
 #include "engine/shutdown.h"
@@ -185,6 +186,10 @@ static void on_flush(uv_prepare_t *h)
     uint64_t t1 = uv_hrtime();
     /* Slots given back since the last turn first: the tasks waiting for
      * them are offered in this one. */
+    /* cancel_in_progress: a holder here this host asked to end gives its
+     * slot back in this turn's flush (another host's ask, at renewal). */
+    if (sy_limits_asked(e))
+        sy_preempt_poll(e, now);
     if (sy_limits_flush(e))
         sy_dispatch_offer_waiting(e);
     /* Once a write is refused the batch is rolled back: the rest of the

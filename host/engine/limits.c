@@ -9,6 +9,8 @@
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/waiters.h"
+#include "engine/rates.h"
+#include "store/preempt.h"
 #include "store/slots.h"
 
 /* A named bound of the configuration: a pool's size, a tenant's
@@ -25,6 +27,13 @@ struct sy_limits {
     size_t n_returns, cap_returns;
     sy_task_ref *waiting;    /* tasks that found a key full */
     size_t n_waiting, cap_waiting;
+    int64_t retry_at;        /* when the last task that could not start is
+                                offered again */
+    bool rate_wait;          /* it waits for a token, due at retry_at: no
+                                slot given back helps it */
+    sy_rate_waits rate_waits;/* the turn's times handed out per bucket */
+    bool asked;              /* a cancel was requested (cancel_in_progress):
+                                read the requests at the next turn */
 };
 
 static void bounds_free(named_bound *b, size_t n)
@@ -70,6 +79,7 @@ void sy_limits_free(sy_engine *e)
     bounds_free(l->tenants, l->n_tenants);
     free(l->returns);
     free(l->waiting);
+    sy_rate_waits_free(&l->rate_waits);
     free(l);
     e->limits = NULL;
     sy_waiters_free(e);
@@ -91,6 +101,23 @@ static sy_slot_holder holder_of(const sy_live_run *r, size_t idx, int64_t token)
                             slot ? (int64_t)t->elem : -1, token};
 }
 
+/* Inside the turn's batch: asks that the oldest holder of `key` be
+ * cancelled for a newer task (nothing when one was asked already).  True
+ * when a holder was marked. */
+static bool request_cancel(sy_engine *e, const char *key, int64_t now)
+{
+    char why[SY_SLOT_KEY_MAX + 128];
+    snprintf(why, sizeof why, "cancelled for a newer task on %s (strategy cancel_in_progress)",
+             key);
+    bool asked = false;
+    if (sy_store_request_slot_cancel(e->o.store, key, now, why, &asked) != SY_OK) {
+        sy_log(SY_LOG_ERROR, "store", "cannot request a cancel: %s",
+               sy_store_errmsg(e->o.store));
+        e->fatal = true;
+    }
+    return asked;
+}
+
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len)
 {
@@ -99,6 +126,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     const sy_task_def *def = sy_live_def(r, idx);
     const named_bound *tenant = l->n_tenants ? find(l->tenants, l->n_tenants, r->wf->tenant)
                                              : NULL;
+    l->retry_at = now + SY_LIMITS_RETRY_MS;
+    l->rate_wait = false;
     if (!def->flow && !tenant)
         return 1;
     char *keys[SY_SLOT_CLAIMS_MAX];
@@ -184,15 +213,54 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
                      c[full].key, (long long)held, (long long)c[full].limit,
                      sy_limit_strategy_name(f->limits[full].strategy));
             result = f->limits[full].strategy == SY_LIMIT_DROP ? 3 : 2;
+        } else if (f && full < f->n_limits &&
+                   f->limits[full].strategy == SY_LIMIT_CANCEL_IN_PROGRESS) {
+            /* The oldest holder is asked to end; this task takes its slot
+             * once it is given back (engine/preempt.h). */
+            if (request_cancel(e, c[full].key, now)) {
+                /* Read at the next turn, which this one brings about. */
+                l->asked = true;
+                l->retry_at = now + 1;
+            }
+            snprintf(why, why_len, "waiting for %s (%lld of %lld held; the oldest holder is "
+                     "cancelled: strategy cancel_in_progress)", c[full].key, (long long)held,
+                     (long long)c[full].limit);
+            result = 0;
         } else {
             snprintf(why, why_len, "waiting for %s (%lld of %lld held)", c[full].key,
                      (long long)held, (long long)c[full].limit);
             result = 0;
         }
     }
+    if (result == 1 && f && f->n_rates) {
+        result = sy_rates_take(r, idx, now, &l->rate_waits, why, why_len, &l->retry_at);
+        l->rate_wait = result == 0;
+        if (result != 1 && r->t[idx].holds_slots && !e->fatal) {
+            /* All or none: the slots just taken go back in this batch. */
+            r->t[idx].holds_slots = false;
+            sy_slot_holder h = holder_of(r, idx, token);
+            if (sy_store_return_slots(e->o.store, &h) != SY_OK) {
+                sy_log(SY_LOG_ERROR, "store", "cannot return slots: %s",
+                       sy_store_errmsg(e->o.store));
+                e->fatal = true;
+            }
+        }
+    }
     for (size_t i = 0; i < n; i++)
         free(keys[i]);
     return result;
+}
+
+bool sy_limits_asked(sy_engine *e)
+{
+    bool asked = e->limits->asked;
+    e->limits->asked = false;
+    return asked;
+}
+
+int64_t sy_limits_retry_at(sy_engine *e)
+{
+    return e->limits->retry_at;
 }
 
 void sy_limits_release(sy_live_run *r, size_t idx)
@@ -210,7 +278,7 @@ void sy_limits_release(sy_live_run *r, size_t idx)
 void sy_limits_wait(sy_live_run *r, size_t idx)
 {
     sy_live_task *t = &r->t[idx];
-    if (t->waits_slot)
+    if (t->waits_slot || r->e->limits->rate_wait)
         return;
     t->waits_slot = true;
     sy_limits *l = r->e->limits;
@@ -242,6 +310,8 @@ sy_task_ref *sy_limits_waiting(sy_engine *e, size_t *n)
 bool sy_limits_flush(sy_engine *e)
 {
     sy_limits *l = e->limits;
+    sy_rate_waits_clear(&l->rate_waits);
+
     for (size_t i = 0; i < l->n_returns && !e->fatal; i++) {
         /* A run another host took over holds nothing here any more: the
          * rows count for nothing and are reaped (store/slots.h). */

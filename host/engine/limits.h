@@ -24,14 +24,25 @@ void sy_limits_free(sy_engine *e);
 
 /* Inside the turn's batch, for task idx of r about to start its attempt
  * under token `token`: 1 when it holds every slot it needs (or needs
- * none), 0 when a key is full (why says which: the task waits, Waiting,
- * engine/waiting.h), -1 when it cannot start at all (why: a key's
- * template names a path not in the context; the task fails) or the store
- * failed (e->fatal set), 2 when a full key's strategy is cancel_newest
- * (why: the task ends Skipped without running), 3 when it is drop (why:
- * the task ends Dropped without running). */
+ * none), 0 when a key is full or a rate limit's bucket empty (why says
+ * which: the task waits, Waiting, engine/waiting.h; engine/rates.h), -1
+ * when it cannot start at all (why: a key's template names a path not in
+ * the context; the task fails) or the store failed (e->fatal set), 2 when
+ * a full key's strategy is cancel_newest (why: the task ends Skipped
+ * without running), 3 when it is drop (why: the task ends Dropped
+ * without running). */
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len);
+
+/* Whether a turn since the last call asked, through the store, for a
+ * key's oldest holder to be cancelled (cancel_in_progress): the caller
+ * reads the requests (engine/preempt.h), this host's own among them. */
+bool sy_limits_asked(sy_engine *e);
+
+/* When to offer again the task sy_limits_take last gave 0 for: when its
+ * next rate token is due, or SY_LIMITS_RETRY_MS after it found a key
+ * full. */
+int64_t sy_limits_retry_at(sy_engine *e);
 
 /* Task idx found a key full (sy_limits_take gave 0): it waits, Waiting, in
  * the list of tasks offered again when a slot is given back here (the

@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/lease.h"
+#include "engine/preempt.h"
 #include "engine/listen.h"
 #include "engine/load.h"
 #include "engine/run.h"
@@ -293,6 +294,9 @@ static void on_renew(uv_timer_t *t)
     /* Waiters under an ended claim, the same (store/waiters.h). */
     if (sy_store_reap_waiters(e->o.store, now, &reaped) != SY_OK)
         sy_log(SY_LOG_WARN, "store", "cannot reap waiters: %s", sy_store_errmsg(e->o.store));
+    /* Other hosts' cancel_in_progress requests on this host's slots
+     * (engine/preempt.h): acted on within one renewal interval. */
+    sy_preempt_poll(e, now);
     for (sy_live_run *r = e->runs; r; r = r->next) {
         /* A finished run's last state is written already: nothing to
          * renew. */

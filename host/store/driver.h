@@ -24,6 +24,8 @@
 #include "store/keyed.h"
 #include "store/audit.h"
 #include "store/slots.h"
+#include "store/rates.h"
+#include "store/preempt.h"
 #include "store/store.h"
 
 typedef int (*sy_store_run_cb)(void *arg, const sy_run_record *r);
@@ -163,6 +165,16 @@ struct sy_store_ops {
     const struct sy_store_named_ops *named;
     /* Slot waiters (store/waiters.h). */
     const struct sy_store_waiter_ops *waiters;
+    /* Rate limits' buckets (store/rates.c checks the arguments). */
+    int (*take_rates)(sy_store *s, const sy_store_fence *fence, int64_t run_id,
+                      const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
+                      size_t *empty, int64_t *wait_ms);
+    int (*rate_bucket)(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
+    /* Cancel requests on slot rows (store/preempt.c checks the arguments). */
+    int (*request_slot_cancel)(sy_store *s, const char *key, int64_t now, const char *why,
+                          bool *asked);
+    int (*list_cancel_requests)(sy_store *s, const char *owner, int64_t now,
+                                int (*cb)(void *arg, const sy_cancel_request *r), void *arg);
 };
 
 /* The common head of every handle.  `ops` is set by the implementation's

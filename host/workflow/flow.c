@@ -34,68 +34,6 @@ int sy_limit_strategy_parse(const char *name)
     return -1;
 }
 
-/* The namespace's parts a template may name, beside context paths. */
-static bool ns_part_known(const char *p, size_t n)
-{
-    static const char *const parts[] = {"tenant", "workflow", "task", NULL};
-    for (int i = 0; parts[i]; i++)
-        if (strlen(parts[i]) == n && memcmp(parts[i], p, n) == 0)
-            return true;
-    return false;
-}
-
-const char *sy_limit_key_problem(const char *tmpl)
-{
-    if (!tmpl || !*tmpl)
-        return "the key is empty";
-    if (strlen(tmpl) > SY_LIMIT_KEY_MAX)
-        return "the key is longer than 256 bytes";
-    if (!sy_wf_utf8_valid(tmpl))
-        return "the key is not valid UTF-8";
-    for (const char *p = tmpl; *p; p++) {
-        if (*p == '}')
-            return "a '}' that no '{' opened";
-        if (*p != '{')
-            continue;
-        const char *end = strpbrk(p + 1, "{}");
-        if (!end || *end == '{')
-            return "a '{' that is not closed";
-        size_t n = (size_t)(end - p - 1);
-        if (n == 0)
-            return "an empty '{}' (name a path into the run's context, e.g. {customer})";
-        if (p[1] == '@' && !ns_part_known(p + 2, n - 1))
-            return "an unknown '{@...}' (known: {@tenant}, {@workflow}, {@task})";
-        char path[SY_LIMIT_KEY_MAX + 1];
-        memcpy(path, p + 1, n);
-        path[n] = '\0';
-        if (p[1] != '@' && strcmp(path, "$") != 0 && sy_cond_path_problem(path))
-            return "a path with an empty segment (\"a..b\", or a leading or trailing '.')";
-        p = end;
-    }
-    return NULL;
-}
-
-int sy_limit_key_read(const config_setting_t *g, const char *where, const char *example,
-                      const char **out, sy_diags *d)
-{
-    const config_setting_t *s = config_setting_get_member(g, "key");
-    const char *key = s ? config_setting_get_string(s) : NULL;
-    const char *why = s && !key ? "it must be a string" : key ? sy_limit_key_problem(key) : NULL;
-    if (!s) {
-        sy_error(d, SY_SRC_FILE(g), SY_SRC_LINE(g), "%s has no 'key' (e.g. key = \"%s\";)",
-                 where, example);
-        return 1;
-    }
-    if (why) {
-        char q[300];
-        sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s), "%s: key%s%s: %s", where, key ? " " : "",
-                 key ? sy_wf_quote(key, q, sizeof q) : "", why);
-        return 1;
-    }
-    *out = key;
-    return 0;
-}
-
 void sy_flow_free(sy_flow *f)
 {
     if (!f)
@@ -104,6 +42,7 @@ void sy_flow_free(sy_flow *f)
         free(f->limits[i].key);
     free(f->limits);
     free(f->pool);
+    sy_flow_rates_free(f);
     free(f);
 }
 
@@ -123,24 +62,8 @@ sy_flow *sy_flow_copy(const sy_flow *f)
         }
         c->n_limits = f->n_limits;
     }
+    sy_flow_rates_copy(c, f);
     return c;
-}
-
-/* An integer setting in [lo, hi] into *out; an error naming `what` when
- * it is not one. */
-static int read_int(const config_setting_t *s, long long lo, long long hi, long long *out,
-                    const char *who, const char *what, sy_diags *d)
-{
-    int type = config_setting_type(s);
-    long long v = type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64
-                      ? config_setting_get_int64(s) : lo - 1;
-    if (v < lo || v > hi) {
-        sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s), "%s: '%s' must be an integer from %lld to %lld",
-                 who, what, lo, hi);
-        return 1;
-    }
-    *out = v;
-    return 0;
 }
 
 /* One entry of `limits` into *l; the errors it found. */
@@ -163,7 +86,7 @@ static int read_limit(const config_setting_t *e, int k, sy_limit *l, const char 
         sy_error(d, SY_SRC_FILE(e), SY_SRC_LINE(e), "%s has no 'limit' (e.g. limit = 2;)",
                  where);
         errors++;
-    } else if (read_int(s, 1, SY_LIMIT_MAX, &v, where, "limit", d) == 0) {
+    } else if (sy_flow_read_int(s, 1, SY_LIMIT_MAX, &v, where, "limit", d) == 0) {
         l->limit = (uint32_t)v;
     } else {
         errors++;
@@ -251,7 +174,7 @@ static int read_pool(const config_setting_t *g, sy_flow *f, const char *who, sy_
     }
     if ((s = config_setting_get_member(g, "pool_slots"))) {
         long long v = 0;
-        if (read_int(s, 1, SY_LIMIT_MAX, &v, who, "pool_slots", d)) {
+        if (sy_flow_read_int(s, 1, SY_LIMIT_MAX, &v, who, "pool_slots", d)) {
             errors++;
         } else if (!f->pool && !errors) {
             sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s),
@@ -271,13 +194,14 @@ int sy_flow_read(const config_setting_t *g, const sy_flow *base, int32_t *priori
     int errors = 0;
     const config_setting_t *s = config_setting_get_member(g, "priority");
     long long p = 0;
-    if (s && read_int(s, SY_PRIORITY_MIN, SY_PRIORITY_MAX, &p, who, "priority", d) == 0)
+    if (s && sy_flow_read_int(s, SY_PRIORITY_MIN, SY_PRIORITY_MAX, &p, who, "priority", d) == 0)
         *priority = (int32_t)p;
     else if (s)
         errors++;
     bool limits = config_setting_get_member(g, "limits") != NULL;
     bool pool = config_setting_get_member(g, "pool") || config_setting_get_member(g, "pool_slots");
-    if (!limits && !pool) {
+    const config_setting_t *rates = config_setting_get_member(g, "rate_limits");
+    if (!limits && !pool && !rates) {
         *out = sy_flow_copy(base);
         return errors;
     }
@@ -286,8 +210,10 @@ int sy_flow_read(const config_setting_t *g, const sy_flow *base, int32_t *priori
         errors += read_limits(config_setting_get_member(g, "limits"), f, who, d);
     if (pool)
         errors += read_pool(g, f, who, d);
+    if (rates)
+        errors += sy_flow_rates_read(rates, f, who, d);
     /* `limits = ();` over a workflow's limits, and no pool: nothing left. */
-    if (!f->n_limits && !f->pool) {
+    if (!f->n_limits && !f->pool && !f->n_rates) {
         sy_flow_free(f);
         f = NULL;
     }
@@ -313,6 +239,8 @@ json_t *sy_flow_json(const sy_flow *f)
     if (!bad && f->pool)
         bad = json_object_set_new(o, "pool", json_string(f->pool)) != 0 ||
               json_object_set_new(o, "pool_slots", json_integer(f->pool_slots)) != 0;
+    if (!bad)
+        bad = sy_flow_rates_json(f, o) != 0;
     if (bad) {
         json_decref(o);
         return NULL;
@@ -357,16 +285,17 @@ static bool limit_from_json(const json_t *e, sy_limit *l, char *err, size_t err_
 
 sy_flow *sy_flow_from_json(const json_t *o, char *err, size_t err_len)
 {
-    static const char *const keys[] = {"limits", "pool", "pool_slots", NULL};
+    static const char *const keys[] = {"limits", "pool", "pool_slots", "rate_limits", NULL};
     const json_t *limits = json_object_get(o, "limits");
     const json_t *pool = json_object_get(o, "pool");
     const json_t *slots = json_object_get(o, "pool_slots");
+    const json_t *rates = json_object_get(o, "rate_limits");
     const char *why =
         !json_is_object(o) || !only(o, keys) ? "\"flow\" must be an object of limits and a pool"
         : limits && (!json_is_array(limits) || json_array_size(limits) == 0 ||
                      json_array_size(limits) > SY_LIMITS_PER_TASK)
             ? "\"limits\" must be an array of 1 to 16 limits"
-        : !limits && !pool ? "\"flow\" names no limit and no pool"
+        : !limits && !pool && !rates ? "\"flow\" names no limit, no pool and no rate limit"
         : (pool != NULL) != (slots != NULL) ? "\"pool\" and \"pool_slots\" go together"
         : pool && (!json_string_value(pool) || !sy_wf_name_valid(json_string_value(pool), false))
             ? "\"pool\" is not a pool name"
@@ -400,6 +329,10 @@ sy_flow *sy_flow_from_json(const json_t *o, char *err, size_t err_len)
                 return NULL;
             }
         f->limits[f->n_limits++] = l;
+    }
+    if (rates && !sy_flow_rates_from_json(rates, f, err, err_len)) {
+        sy_flow_free(f);
+        return NULL;
     }
     return f;
 }

@@ -12,6 +12,8 @@
  *   retry.c             `retry` groups, delays before a retry
  *   condition.c         `when` conditions: reading, JSON paths, evaluating
  *   map.c               `map`, `map_range`, `max_map`; a map's size, items
+ *   key_template.c      key templates: checked, read; flow control's integers
+ *   rate.c              `rate_limits`: reading, JSON
  *   flow.c              `priority`, `limits`, `pool`: reading, JSON, keys
  *   task_cache.c        a task's `cache`: reading, JSON
  *   model.c             freeing a workflow, finding a task
@@ -153,7 +155,13 @@ int sy_map_max_read(const config_setting_t *s, int64_t *max, const char *who,
 int sy_map_read(const config_setting_t *g, sy_task_def *t, int64_t wf_max,
                 const char *who, sy_diags *d);
 
-/* --- flow.c: key templates, shared with task_cache.c --------------------- */
+/* --- key_template.c: key templates and flow control's integers, shared
+ * with flow.c, rate.c and task_cache.c ----------------------------------- */
+
+/* An integer setting in [lo, hi] into *out; an error naming `what` when
+ * it is not one (who: the group, in the message). */
+int sy_flow_read_int(const config_setting_t *s, long long lo, long long hi, long long *out,
+                     const char *who, const char *what, sy_diags *d);
 
 /* The `key` member of group `g` (a limit, a cache) into *out (borrowed
  * from the setting) when it is a usable template (sy_limit_key_problem);
@@ -197,6 +205,25 @@ json_t *sy_flow_json(const sy_flow *f);
 /* That form read back; NULL with why in err when malformed (the same
  * rules as a file). */
 sy_flow *sy_flow_from_json(const json_t *o, char *err, size_t err_len);
+
+/* --- rate.c: a flow's `rate_limits` -------------------------------------- */
+
+void sy_flow_rates_free(sy_flow *f);
+
+/* dst's rate limits become copies of src's (dst has none). */
+void sy_flow_rates_copy(sy_flow *dst, const sy_flow *src);
+
+/* `rate_limits` setting `s` into f (replacing what f had); the errors it
+ * found, naming `who`. */
+int sy_flow_rates_read(const config_setting_t *s, sy_flow *f, const char *who, sy_diags *d);
+
+/* Adds "rate_limits": [{"key", "rate", "interval_ms", "burst"}...] to o
+ * when f has any; non-zero when out of memory. */
+int sy_flow_rates_json(const sy_flow *f, json_t *o);
+
+/* The array `a` of that form into f; false with why in err when
+ * malformed (the same rules as a file). */
+bool sy_flow_rates_from_json(const json_t *a, sy_flow *f, char *err, size_t err_len);
 
 /* --- definition_write.c ------------------------------------------------- */
 

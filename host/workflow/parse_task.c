@@ -12,7 +12,7 @@
 
 const char *const sy_workflow_task_keys[] = {
     "id", "after", "trigger", "when", "retry", "timeout", "description",
-    "map", "map_range", "max_map", "priority", "limits", "pool", "pool_slots", "cache", NULL,
+    "map", "map_range", "max_map", "priority", "limits", "pool", "pool_slots", "cache", "rate_limits", NULL,
 };
 
 /* What a task's parameters leave out: its keys, but `priority`, which an
@@ -20,13 +20,13 @@ const char *const sy_workflow_task_keys[] = {
  * that the two orders agree. */
 static const char *const param_skip[] = {
     "id", "after", "trigger", "when", "retry", "timeout", "description",
-    "map", "map_range", "max_map", "limits", "pool", "pool_slots", "cache", NULL,
+    "map", "map_range", "max_map", "limits", "pool", "pool_slots", "cache", "rate_limits", NULL,
 };
 
 /* The bits of task_members(), in the order of sy_workflow_task_keys. */
 enum { KEY_ID, KEY_AFTER, KEY_TRIGGER, KEY_WHEN, KEY_RETRY, KEY_TIMEOUT, KEY_DESCRIPTION,
        KEY_MAP, KEY_MAP_RANGE, KEY_MAX_MAP, KEY_PRIORITY, KEY_LIMITS, KEY_POOL, KEY_POOL_SLOTS,
-       KEY_CACHE, KEY_COUNT };
+       KEY_CACHE, KEY_RATE_LIMITS, KEY_COUNT };
 _Static_assert(KEY_COUNT < 32, "a bit each");
 #define HAS(seen, key) (((seen) >> (key)) & 1u)
 
@@ -163,6 +163,7 @@ static void read_task(sy_wf_loader *L, size_t i, const config_setting_t *g)
     char who[160] = "";
     bool map = HAS(seen, KEY_MAP) || HAS(seen, KEY_MAP_RANGE) || HAS(seen, KEY_MAX_MAP);
     bool flow = HAS(seen, KEY_PRIORITY) || HAS(seen, KEY_LIMITS) || HAS(seen, KEY_POOL) ||
+                HAS(seen, KEY_RATE_LIMITS) ||
                 HAS(seen, KEY_POOL_SLOTS);
     /* `priority` is a parameter too (param_skip). */
     params += HAS(seen, KEY_PRIORITY);

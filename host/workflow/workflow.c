@@ -19,7 +19,8 @@
 static const char *const top_keys[] = {"workflow", NULL};
 static const char *const wf_keys[] = {
     "name", "tenant", "description", "schedule", "timezone", "catchup", "catchup_max",
-    "retry", "timeout", "tasks", "max_map", "priority", "limits", "pool", "pool_slots", "triggers", NULL,
+    "retry", "timeout", "tasks", "max_map", "priority", "limits", "pool", "pool_slots", "triggers",
+    "rate_limits", NULL,
 };
 
 /* --- loading one file ---------------------------------------------------------- */

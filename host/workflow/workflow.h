@@ -109,10 +109,24 @@ typedef struct sy_limit {
     sy_limit_strategy strategy;
 } sy_limit;
 
+/* One rate limit: a token bucket per rendered key, `rate` tokens per
+ * `interval_ms`, holding at most `burst`; a start takes one token. */
+#define SY_RATE_INTERVAL_MAX_MS 86400000 /* one day */
+typedef struct sy_rate_limit {
+    char *key;                   /* owned: the key's template, as a
+                                    limit's (sy_limit_key_problem) */
+    uint32_t rate;               /* tokens per interval: 1..SY_LIMIT_MAX */
+    int64_t interval_ms;         /* 1..SY_RATE_INTERVAL_MAX_MS */
+    uint32_t burst;              /* 1..SY_LIMIT_MAX; `rate` unless set */
+} sy_rate_limit;
+
 /* A task's limits and pool: the task's own, else its workflow's. */
 typedef struct sy_flow {
     sy_limit *limits;    /* owned; n_limits of them, keys distinct */
     size_t n_limits;
+    sy_rate_limit *rates;/* owned; n_rates of them (`rate_limits`), keys
+                            distinct; a task's own replace its workflow's */
+    size_t n_rates;
     char *pool;          /* owned: a pool of switchyard.cfg; NULL for none */
     uint32_t pool_slots; /* the pool's slots the task takes (1..SY_LIMIT_MAX;
                             1 unless set); 0 without a pool */

@@ -70,7 +70,9 @@ const sy_executor pool_executor = {
 
 /* ---- the engine around two pools --------------------------------------- */
 
-static int64_t clock_ms(void) { return 1700000000000; }
+int64_t pool_env_now = 1700000000000;
+
+static int64_t clock_ms(void) { return pool_env_now; }
 
 const sy_pool_config *pool_env_pools;
 size_t pool_env_n_pools;
@@ -91,6 +93,7 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
     memset(v, 0, sizeof *v);
     memset(pools, 0, sizeof pools);
     next_pool = 0;
+    pool_env_now = 1700000000000;
     v->dir = th_mkdtemp();
     char *path = th_write(v->dir, "wf.cfg", workflow);
     sy_diags d;

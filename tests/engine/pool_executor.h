@@ -68,6 +68,9 @@ void close_env(env *v);
  * the store, its claim released) and adopts the run in a new one with
  * the same options: the pools forget what the old one gave them. */
 void pool_env_restart(env *v);
+/* The engines' clock: fixed unless a test moves it (pool_env_open sets
+ * it back to its start). */
+extern int64_t pool_env_now;
 
 /* The pools the next engine made is given (switchyard.cfg `pools`):
  * none unless a test sets them. */

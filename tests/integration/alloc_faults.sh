@@ -74,6 +74,7 @@ workflow = {
   retry = { attempts = 3; };
   priority = 1;
   limits = ( { key = "k:{@task}"; limit = 2; } );
+  rate_limits = ( { key = "r:{@workflow}"; rate = 1000; interval = "1s"; } );
   tasks = (
     { id = "a"; command = ["/bin/sh", "-c", "$sh_task"]; },
     { id = "b"; after = ["a"]; function = "../lib/tasks.so:record_run"; pool = "db"; },

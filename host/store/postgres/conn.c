@@ -306,7 +306,8 @@ static int prepare(sy_store_pg *q, int id)
                       : id < SY_PG_KEYED_FIRST ? sy_pg_map_sql[id - SY_PG_MAP_FIRST]
                       : id < SY_PG_AUDIT_FIRST ? sy_pg_keyed_sql[id - SY_PG_KEYED_FIRST]
                       : id < SY_PG_SLOT_FIRST  ? sy_pg_audit_sql[id - SY_PG_AUDIT_FIRST]
-                                               : sy_pg_slot_sql[id - SY_PG_SLOT_FIRST];
+                      : id < SY_PG_RATE_FIRST  ? sy_pg_slot_sql[id - SY_PG_SLOT_FIRST]
+                                               : sy_pg_rate_sql[id - SY_PG_RATE_FIRST];
     PGresult *r = PQprepare(q->conn, name, sql, 0, NULL);
     int status = PQresultStatus(r) == PGRES_COMMAND_OK
                      ? SY_OK

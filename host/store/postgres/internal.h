@@ -41,6 +41,8 @@
 
 #include "store/driver.h"
 #include "store/slots.h"
+#include "store/rates.h"
+#include "store/preempt.h"
 
 /* Every statement a handle prepares (on first use, again after a
  * reconnect), by what it does; their SQL is in postgres/conn.c. */
@@ -84,6 +86,11 @@ enum {
     SY_PG_SLOT_FIRST,
     SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_TAKE, SY_PG_SLOT_HELD,
     SY_PG_SLOT_RETURN, SY_PG_SLOT_RETURN_RUN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
+
+    /* Rate limits' statements, from here on: their SQL is in
+     * postgres/rates.c. */
+    SY_PG_RATE_FIRST,
+    SY_PG_RATE_LOCK = SY_PG_RATE_FIRST, SY_PG_RATE_READ, SY_PG_RATE_WRITE,
     SY_PG_COUNT
 };
 
@@ -94,7 +101,9 @@ extern const char *const sy_pg_keyed_sql[SY_PG_AUDIT_FIRST - SY_PG_KEYED_FIRST];
 /* The SQL of statement SY_PG_AUDIT_FIRST + i. */
 extern const char *const sy_pg_audit_sql[SY_PG_SLOT_FIRST - SY_PG_AUDIT_FIRST];
 /* The SQL of statement SY_PG_SLOT_FIRST + i. */
-extern const char *const sy_pg_slot_sql[SY_PG_COUNT - SY_PG_SLOT_FIRST];
+extern const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST];
+/* The SQL of statement SY_PG_RATE_FIRST + i. */
+extern const char *const sy_pg_rate_sql[SY_PG_COUNT - SY_PG_RATE_FIRST];
 
 /* A fenced write's condition (store.h): the run is still held by the
  * fence's claim.  FOR SHARE makes it hold until the write's transaction
@@ -188,8 +197,27 @@ int sy_pg_list_maps(sy_store *s, int64_t run_id, sy_store_map_cb cb,
 int sy_pg_list_elements(sy_store *s, int64_t run_id, uint32_t idx,
                         bool open_only, sy_store_element_cb cb, void *arg);
 
+/* --- postgres/rates.c: rate limits' buckets (store/rates.h) ----------------- */
+
+int sy_pg_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id,
+                     const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
+                     size_t *empty, int64_t *wait_ms);
+int sy_pg_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
+
+/* --- postgres/preempt.c: cancel requests on slot rows (store/preempt.h) ----- */
+
+int sy_pg_request_slot_cancel(sy_store *s, const char *key, int64_t now, const char *why,
+                         bool *asked);
+int sy_pg_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
+                               int (*cb)(void *arg, const sy_cancel_request *r), void *arg);
+
 /* --- postgres/slots.c ------------------------------------------------------ */
 
+/* Locks the n keys of text[] literal `keys` for the transaction with
+ * statement `id` (SY_PG_SLOT_LOCK, SY_PG_RATE_LOCK: pg_try_advisory_xact_lock
+ * of each, in key order); *busy the first one another host's batch
+ * holds, or n when none. */
+int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *busy);
 int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                      const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                      size_t *full, int64_t *held);

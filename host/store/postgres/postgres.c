@@ -86,6 +86,10 @@ static const struct sy_store_ops pg_ops = {
     .list_slots = sy_pg_list_slots,
     .named = &sy_pg_named_ops,
     .waiters = &sy_pg_waiter_ops,
+    .take_rates = sy_pg_take_rates,
+    .rate_bucket = sy_pg_rate_bucket,
+    .request_slot_cancel = sy_pg_request_slot_cancel,
+    .list_cancel_requests = sy_pg_list_cancel_requests,
 };
 
 /* The libpq connection string for `target`, what followed the matched

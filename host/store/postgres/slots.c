@@ -22,7 +22,7 @@
     " EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner" \
     " AND r.lease_epoch = s.epoch AND r.lease_until > " now ")"
 
-const char *const sy_pg_slot_sql[SY_PG_COUNT - SY_PG_SLOT_FIRST] = {
+const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     /* 21338: the slots' class of advisory locks (21337 is the ticks'). */
     [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
         "SELECT k.i, pg_try_advisory_xact_lock(21338, hashtext(k.key))"
@@ -64,14 +64,12 @@ static char *int_array(const sy_slot_claim *c, size_t n, bool limits)
     return a;
 }
 
-/* Locks the keys for the transaction; *busy the first one another
- * host's batch holds, or n when none. */
-static int lock_keys(sy_store_pg *q, const char *keys, size_t n, size_t *busy)
+int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *busy)
 {
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, keys);
     PGresult *r;
-    int status = sy_pg_run(q, SY_PG_SLOT_LOCK, &p, &r, "lock slot keys");
+    int status = sy_pg_run(q, id, &p, &r, "lock keys");
     *busy = n;
     for (int i = 0; status == SY_OK && i < PQntuples(r); i++) {
         size_t k = (size_t)sy_pg_col_int(r, i, 0) - 1;
@@ -113,7 +111,7 @@ int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_hol
                                           : sy_store_fail(s, SY_ENOMEM, "out of memory");
     size_t busy = n;
     if (status == SY_OK)
-        status = lock_keys(q, keys, n, &busy);
+        status = sy_pg_lock_keys(q, SY_PG_SLOT_LOCK, keys, n, &busy);
     if (status == SY_OK && busy < n) {
         /* Another host is taking it this moment: full for this turn. */
         *full = busy;

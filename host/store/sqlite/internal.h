@@ -26,6 +26,8 @@
 #include "store/checkpoint.h"
 #include "store/driver.h"
 #include "store/slots.h"
+#include "store/rates.h"
+#include "store/preempt.h"
 
 /* --- sqlite/statements.c ------------------------------------------------------ */
 
@@ -175,6 +177,21 @@ int sy_sqlite_add_audit(sy_store *s, const sy_audit_record *r);
 int sy_sqlite_list_audit(sy_store *s, const sy_audit_filter *f, sy_store_audit_cb cb,
                          void *arg);
 int sy_sqlite_delete_audit(sy_store *s, int64_t before, size_t *deleted);
+/* --- sqlite/rates.c: rate limits' buckets (store/rates.h) ------------------- */
+
+int sy_sqlite_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id,
+                         const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
+                         size_t *empty, int64_t *wait_ms);
+int sy_sqlite_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
+
+/* --- sqlite/preempt.c: cancel requests on slot rows (store/preempt.h) ------- */
+
+int sy_sqlite_request_slot_cancel(sy_store *s, const char *key, int64_t now, const char *why,
+                             bool *asked);
+int sy_sqlite_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
+                                   int (*cb)(void *arg, const sy_cancel_request *r),
+                                   void *arg);
+
 /* --- sqlite/slots.c ----------------------------------------------------------- */
 
 /* The live condition of a slot row `s` (store/slots.h) at ?NOW. */

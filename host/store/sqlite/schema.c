@@ -247,6 +247,15 @@ static const char *const migrations[] = {
     "  epoch INTEGER NOT NULL,"
     "  PRIMARY KEY (key, run_id, idx, elem)) WITHOUT ROWID;"
     "CREATE INDEX slot_waiters_run ON slot_waiters(run_id, idx, elem);",
+    /* Rate limits (store/rates.h): a token bucket per key. */
+    "CREATE TABLE rate_buckets ("
+    "  key TEXT PRIMARY KEY,"
+    "  level INTEGER NOT NULL,"
+    "  refilled INTEGER NOT NULL,"
+    "  interval_ms INTEGER NOT NULL) WITHOUT ROWID;",
+    /* cancel_in_progress (store/preempt.h): a request to cancel the
+     * holder, with why. */
+    "ALTER TABLE slots ADD COLUMN cancel_why TEXT;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -277,6 +277,10 @@ static const struct sy_store_ops sqlite_ops = {
     .list_slots = sy_sqlite_list_slots,
     .named = &sy_sqlite_named_ops,
     .waiters = &sy_sqlite_waiter_ops,
+    .take_rates = sy_sqlite_take_rates,
+    .rate_bucket = sy_sqlite_rate_bucket,
+    .request_slot_cancel = sy_sqlite_request_slot_cancel,
+    .list_cancel_requests = sy_sqlite_list_cancel_requests,
 };
 
 
