@@ -224,6 +224,8 @@ static const char *const migrations[] = {
     "CREATE INDEX trigger_items_passed ON trigger_items(trigger_key, at) WHERE reason IS NOT NULL;",
     /* A run retried with `retry --no-cache`. */
     "ALTER TABLE runs ADD COLUMN no_cache INTEGER NOT NULL DEFAULT 0;",
+    /* A run's priority from `submit --priority`, added to its tasks'. */
+    "ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

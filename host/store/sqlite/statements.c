@@ -31,7 +31,7 @@ _Static_assert(SY_SQL_TASK_ROWS == 100, "TASK_ROWS_100 writes 100 rows");
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
     "cancel_requested, created, started, finished, error, n_tasks, "          \
-    "lease_epoch, no_cache"
+    "lease_epoch, no_cache, priority"
 
 /* A fenced write's condition (store.h, sy_store_fence): the run is still
  * held by the fence's claim, or there is no fence.  Folded into each
@@ -88,6 +88,7 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_INSERT_RUN] =
         "INSERT INTO runs (hash, tenant, workflow, state, context, created,"
         " n_tasks) VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    [SY_SQL_SET_RUN_PRIORITY] = "UPDATE runs SET priority = ?2 WHERE id = ?1",
     [SY_SQL_INSERT_TASK] =
         "INSERT INTO tasks (run_id, idx, task_id, ns) VALUES (?1, ?2, ?3, ?4)",
     /* SY_SQL_TASK_ROWS rows a statement: one a row cost twice as much per
