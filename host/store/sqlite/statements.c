@@ -223,6 +223,21 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_SLOT_RETURN] = "DELETE FROM slots WHERE run_id = ?1 AND idx = ?2 AND elem = ?3"
                            " AND token = ?4",
     [SY_SQL_SLOT_RETURN_RUN] = "DELETE FROM slots WHERE run_id = ?1",
+    /* A key's counters (sqlite/slots.c): what its rows hold, live or not,
+     * by the host that took them; one row read instead of a count. */
+    [SY_SQL_SLOT_COUNT] = "SELECT COALESCE(SUM(held), 0) FROM slot_counts WHERE key = ?1",
+    [SY_SQL_SLOT_COUNT_ADD] = "INSERT INTO slot_counts (key, owner, held) VALUES (?1, ?2, ?3)"
+                              " ON CONFLICT (key, owner) DO UPDATE SET"
+                              " held = held + excluded.held",
+    [SY_SQL_SLOT_UNCOUNT] = "UPDATE slot_counts AS k SET held = held - (SELECT SUM(s.n)"
+                            " FROM slots s WHERE s.key = k.key AND s.owner = k.owner AND"
+                            " s.run_id = ?1 AND s.idx = ?2 AND s.elem = ?3 AND s.token = ?4)"
+                            " WHERE (key, owner) IN (SELECT key, owner FROM slots WHERE"
+                            " run_id = ?1 AND idx = ?2 AND elem = ?3 AND token = ?4)",
+    [SY_SQL_SLOT_UNCOUNT_RUN] = "UPDATE slot_counts AS k SET held = held - (SELECT SUM(s.n)"
+                                " FROM slots s WHERE s.key = k.key AND s.owner = k.owner AND"
+                                " s.run_id = ?1) WHERE (key, owner) IN"
+                                " (SELECT key, owner FROM slots WHERE run_id = ?1)",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)
