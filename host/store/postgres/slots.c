@@ -75,9 +75,12 @@ const char *const sy_pg_slot_sql[SY_PG_COUNT - SY_PG_SLOT_FIRST] = {
     [SY_PG_SLOT_REAP - SY_PG_SLOT_FIRST] =
         "WITH d AS (DELETE FROM slots s WHERE NOT" LIVE("$1::bigint")
         " RETURNING key, owner, n), u AS (" UNCOUNT ") SELECT count(*) FROM d",
-    /* A row re-read after a take's wait is checked again: a counter a
-     * batch is raising is not deleted. */
-    [SY_PG_SLOT_FORGET - SY_PG_SLOT_FIRST] = "DELETE FROM slot_counts WHERE held <= 0",
+    /* SKIP LOCKED: a counter another host's open batch is writing is
+     * left for a later reap, never waited on (that batch may be waiting
+     * to write a counter this statement has deleted: a deadlock). */
+    [SY_PG_SLOT_FORGET - SY_PG_SLOT_FIRST] =
+        "DELETE FROM slot_counts WHERE ctid IN (SELECT ctid FROM slot_counts"
+        " WHERE held <= 0 FOR UPDATE SKIP LOCKED)",
     [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
         "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
         LIVE("$1::bigint") " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
