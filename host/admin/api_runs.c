@@ -91,7 +91,7 @@ int sy_api_run_get(sy_admin_req *rq)
 /* A new run (201), or with an Idempotency-Key header already used within
  * submit_key_window the run recorded under it (200, "created": false):
  * a client retrying a request it got no answer to records one run. */
-static int submit(sy_admin_req *rq, const char *wf, const json_t *ctx)
+static int submit(sy_admin_req *rq, const char *wf, const json_t *ctx, int32_t priority)
 {
     const char *key = sy_admin_header(rq, "Idempotency-Key");
     char err[1024];
@@ -102,7 +102,8 @@ static int submit(sy_admin_req *rq, const char *wf, const json_t *ctx)
     bool created = true;
     sy_service *sv = rq->admin->sv;
     snprintf(rq->target, sizeof rq->target, "workflow %s", wf);
-    int rc = sy_service_submit_keyed(sv, wf, text, key, &id, &created, NULL, err, sizeof err);
+    int rc = sy_service_submit_keyed(sv, wf, text, key, priority, &id, &created, NULL, err,
+                                     sizeof err);
     free(text);
     if (rc != SY_OK)
         return sy_admin_error(rq, status_of(rc), "%s", err);
@@ -129,20 +130,28 @@ int sy_api_run_submit(sy_admin_req *rq)
         return res;
     json_t *wf = json_object_get(body, "workflow");
     json_t *ctx = json_object_get(body, "context");
+    json_t *priority = json_object_get(body, "priority");
     const char *unknown = NULL;
     const char *key;
     json_t *v;
-    json_object_foreach(body, key, v) if (strcmp(key, "workflow") && strcmp(key, "context"))
+    json_object_foreach(body, key, v) if (strcmp(key, "workflow") && strcmp(key, "context") &&
+                                          strcmp(key, "priority"))
         unknown = key;
     if (unknown) {
-        res = sy_admin_error(rq, 400, "body: unknown field '%s' (known: workflow, context)",
-                             unknown);
+        res = sy_admin_error(rq, 400, "body: unknown field '%s' (known: workflow, context, "
+                             "priority)", unknown);
     } else if (!json_is_string(wf) || !json_string_length(wf)) {
         res = sy_admin_error(rq, 400, "body: field 'workflow' must be a workflow's name");
     } else if (ctx && !json_is_object(ctx)) {
         res = sy_admin_error(rq, 400, "body: field 'context' must be a JSON object");
+    } else if (priority && (!json_is_integer(priority) ||
+                            json_integer_value(priority) < SY_PRIORITY_MIN ||
+                            json_integer_value(priority) > SY_PRIORITY_MAX)) {
+        res = sy_admin_error(rq, 400, "body: field 'priority' must be an integer from %d to %d",
+                             SY_PRIORITY_MIN, SY_PRIORITY_MAX);
     } else {
-        res = submit(rq, json_string_value(wf), ctx);
+        res = submit(rq, json_string_value(wf), ctx,
+                     priority ? (int32_t)json_integer_value(priority) : 0);
     }
     json_decref(body);
     return res;

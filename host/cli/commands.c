@@ -70,11 +70,13 @@ static const sy_cli_command commands[] = {
      "last events whose payload failed the part's `when`, with the condition.\n"
      "`serve` fires the triggers; see docs/events.md.\n"
      "Exit: 0; 1 the store failed; 2 for a bad config.\n", false},
-    {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--quiet] [--progress-every SECONDS] "
-                        "[--metrics-file PATH]",
+    {"run", sy_cmd_run, "WORKFLOW [--context JSON|@FILE] [--priority N] [--quiet] "
+                        "[--progress-every SECONDS] [--metrics-file PATH]",
      "run one workflow to its end here, with progress",
      "  --context JSON|@FILE     the run's initial context, a JSON object\n"
      "                           (default {})\n"
+     "  --priority N             added to each task's priority, -1000000 to\n"
+     "                           1000000 (default 0)\n"
      "  --quiet, -q              print neither progress nor task lines\n"
      "  --progress-every SECONDS when not on a terminal, a progress line at\n"
      "                           most this often (default 10; 0: after every\n"
@@ -84,9 +86,12 @@ static const sy_cli_command commands[] = {
      "On a terminal one progress line is rewritten in place: tasks done of\n"
      "the total, running, failed, skipped, tasks per second and the elapsed\n"
      "time.  Exit: 0 completed, 1 failed or lease lost, 2 usage or config.\n", false},
-    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE] [--key KEY]",
+    {"submit", sy_cmd_submit, "WORKFLOW [--context JSON|@FILE] [--priority N] [--key KEY]",
      "record a run for a host (`serve`) to pick up",
      "  --context JSON|@FILE  the run's initial context (default {})\n"
+     "  --priority N          added to each of its tasks' priority, so that it\n"
+     "                        goes ahead of a backlog: -1000000 to 1000000\n"
+     "                        (default 0); kept with the run\n"
      "  --key KEY             record the run once: a KEY a run of the workflow\n"
      "                        was submitted under within submit_key_window\n"
      "                        prints that run's id and records nothing\n"

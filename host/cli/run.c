@@ -17,6 +17,8 @@ typedef struct {
     const char *wf;
     const char *context;
     const char *key;  /* submit --key: the run recorded under it, once */
+    int32_t priority; /* --priority: added to each task's (0: none) */
+    bool has_priority;
     bool quiet;
     uint64_t every_s; /* --progress-every: plain progress lines' interval */
     const char *metrics_path; /* run --metrics-file: written when it ends */
@@ -38,6 +40,15 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
                                           i + 1 < argc ? err : "needs a value (1 to 256 "
                                                                "printable ASCII bytes)");
             a->key = argv[++i];
+        } else if (strcmp(argv[i], "--priority") == 0) {
+            char err[256];
+            if (i + 1 >= argc ||
+                sy_service_parse_priority(argv[i + 1], &a->priority, err, sizeof err) != SY_OK)
+                return sy_cli_usage_error(cmd, "--priority: %s",
+                                          i + 1 < argc ? err : "needs a value (an integer "
+                                                               "from -1000000 to 1000000)");
+            a->has_priority = true;
+            i++;
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
             a->quiet = true;
         else if (strcmp(argv[i], "--progress-every") == 0 && strcmp(cmd, "run") == 0) {
@@ -57,7 +68,8 @@ static int parse(const char *cmd, int argc, char **argv, run_args *a)
             return sy_cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
     }
     if (!a->wf)
-        return sy_cli_usage_error(cmd, "usage: switchyard %s WORKFLOW [--context JSON|@FILE]%s",
+        return sy_cli_usage_error(cmd, "usage: switchyard %s WORKFLOW [--context JSON|@FILE] "
+                                  "[--priority N]%s",
                                   cmd, strcmp(cmd, "submit") == 0 ? " [--key KEY]" : "");
     return SY_EXIT_OK;
 }
@@ -86,8 +98,8 @@ static int start(const sy_cli *cli, const char *cmd, const run_args *a, unsigned
     char target[300], made[64];
     snprintf(target, sizeof target, "workflow %s", a->wf);
     bool created = true;
-    if (!ctx || sy_service_submit_keyed(sv, a->wf, ctx, a->key, run_id, &created, wf, err,
-                                        sizeof err) != SY_OK) {
+    if (!ctx || sy_service_submit_keyed(sv, a->wf, ctx, a->key, a->priority, run_id, &created,
+                                        wf, err, sizeof err) != SY_OK) {
         free(ctx);
         sy_service_close(sv);
         return sy_cli_usage_error(cmd, "%s", err);
@@ -115,6 +127,8 @@ int sy_cmd_submit(const sy_cli *cli, int argc, char **argv)
         json_t *body = json_pack("{s:s, s:o}", "workflow", a.wf, "context",
                                  json_loads(ctx, 0, NULL));
         free(ctx);
+        if (a.has_priority)
+            json_object_set_new(body, "priority", json_integer(a.priority));
         json_t *got = NULL;
         char *header = a.key ? sy_asprintf("Idempotency-Key: %s", a.key) : NULL;
         rc = sy_remote_json_header(cli, "submit", "POST", "/api/v1/runs", header, body, &got);

@@ -84,8 +84,11 @@ static void print_status(const json_t *run)
     printf("run %lld  %s::%s  %s%s%s\n", number(run, "run_id"), text(run, "tenant", ""),
            text(run, "workflow", ""), text(run, "status", ""), error ? ": " : "",
            error ? error : "");
-    printf("  created %s  started %s  finished %s  owner %s\n", c, s, f,
-           text(run, "owner", "-"));
+    printf("  created %s  started %s  finished %s  owner %s", c, s, f, text(run, "owner", "-"));
+    /* Only a run submitted with one: most have none. */
+    if (number(run, "priority"))
+        printf("  priority %lld", number(run, "priority"));
+    putchar('\n');
     printf("  %-24s %-10s %8s  %-12s %s\n", "TASK", "STATE", "ATTEMPTS", "EXECUTOR", "ERROR");
     size_t i;
     const json_t *t;

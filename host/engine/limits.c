@@ -34,7 +34,43 @@ struct sy_limits {
     sy_rate_waits rate_waits;/* the turn's times handed out per bucket */
     bool asked;              /* a cancel was requested (cancel_in_progress):
                                 read the requests at the next turn */
+    /* Keys found full (or being taken by another host) in this turn, with
+     * what was held: the turn's other tasks of the key wait without
+     * asking the store again (nothing is given back until the next turn's
+     * flush), so a backlog of thousands on a full key costs one take a
+     * turn, not thousands of round trips. */
+    struct full_key {
+        char *key;
+        int64_t held;
+    } full[SY_LIMITS_FULL_KEYS];
+    size_t n_full;
 };
+
+static void forget_full(sy_limits *l)
+{
+    for (size_t i = 0; i < l->n_full; i++)
+        free(l->full[i].key);
+    l->n_full = 0;
+}
+
+/* Whether a claim of c cannot fit a key found full this turn (what was
+ * held then, plus its slots, over the limit; or the key was being taken
+ * by another host, held -1): *i the claim, *held what was held.  Takes
+ * only add to a key within a turn, so what did not fit then does not fit
+ * now; a smaller claim may, and asks the store. */
+static bool known_full(const sy_limits *l, const sy_slot_claim *c, size_t n, size_t *i,
+                       int64_t *held)
+{
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = 0; j < l->n_full; j++)
+            if (strcmp(l->full[j].key, c[k].key) == 0 &&
+                (l->full[j].held < 0 || l->full[j].held + c[k].n > c[k].limit)) {
+                *i = k;
+                *held = l->full[j].held;
+                return true;
+            }
+    return false;
+}
 
 static void bounds_free(named_bound *b, size_t n)
 {
@@ -80,6 +116,7 @@ void sy_limits_free(sy_engine *e)
     free(l->returns);
     free(l->waiting);
     sy_rate_waits_free(&l->rate_waits);
+    forget_full(l);
     free(l);
     e->limits = NULL;
     sy_waiters_free(e);
@@ -184,8 +221,12 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
                      c[blocked].key, position, count);
             result = 0;
         } else if (rc == SY_OK) {
-            rc = sy_store_take_slots(e->o.store, &r->fence, &h, c, n, now, &taken, &full,
-                                     &held);
+            if (!known_full(l, c, n, &full, &held)) {
+                rc = sy_store_take_slots(e->o.store, &r->fence, &h, c, n, now, &taken, &full,
+                                         &held);
+                if (rc == SY_OK && !taken && l->n_full < SY_LIMITS_FULL_KEYS)
+                    l->full[l->n_full++] = (struct full_key){sy_xstrdup(c[full].key), held};
+            }
             if (rc == SY_OK && taken)
                 rc = sy_waiters_taken(r, idx, c, n);
             else if (rc == SY_OK && !(f && full < f->n_limits &&
@@ -311,7 +352,7 @@ bool sy_limits_flush(sy_engine *e)
 {
     sy_limits *l = e->limits;
     sy_rate_waits_clear(&l->rate_waits);
-
+    forget_full(l); /* a new turn: keys may have room again */
     for (size_t i = 0; i < l->n_returns && !e->fatal; i++) {
         /* A run another host took over holds nothing here any more: the
          * rows count for nothing and are reaped (store/slots.h). */

@@ -15,6 +15,9 @@
  * by another host wakes nobody here. */
 #define SY_LIMITS_RETRY_MS 100
 
+/* How many keys found full a turn remembers (engine/limits.c). */
+#define SY_LIMITS_FULL_KEYS 64
+
 void sy_limits_init(sy_engine *e);
 
 /* The bounds in force from now on (sy_engine_set_limits): copied. */

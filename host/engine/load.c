@@ -290,6 +290,7 @@ int sy_live_load(sy_engine *e, int64_t run_id, sy_live_run **out, char *err, siz
         sy_oom("loading run %lld", (long long)run_id);
     bool cancel = record.cancel_requested;
     r->no_cache = record.no_cache;
+    r->priority = record.priority;
     sy_run_record_clear(&record);
     r->n_t = wf->n_tasks;
     struct load_ctx load = {r, 0, err, err_len, NULL, NULL};

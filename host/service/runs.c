@@ -12,7 +12,7 @@
 int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
                    int64_t *run_id, char *err, size_t err_len)
 {
-    return sy_runs_record_keyed(st, wf, context, NULL, 0, run_id, NULL, err, err_len);
+    return sy_runs_record_keyed(st, wf, context, NULL, 0, 0, run_id, NULL, err, err_len);
 }
 
 int sy_runs_record_with(sy_store *st, const sy_workflow *wf, const char *context,
@@ -34,7 +34,7 @@ int sy_runs_record_with(sy_store *st, const sy_workflow *wf, const char *context
             ids[i] = wf->tasks[i].id;
             ns[i] = wf->tasks[i].ns;
         }
-        sy_store_new_run r = {hash, wf->tenant, wf->name, context, wf->n_tasks, ids, ns};
+        sy_store_new_run r = {hash, wf->tenant, wf->name, context, wf->n_tasks, ids, ns, 0};
         rc = create(st, &r, arg);
         free(ids);
         free(ns);
@@ -47,6 +47,7 @@ int sy_runs_record_with(sy_store *st, const sy_workflow *wf, const char *context
 struct keyed {
     const char *key;
     int64_t window_ms;
+    int32_t priority;
     int64_t *run_id;
     bool created;
 };
@@ -54,18 +55,19 @@ struct keyed {
 static int create_keyed(sy_store *st, const sy_store_new_run *r, void *arg)
 {
     struct keyed *k = arg;
+    sy_store_new_run with = *r;
+    with.priority = k->priority;
     if (k->key)
-        return sy_store_create_run_keyed(st, r, k->key, k->window_ms, sy_clock_now_ms(),
+        return sy_store_create_run_keyed(st, &with, k->key, k->window_ms, sy_clock_now_ms(),
                                          k->run_id, &k->created);
-    return sy_store_create_run(st, r->hash, r->tenant, r->workflow, r->context, r->n_tasks,
-                               r->task_ids, r->ns, sy_clock_now_ms(), k->run_id);
+    return sy_store_create_run_with(st, &with, sy_clock_now_ms(), k->run_id);
 }
 
 int sy_runs_record_keyed(sy_store *st, const sy_workflow *wf, const char *context,
-                         const char *key, int64_t window_ms, int64_t *run_id, bool *created,
-                         char *err, size_t err_len)
+                         const char *key, int64_t window_ms, int32_t priority, int64_t *run_id,
+                         bool *created, char *err, size_t err_len)
 {
-    struct keyed k = {key, window_ms, run_id, true};
+    struct keyed k = {key, window_ms, priority, run_id, true};
     int rc = sy_runs_record_with(st, wf, context, create_keyed, &k, err, err_len);
     if (created)
         *created = k.created;
@@ -215,9 +217,10 @@ int sy_runs_status_page(sy_store *st, int64_t run_id, unsigned flags,
         sy_errf(err, err_len, "%s", rc == SY_ENOENT ? "no such run" : sy_store_errmsg(st));
         return rc;
     }
-    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o}", "run_id", (json_int_t)r.id, "workflow",
-                          r.workflow, "tenant", r.tenant, "status", sy_run_state_name(r.state),
-                          "error", string_or_null(r.error));
+    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:i}", "run_id", (json_int_t)r.id,
+                          "workflow", r.workflow, "tenant", r.tenant, "status",
+                          sy_run_state_name(r.state), "error", string_or_null(r.error),
+                          "priority", (int)r.priority);
     if (!(flags & SY_RUNS_NO_TASKS)) {
         json_t *tasks = json_array();
         json_object_set_new(o, "tasks", tasks);

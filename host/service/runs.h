@@ -25,10 +25,11 @@ int sy_runs_record(sy_store *st, const sy_workflow *wf, const char *context,
 
 /* sy_runs_record under `key` (NULL: none) as sy_store_create_run_keyed
  * decides: a run recorded under it within `window_ms` is given back in
- * *run_id, *created false (created may be NULL). */
+ * *run_id, *created false (created may be NULL).  The new run has
+ * `priority` (submit --priority, 0: none). */
 int sy_runs_record_keyed(sy_store *st, const sy_workflow *wf, const char *context,
-                         const char *key, int64_t window_ms, int64_t *run_id, bool *created,
-                         char *err, size_t err_len);
+                         const char *key, int64_t window_ms, int32_t priority, int64_t *run_id,
+                         bool *created, char *err, size_t err_len);
 
 /* How sy_runs_record_with records the run: the store call, with `r`
  * (borrowed for the call) and the caller's `arg`. */
@@ -64,7 +65,7 @@ enum {
 };
 
 /* Run `run_id` as an object: {"run_id", "workflow", "tenant", "status",
- * "error", "tasks": [{"index", "namespace", "id", "status", "attempts",
+ * "error", "priority" (submit --priority, 0: none), "tasks": [{"index", "namespace", "id", "status", "attempts",
  * "recoveries", "executor", "error", "host", "abandoned", "output"}...]}
  * (the shape `status --json` prints).  "host" is the host that started
  * the task's latest attempt; "abandoned" lists the attempts hosts lost

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -33,17 +34,23 @@ int sy_service_open_store(sy_service *sv, char *err, size_t err_len)
 int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
                       int64_t *run_id, const sy_workflow **wf, char *err, size_t err_len)
 {
-    return sy_service_submit_keyed(sv, workflow, context, NULL, run_id, NULL, wf, err, err_len);
+    return sy_service_submit_keyed(sv, workflow, context, NULL, 0, run_id, NULL, wf, err,
+                                   err_len);
 }
 
 int sy_service_submit_keyed(sy_service *sv, const char *workflow, const char *context,
-                            const char *key, int64_t *run_id, bool *created,
+                            const char *key, int32_t priority, int64_t *run_id, bool *created,
                             const sy_workflow **wf, char *err, size_t err_len)
 {
     if (created)
         *created = true;
     if (key && sy_service_check_key(key, err, err_len) != SY_OK)
         return SY_EINVAL;
+    if (priority < SY_PRIORITY_MIN || priority > SY_PRIORITY_MAX) {
+        sy_errf(err, err_len, "the priority %ld is not an integer from %d to %d", (long)priority,
+                SY_PRIORITY_MIN, SY_PRIORITY_MAX);
+        return SY_ERANGE;
+    }
     /* The workflows in force: a serving host may have reloaded them. */
     const sy_workflow *found = sy_setup_workflow(sy_service_setup(sv), workflow, err, err_len);
     if (!found)
@@ -67,7 +74,22 @@ int sy_service_submit_keyed(sy_service *sv, const char *workflow, const char *co
         return SY_ERANGE;
     }
     return sy_runs_record_keyed(sv->store, found, context ? context : "{}", key,
-                                c->submit_key_window_ms, run_id, created, err, err_len);
+                                c->submit_key_window_ms, priority, run_id, created, err,
+                                err_len);
+}
+
+int sy_service_parse_priority(const char *text, int32_t *out, char *err, size_t err_len)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = text && *text ? strtoll(text, &end, 10) : 0;
+    if (!text || !*text || *end || errno || v < SY_PRIORITY_MIN || v > SY_PRIORITY_MAX) {
+        sy_errf(err, err_len, "'%s' is not an integer from %d to %d", text ? text : "",
+                SY_PRIORITY_MIN, SY_PRIORITY_MAX);
+        return SY_ERANGE;
+    }
+    *out = (int32_t)v;
+    return SY_OK;
 }
 
 int sy_service_check_key(const char *key, char *err, size_t err_len)

@@ -70,10 +70,18 @@ int sy_service_submit(sy_service *sv, const char *workflow, const char *context,
  * key within the configuration's submit_key_window is given back in
  * *run_id with *created false, and nothing is recorded (created may be
  * NULL).  A key that is empty, longer than SY_STORE_KEY_MAX or not
- * printable ASCII is refused (SY_EINVAL, err says why). */
+ * printable ASCII is refused (SY_EINVAL, err says why).  The run's
+ * `priority` (submit --priority; 0: none) is added to each of its tasks'
+ * when they are ordered for dispatch; out of SY_PRIORITY_MIN..MAX it is
+ * refused (SY_ERANGE). */
 int sy_service_submit_keyed(sy_service *sv, const char *workflow, const char *context,
-                            const char *key, int64_t *run_id, bool *created,
+                            const char *key, int32_t priority, int64_t *run_id, bool *created,
                             const sy_workflow **wf, char *err, size_t err_len);
+
+/* Reads a submit's priority from `text` (a decimal integer) into *out:
+ * SY_OK, or SY_ERANGE with why in err when it is not an integer from
+ * SY_PRIORITY_MIN to SY_PRIORITY_MAX. */
+int sy_service_parse_priority(const char *text, int32_t *out, char *err, size_t err_len);
 
 /* SY_OK when `key` may name a submit; else SY_EINVAL and why in err. */
 int sy_service_check_key(const char *key, char *err, size_t err_len);

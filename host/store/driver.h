@@ -50,10 +50,8 @@ struct sy_store_ops {
                           const char *workflow, const char *definition);
     int (*get_definition)(sy_store *s, const char *hash, char **out);
 
-    int (*create_run)(sy_store *s, const char *hash, const char *tenant,
-                      const char *workflow, const char *context,
-                      size_t n_tasks, const char *const *task_ids,
-                      const char *const *ns, int64_t now, int64_t *run_id);
+    int (*create_run)(sy_store *s, const sy_store_new_run *r, int64_t now,
+                      int64_t *run_id);
     int (*get_run)(sy_store *s, int64_t run_id, sy_run_record *out);
     int (*list_runs)(sy_store *s, size_t limit, sy_store_run_cb cb,
                      void *arg);

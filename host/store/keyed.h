@@ -27,7 +27,13 @@ typedef struct sy_store_new_run {
     size_t n_tasks;
     const char *const *task_ids;
     const char *const *ns;
+    int32_t priority;     /* submit --priority (SY_PRIORITY_MIN..MAX of
+                             workflow.h; 0: none), added to its tasks' */
 } sy_store_new_run;
+
+/* Records run `r` as sy_store_create_run does, with its priority. */
+int sy_store_create_run_with(sy_store *s, const sy_store_new_run *r, int64_t now,
+                             int64_t *run_id);
 
 /* Longest key accepted, in bytes. */
 #define SY_STORE_KEY_MAX 256

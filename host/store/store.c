@@ -11,6 +11,7 @@
 
 #include "store/driver.h"
 #include "base/util.h"
+#include "workflow/workflow.h"
 
 static const char accepted_forms[] =
     "use \"sqlite:PATH\", \"sqlite::memory:\" or \"postgresql://...\"";
@@ -191,18 +192,26 @@ int sy_store_create_run(sy_store *s, const char *hash, const char *tenant,
                         size_t n_tasks, const char *const *task_ids,
                         const char *const *ns, int64_t now, int64_t *run_id)
 {
+    sy_store_new_run r = {hash, tenant, workflow, context, n_tasks, task_ids, ns, 0};
+    return sy_store_create_run_with(s, &r, now, run_id);
+}
+
+int sy_store_create_run_with(sy_store *s, const sy_store_new_run *r, int64_t now,
+                             int64_t *run_id)
+{
     if (!s)
         return SY_EINVAL;
-    NEED(s, hash && tenant && workflow, "create_run",
+    NEED(s, r && r->hash && r->tenant && r->workflow, "create_run",
          "hash, tenant and workflow are required");
-    NEED(s, n_tasks <= UINT32_MAX, "create_run", "too many tasks");
-    int rc = check_names(s, "create_run", "task_ids", task_ids, n_tasks);
+    NEED(s, r->n_tasks <= UINT32_MAX, "create_run", "too many tasks");
+    NEED(s, r->priority >= SY_PRIORITY_MIN && r->priority <= SY_PRIORITY_MAX, "create_run",
+         "priority out of range");
+    int rc = check_names(s, "create_run", "task_ids", r->task_ids, r->n_tasks);
     if (rc == SY_OK)
-        rc = check_names(s, "create_run", "ns", ns, n_tasks);
+        rc = check_names(s, "create_run", "ns", r->ns, r->n_tasks);
     if (rc != SY_OK)
         return rc;
-    return s->ops->create_run(s, hash, tenant, workflow, context, n_tasks,
-                              task_ids, ns, now, run_id);
+    return s->ops->create_run(s, r, now, run_id);
 }
 
 int sy_store_get_run(sy_store *s, int64_t run_id, sy_run_record *out)

@@ -47,6 +47,7 @@ typedef struct sy_run_record {
     bool no_cache;      /* retried with `retry --no-cache`: its tasks run
                            without looking their cache up (they still put
                            what they complete) */
+    int32_t priority;   /* submit --priority, added to each task's (0) */
     int64_t created, started, finished; /* 0 when not yet */
     char *error;        /* why it failed or was cancelled; NULL */
     uint32_t n_tasks;

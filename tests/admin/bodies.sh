@@ -26,6 +26,11 @@ code_is 400 "an unknown field is 400"
 has "unknown field 'contxt'" "naming it"
 api POST /api/v1/runs '{"workflow": "w", "workflow": "w"}' token
 code_is 400 "a duplicated key is 400"
+api POST /api/v1/runs '{"workflow": "w", "priority": "high"}' token
+code_is 400 "a priority that is not an integer is 400"
+has "field 'priority' must be an integer from -1000000 to 1000000" "naming the field and its range"
+api POST /api/v1/runs '{"workflow": "w", "priority": 1000001}' token
+code_is 400 "a priority out of range is 400"
 api POST /api/v1/runs '{"workflow": "nope"}' token
 code_is 404 "an unknown workflow is 404"
 api POST /api/v1/runs/1/retry '{"dry_run": "yes"}' token
@@ -45,6 +50,10 @@ case "$code" in 413|431) ok 0 "headers over admin.max_header are refused ($code)
 api POST /api/v1/runs '{"workflow": "w", "context": {"k": 1}}' token
 code_is 201 "and a good request after them is served"
 jq_is '[1, "Pending"]' '[b["run_id"], b["status"]]' "with the new run"
+api POST /api/v1/runs '{"workflow": "w", "priority": -7}' token
+code_is 201 "a run submitted with a priority"
+api GET /api/v1/runs/2 '' token
+jq_is '-7' 'b["priority"]' "keeps it: the run reads back with it"
 api POST /api/v1/reload 'x' token
 code_is 400 "a body where none is taken is 400"
 api POST /api/v1/reload '{"now": true}' token

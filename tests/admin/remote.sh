@@ -38,7 +38,7 @@ rc_is 1 "submit without a token is refused"
 has "give --token-file FILE or SWITCHYARD_TOKEN_FILE" "saying how to give one"
 remote submit w --token-file "$host/token"
 rc_is 2 "--token-file is a global option: not after the command"
-run --host "$base" --token-file "$host/token" submit w --context '{"k": 1}'
+run --host "$base" --token-file "$host/token" submit w --context '{"k": 1}' --priority 4
 rc_is 0 "submit with --token-file"
 id=$(printf '%s\n' "$out" | tail -n1)
 [ "$id" = 1 ]
@@ -55,6 +55,7 @@ rc_is 0 "status"
 has "Completed" "shows the run"
 remote status "$id" --json
 has '"namespace": "public::w::a"' "status --json"
+has '"priority": 4' "with the priority --priority sent"
 remote status "$id" --task a
 has "task public::w::a" "status --task"
 remote runs

@@ -140,6 +140,31 @@ static void test_aging(void **state)
     }
 }
 
+/* Tenant b's backlog arrives: `text` (tenant a's workflow) with every
+ * "a" id and tenant made "b", recorded with `priority` (submit
+ * --priority) and adopted.  The caller frees the workflow. */
+static sy_workflow *backlog_b(env *v, const char *text, int32_t priority, int64_t *run_b)
+{
+    char *wfb_text = sy_xstrdup(text);
+    for (char *p = wfb_text; (p = strstr(p, "\"a")); p++)
+        p[1] = 'b';
+    char *path = th_write(v->dir, "b.cfg", wfb_text);
+    free(wfb_text);
+    sy_diags d;
+    sy_diags_init(&d);
+    sy_workflow *wfb = NULL;
+    assert_int_equal(sy_workflow_load_file(path, NULL, NULL, &wfb, &d), 0);
+    sy_diags_free(&d);
+    free(path);
+    char err[512];
+    assert_int_equal(sy_runs_record_keyed(v->store, wfb, "{}", NULL, 0, priority, run_b, NULL,
+                                          err, sizeof err),
+                     SY_OK);
+    assert_int_equal(sy_engine_adopt(v->engine, *run_b, true, err, sizeof err), SY_OK);
+    return wfb;
+}
+
+
 /* Two tenants of weights 1 and 3 with backlogs on one slot: after the
  * first start, b gets 3 of every 4 starts, within one task at any point,
  * each tenant's tasks in their order. */
@@ -160,21 +185,8 @@ static void test_fair_share(void **state)
     open_env(&v, text, ONE, 1, 0, 1000000000);
     assert_string_equal(pools[0].got, "a1");
     /* Tenant b's backlog arrives. */
-    char *wfb_text = sy_xstrdup(text);
-    for (char *p = wfb_text; (p = strstr(p, "\"a")); p++)
-        p[1] = 'b';
-    char *path = th_write(v.dir, "b.cfg", wfb_text);
-    free(wfb_text);
-    sy_diags d;
-    sy_diags_init(&d);
-    sy_workflow *wfb = NULL;
-    assert_int_equal(sy_workflow_load_file(path, NULL, NULL, &wfb, &d), 0);
-    sy_diags_free(&d);
-    free(path);
     int64_t run_b = 0;
-    char err[512];
-    assert_int_equal(sy_runs_record(v.store, wfb, "{}", &run_b, err, sizeof err), SY_OK);
-    assert_int_equal(sy_engine_adopt(v.engine, run_b, true, err, sizeof err), SY_OK);
+    sy_workflow *wfb = backlog_b(&v, text, 0, &run_b);
     finish_all(&v);
     if (getenv("SY_TEST_VERBOSE"))
         printf("# %s\n", pools[0].got);
@@ -227,21 +239,8 @@ static void test_fair_share_reload(void **state)
     snprintf(text + at, sizeof text - at, "); };\n");
     env v;
     open_env(&v, text, ONE, 1, 0, 1000000000);
-    char *wfb_text = sy_xstrdup(text);
-    for (char *p = wfb_text; (p = strstr(p, "\"a")); p++)
-        p[1] = 'b';
-    char *path = th_write(v.dir, "b.cfg", wfb_text);
-    free(wfb_text);
-    sy_diags d;
-    sy_diags_init(&d);
-    sy_workflow *wfb = NULL;
-    assert_int_equal(sy_workflow_load_file(path, NULL, NULL, &wfb, &d), 0);
-    sy_diags_free(&d);
-    free(path);
     int64_t run_b = 0;
-    char err[512];
-    assert_int_equal(sy_runs_record(v.store, wfb, "{}", &run_b, err, sizeof err), SY_OK);
-    assert_int_equal(sy_engine_adopt(v.engine, run_b, true, err, sizeof err), SY_OK);
+    sy_workflow *wfb = backlog_b(&v, text, 0, &run_b);
     turn(&v);
     for (int i = 0; i < 4; i++)
         finish(&v, 0, pools[0].held[0].task_id);
@@ -266,6 +265,44 @@ static void test_fair_share_reload(void **state)
     g_n_tenants = 0;
 }
 
+/* A run submitted with a priority overtakes a backlog: its tasks start
+ * before every waiting task of the run before it (the one started goes
+ * on), as the store gives the priority back to the host that loads it. */
+static void test_submit_priority(void **state)
+{
+    (void)state;
+    char text[1024];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "workflow = { name = \"w\"; tenant = \"a\"; tasks = (\n");
+    for (int i = 1; i <= 6; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "  { id = \"a%d\"; }%s\n", i,
+                               i < 6 ? "," : "");
+    snprintf(text + at, sizeof text - at, "); };\n");
+    env v;
+    open_env(&v, text, ONE, 1, 0, 1000000000);
+    assert_string_equal(pools[0].got, "a1");
+    int64_t run_b = 0;
+    sy_workflow *wfb = backlog_b(&v, text, 5, &run_b);
+    sy_run_record r;
+    assert_int_equal(sy_store_get_run(v.store, run_b, &r), SY_OK);
+    assert_int_equal(r.priority, 5);
+    sy_run_record_clear(&r);
+    finish_all(&v);
+    assert_string_equal(pools[0].got, "a1 b1 b2 b3 b4 b5 b6 a2 a3 a4 a5 a6");
+    close_env(&v);
+    sy_workflow_free(wfb);
+    /* Without one, the same backlog: b goes in turn with a's waiting
+     * tasks, by readiness, and ends last. */
+    open_env(&v, text, ONE, 1, 0, 1000000000);
+    wfb = backlog_b(&v, text, 0, &run_b);
+    finish_all(&v);
+    const char *got = pools[0].got;
+    assert_string_equal(got + strlen(got) - 2, "b6");
+    assert_null(strstr(got, "b1 b2 b3 b4 b5 b6 a"));
+    close_env(&v);
+    sy_workflow_free(wfb);
+}
+
 /* The arithmetic of aging. */
 static void test_aged(void **state)
 {
@@ -285,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_aging),
         cmocka_unit_test(test_fair_share),
         cmocka_unit_test(test_fair_share_reload),
+        cmocka_unit_test(test_submit_priority),
         cmocka_unit_test(test_aged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

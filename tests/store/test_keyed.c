@@ -37,7 +37,7 @@ static int setup_pg(void **state)
 
 static const char *const ids[] = {"x", "y"};
 static const char *const ns[] = {"public::w::x", "public::w::y"};
-static const sy_store_new_run w_run = {HASH, "public", "w", "{}", 2, ids, ns};
+static const sy_store_new_run w_run = {HASH, "public", "w", "{}", 2, ids, ns, 0};
 
 static int64_t submit(sy_store *s, const sy_store_new_run *r, const char *key, int64_t now,
                       bool want_created)

@@ -225,6 +225,74 @@ static void test_key_being_taken(void **state)
     assert_true(held == 2);
 }
 
+/* A take reads the key's counters (what its rows hold, live or not) and
+ * counts the live holders only when the counters leave no room: the
+ * rows of a dead host are counted there until reaped, yet never keep a
+ * slot from the host that took its run over, and never let a key go
+ * over its limit. */
+static void test_counters_dead_host(void **state)
+{
+    fx *f = *state;
+    sy_slot_claim c = {"db:acme", 2, 1};
+    size_t full;
+    int64_t held;
+    assert_true(take(f->a, &f->h1, elem(f, 0), &c, 1, NOW, NULL, NULL));
+    assert_true(take(f->a, &f->h1, elem(f, 1), &c, 1, NOW, NULL, NULL));
+    /* h1 dies; h2 takes its run over and takes the key's two slots. */
+    bool got = false;
+    OK(f->b, sy_store_claim_run(f->b, f->run, "h2", 5000, 1001, NULL, 0, &got));
+    assert_true(got);
+    sy_store_fence h2 = {"h2", fx_epoch(f->b, f->run)};
+    assert_true(take(f->b, &h2, elem(f, 2), &c, 1, 1500, NULL, NULL));
+    assert_true(take(f->b, &h2, elem(f, 3), &c, 1, 1500, NULL, NULL));
+    assert_false(take(f->b, &h2, elem(f, 4), &c, 1, 1500, &full, &held));
+    assert_true(full == 0 && held == 2);
+    /* Reaped, the dead rows leave the counters too: room again only when
+     * h2 gives one back, and one slot of it. */
+    size_t n = 0;
+    OK(f->a, sy_store_reap_slots(f->a, 1500, &n));
+    assert_int_equal(n, 2);
+    assert_false(take(f->a, &h2, elem(f, 4), &c, 1, 1500, NULL, &held));
+    assert_int_equal(held, 2);
+    give_back(f->b, elem(f, 2));
+    assert_true(take(f->a, &h2, elem(f, 4), &c, 1, 1500, NULL, NULL));
+    assert_false(take(f->a, &h2, elem(f, 5), &c, 1, 1500, NULL, &held));
+    assert_int_equal(held, 2);
+    /* Every slot of the run given back at once: the whole limit free. */
+    give_back(f->b, (sy_slot_holder){f->run, 0, -1, 0});
+    assert_int_equal(live(f->a, "db:acme", 1500, NULL), 0);
+    assert_true(take(f->a, &h2, elem(f, 6), &c, 1, 1500, NULL, NULL));
+    assert_true(take(f->b, &h2, elem(f, 7), &c, 1, 1500, NULL, NULL));
+    assert_false(take(f->b, &h2, elem(f, 8), &c, 1, 1500, NULL, NULL));
+}
+
+/* A pool's size changed by reload while its slots are held: smaller, no
+ * take until the holders are under it; larger, the new room at once. */
+static void test_counters_pool_resized(void **state)
+{
+    fx *f = *state;
+    for (int e = 0; e < 4; e++)
+        assert_true(take(f->a, &f->h1, elem(f, e), &(sy_slot_claim){"pool:gpu", 4, 1}, 1, NOW,
+                         NULL, NULL));
+    sy_slot_claim small = {"pool:gpu", 2, 1};
+    int64_t held;
+    assert_false(take(f->b, &f->h1, elem(f, 4), &small, 1, NOW, NULL, &held));
+    assert_int_equal(held, 4);
+    give_back(f->a, elem(f, 0));
+    give_back(f->a, elem(f, 1));
+    assert_false(take(f->b, &f->h1, elem(f, 4), &small, 1, NOW, NULL, NULL));
+    give_back(f->a, elem(f, 2));
+    assert_true(take(f->b, &f->h1, elem(f, 4), &small, 1, NOW, NULL, NULL));
+    assert_false(take(f->b, &f->h1, elem(f, 5), &small, 1, NOW, NULL, NULL));
+    sy_slot_claim big = {"pool:gpu", 6, 2};
+    assert_true(take(f->a, &f->h1, elem(f, 5), &big, 1, NOW, NULL, NULL));
+    assert_true(take(f->b, &f->h1, elem(f, 6), &big, 1, NOW, NULL, NULL));
+    assert_false(take(f->b, &f->h1, elem(f, 7), &(sy_slot_claim){"pool:gpu", 6, 1}, 1, NOW,
+                          NULL, &held));
+    assert_int_equal(held, 6);
+    assert_int_equal(live(f->a, "pool:gpu", NOW, NULL), 6);
+}
+
 #define BOTH(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 #define PG(fn) {#fn " (postgresql)", fn, fx_setup_pg, fx_teardown, NULL}
 
@@ -234,13 +302,15 @@ int main(void)
         BOTH(test_limit_held_and_returned), BOTH(test_all_or_none),
         BOTH(test_pool_slots_counted),      BOTH(test_lease_end_returns_once),
         BOTH(test_run_returns_all),         BOTH(test_bad_arguments),
+        BOTH(test_counters_dead_host),      BOTH(test_counters_pool_resized),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
         PG(test_limit_held_and_returned), PG(test_all_or_none),
         PG(test_pool_slots_counted),      PG(test_lease_end_returns_once),
         PG(test_run_returns_all),         PG(test_bad_arguments),
-        PG(test_key_being_taken),
+        PG(test_key_being_taken),           PG(test_counters_dead_host),
+        PG(test_counters_pool_resized),
     };
     return fx_run_groups("store_slots", sqlite, SY_ARRAY_LEN(sqlite), pg, SY_ARRAY_LEN(pg));
 #else

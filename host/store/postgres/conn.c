@@ -31,7 +31,7 @@
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
     "cancel_requested, created, started, finished, error, n_tasks, "          \
-    "lease_epoch, no_cache"
+    "lease_epoch, no_cache, priority"
 
 /* The task-row write: every mutable column; a write that moves the
  * attempt token on ($15 past the row's) starts an attempt, and the
@@ -61,6 +61,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
     [SY_PG_GET_DEF] = "SELECT definition FROM definitions WHERE hash = $1",
     /* No row when the definition is missing: a foreign-key error would
      * abort the transaction it runs in. */
+    [SY_PG_SET_RUN_PRIORITY] = "UPDATE runs SET priority = $2::int WHERE id = $1::bigint",
     [SY_PG_INSERT_RUN] =
         "INSERT INTO runs (hash, tenant, workflow, state, context, created,"
         " n_tasks) SELECT $1, $2, $3, 0, $4, $5, $6 WHERE EXISTS"

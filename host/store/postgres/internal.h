@@ -48,7 +48,7 @@
  * reconnect), by what it does; their SQL is in postgres/conn.c. */
 enum {
     SY_PG_PUT_DEF, SY_PG_GET_DEF,
-    SY_PG_INSERT_RUN, SY_PG_INSERT_TASKS, SY_PG_GET_RUN, SY_PG_LIST_RUNS,
+    SY_PG_INSERT_RUN, SY_PG_SET_RUN_PRIORITY, SY_PG_INSERT_TASKS, SY_PG_GET_RUN, SY_PG_LIST_RUNS,
     SY_PG_RUN_EXISTS, SY_PG_LIST_TASKS,
     SY_PG_CLAIM_ONE, SY_PG_CLAIM_MANY, SY_PG_LIST_OWNERS, SY_PG_RENEW,
     SY_PG_RELEASE_OWNER,
@@ -86,6 +86,7 @@ enum {
     SY_PG_SLOT_FIRST,
     SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_TAKE, SY_PG_SLOT_HELD,
     SY_PG_SLOT_RETURN, SY_PG_SLOT_RETURN_RUN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
+    SY_PG_SLOT_FORGET,
 
     /* Rate limits' statements, from here on: their SQL is in
      * postgres/rates.c. */
@@ -324,16 +325,16 @@ int sy_pg_migrate(sy_store_pg *q);
 int sy_pg_put_definition(sy_store *s, const char *hash, const char *tenant,
                          const char *workflow, const char *definition);
 int sy_pg_get_definition(sy_store *s, const char *hash, char **out);
-int sy_pg_create_run(sy_store *s, const char *hash, const char *tenant,
-                     const char *workflow, const char *context,
-                     size_t n_tasks, const char *const *task_ids,
-                     const char *const *ns, int64_t now, int64_t *run_id);
+int sy_pg_create_run(sy_store *s, const sy_store_new_run *r, int64_t now, int64_t *run_id);
 int sy_pg_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
 /* A run's row and its task rows, inside the caller's transaction. */
 int sy_pg_insert_run(sy_store_pg *q, const char *hash, const char *tenant,
                      const char *workflow, const char *context, size_t n_tasks,
                      const char *const *task_ids, const char *const *ns, int64_t now,
                      int64_t *run_id);
+/* Run r's row and task rows as sy_pg_insert_run, with its priority. */
+int sy_pg_insert_new_run(sy_store_pg *q, const sy_store_new_run *r, int64_t now,
+                         int64_t *run_id);
 int sy_pg_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb, void *arg);
 int sy_pg_delete_finished(sy_store *s, int64_t before, size_t max,
                           size_t *deleted);

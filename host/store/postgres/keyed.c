@@ -64,8 +64,7 @@ static int run(sy_store_pg *q, int id, const sy_store_new_run *r, const char *c,
 
 static int insert_run(sy_store_pg *q, const sy_store_new_run *r, int64_t now, int64_t *id)
 {
-    int status = sy_pg_insert_run(q, r->hash, r->tenant, r->workflow, r->context, r->n_tasks,
-                                  r->task_ids, r->ns, now, id);
+    int status = sy_pg_insert_new_run(q, r, now, id);
     /* A new run is a submitted one: listening hosts wake for it. */
     return status == SY_OK ? sy_pg_notify(q) : status;
 }

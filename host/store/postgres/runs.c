@@ -134,10 +134,23 @@ int sy_pg_insert_run(sy_store_pg *q, const char *hash, const char *tenant,
     return status == SY_OK ? insert_tasks(q, *run_id, n_tasks, task_ids, ns) : status;
 }
 
-int sy_pg_create_run(sy_store *s, const char *hash, const char *tenant,
-                     const char *workflow, const char *context,
-                     size_t n_tasks, const char *const *task_ids,
-                     const char *const *ns, int64_t now, int64_t *run_id)
+/* The priority is written only when there is one: the run's row as
+ * inserted holds 0, and the submits without one, nearly all, pay no
+ * second statement. */
+int sy_pg_insert_new_run(sy_store_pg *q, const sy_store_new_run *r, int64_t now,
+                         int64_t *run_id)
+{
+    int status = sy_pg_insert_run(q, r->hash, r->tenant, r->workflow, r->context, r->n_tasks,
+                                  r->task_ids, r->ns, now, run_id);
+    if (status != SY_OK || r->priority == 0)
+        return status;
+    sy_pg_params p = {0};
+    sy_pg_int(&p, 1, *run_id);
+    sy_pg_int(&p, 2, r->priority);
+    return sy_pg_run(q, SY_PG_SET_RUN_PRIORITY, &p, NULL, "set the run's priority");
+}
+
+int sy_pg_create_run(sy_store *s, const sy_store_new_run *r, int64_t now, int64_t *run_id)
 {
     sy_store_pg *q = sy_pg_handle(s);
     if (q->batch)
@@ -147,8 +160,7 @@ int sy_pg_create_run(sy_store *s, const char *hash, const char *tenant,
     int status = sy_pg_transaction_begin(q, false);
     if (status != SY_OK)
         return status;
-    status = sy_pg_insert_run(q, hash, tenant, workflow, context, n_tasks, task_ids, ns, now,
-                              &id);
+    status = sy_pg_insert_new_run(q, r, now, &id);
     if (status == SY_OK)
         status = sy_pg_notify(q);
     status = sy_pg_transaction_end(q, false, status);
@@ -176,6 +188,7 @@ static void row_to_run(const PGresult *r, int i, sy_run_record *o)
     o->n_tasks = (uint32_t)sy_pg_col_int(r, i, 13);
     o->lease_epoch = sy_pg_col_int(r, i, 14);
     o->no_cache = sy_pg_col_int(r, i, 15) != 0;
+    o->priority = (int32_t)sy_pg_col_int(r, i, 16);
 }
 
 static bool own_strings(char **v[], size_t n)

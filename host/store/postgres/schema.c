@@ -256,6 +256,19 @@ static const char *const migrations[] = {
     /* cancel_in_progress (store/preempt.h): a request to cancel the
      * holder, with why. */
     "ALTER TABLE slots ADD COLUMN cancel_why TEXT;",
+    /* A run's priority from `submit --priority`, added to its tasks'. */
+    "ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;",
+    /* What each key's slot rows hold, by the host that took them, kept
+     * with the rows (store/slots.h): a take reads it instead of counting
+     * the key's holders.  Never less than what the live rows hold, so
+     * filled in from the rows a store has. */
+    "CREATE TABLE slot_counts ("
+    "  key TEXT NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  held BIGINT NOT NULL,"
+    "  PRIMARY KEY (key, owner));"
+    "INSERT INTO slot_counts (key, owner, held)"
+    " SELECT key, owner, SUM(n) FROM slots GROUP BY key, owner;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

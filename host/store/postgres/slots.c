@@ -12,6 +12,19 @@
  * claims or none), so a batch replayed on a new connection (postgres/
  * journal.c) that would find a key full now inserts a different number
  * of rows, and the replay fails rather than exceeding the limit.
+ *
+ * The take reads the key's counters (slot_counts: what its rows hold,
+ * live or not, one row per host that took them) instead of counting its
+ * live holders; only a key full by its counters is counted.  The
+ * counters never hold less than the live rows: a row adds its n when
+ * taken, in the take's statement, and takes it off when given back or
+ * reaped, in the statement that deletes it; rows gone another way (with
+ * their run) leave them higher, never lower.  So room by the counters is
+ * room, and a key the counters call full is counted exactly.  A host
+ * writes only its own counter rows (it gives back only what it took;
+ * the reap, outside any batch, writes a dead host's), so batches of two
+ * hosts never wait on each other's counters; the advisory lock keeps
+ * the key's takes one at a time as before.
  */
 #include <stdlib.h>
 
@@ -22,29 +35,52 @@
     " EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner" \
     " AND r.lease_epoch = s.epoch AND r.lease_until > " now ")"
 
+/* Takes what the deleted rows `d` held off their hosts' counters. */
+#define UNCOUNT                                                               \
+    " UPDATE slot_counts k SET held = k.held - g.n FROM (SELECT key, owner,"  \
+    " sum(n) AS n FROM d GROUP BY key, owner) g"                              \
+    " WHERE k.key = g.key AND k.owner = g.owner"
+
 const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     /* 21338: the slots' class of advisory locks (21337 is the ticks'). */
     [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
         "SELECT k.i, pg_try_advisory_xact_lock(21338, hashtext(k.key))"
         " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key",
+    /* `counted` first; the live count (CASE evaluates it only then) when
+     * the counters leave no room. */
     [SY_PG_SLOT_TAKE - SY_PG_SLOT_FIRST] =
         "WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])"
         " AS c(key, lim, n)),"
-        " used AS MATERIALIZED (SELECT c.key, c.lim, c.n, (SELECT COALESCE(sum(s.n), 0)"
-        " FROM slots s WHERE s.key = c.key AND" LIVE("$10::bigint") ") AS held FROM c)"
-        " INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch, taken)"
+        " counted AS MATERIALIZED (SELECT c.key, c.lim, c.n, (SELECT COALESCE(sum(k.held), 0)"
+        " FROM slot_counts k WHERE k.key = c.key) AS held FROM c),"
+        " used AS MATERIALIZED (SELECT key, lim, n, CASE WHEN held + n <= lim THEN held"
+        " ELSE (SELECT COALESCE(sum(s.n), 0) FROM slots s WHERE s.key = counted.key AND"
+        LIVE("$10::bigint") ") END AS held FROM counted),"
+        " ins AS (INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch, taken)"
         " SELECT key, $4::bigint, $5::int, $6::bigint, $7::bigint, n, $8::text,"
         " $9::bigint, $10::bigint FROM used"
         " WHERE NOT EXISTS (SELECT 1 FROM used WHERE held + n > lim)"
         " ON CONFLICT (key, run_id, idx, elem, token) DO UPDATE SET n = excluded.n,"
-        " owner = excluded.owner, epoch = excluded.epoch, taken = excluded.taken",
+        " owner = excluded.owner, epoch = excluded.epoch, taken = excluded.taken"
+        " RETURNING key, n)"
+        " INSERT INTO slot_counts (key, owner, held) SELECT key, $8::text, n FROM ins"
+        " ON CONFLICT (key, owner) DO UPDATE SET held = slot_counts.held + excluded.held",
     [SY_PG_SLOT_HELD - SY_PG_SLOT_FIRST] =
         "SELECT COALESCE(sum(s.n), 0) FROM slots s WHERE s.key = $1 AND" LIVE("$2::bigint"),
     [SY_PG_SLOT_RETURN - SY_PG_SLOT_FIRST] =
-        "DELETE FROM slots WHERE run_id = $1 AND idx = $2 AND elem = $3 AND token = $4",
-    [SY_PG_SLOT_RETURN_RUN - SY_PG_SLOT_FIRST] = "DELETE FROM slots WHERE run_id = $1",
+        "WITH d AS (DELETE FROM slots WHERE run_id = $1 AND idx = $2 AND elem = $3"
+        " AND token = $4 RETURNING key, owner, n)" UNCOUNT,
+    [SY_PG_SLOT_RETURN_RUN - SY_PG_SLOT_FIRST] =
+        "WITH d AS (DELETE FROM slots WHERE run_id = $1 RETURNING key, owner, n)" UNCOUNT,
     [SY_PG_SLOT_REAP - SY_PG_SLOT_FIRST] =
-        "DELETE FROM slots s WHERE NOT" LIVE("$1::bigint"),
+        "WITH d AS (DELETE FROM slots s WHERE NOT" LIVE("$1::bigint")
+        " RETURNING key, owner, n), u AS (" UNCOUNT ") SELECT count(*) FROM d",
+    /* SKIP LOCKED: a counter another host's open batch is writing is
+     * left for a later reap, never waited on (that batch may be waiting
+     * to write a counter this statement has deleted: a deadlock). */
+    [SY_PG_SLOT_FORGET - SY_PG_SLOT_FIRST] =
+        "DELETE FROM slot_counts WHERE ctid IN (SELECT ctid FROM slot_counts"
+        " WHERE held <= 0 FOR UPDATE SKIP LOCKED)",
     [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
         "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
         LIVE("$1::bigint") " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
@@ -173,8 +209,11 @@ int sy_pg_reap_slots(sy_store *s, int64_t now, size_t *n)
     sy_pg_int(&p, 1, now);
     PGresult *r;
     int status = sy_pg_run(q, SY_PG_SLOT_REAP, &p, &r, "reap slots");
-    *n = status == SY_OK ? (size_t)sy_pg_changes(r) : 0;
+    *n = status == SY_OK ? (size_t)sy_pg_col_int(r, 0, 0) : 0;
     PQclear(r);
+    /* Keys nobody holds keep no counter row. */
+    if (status == SY_OK)
+        status = sy_pg_run(q, SY_PG_SLOT_FORGET, &(sy_pg_params){0}, NULL, "forget counters");
     return status;
 }
 

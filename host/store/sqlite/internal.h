@@ -39,7 +39,7 @@ enum {
     SY_SQL_BEGIN, SY_SQL_COMMIT, SY_SQL_ROLLBACK,
     SY_SQL_SAVEPOINT, SY_SQL_RELEASE, SY_SQL_UNDO,
     SY_SQL_PUT_DEF, SY_SQL_GET_DEF, SY_SQL_HAS_DEF,
-    SY_SQL_INSERT_RUN, SY_SQL_INSERT_TASK, SY_SQL_INSERT_TASKS, SY_SQL_GET_RUN,
+    SY_SQL_INSERT_RUN, SY_SQL_SET_RUN_PRIORITY, SY_SQL_INSERT_TASK, SY_SQL_INSERT_TASKS, SY_SQL_GET_RUN,
     SY_SQL_LIST_RUNS,
     SY_SQL_RUN_EXISTS, SY_SQL_LIST_TASKS,
     SY_SQL_CLAIM_ONE, SY_SQL_CLAIM_MANY, SY_SQL_LIST_OWNERS, SY_SQL_RENEW,
@@ -58,6 +58,7 @@ enum {
     SY_SQL_LIST_MAPS, SY_SQL_LIST_ELEMENTS,
 
     SY_SQL_SLOT_HELD, SY_SQL_SLOT_TAKE, SY_SQL_SLOT_RETURN, SY_SQL_SLOT_RETURN_RUN,
+    SY_SQL_SLOT_COUNT, SY_SQL_SLOT_COUNT_ADD, SY_SQL_SLOT_UNCOUNT, SY_SQL_SLOT_UNCOUNT_RUN,
 
     SY_SQL_KEY_WAITERS,
     SY_SQL_COUNT
@@ -226,16 +227,17 @@ int sy_sqlite_put_definition(sy_store *s, const char *hash,
                              const char *tenant, const char *workflow,
                              const char *definition);
 int sy_sqlite_get_definition(sy_store *s, const char *hash, char **out);
-int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
-                         const char *workflow, const char *context,
-                         size_t n_tasks, const char *const *task_ids,
-                         const char *const *ns, int64_t now, int64_t *run_id);
+int sy_sqlite_create_run(sy_store *s, const sy_store_new_run *r, int64_t now,
+                         int64_t *run_id);
 int sy_sqlite_get_run(sy_store *s, int64_t run_id, sy_run_record *out);
 /* A run's row and its task rows, inside the caller's transaction. */
 int sy_sqlite_insert_run(sy_store_sqlite *q, const char *hash, const char *tenant,
                          const char *workflow, const char *context, size_t n_tasks,
                          const char *const *task_ids, const char *const *ns, int64_t now,
                          int64_t *run_id);
+/* Run r's row and task rows as sy_sqlite_insert_run, with its priority. */
+int sy_sqlite_insert_new_run(sy_store_sqlite *q, const sy_store_new_run *r, int64_t now,
+                             int64_t *run_id);
 int sy_sqlite_list_runs(sy_store *s, size_t limit, sy_store_run_cb cb,
                         void *arg);
 int sy_sqlite_delete_finished(sy_store *s, int64_t before, size_t max,

@@ -40,8 +40,7 @@ static int run5(sy_store_sqlite *q, const char *sql, const char *a, const char *
 
 static int insert_run(sy_store_sqlite *q, const sy_store_new_run *r, int64_t now, int64_t *id)
 {
-    return sy_sqlite_insert_run(q, r->hash, r->tenant, r->workflow, r->context, r->n_tasks,
-                                r->task_ids, r->ns, now, id);
+    return sy_sqlite_insert_new_run(q, r, now, id);
 }
 
 int sy_sqlite_create_run_keyed(sy_store *s, const sy_store_new_run *r, const char *key,

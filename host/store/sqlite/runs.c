@@ -118,6 +118,28 @@ int sy_sqlite_insert_run(sy_store_sqlite *q, const char *hash, const char *tenan
     return status == SY_OK ? insert_tasks(q, *run_id, n_tasks, task_ids, ns) : status;
 }
 
+/* The priority is written only when there is one: the run's row as
+ * inserted holds 0, and the submits without one, nearly all, pay no
+ * second statement. */
+int sy_sqlite_insert_new_run(sy_store_sqlite *q, const sy_store_new_run *r, int64_t now,
+                             int64_t *run_id)
+{
+    int status = sy_sqlite_insert_run(q, r->hash, r->tenant, r->workflow, r->context, r->n_tasks,
+                                      r->task_ids, r->ns, now, run_id);
+    if (status != SY_OK || r->priority == 0)
+        return status;
+    sqlite3_stmt *st = q->st[SY_SQL_SET_RUN_PRIORITY];
+    int rc = sqlite3_bind_int64(st, 1, *run_id);
+    keep(&rc, sqlite3_bind_int64(st, 2, r->priority));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE)
+        return sy_sqlite_fail_reset(q, st, rc, "set the priority of run %lld",
+                                    (long long)*run_id);
+    sqlite3_reset(st);
+    return SY_OK;
+}
+
 /* Whether a definition is stored under `hash`: SY_OK, SY_ENOENT (with the
  * message insert_run gives when the foreign key refuses), or the error. */
 static int has_definition(sy_store_sqlite *q, const char *hash)
@@ -140,10 +162,8 @@ static int has_definition(sy_store_sqlite *q, const char *hash)
  * it, and checking that a million times was 0.2 s of the 1.6 s a million
  * rows take.  The one reference that can fail, the run's definition, is
  * checked here instead. */
-int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
-                         const char *workflow, const char *context,
-                         size_t n_tasks, const char *const *task_ids,
-                         const char *const *ns, int64_t now, int64_t *run_id)
+int sy_sqlite_create_run(sy_store *s, const sy_store_new_run *r, int64_t now,
+                         int64_t *run_id)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (in_tx(q))
@@ -155,10 +175,9 @@ int sy_sqlite_create_run(sy_store *s, const char *hash, const char *tenant,
         return status;
     status = sy_sqlite_transaction_begin(q, false);
     if (status == SY_OK) {
-        status = has_definition(q, hash);
+        status = has_definition(q, r->hash);
         if (status == SY_OK)
-            status = sy_sqlite_insert_run(q, hash, tenant, workflow, context, n_tasks,
-                                          task_ids, ns, now, &id);
+            status = sy_sqlite_insert_new_run(q, r, now, &id);
         status = sy_sqlite_transaction_end(q, false, status);
     }
     if (status == SY_OK && run_id)
@@ -187,6 +206,7 @@ static void row_to_run(sqlite3_stmt *st, sy_run_record *r)
     r->n_tasks = (uint32_t)sqlite3_column_int64(st, 13);
     r->lease_epoch = sqlite3_column_int64(st, 14);
     r->no_cache = sqlite3_column_int(st, 15) != 0;
+    r->priority = (int32_t)sqlite3_column_int64(st, 16);
 }
 
 /* Replaces each borrowed string by an owned copy; false when out of

@@ -3,15 +3,28 @@
  * store.  A batch holds the file's write lock (BEGIN IMMEDIATE) from its
  * start, so a key's count and the insert that follows it see every other
  * host's holders and nothing can come between them.
+ *
+ * A take reads the key's counters (slot_counts: what its rows hold, live
+ * or not), one indexed row per host, instead of counting its live holders
+ * (a pool's count grew with its holders).  The counters never hold less
+ * than the live rows: a row adds its n when taken and takes it off when
+ * given back or reaped; rows gone another way (with their run) leave
+ * them higher, never lower.  So room by the counters is room; a key
+ * full by its counters has its live holders counted, exactly, as before
+ * (its dead holders' rows are the reap's, which makes the counters exact
+ * again).
  */
 #include "store/sqlite/internal.h"
 
-/* What the live holders of `key` hold at `now`. */
-static int held_of(sy_store_sqlite *q, const char *key, int64_t now, int64_t *held)
+/* What the live holders of `key` hold at `now` (SY_SQL_SLOT_HELD), or
+ * what its counters say its rows hold, at least as much
+ * (SY_SQL_SLOT_COUNT). */
+static int sum_of(sy_store_sqlite *q, int id, const char *key, int64_t now, int64_t *held)
 {
-    sqlite3_stmt *st = q->st[SY_SQL_SLOT_HELD];
+    sqlite3_stmt *st = q->st[id];
     int rc = bind_text(st, 1, key);
-    keep(&rc, sqlite3_bind_int64(st, 2, now));
+    if (id == SY_SQL_SLOT_HELD)
+        keep(&rc, sqlite3_bind_int64(st, 2, now));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_ROW)
@@ -19,6 +32,18 @@ static int held_of(sy_store_sqlite *q, const char *key, int64_t now, int64_t *he
     *held = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
     return SY_OK;
+}
+
+/* Adds n to what `owner`'s rows of `key` hold. */
+static int count_in(sy_store_sqlite *q, const char *key, const char *owner, int64_t n)
+{
+    sqlite3_stmt *st = q->st[SY_SQL_SLOT_COUNT_ADD];
+    int rc = bind_text(st, 1, key);
+    keep(&rc, bind_text(st, 2, owner));
+    keep(&rc, sqlite3_bind_int64(st, 3, n));
+    if (rc != SQLITE_OK)
+        return sy_sqlite_fail_reset(q, st, rc, "count a slot of '%s'", key);
+    return sy_sqlite_step_done(q, st, "count a slot");
 }
 
 int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
@@ -31,7 +56,9 @@ int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot
     *taken = false;
     for (size_t i = 0; i < n; i++) {
         int64_t used = 0;
-        int status = held_of(q, c[i].key, now, &used);
+        int status = sum_of(q, SY_SQL_SLOT_COUNT, c[i].key, now, &used);
+        if (status == SY_OK && used + c[i].n > c[i].limit)
+            status = sum_of(q, SY_SQL_SLOT_HELD, c[i].key, now, &used);
         if (status != SY_OK)
             return status;
         if (used + c[i].n > c[i].limit) {
@@ -54,6 +81,8 @@ int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot
         if (rc != SQLITE_OK)
             return sy_sqlite_fail_reset(q, st, rc, "take a slot of '%s'", c[i].key);
         int status = sy_sqlite_step_done(q, st, "take a slot");
+        if (status == SY_OK)
+            status = count_in(q, c[i].key, fence->owner, c[i].n);
         if (status != SY_OK)
             return status;
     }
@@ -67,16 +96,23 @@ int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h)
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "return_slots: no batch is open");
     bool run = h->token == 0;
-    sqlite3_stmt *st = q->st[run ? SY_SQL_SLOT_RETURN_RUN : SY_SQL_SLOT_RETURN];
-    int rc = sqlite3_bind_int64(st, 1, h->run_id);
-    if (!run) {
-        keep(&rc, sqlite3_bind_int64(st, 2, h->idx));
-        keep(&rc, sqlite3_bind_int64(st, 3, h->elem));
-        keep(&rc, sqlite3_bind_int64(st, 4, h->token));
+    /* The counters first, while the rows still say what they held. */
+    int status = SY_OK;
+    for (int pass = 0; pass < 2 && status == SY_OK; pass++) {
+        int id = pass == 0 ? (run ? SY_SQL_SLOT_UNCOUNT_RUN : SY_SQL_SLOT_UNCOUNT)
+                           : (run ? SY_SQL_SLOT_RETURN_RUN : SY_SQL_SLOT_RETURN);
+        sqlite3_stmt *st = q->st[id];
+        int rc = sqlite3_bind_int64(st, 1, h->run_id);
+        if (!run) {
+            keep(&rc, sqlite3_bind_int64(st, 2, h->idx));
+            keep(&rc, sqlite3_bind_int64(st, 3, h->elem));
+            keep(&rc, sqlite3_bind_int64(st, 4, h->token));
+        }
+        if (rc != SQLITE_OK)
+            return sy_sqlite_fail_reset(q, st, rc, "return slots");
+        status = sy_sqlite_step_done(q, st, "return slots");
     }
-    if (rc != SQLITE_OK)
-        return sy_sqlite_fail_reset(q, st, rc, "return slots");
-    return sy_sqlite_step_done(q, st, "return slots");
+    return status;
 }
 
 int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n)
@@ -84,6 +120,10 @@ int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n)
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "reap_slots: called inside a batch; commit first");
+    *n = 0;
+    int status = sy_sqlite_transaction_begin(q, false);
+    if (status != SY_OK)
+        return status;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(q->db, "DELETE FROM slots AS s WHERE NOT"
                                 SY_SQLITE_SLOT_LIVE("?1"), -1, &st, NULL);
@@ -91,9 +131,20 @@ int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n)
         rc = sqlite3_bind_int64(st, 1, now);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
-    int status = rc == SQLITE_DONE ? SY_OK : sy_sqlite_fail(q, rc, "reap slots");
-    *n = status == SY_OK ? (size_t)sqlite3_changes(q->db) : 0;
+    status = rc == SQLITE_DONE ? SY_OK : sy_sqlite_fail(q, rc, "reap slots");
+    size_t reaped = status == SY_OK ? (size_t)sqlite3_changes(q->db) : 0;
     sqlite3_finalize(st);
+    /* The counters made exact again, from the live rows left (one writer
+     * holds the file: nothing takes meanwhile); a key nobody holds keeps
+     * no row. */
+    if (status == SY_OK)
+        status = sy_sqlite_exec(q, "DELETE FROM slot_counts;"
+                                "INSERT INTO slot_counts (key, owner, held)"
+                                " SELECT key, owner, SUM(n) FROM slots GROUP BY key, owner",
+                                "recount slots");
+    status = sy_sqlite_transaction_end(q, false, status);
+    if (status == SY_OK)
+        *n = reaped;
     return status;
 }
 

@@ -31,7 +31,7 @@ _Static_assert(SY_SQL_TASK_ROWS == 100, "TASK_ROWS_100 writes 100 rows");
 #define RUN_COLS                                                              \
     "id, workflow, tenant, hash, state, context, owner, lease_until, "        \
     "cancel_requested, created, started, finished, error, n_tasks, "          \
-    "lease_epoch, no_cache"
+    "lease_epoch, no_cache, priority"
 
 /* A fenced write's condition (store.h, sy_store_fence): the run is still
  * held by the fence's claim, or there is no fence.  Folded into each
@@ -88,6 +88,7 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_INSERT_RUN] =
         "INSERT INTO runs (hash, tenant, workflow, state, context, created,"
         " n_tasks) VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    [SY_SQL_SET_RUN_PRIORITY] = "UPDATE runs SET priority = ?2 WHERE id = ?1",
     [SY_SQL_INSERT_TASK] =
         "INSERT INTO tasks (run_id, idx, task_id, ns) VALUES (?1, ?2, ?3, ?4)",
     /* SY_SQL_TASK_ROWS rows a statement: one a row cost twice as much per
@@ -228,6 +229,21 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_KEY_WAITERS] = "SELECT w.key, w.run_id, w.idx, w.elem, w.tenant, w.priority,"
                            " w.since, w.n, w.owner FROM slot_waiters w WHERE w.key = ?1 AND"
                            SY_SQLITE_WAITER_LIVE("?2"),
+    /* A key's counters (sqlite/slots.c): what its rows hold, live or not,
+     * by the host that took them; one row read instead of a count. */
+    [SY_SQL_SLOT_COUNT] = "SELECT COALESCE(SUM(held), 0) FROM slot_counts WHERE key = ?1",
+    [SY_SQL_SLOT_COUNT_ADD] = "INSERT INTO slot_counts (key, owner, held) VALUES (?1, ?2, ?3)"
+                              " ON CONFLICT (key, owner) DO UPDATE SET"
+                              " held = held + excluded.held",
+    [SY_SQL_SLOT_UNCOUNT] = "UPDATE slot_counts AS k SET held = held - (SELECT SUM(s.n)"
+                            " FROM slots s WHERE s.key = k.key AND s.owner = k.owner AND"
+                            " s.run_id = ?1 AND s.idx = ?2 AND s.elem = ?3 AND s.token = ?4)"
+                            " WHERE (key, owner) IN (SELECT key, owner FROM slots WHERE"
+                            " run_id = ?1 AND idx = ?2 AND elem = ?3 AND token = ?4)",
+    [SY_SQL_SLOT_UNCOUNT_RUN] = "UPDATE slot_counts AS k SET held = held - (SELECT SUM(s.n)"
+                                " FROM slots s WHERE s.key = k.key AND s.owner = k.owner AND"
+                                " s.run_id = ?1) WHERE (key, owner) IN"
+                                " (SELECT key, owner FROM slots WHERE run_id = ?1)",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)
