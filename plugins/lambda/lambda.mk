@@ -37,10 +37,13 @@ tests_lambda_test_lambda_LDADD = $(SDK_LIB) $(CMOCKA_LIBS) $(JANSSON_LIBS) -ldl
 
 # The end-to-end tests: a loopback Lambda endpoint (tests/lambda/server.py)
 # and `switchyard run`, or the conformance kit.
-lambda_tests = tests/lambda/invoke.sh tests/lambda/backpressure.sh tests/lambda/http2.sh \
-	tests/lambda/creds.sh tests/lambda/conformance.sh tests/lambda/example.sh
+lambda_tests = tests/lambda/invoke.sh tests/lambda/creds.sh tests/lambda/conformance.sh \
+	tests/lambda/example.sh
+# The longest start with the suite's longest (tests/Makefile.inc).
+lambda_first_tests = tests/lambda/http2.sh tests/lambda/backpressure.sh
+plugin_scripts_first += $(lambda_first_tests)
 TESTS += $(lambda_tests)
-dist_check_SCRIPTS += $(lambda_tests) tests/lambda/lib.sh tests/lambda/server.py
+dist_check_SCRIPTS += $(lambda_first_tests) $(lambda_tests) tests/lambda/lib.sh tests/lambda/server.py
 AM_TESTS_ENVIRONMENT += \
 	SY_LAMBDA_PLUGIN='$(abs_top_builddir)/plugins/lambda/.libs/lambda.so'; \
 	export SY_LAMBDA_PLUGIN;

@@ -18,10 +18,12 @@ plugins_slurm_slurm_la_LIBADD = $(SDK_LIB)
 
 # --- tests ----------------------------------------------------------------------
 slurm_tests = tests/slurm/run.sh tests/slurm/cancel.sh tests/slurm/resume.sh tests/slurm/poll.sh \
-	tests/slurm/conformance.sh tests/slurm/example.sh tests/slurm/defer.sh \
-	tests/slurm/backoff.sh tests/slurm/missing.sh tests/slurm/accounting.sh
+	tests/slurm/example.sh tests/slurm/defer.sh tests/slurm/backoff.sh tests/slurm/missing.sh
+# The longest start with the suite's longest (tests/Makefile.inc).
+slurm_first_tests = tests/slurm/conformance.sh tests/slurm/accounting.sh
+plugin_scripts_first += $(slurm_first_tests)
 TESTS += $(slurm_tests)
-dist_check_SCRIPTS += $(slurm_tests) tests/slurm/lib.sh
+dist_check_SCRIPTS += $(slurm_first_tests) $(slurm_tests) tests/slurm/lib.sh
 AM_TESTS_ENVIRONMENT += \
 	SY_SLURM_PLUGIN='$(abs_top_builddir)/plugins/slurm/.libs/slurm.so'; \
 	export SY_SLURM_PLUGIN;

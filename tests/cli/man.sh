@@ -3,12 +3,10 @@
 # every command, every option of every command's help, and every key the
 # program knows (as its own "known:" lists give them) appear in them.
 . "$SY_SRCDIR/tests/cli/tap.sh"
-if [ -n "$SY_WRAP" ]; then
-    # The pages against the program's own words: nothing here is about
-    # memory, and the same runs under valgrind took two minutes of CI.
-    echo "1..0 # SKIP the pages are checked against the program in the sanitizer pass"
-    exit 0
-fi
+# The pages against the program's own words: nothing here is about
+# memory, and the same runs under valgrind took two minutes of CI, so the
+# valgrind pass (the tarball's check) runs the program bare.
+SY_WRAP=
 man="$SY_SRCDIR/man"
 pages="switchyard.1 switchyard.cfg.5 switchyard-workflow.5 switchyard-executor.3"
 
