@@ -169,7 +169,12 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             continue;
         }
         t->attempts++;
-        t->started = now;
+        /* A task holding slots is stamped after its take: the take saw
+         * every earlier holder's give-back committed, and each holder's
+         * end was stamped before its commit, so the stamps of a key's
+         * holders never overlap (the turn's `now` was read before the
+         * batch began, maybe before the give-back it waited for). */
+        t->started = t->holds_slots ? e->now() : now;
         sy_fair_started(e, r);
         r->n_running++;
         t->queue->reserved++;

@@ -169,7 +169,11 @@ only_fails complete-once "and nothing else fails"
 kit_bare "$dir/broken_blocks.so"
 rc_is 1 "blocking in submit() fails the kit"
 has "FAIL nonblocking: submit() blocks" "in nonblocking, saying so"
-has "(max 20" "with the slowest call's time"
+# The plugin sleeps 200 ms a call: the slowest is at least that (more on
+# a loaded machine or under valgrind, so no upper bound).
+slowest=$(printf '%s\n' "$out" | sed -n 's/.*(max \([0-9][0-9]*\)\.[0-9] ms).*/\1/p' | head -n1)
+[ -n "$slowest" ] && [ "$slowest" -ge 200 ]
+ok $? "with the slowest call's time (max $slowest ms)"
 only_fails nonblocking "and nothing else fails"
 
 kit_bare "$dir/broken_capacity.so"
@@ -352,9 +356,9 @@ SY_TEST_ODD_HEADER=reserved
 same_refusal oddheader "sets the reserved descriptor field" \
     "a descriptor that sets reserved"
 unset SY_TEST_ODD_HEADER
-same_refusal abi15_field "sets descriptor fields past this host's executor ABI" \
+same_refusal abi16_field "sets descriptor fields past this host's executor ABI" \
     "a descriptor setting fields past this layout"
-same_refusal abi15_minor "needs executor ABI 1.5, newer than this host's 1.4" \
+same_refusal abi16_minor "needs executor ABI 1.6, newer than this host's 1.5" \
     "a plugin needing a newer minor"
 same_refusal abi2 "built for executor ABI 2.0" "a plugin of another major"
 same_refusal small "descriptor too small" "a descriptor smaller than 1.0's"
