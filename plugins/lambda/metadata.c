@@ -293,8 +293,19 @@ static bool take_creds(sy_instance *inst, sy_lambda_meta *m, char *why,
 static void on_refresh_due(uv_timer_t *t)
 {
     sy_instance *inst = t->data;
-    if (inst->meta)
-        (void)sy_lambda_meta_ready(inst);
+    if (!inst->meta)
+        return;
+    /* The timer runs on the loop's clock, the expiry on the wall clock: a
+     * timer that fires before the refresh window opens (the loop's cached
+     * time ran behind when it was armed) is armed again for what is left;
+     * sy_lambda_meta_ready would find nothing stale and the idle refresh
+     * would stop here. */
+    int64_t left = inst->creds.expires_ms - REFRESH_BEFORE_MS - wall_ms();
+    if (inst->creds.expires_ms != 0 && left > 0) {
+        uv_timer_start(t, on_refresh_due, (uint64_t)left, 0);
+        return;
+    }
+    (void)sy_lambda_meta_ready(inst);
 }
 
 /* Arms the idle refresh for credentials that expire. */
@@ -304,6 +315,8 @@ static void arm_refresh(sy_instance *inst, int64_t delay_ms)
         return;
     if (delay_ms <= 0)
         delay_ms = REFRESH_RETRY_MS;
+    /* From now, not from the loop's time cached before this callback. */
+    uv_update_time(inst->refresh_timer.loop);
     uv_timer_start(&inst->refresh_timer, on_refresh_due, (uint64_t)delay_ms, 0);
 }
 
