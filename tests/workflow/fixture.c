@@ -1,5 +1,6 @@
 /* tests/workflow/fixture.c -- see fixture.h. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdlib.h>
@@ -73,4 +74,21 @@ void th_wf_cached_twice(th_wf_fixture *f, const char *valid,
     }
     free(dir);
     free(cache);
+}
+
+void th_wf_refuses_member(const char *member, const char *const *bad, size_t n,
+                          const char *why)
+{
+    for (size_t i = 0; i < n; i++) {
+        char text[512], err[256] = "";
+        snprintf(text, sizeof text,
+                 "{\"base_dir\":\"\",\"name\":\"w\",\"tasks\":[{\"%s\":%s,\"id\":\"a\"}],"
+                 "\"tenant\":\"public\",\"version\":2}",
+                 member, bad[i]);
+        sy_workflow *wf = sy_workflow_from_json(text, err, sizeof err);
+        if (wf)
+            fail_msg("accepted: %s", bad[i]);
+        if (!strstr(err, why))
+            fail_msg("%s: the error lacks \"%s\": %s", bad[i], why, err);
+    }
 }

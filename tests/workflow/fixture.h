@@ -31,6 +31,12 @@ int th_wf_load(th_wf_fixture *f, const char *name, const char *text);
 void th_wf_cached_twice(th_wf_fixture *f, const char *valid,
                         void (*check)(const sy_workflow *wf));
 
+/* Each of `bad` (n JSON texts) as the member `member` of task 1 of a
+ * stored definition is refused by sy_workflow_from_json with an error
+ * that holds `why`. */
+void th_wf_refuses_member(const char *member, const char *const *bad, size_t n,
+                          const char *why);
+
 /* Fails the test unless a diagnostic holds every string given. */
 #define EXPECT(...)                                                  \
     do {                                                             \
