@@ -13,6 +13,7 @@
 
 #include "../helpers.h"
 #include "service/runs.h"
+#include "store/slots.h"
 
 struct sy_instance pools[2];
 int next_pool;
@@ -194,4 +195,24 @@ void finish(env *v, int p, const char *task_id)
         return;
     }
     fail_msg("pool %d holds no attempt of '%s'", p, task_id);
+}
+
+typedef struct { const char *key; int64_t live, rows; } held_arg;
+
+static int count_key(void *arg, const sy_slot_record *r)
+{
+    held_arg *h = arg;
+    h->rows++;
+    if (strcmp(r->key, h->key) == 0 && r->live)
+        h->live += r->n;
+    return 0;
+}
+
+int64_t pool_env_held(env *v, const char *key, int64_t *rows)
+{
+    held_arg h = {key, 0, 0};
+    assert_int_equal(sy_store_list_slots(v->store, pool_env_now, count_key, &h), SY_OK);
+    if (rows)
+        *rows = h.rows;
+    return h.live;
 }

@@ -72,6 +72,11 @@ void pool_env_restart(env *v);
  * it back to its start). */
 extern int64_t pool_env_now;
 
+/* What the store says the live holders of slot key `key` hold, at
+ * pool_env_now; *rows (when not NULL) every slot row there is, of any
+ * key, live or not. */
+int64_t pool_env_held(env *v, const char *key, int64_t *rows);
+
 /* The pools the next engine made is given (switchyard.cfg `pools`):
  * none unless a test sets them. */
 extern const sy_pool_config *pool_env_pools;

@@ -20,22 +20,7 @@
 
 static const char *const ONE = "routes = { default = \"local\"; };";
 
-typedef struct { const char *key; int64_t live; } held_arg;
-
-static int count_key(void *arg, const sy_slot_record *r)
-{
-    held_arg *h = arg;
-    if (strcmp(r->key, h->key) == 0 && r->live)
-        h->live += r->n;
-    return 0;
-}
-
-static int64_t held(env *v, const char *key)
-{
-    held_arg h = {key, 0};
-    assert_int_equal(sy_store_list_slots(v->store, pool_env_now, count_key, &h), SY_OK);
-    return h.live;
-}
+static int64_t held(env *v, const char *key) { return pool_env_held(v, key, NULL); }
 
 typedef struct { const char *id; sy_task_state st; uint32_t attempts; char err[512]; } row_arg;
 

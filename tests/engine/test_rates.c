@@ -60,22 +60,7 @@ static void test_burst_then_rate(void **state)
     close_env(&v);
 }
 
-typedef struct { const char *key; int64_t live; } held_arg;
-
-static int count_key(void *arg, const sy_slot_record *r)
-{
-    held_arg *h = arg;
-    if (strcmp(r->key, h->key) == 0 && r->live)
-        h->live += r->n;
-    return 0;
-}
-
-static int64_t held(env *v, const char *key)
-{
-    held_arg h = {key, 0};
-    assert_int_equal(sy_store_list_slots(v->store, pool_env_now, count_key, &h), SY_OK);
-    return h.live;
-}
+static int64_t held(env *v, const char *key) { return pool_env_held(v, key, NULL); }
 
 /* A task that finds its bucket empty takes none of its slots: the key
  * counts only the tasks that started. */
