@@ -92,3 +92,13 @@ void th_wf_refuses_member(const char *member, const char *const *bad, size_t n,
             fail_msg("%s: the error lacks \"%s\": %s", bad[i], why, err);
     }
 }
+
+sy_workflow *th_wf_read_back(th_wf_fixture *f)
+{
+    char err[256] = "";
+    sy_workflow *back = sy_workflow_from_json(f->wf->definition, err, sizeof err);
+    if (!back)
+        fail_msg("from_json: %s", err);
+    assert_string_equal(back->hash, f->wf->hash);
+    return back;
+}

@@ -31,6 +31,11 @@ int th_wf_load(th_wf_fixture *f, const char *name, const char *text);
 void th_wf_cached_twice(th_wf_fixture *f, const char *valid,
                         void (*check)(const sy_workflow *wf));
 
+/* The last load's stored definition read back by sy_workflow_from_json
+ * (failing the test when it is refused) with the same hash; the caller
+ * checks and frees it. */
+sy_workflow *th_wf_read_back(th_wf_fixture *f);
+
 /* Each of `bad` (n JSON texts) as the member `member` of task 1 of a
  * stored definition is refused by sy_workflow_from_json with an error
  * that holds `why`. */

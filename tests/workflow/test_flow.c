@@ -79,11 +79,7 @@ static void test_valid(void **state)
     assert_null(json_object_get(f->wf->tasks[1].params, "pool_slots"));
     assert_int_equal(json_integer_value(json_object_get(f->wf->tasks[1].params, "priority")), -3);
     assert_null(json_object_get(f->wf->tasks[0].params, "priority"));
-    char err[256] = "";
-    sy_workflow *back = sy_workflow_from_json(f->wf->definition, err, sizeof err);
-    if (!back)
-        fail_msg("from_json: %s", err);
-    assert_string_equal(back->hash, f->wf->hash);
+    sy_workflow *back = th_wf_read_back(f);
     check_valid(back);
     sy_workflow_free(back);
 }

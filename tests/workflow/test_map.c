@@ -53,11 +53,7 @@ static void test_valid(void **state)
     /* Through the canonical definition and back. */
     assert_non_null(strstr(f->wf->definition, "\"map\":{\"key\":\"files\",\"max\":50000}"));
     assert_non_null(strstr(f->wf->definition, "\"map\":{\"max\":10,\"range\":[10,20]}"));
-    char err[256] = "";
-    sy_workflow *back = sy_workflow_from_json(f->wf->definition, err, sizeof err);
-    if (!back)
-        fail_msg("from_json: %s", err);
-    assert_string_equal(back->hash, f->wf->hash);
+    sy_workflow *back = th_wf_read_back(f);
     assert_false(back->tasks[0].mapped);
     assert_string_equal(back->tasks[1].map, "files");
     assert_int_equal(back->tasks[1].max_map, 50000);

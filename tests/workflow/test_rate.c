@@ -67,11 +67,7 @@ static void test_valid(void **state)
     check_valid(f->wf);
     /* The host's key, not the executor's. */
     assert_null(json_object_get(f->wf->tasks[1].params, "rate_limits"));
-    char err[256] = "";
-    sy_workflow *back = sy_workflow_from_json(f->wf->definition, err, sizeof err);
-    if (!back)
-        fail_msg("from_json: %s", err);
-    assert_string_equal(back->hash, f->wf->hash);
+    sy_workflow *back = th_wf_read_back(f);
     check_valid(back);
     sy_workflow_free(back);
 }
