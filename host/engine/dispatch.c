@@ -88,6 +88,8 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
     size_t n = e->ready.n;
     /* Higher priority first, when there are priorities (priority.h). */
     sy_priority_order(e, n, (uint32_t)uv_now(e->loop));
+    /* Every key the turn may take, read in one go (engine/ledger.h). */
+    sy_limits_prepare(e, now);
     /* A refused write (e->fatal) rolled the batch back: what this loop
      * would write next would only be refused again, each with a line. */
     for (size_t i = 0; i < n && !e->drain && !e->winding_down && !e->fatal; i++) {
@@ -183,6 +185,9 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
                                    sizeof *e->submit);
         e->submit[e->n_submit++] = a;
     }
+    /* The slots the turn took, written together before the attempts'
+     * starts are. */
+    sy_limits_write(e, now);
 }
 
 void sy_dispatch_submit(sy_engine *e)

@@ -72,6 +72,9 @@ typedef struct sy_live_task {
     bool holds_slots;      /* its attempt in flight took flow-control
                               slots in the store under `token`
                               (engine/limits.h): given back when it ends */
+    struct sy_slot_held *held; /* which (keys and slots), for the give-back:
+                              owned, one allocation (free() frees it),
+                              NULL when it holds none */
     bool waits_slot;       /* Waiting, in the limits' list of tasks that
                               found a key full (engine/limits.h) */
     /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds

@@ -8,10 +8,38 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/ledger.h"
 #include "engine/waiters.h"
 #include "engine/rates.h"
 #include "store/preempt.h"
 #include "store/slots.h"
+
+/* What an attempt took, kept by its task (sy_live_task.held) until given
+ * back: one allocation, the keys and the owner's name behind the takes. */
+struct sy_slot_held {
+    const char *owner;
+    size_t n;
+    sy_slot_take t[];
+};
+
+static struct sy_slot_held *held_new(const sy_slot_claim *c, size_t n, const sy_slot_holder *h,
+                                     const sy_store_fence *fence)
+{
+    size_t len = sizeof(struct sy_slot_held) + n * sizeof(sy_slot_take) +
+                 strlen(fence->owner) + 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(c[i].key) + 1;
+    struct sy_slot_held *b = sy_xmalloc(len);
+    char *o = (char *)&b->t[n];
+    b->owner = strcpy(o, fence->owner);
+    o += strlen(o) + 1;
+    b->n = n;
+    for (size_t i = 0; i < n; i++) {
+        b->t[i] = (sy_slot_take){strcpy(o, c[i].key), c[i].limit, c[i].n, *h, fence->epoch};
+        o += strlen(o) + 1;
+    }
+    return b;
+}
 
 /* A named bound of the configuration: a pool's size, a tenant's
  * max_running. */
@@ -23,7 +51,8 @@ typedef struct {
 struct sy_limits {
     named_bound *pools, *tenants;
     size_t n_pools, n_tenants;
-    sy_slot_holder *returns; /* slots to give back in this turn's batch */
+    struct sy_slot_held **returns; /* slots to give back in this turn's
+                                      batch, owned */
     size_t n_returns, cap_returns;
     sy_task_ref *waiting;    /* tasks that found a key full */
     size_t n_waiting, cap_waiting;
@@ -34,43 +63,8 @@ struct sy_limits {
     sy_rate_waits rate_waits;/* the turn's times handed out per bucket */
     bool asked;              /* a cancel was requested (cancel_in_progress):
                                 read the requests at the next turn */
-    /* Keys found full (or being taken by another host) in this turn, with
-     * what was held: the turn's other tasks of the key wait without
-     * asking the store again (nothing is given back until the next turn's
-     * flush), so a backlog of thousands on a full key costs one take a
-     * turn, not thousands of round trips. */
-    struct full_key {
-        char *key;
-        int64_t held;
-    } full[SY_LIMITS_FULL_KEYS];
-    size_t n_full;
+    sy_ledger *ledger;       /* the turn's takes, decided in memory */
 };
-
-static void forget_full(sy_limits *l)
-{
-    for (size_t i = 0; i < l->n_full; i++)
-        free(l->full[i].key);
-    l->n_full = 0;
-}
-
-/* Whether a claim of c cannot fit a key found full this turn (what was
- * held then, plus its slots, over the limit; or the key was being taken
- * by another host, held -1): *i the claim, *held what was held.  Takes
- * only add to a key within a turn, so what did not fit then does not fit
- * now; a smaller claim may, and asks the store. */
-static bool known_full(const sy_limits *l, const sy_slot_claim *c, size_t n, size_t *i,
-                       int64_t *held)
-{
-    for (size_t k = 0; k < n; k++)
-        for (size_t j = 0; j < l->n_full; j++)
-            if (strcmp(l->full[j].key, c[k].key) == 0 &&
-                (l->full[j].held < 0 || l->full[j].held + c[k].n > c[k].limit)) {
-                *i = k;
-                *held = l->full[j].held;
-                return true;
-            }
-    return false;
-}
 
 static void bounds_free(named_bound *b, size_t n)
 {
@@ -101,7 +95,7 @@ void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
 void sy_limits_init(sy_engine *e)
 {
     e->limits = sy_xmalloc(sizeof *e->limits);
-    *e->limits = (sy_limits){0};
+    *e->limits = (sy_limits){.ledger = sy_ledger_new()};
     sy_waiters_init(e);
     sy_limits_set(e, e->o.pools, e->o.n_pools, e->o.tenants, e->o.n_tenants);
 }
@@ -113,10 +107,12 @@ void sy_limits_free(sy_engine *e)
         return;
     bounds_free(l->pools, l->n_pools);
     bounds_free(l->tenants, l->n_tenants);
+    for (size_t i = 0; i < l->n_returns; i++)
+        free(l->returns[i]);
     free(l->returns);
     free(l->waiting);
     sy_rate_waits_free(&l->rate_waits);
-    forget_full(l);
+    sy_ledger_free(l->ledger);
     free(l);
     e->limits = NULL;
     sy_waiters_free(e);
@@ -147,7 +143,10 @@ static bool request_cancel(sy_engine *e, const char *key, int64_t now)
     snprintf(why, sizeof why, "cancelled for a newer task on %s (strategy cancel_in_progress)",
              key);
     bool asked = false;
-    if (sy_store_request_slot_cancel(e->o.store, key, now, why, &asked) != SY_OK) {
+    /* The turn's takes so far written first: the holder asked to end is
+     * the oldest among all of them. */
+    sy_limits_write(e, now);
+    if (!e->fatal && sy_store_request_slot_cancel(e->o.store, key, now, why, &asked) != SY_OK) {
         sy_log(SY_LOG_ERROR, "store", "cannot request a cancel: %s",
                sy_store_errmsg(e->o.store));
         e->fatal = true;
@@ -155,38 +154,33 @@ static bool request_cancel(sy_engine *e, const char *key, int64_t now)
     return asked;
 }
 
-int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
-                   size_t why_len)
+/* The keys task idx of r takes: its limits' keys rendered from the
+ * run's context, its pool and its tenant's bound, in c[0..*n) (keys[i]
+ * the caller frees).  1, or -1 with why (a template naming what the
+ * context lacks, a pool too small). */
+static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, size_t *n,
+                     char *why, size_t why_len)
 {
-    sy_engine *e = r->e;
-    sy_limits *l = e->limits;
+    sy_limits *l = r->e->limits;
     const sy_task_def *def = sy_live_def(r, idx);
     const named_bound *tenant = l->n_tenants ? find(l->tenants, l->n_tenants, r->wf->tenant)
                                              : NULL;
-    l->retry_at = now + SY_LIMITS_RETRY_MS;
-    l->rate_wait = false;
-    if (!def->flow && !tenant)
-        return 1;
-    char *keys[SY_SLOT_CLAIMS_MAX];
-    sy_slot_claim c[SY_SLOT_CLAIMS_MAX];
-    size_t n = 0;
-    int result = 1;
+    *n = 0;
     const sy_flow *f = def->flow;
-    for (size_t i = 0; f && i < f->n_limits && result == 1; i++) {
+    for (size_t i = 0; f && i < f->n_limits; i++) {
         char err[512];
         char *key = sy_limit_key_render(f->limits[i].key, r->context, r->wf, def, err,
                                         sizeof err);
         if (!key) {
             snprintf(why, why_len, "%s", err);
-            result = -1;
-            break;
+            return -1;
         }
-        keys[n] = sy_xasprintf("key:%s", key);
+        keys[*n] = sy_xasprintf("key:%s", key);
         free(key);
-        c[n] = (sy_slot_claim){keys[n], f->limits[i].limit, 1};
-        n++;
+        c[*n] = (sy_slot_claim){keys[*n], f->limits[i].limit, 1};
+        ++*n;
     }
-    if (result == 1 && f && f->pool) {
+    if (f && f->pool) {
         const named_bound *p = find(l->pools, l->n_pools, f->pool);
         if (!p) {
             /* A reload removed it: nothing bounds the task by it. */
@@ -195,18 +189,93 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         } else if ((int64_t)f->pool_slots > p->limit) {
             snprintf(why, why_len, "takes %u slots of pool '%s', which has %lld",
                      f->pool_slots, f->pool, (long long)p->limit);
-            result = -1;
+            return -1;
         } else {
-            keys[n] = sy_xasprintf("pool:%s", f->pool);
-            c[n] = (sy_slot_claim){keys[n], p->limit, f->pool_slots};
-            n++;
+            keys[*n] = sy_xasprintf("pool:%s", f->pool);
+            c[*n] = (sy_slot_claim){keys[*n], p->limit, f->pool_slots};
+            ++*n;
         }
     }
-    if (result == 1 && tenant) {
-        keys[n] = sy_xasprintf("tenant:%s", tenant->name);
-        c[n] = (sy_slot_claim){keys[n], tenant->limit, 1};
-        n++;
+    if (tenant) {
+        keys[*n] = sy_xasprintf("tenant:%s", tenant->name);
+        c[*n] = (sy_slot_claim){keys[*n], tenant->limit, 1};
+        ++*n;
     }
+    return 1;
+}
+
+/* Whether task idx of r can take any slot (a flow or a bounded tenant). */
+static bool takes_slots(const sy_live_run *r, size_t idx)
+{
+    const sy_limits *l = r->e->limits;
+    return sy_live_def(r, idx)->flow ||
+           (l->n_tenants && find(l->tenants, l->n_tenants, r->wf->tenant));
+}
+
+void sy_limits_prepare(sy_engine *e, int64_t now)
+{
+    sy_limits *l = e->limits;
+    sy_task_queue *q = &e->ready;
+    char **keys = NULL;
+    sy_slot_claim *c = NULL;
+    size_t n = 0, cap_keys = 0, cap_c = 0;
+    for (size_t i = 0; i < q->n && !e->fatal; i++) {
+        sy_task_ref ref = q->v[(q->head + i) % q->cap];
+        sy_live_run *r = ref.run;
+        if (!sy_task_state_offerable(r->t[ref.idx].state) || r->cancelling || r->finished ||
+            !takes_slots(r, ref.idx) ||
+            (!sy_live_is_slot(r, ref.idx) && r->wf->tasks[ref.idx].mapped))
+            continue;
+        keys = sy_engine_grow(keys, &cap_keys, n + SY_SLOT_CLAIMS_MAX, sizeof *keys);
+        c = sy_engine_grow(c, &cap_c, n + SY_SLOT_CLAIMS_MAX, sizeof *c);
+        size_t m = 0;
+        char why[8];
+        /* A task whose keys cannot be named fails at its take, saying
+         * why; here it names none. */
+        claims_of(r, ref.idx, keys + n, c + n, &m, why, sizeof why);
+        n += m;
+    }
+    if (n > 0 && !e->fatal && (sy_ledger_read(l->ledger, e->o.store, c, n, now) != SY_OK ||
+                               sy_waiters_prepare(e, c, n, now) != SY_OK)) {
+        sy_log(SY_LOG_ERROR, "store", "cannot read the keys' slots: %s",
+               sy_store_errmsg(e->o.store));
+        e->fatal = true;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(keys[i]);
+    free(keys);
+    free(c);
+}
+
+void sy_limits_write(sy_engine *e, int64_t now)
+{
+    if (e->fatal)
+        return;
+    int rc = sy_ledger_write(e->limits->ledger, e->o.store, now);
+    if (rc == SY_ESTATE)
+        sy_log(SY_LOG_ERROR, "store", "the store refused this turn's slots: a key would "
+                                      "hold more than its limit");
+    else if (rc != SY_OK)
+        sy_log(SY_LOG_ERROR, "store", "cannot take slots: %s", sy_store_errmsg(e->o.store));
+    if (rc != SY_OK)
+        e->fatal = true;
+}
+
+int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
+                   size_t why_len)
+{
+    sy_engine *e = r->e;
+    sy_limits *l = e->limits;
+    const sy_task_def *def = sy_live_def(r, idx);
+    l->retry_at = now + SY_LIMITS_RETRY_MS;
+    l->rate_wait = false;
+    if (!takes_slots(r, idx))
+        return 1;
+    char *keys[SY_SLOT_CLAIMS_MAX];
+    sy_slot_claim c[SY_SLOT_CLAIMS_MAX];
+    size_t n = 0;
+    const sy_flow *f = def->flow;
+    int result = claims_of(r, idx, keys, c, &n, why, why_len);
     if (result == 1 && n > 0) {
         sy_slot_holder h = holder_of(r, idx, token);
         bool taken = false;
@@ -221,15 +290,11 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
                      c[blocked].key, position, count);
             result = 0;
         } else if (rc == SY_OK) {
-            if (!known_full(l, c, n, &full, &held)) {
-                rc = sy_store_take_slots(e->o.store, &r->fence, &h, c, n, now, &taken, &full,
-                                         &held);
-                if (rc == SY_OK && !taken && l->n_full < SY_LIMITS_FULL_KEYS)
-                    l->full[l->n_full++] = (struct full_key){sy_xstrdup(c[full].key), held};
-            }
+            rc = sy_ledger_take(l->ledger, e->o.store, &r->fence, &h, c, n, now, &taken,
+                                &full, &held);
             if (rc == SY_OK && taken)
                 rc = sy_waiters_taken(r, idx, c, n);
-            else if (rc == SY_OK && !(f && full < f->n_limits &&
+            else if (rc == SY_OK && held >= 0 && !(f && full < f->n_limits &&
                                       f->limits[full].strategy != SY_LIMIT_QUEUE &&
                                       f->limits[full].strategy != SY_LIMIT_CANCEL_IN_PROGRESS))
                 rc = sy_waiters_register(r, idx, &c[full], now);
@@ -243,8 +308,13 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             result = -1;
         } else if (taken) {
             r->t[idx].holds_slots = true;
+            free(r->t[idx].held);
+            r->t[idx].held = held_new(c, n, &h, &r->fence);
         } else if (held < 0) {
+            /* Not found full: another host's batch is taking it, and is
+             * done in a few milliseconds.  No waiter is written for it. */
             snprintf(why, why_len, "waiting for %s (being taken by another host)", c[full].key);
+            l->retry_at = now + SY_LIMITS_BUSY_RETRY_MS;
             result = 0;
         } else if (f && full < f->n_limits && f->limits[full].strategy != SY_LIMIT_QUEUE &&
                    f->limits[full].strategy != SY_LIMIT_CANCEL_IN_PROGRESS) {
@@ -277,14 +347,12 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         result = sy_rates_take(r, idx, now, &l->rate_waits, why, why_len, &l->retry_at);
         l->rate_wait = result == 0;
         if (result != 1 && r->t[idx].holds_slots && !e->fatal) {
-            /* All or none: the slots just taken go back in this batch. */
+            /* All or none: the slots just taken were never taken. */
             r->t[idx].holds_slots = false;
+            free(r->t[idx].held);
+            r->t[idx].held = NULL;
             sy_slot_holder h = holder_of(r, idx, token);
-            if (sy_store_return_slots(e->o.store, &h) != SY_OK) {
-                sy_log(SY_LOG_ERROR, "store", "cannot return slots: %s",
-                       sy_store_errmsg(e->o.store));
-                e->fatal = true;
-            }
+            sy_ledger_untake(l->ledger, &h);
         }
     }
     for (size_t i = 0; i < n; i++)
@@ -310,10 +378,13 @@ void sy_limits_release(sy_live_run *r, size_t idx)
     if (!t->holds_slots)
         return;
     t->holds_slots = false;
+    if (!t->held)
+        return;
     sy_limits *l = r->e->limits;
     l->returns = sy_engine_grow(l->returns, &l->cap_returns, l->n_returns + 1,
                                 sizeof *l->returns);
-    l->returns[l->n_returns++] = holder_of(r, idx, t->token);
+    l->returns[l->n_returns++] = t->held;
+    t->held = NULL;
 }
 
 void sy_limits_wait(sy_live_run *r, size_t idx)
@@ -352,16 +423,29 @@ bool sy_limits_flush(sy_engine *e)
 {
     sy_limits *l = e->limits;
     sy_rate_waits_clear(&l->rate_waits);
-    forget_full(l); /* a new turn: keys may have room again */
-    for (size_t i = 0; i < l->n_returns && !e->fatal; i++) {
-        /* A run another host took over holds nothing here any more: the
-         * rows count for nothing and are reaped (store/slots.h). */
-        if (sy_store_return_slots(e->o.store, &l->returns[i]) != SY_OK) {
+    sy_ledger_forget(l->ledger); /* a new turn: keys may have room again */
+    /* A run another host took over holds nothing here any more: the rows
+     * count for nothing and are reaped (store/slots.h).  One call per
+     * owner: every run here has this host's. */
+    size_t n_takes = 0;
+    for (size_t i = 0; i < l->n_returns; i++)
+        n_takes += l->returns[i]->n;
+    sy_slot_take *t = sy_xmalloc((n_takes ? n_takes : 1) * sizeof *t);
+    for (size_t i = 0, k; i < l->n_returns && !e->fatal; i = k) {
+        const char *owner = l->returns[i]->owner;
+        size_t m = 0;
+        for (k = i; k < l->n_returns && strcmp(l->returns[k]->owner, owner) == 0; k++)
+            for (size_t j = 0; j < l->returns[k]->n; j++)
+                t[m++] = l->returns[k]->t[j];
+        if (sy_store_return_takes(e->o.store, owner, t, m) != SY_OK) {
             sy_log(SY_LOG_ERROR, "store", "cannot return slots: %s",
                    sy_store_errmsg(e->o.store));
             e->fatal = true;
         }
     }
+    free(t);
+    for (size_t i = 0; i < l->n_returns; i++)
+        free(l->returns[i]);
     bool wake = l->n_returns > 0 && l->n_waiting > 0;
     l->n_returns = 0;
     return wake;

@@ -4,7 +4,9 @@
  * its tenant's `max_running`, each a key of the store's slots
  * (store/slots.h: "key:<rendered template>", "pool:<name>",
  * "tenant:<name>").  Taken in the turn's batch, with the write that starts
- * the attempt; given back in the batch that writes its end.  Loop thread.
+ * the attempt (decided in memory against one read of each key a turn,
+ * engine/ledger.h); given back in the batch that writes its end.  Loop
+ * thread.
  */
 #ifndef SY_ENGINE_LIMITS_H
 #define SY_ENGINE_LIMITS_H
@@ -15,8 +17,10 @@
  * by another host wakes nobody here. */
 #define SY_LIMITS_RETRY_MS 100
 
-/* How many keys found full a turn remembers (engine/limits.c). */
-#define SY_LIMITS_FULL_KEYS 64
+/* How soon a task is offered again that found a key being taken by
+ * another host's open batch (PostgreSQL): that batch ends within a few
+ * milliseconds. */
+#define SY_LIMITS_BUSY_RETRY_MS 2
 
 void sy_limits_init(sy_engine *e);
 
@@ -24,6 +28,15 @@ void sy_limits_init(sy_engine *e);
 void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
                    const sy_tenant_config *tenants, size_t n_tenants);
 void sy_limits_free(sy_engine *e);
+
+/* Inside the turn's batch, before its decisions: reads, in one store call,
+ * what every key the Ready tasks name holds (a store error sets
+ * e->fatal). */
+void sy_limits_prepare(sy_engine *e, int64_t now);
+
+/* Inside the turn's batch, after its decisions: writes the slots they
+ * took (a store error sets e->fatal: the batch must not commit). */
+void sy_limits_write(sy_engine *e, int64_t now);
 
 /* Inside the turn's batch, for task idx of r about to start its attempt
  * under token `token`: 1 when it holds every slot it needs (or needs

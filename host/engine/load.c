@@ -380,6 +380,8 @@ void sy_live_free(sy_live_run *r)
         sy_timer_stop(&e->timers, &t->backoff);
         free(t->error);
         free(t->waiting_for);
+        free(t->held); /* its rows count for nothing once the run is gone
+                          from here, and are reaped (store/slots.h) */
         json_decref(t->output);
         free(t->output_text);
     }

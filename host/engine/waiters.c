@@ -121,8 +121,8 @@ typedef struct {
     struct sy_waiters *w;
     size_t first; /* the views being read: keys[first..n_keys) */
     /* Each waiter's tenant, parallel to its view's v, until the shares
-     * are known. */
-    char **tenants[SY_SLOT_CLAIMS_MAX];
+     * are known: one list per view being read. */
+    char ***tenants;
 } reading;
 
 static int on_waiter(void *arg, const sy_slot_waiter *sw)
@@ -166,7 +166,7 @@ static int read_views(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t no
 {
     struct sy_waiters *w = e->waiters;
     reading rd = {.e = e, .w = w, .first = w->n_keys};
-    const char *keys[SY_SLOT_CLAIMS_MAX];
+    const char **keys = sy_xmalloc((n ? n : 1) * sizeof *keys);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (find(w, c[i].key))
@@ -176,8 +176,12 @@ static int read_views(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t no
             (key_view){.key = sy_xstrdup(c[i].key), .free = c[i].limit, .read_at = now};
         keys[m++] = c[i].key;
     }
-    if (m == 0)
+    if (m == 0) {
+        free(keys);
         return SY_OK;
+    }
+    rd.tenants = sy_xmalloc(m * sizeof *rd.tenants);
+    memset(rd.tenants, 0, m * sizeof *rd.tenants);
     int status = sy_store_key_waiters(e->o.store, keys, m, now, on_waiter, &rd);
     for (size_t j = 0; j < m; j++) {
         key_view *k = &w->keys[rd.first + j];
@@ -194,7 +198,14 @@ static int read_views(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t no
             free(rd.tenants[j][i]);
         free(rd.tenants[j]);
     }
+    free(rd.tenants);
+    free(keys);
     return status;
+}
+
+int sy_waiters_prepare(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t now)
+{
+    return read_views(e, c, n, now);
 }
 
 /* Where task t is in k's waiters, or k->n. */

@@ -26,6 +26,11 @@
 void sy_waiters_init(sy_engine *e);
 void sy_waiters_free(sy_engine *e);
 
+/* Before the turn's takes: reads the views of the n claims' keys (a
+ * turn's every key, in one store call), so that sy_waiters_check asks
+ * the store nothing for them.  A store failure is returned. */
+int sy_waiters_prepare(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t now);
+
 /* Whether the order lets task idx of r take the n claims now: SY_OK with
  * *blocked == n when it does; otherwise *blocked is the claim whose
  * waiters come first and *position, *count the task's place among that

@@ -31,13 +31,74 @@ int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_
     return s->ops->take_slots(s, fence, h, c, n, now, taken, full, held);
 }
 
-int sy_store_return_slots(sy_store *s, const sy_slot_holder *h)
+static bool key_ok(const char *key)
+{
+    return key && key[0] && strlen(key) <= SY_SLOT_KEY_MAX;
+}
+
+int sy_store_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                       int64_t *held)
 {
     if (!s)
         return SY_EINVAL;
-    if (!h || h->token < 0)
-        return sy_store_fail(s, SY_EINVAL, "return_slots: an attempt token >= 0");
-    return s->ops->return_slots(s, h);
+    if (n && (!c || !held))
+        return sy_store_fail(s, SY_EINVAL, "slot_room: the claims and their counts");
+    for (size_t i = 0; i < n; i++)
+        if (!key_ok(c[i].key) || c[i].limit < 1 || c[i].n < 1)
+            return sy_store_fail(s, SY_EINVAL, "slot_room: claim %zu: a key of 1 to %d "
+                                               "bytes, a limit and slots >= 1",
+                                 i, SY_SLOT_KEY_MAX);
+    if (n == 0)
+        return SY_OK;
+    return s->ops->slot_room(s, c, n, now, held);
+}
+
+int sy_store_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                       int64_t now, bool *put)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (!owner || !put || (n && !t))
+        return sy_store_fail(s, SY_EINVAL, "put_slots: an owner, the takes and *put");
+    for (size_t i = 0; i < n; i++)
+        if (!key_ok(t[i].key) || t[i].limit < 1 || t[i].n < 1 || t[i].holder.token <= 0 ||
+            t[i].holder.run_id <= 0)
+            return sy_store_fail(s, SY_EINVAL, "put_slots: take %zu: a key of 1 to %d bytes, "
+                                               "a limit and slots >= 1, a run and an "
+                                               "attempt token > 0", i, SY_SLOT_KEY_MAX);
+    *put = true;
+    if (n == 0)
+        return SY_OK;
+    return s->ops->put_slots(s, owner, t, n, now, put);
+}
+
+int sy_store_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (!owner || (n && !t))
+        return sy_store_fail(s, SY_EINVAL, "return_takes: an owner and the takes");
+    for (size_t i = 0; i < n; i++)
+        if (!key_ok(t[i].key) || t[i].n < 1)
+            return sy_store_fail(s, SY_EINVAL, "return_takes: take %zu: a key of 1 to %d "
+                                               "bytes and slots >= 1", i, SY_SLOT_KEY_MAX);
+    if (n == 0)
+        return SY_OK;
+    return s->ops->return_takes(s, owner, t, n);
+}
+
+int sy_store_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (n && !h)
+        return sy_store_fail(s, SY_EINVAL, "return_slots: the holders are required");
+    for (size_t i = 0; i < n; i++)
+        if (h[i].token < 0)
+            return sy_store_fail(s, SY_EINVAL, "return_slots: an attempt token >= 0");
+    if (n == 0)
+        return SY_OK;
+    return s->ops->return_slots(s, h, n);
 }
 
 int sy_store_reap_slots(sy_store *s, int64_t now, size_t *n)

@@ -61,9 +61,55 @@ int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_
                         const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                         size_t *full, int64_t *held);
 
-/* Inside a batch: gives back every slot attempt `h` holds (nothing when
- * it holds none).  With h->token 0, every slot of the run. */
-int sy_store_return_slots(sy_store *s, const sy_slot_holder *h);
+/* A turn's takes in two steps (engine/ledger.h): what its keys hold,
+ * read once, then the takes decided in memory against that, written
+ * together.  Between the two, within one batch, no other host takes
+ * these keys: SQLite's batch holds the file's write lock, and on
+ * PostgreSQL the read locks each key for the transaction.
+ *
+ * Inside a batch: for each of the n claims (keys distinct), held[i] is
+ * what c[i].key's counters say its rows hold when that leaves room for
+ * c[i].n more under c[i].limit, else what its live holders at `now`
+ * hold, counted (the counters never say less than that); -1 when
+ * another host's open batch is taking the key (PostgreSQL), which is
+ * full for this batch.  SY_ESTATE outside a batch. */
+int sy_store_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                       int64_t *held);
+
+/* One take decided by the engine: n slots of `key` (whose bound, as the
+ * task names it, is `limit`) for attempt `holder`, under the claim of
+ * its run whose lease epoch is `epoch`.  Strings borrowed. */
+typedef struct sy_slot_take {
+    const char *key;
+    int64_t limit;
+    int64_t n;
+    sy_slot_holder holder;
+    int64_t epoch;
+} sy_slot_take;
+
+/* Inside a batch, after sy_store_slot_room of every key named: writes the
+ * n takes under `owner` (this host), as rows and counters, all or none.
+ * *put false (nothing written) when a key would then hold more than the
+ * largest limit its takes name.  What the room read allowed never does
+ * in the batch that read it, so SQLite, whose batch holds the write lock
+ * throughout, writes what it is given; PostgreSQL checks, because a
+ * batch replayed on a new connection (store/postgres/journal.c) may
+ * find the keys fuller, and then fails.  Several takes of one key by one
+ * holder: the last counts (the counters may then say more than is held,
+ * never less). */
+int sy_store_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                       int64_t now, bool *put);
+
+/* Inside a batch: gives back takes written by sy_store_put_slots under
+ * `owner`: each row (key, holder) deleted, and what it held taken off
+ * owner's counter of its key; a row gone already (reaped, or with its
+ * run) changes nothing.  Only key, n and holder of each take are read. */
+int sy_store_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);
+
+/* Inside a batch: gives back every slot each of the n attempts holds
+ * (nothing for one that holds none).  A holder with token 0 stands for
+ * every slot of its run. */
+int sy_store_return_slots(sy_store *s, const sy_slot_holder *h, size_t n);
 
 /* Outside a batch: deletes the rows of holders no longer live at `now`
  * (they count for nothing already); *n how many. */

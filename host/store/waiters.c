@@ -36,9 +36,8 @@ int sy_store_key_waiters(sy_store *s, const char *const *keys, size_t n, int64_t
 {
     if (!s)
         return SY_EINVAL;
-    if (!keys || !cb || n < 1 || n > SY_SLOT_CLAIMS_MAX)
-        return sy_store_fail(s, SY_EINVAL, "key_waiters: 1 to %d keys and a callback",
-                             SY_SLOT_CLAIMS_MAX);
+    if (!keys || !cb || n < 1)
+        return sy_store_fail(s, SY_EINVAL, "key_waiters: keys and a callback");
     for (size_t i = 0; i < n; i++)
         if (!key_ok(keys[i]))
             return sy_store_fail(s, SY_EINVAL, "key_waiters: key %zu: 1 to %d bytes", i,

@@ -48,8 +48,8 @@ int sy_store_wait_slot(sy_store *s, const sy_store_fence *fence, const sy_slot_w
  * `whole_run` every row of run t->run_id. */
 int sy_store_unwait_slot(sy_store *s, const sy_slot_holder *t, bool whole_run);
 
-/* The live waiters at `now` of the n keys (1 .. SY_SLOT_CLAIMS_MAX), in
- * no particular order; the callback returns non-zero to stop.  Inside a
+/* The live waiters at `now` of the n keys (1 or more), in no particular
+ * order; the callback returns non-zero to stop.  Inside a
  * batch or not. */
 int sy_store_key_waiters(sy_store *s, const char *const *keys, size_t n, int64_t now,
                          sy_slot_waiter_cb cb, void *arg);

@@ -85,7 +85,7 @@ static void test_oldest_asked_once(void **state)
      * next one may be asked. */
     sy_slot_holder gone = {f->run, 1, -1, 4};
     OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_return_slots(f->a, &gone));
+    OK(f->a, sy_store_return_slots(f->a, &gone, 1));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(requests(f->a, "h1", NOW).n, 0);
     assert_true(ask(f->b, NOW));

@@ -51,7 +51,7 @@ static bool take(sy_store *s, const sy_store_fence *fence, sy_slot_holder h,
 static void give_back(sy_store *s, sy_slot_holder h)
 {
     OK(s, sy_store_begin(s));
-    OK(s, sy_store_return_slots(s, &h));
+    OK(s, sy_store_return_slots(s, &h, 1));
     OK(s, sy_store_commit(s));
 }
 

@@ -85,8 +85,8 @@ enum {
      * postgres/slots.c. */
     SY_PG_SLOT_FIRST,
     SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_TAKE, SY_PG_SLOT_HELD,
-    SY_PG_SLOT_RETURN, SY_PG_SLOT_RETURN_RUN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
-    SY_PG_SLOT_FORGET,
+    SY_PG_SLOT_RETURN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
+    SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
 
     /* Rate limits' statements, from here on: their SQL is in
      * postgres/rates.c. */
@@ -222,7 +222,12 @@ int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *
 int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                      const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                      size_t *full, int64_t *held);
-int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h);
+int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                    int64_t *held);
+int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                    int64_t now, bool *put);
+int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);
+int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h, size_t n);
 int sy_pg_reap_slots(sy_store *s, int64_t now, size_t *n);
 int sy_pg_list_slots(sy_store *s, int64_t now,
                      int (*cb)(void *arg, const sy_slot_record *r), void *arg);

@@ -26,6 +26,7 @@
  * hosts never wait on each other's counters; the advisory lock keeps
  * the key's takes one at a time as before.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "store/postgres/internal.h"
@@ -67,11 +68,14 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " ON CONFLICT (key, owner) DO UPDATE SET held = slot_counts.held + excluded.held",
     [SY_PG_SLOT_HELD - SY_PG_SLOT_FIRST] =
         "SELECT COALESCE(sum(s.n), 0) FROM slots s WHERE s.key = $1 AND" LIVE("$2::bigint"),
+    /* The holders given back: (run, idx, elem, token), token 0 for the
+     * whole run. */
     [SY_PG_SLOT_RETURN - SY_PG_SLOT_FIRST] =
-        "WITH d AS (DELETE FROM slots WHERE run_id = $1 AND idx = $2 AND elem = $3"
-        " AND token = $4 RETURNING key, owner, n)" UNCOUNT,
-    [SY_PG_SLOT_RETURN_RUN - SY_PG_SLOT_FIRST] =
-        "WITH d AS (DELETE FROM slots WHERE run_id = $1 RETURNING key, owner, n)" UNCOUNT,
+        "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::bigint[])"
+        " AS h(run_id, idx, elem, token)),"
+        " d AS (DELETE FROM slots s USING h WHERE s.run_id = h.run_id AND (h.token = 0 OR"
+        " (s.idx = h.idx AND s.elem = h.elem AND s.token = h.token))"
+        " RETURNING s.key, s.owner, s.n)" UNCOUNT,
     [SY_PG_SLOT_REAP - SY_PG_SLOT_FIRST] =
         "WITH d AS (DELETE FROM slots s WHERE NOT" LIVE("$1::bigint")
         " RETURNING key, owner, n), u AS (" UNCOUNT ") SELECT count(*) FROM d",
@@ -81,6 +85,43 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     [SY_PG_SLOT_FORGET - SY_PG_SLOT_FIRST] =
         "DELETE FROM slot_counts WHERE ctid IN (SELECT ctid FROM slot_counts"
         " WHERE held <= 0 FOR UPDATE SKIP LOCKED)",
+    /* A turn's keys (after SY_PG_SLOT_LOCK): the counters, or the live
+     * count where they leave no room. */
+    [SY_PG_SLOT_ROOM - SY_PG_SLOT_FIRST] =
+        "WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])"
+        " WITH ORDINALITY AS c(key, lim, n, i)),"
+        " counted AS MATERIALIZED (SELECT c.i, c.key, c.lim, c.n, (SELECT"
+        " COALESCE(sum(k.held), 0) FROM slot_counts k WHERE k.key = c.key) AS held FROM c)"
+        " SELECT i, CASE WHEN held + n <= lim THEN held ELSE (SELECT COALESCE(sum(s.n), 0)"
+        " FROM slots s WHERE s.key = counted.key AND" LIVE("$4::bigint") ") END FROM counted",
+    /* A turn's takes, all or none: none when a key would hold more than
+     * the largest limit named for it (a replayed batch, store/slots.h). */
+    [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
+        "WITH p AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[],"
+        " $5::int[], $6::bigint[], $7::bigint[], $8::bigint[])"
+        " AS p(key, lim, n, run_id, idx, elem, token, epoch)),"
+        " g AS MATERIALIZED (SELECT key, max(lim) AS lim, sum(n) AS n FROM p GROUP BY key),"
+        " counted AS MATERIALIZED (SELECT g.key, g.lim, g.n, (SELECT COALESCE(sum(k.held), 0)"
+        " FROM slot_counts k WHERE k.key = g.key) AS held FROM g),"
+        " used AS MATERIALIZED (SELECT key, lim, n, CASE WHEN held + n <= lim THEN held"
+        " ELSE (SELECT COALESCE(sum(s.n), 0) FROM slots s WHERE s.key = counted.key AND"
+        LIVE("$10::bigint") ") END AS held FROM counted),"
+        " ins AS (INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch, taken)"
+        " SELECT key, run_id, idx, elem, token, n, $9::text, epoch, $10::bigint FROM p"
+        " WHERE NOT EXISTS (SELECT 1 FROM used WHERE held + n > lim)"
+        " ON CONFLICT (key, run_id, idx, elem, token) DO UPDATE SET n = excluded.n,"
+        " owner = excluded.owner, epoch = excluded.epoch, taken = excluded.taken"
+        " RETURNING key, n)"
+        " INSERT INTO slot_counts (key, owner, held) SELECT key, $9::text, sum(n) FROM ins"
+        " GROUP BY key ON CONFLICT (key, owner) DO UPDATE SET"
+        " held = slot_counts.held + excluded.held",
+    /* Takes given back by their keys (primary key seeks). */
+    [SY_PG_SLOT_RETURN_TAKES - SY_PG_SLOT_FIRST] =
+        "WITH t AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[],"
+        " $5::bigint[]) AS t(key, run_id, idx, elem, token)),"
+        " d AS (DELETE FROM slots s USING t WHERE s.key = t.key AND s.run_id = t.run_id AND"
+        " s.idx = t.idx AND s.elem = t.elem AND s.token = t.token AND s.owner = $6"
+        " RETURNING s.key, s.owner, s.n)" UNCOUNT,
     [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
         "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
         LIVE("$1::bigint") " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
@@ -185,19 +226,216 @@ int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_hol
     return status;
 }
 
-int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h)
+/* A bigint[] literal of n values, v[i * stride] (int64_t), or NULL for
+ * want of memory. */
+static char *ints_of(const int64_t *v, size_t stride, size_t n)
+{
+    char *a = malloc(3 + n * 22), *o = a;
+    if (!a)
+        return NULL;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++)
+        o += sprintf(o, "%s%lld", i ? "," : "", (long long)v[i * stride]);
+    *o++ = '}';
+    *o = '\0';
+    return a;
+}
+
+/* Each array parameter of a statement, built and freed together. */
+typedef struct {
+    char *v[10];
+    int n;
+    bool oom;
+} arrays;
+
+static void arrays_add(arrays *a, char *text)
+{
+    a->v[a->n++] = text;
+    a->oom |= !text;
+}
+
+static void arrays_free(arrays *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+}
+
+int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                    int64_t *held)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (!q->batch)
+        return sy_store_fail(s, SY_ESTATE, "slot_room: no batch is open");
+    const char **key = malloc(n * sizeof *key);
+    int64_t *lim = malloc(2 * n * sizeof *lim);
+    size_t *at = malloc(n * sizeof *at);
+    char *keys = NULL;
+    int status = key && lim && at ? SY_OK : sy_store_fail(s, SY_ENOMEM, "out of memory");
+    for (size_t i = 0; status == SY_OK && i < n; i++)
+        key[i] = c[i].key;
+    if (status == SY_OK && !(keys = sy_pg_text_array(key, n)))
+        status = sy_store_fail(s, SY_ENOMEM, "out of memory");
+    /* The locks first, in a statement of their own: the count after them
+     * takes its snapshot once they are held (READ COMMITTED). */
+    PGresult *r = NULL;
+    if (status == SY_OK) {
+        sy_pg_params p = {0};
+        sy_pg_text(&p, 1, keys);
+        status = sy_pg_run(q, SY_PG_SLOT_LOCK, &p, &r, "lock keys");
+    }
+    size_t m = 0; /* the keys locked: c[at[0..m)] */
+    for (size_t i = 0; status == SY_OK && i < n; i++)
+        held[i] = -1;
+    for (int row = 0; status == SY_OK && row < PQntuples(r); row++) {
+        size_t k = (size_t)sy_pg_col_int(r, row, 0) - 1;
+        const char *got = sy_pg_col(r, row, 1);
+        if (k < n && got && got[0] == 't')
+            at[m++] = k;
+    }
+    PQclear(r);
+    r = NULL;
+    if (status == SY_OK && m > 0) {
+        for (size_t j = 0; j < m; j++) {
+            key[j] = c[at[j]].key;
+            lim[j] = c[at[j]].limit;
+            lim[n + j] = c[at[j]].n;
+        }
+        arrays a = {0};
+        arrays_add(&a, sy_pg_text_array(key, m));
+        arrays_add(&a, ints_of(lim, 1, m));
+        arrays_add(&a, ints_of(lim + n, 1, m));
+        status = a.oom ? sy_store_fail(s, SY_ENOMEM, "out of memory") : SY_OK;
+        if (status == SY_OK) {
+            sy_pg_params p = {0};
+            for (int i = 0; i < a.n; i++)
+                sy_pg_text(&p, i + 1, a.v[i]);
+            sy_pg_int(&p, 4, now);
+            status = sy_pg_run(q, SY_PG_SLOT_ROOM, &p, &r, "count keys' slots");
+        }
+        arrays_free(&a);
+        for (int row = 0; status == SY_OK && row < PQntuples(r); row++) {
+            size_t j = (size_t)sy_pg_col_int(r, row, 0) - 1;
+            if (j < m)
+                held[at[j]] = sy_pg_col_int(r, row, 1);
+        }
+        PQclear(r);
+    }
+    free(keys);
+    free(key);
+    free(lim);
+    free(at);
+    return status;
+}
+
+int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                    int64_t now, bool *put)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (!q->batch)
+        return sy_store_fail(s, SY_ESTATE, "put_slots: no batch is open");
+    *put = false;
+    const char **key = malloc(n * sizeof *key);
+    int64_t *v = malloc(7 * n * sizeof *v); /* row i: lim n run idx elem token epoch */
+    int status = key && v ? SY_OK : sy_store_fail(s, SY_ENOMEM, "out of memory");
+    arrays a = {0};
+    if (status == SY_OK) {
+        for (size_t i = 0; i < n; i++) {
+            key[i] = t[i].key;
+            int64_t *row = &v[7 * i];
+            row[0] = t[i].limit;
+            row[1] = t[i].n;
+            row[2] = t[i].holder.run_id;
+            row[3] = t[i].holder.idx;
+            row[4] = t[i].holder.elem;
+            row[5] = t[i].holder.token;
+            row[6] = t[i].epoch;
+        }
+        arrays_add(&a, sy_pg_text_array(key, n));
+        for (size_t col = 0; col < 7; col++)
+            arrays_add(&a, ints_of(v + col, 7, n));
+        if (a.oom)
+            status = sy_store_fail(s, SY_ENOMEM, "out of memory");
+    }
+    if (status == SY_OK) {
+        sy_pg_params p = {0};
+        for (int i = 0; i < a.n; i++)
+            sy_pg_text(&p, i + 1, a.v[i]);
+        sy_pg_text(&p, 9, owner);
+        sy_pg_int(&p, 10, now);
+        PGresult *r;
+        status = sy_pg_run(q, SY_PG_SLOT_PUT, &p, &r, "take slots");
+        *put = status == SY_OK && sy_pg_changes(r) > 0;
+        PQclear(r);
+    }
+    arrays_free(&a);
+    free(key);
+    free(v);
+    return status;
+}
+
+int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (!q->batch)
+        return sy_store_fail(s, SY_ESTATE, "return_takes: no batch is open");
+    const char **key = malloc(n * sizeof *key);
+    int64_t *v = malloc(4 * n * sizeof *v);
+    int status = key && v ? SY_OK : sy_store_fail(s, SY_ENOMEM, "out of memory");
+    arrays a = {0};
+    if (status == SY_OK) {
+        for (size_t i = 0; i < n; i++) {
+            key[i] = t[i].key;
+            v[4 * i] = t[i].holder.run_id;
+            v[4 * i + 1] = t[i].holder.idx;
+            v[4 * i + 2] = t[i].holder.elem;
+            v[4 * i + 3] = t[i].holder.token;
+        }
+        arrays_add(&a, sy_pg_text_array(key, n));
+        for (size_t col = 0; col < 4; col++)
+            arrays_add(&a, ints_of(v + col, 4, n));
+        if (a.oom)
+            status = sy_store_fail(s, SY_ENOMEM, "out of memory");
+    }
+    if (status == SY_OK) {
+        sy_pg_params p = {0};
+        for (int i = 0; i < a.n; i++)
+            sy_pg_text(&p, i + 1, a.v[i]);
+        sy_pg_text(&p, 6, owner);
+        status = sy_pg_run(q, SY_PG_SLOT_RETURN_TAKES, &p, NULL, "return slots");
+    }
+    arrays_free(&a);
+    free(key);
+    free(v);
+    return status;
+}
+
+int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
 {
     sy_store_pg *q = sy_pg_handle(s);
     if (!q->batch)
         return sy_store_fail(s, SY_ESTATE, "return_slots: no batch is open");
-    sy_pg_params p = {0};
-    sy_pg_int(&p, 1, h->run_id);
-    if (h->token == 0)
-        return sy_pg_run(q, SY_PG_SLOT_RETURN_RUN, &p, NULL, "return a run's slots");
-    sy_pg_int(&p, 2, h->idx);
-    sy_pg_int(&p, 3, h->elem);
-    sy_pg_int(&p, 4, h->token);
-    return sy_pg_run(q, SY_PG_SLOT_RETURN, &p, NULL, "return slots");
+    int64_t *v = malloc(4 * n * sizeof *v);
+    if (!v)
+        return sy_store_fail(s, SY_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        v[4 * i] = h[i].run_id;
+        v[4 * i + 1] = h[i].idx;
+        v[4 * i + 2] = h[i].elem;
+        v[4 * i + 3] = h[i].token;
+    }
+    arrays a = {0};
+    for (size_t col = 0; col < 4; col++)
+        arrays_add(&a, ints_of(v + col, 4, n));
+    free(v);
+    int status = a.oom ? sy_store_fail(s, SY_ENOMEM, "out of memory") : SY_OK;
+    if (status == SY_OK) {
+        sy_pg_params p = {0};
+        for (int i = 0; i < a.n; i++)
+            sy_pg_text(&p, i + 1, a.v[i]);
+        status = sy_pg_run(q, SY_PG_SLOT_RETURN, &p, NULL, "return slots");
+    }
+    arrays_free(&a);
+    return status;
 }
 
 int sy_pg_reap_slots(sy_store *s, int64_t now, size_t *n)

@@ -58,9 +58,10 @@ enum {
     SY_SQL_LIST_MAPS, SY_SQL_LIST_ELEMENTS,
 
     SY_SQL_SLOT_HELD, SY_SQL_SLOT_TAKE, SY_SQL_SLOT_RETURN, SY_SQL_SLOT_RETURN_RUN,
-    SY_SQL_SLOT_COUNT, SY_SQL_SLOT_COUNT_ADD, SY_SQL_SLOT_UNCOUNT, SY_SQL_SLOT_UNCOUNT_RUN,
+    SY_SQL_SLOT_HELD_BY, SY_SQL_SLOT_HELD_BY_RUN, SY_SQL_SLOT_RETURN_TAKE,
+    SY_SQL_SLOT_COUNT, SY_SQL_SLOT_COUNT_ADD, SY_SQL_SLOT_UNCOUNT,
 
-    SY_SQL_KEY_WAITERS,
+    SY_SQL_KEY_WAITERS, SY_SQL_ANY_WAITERS,
     SY_SQL_COUNT
 };
 
@@ -209,7 +210,12 @@ int sy_sqlite_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
 int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                          const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                          size_t *full, int64_t *held);
-int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h);
+int sy_sqlite_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                        int64_t *held);
+int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                        int64_t now, bool *put);
+int sy_sqlite_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);
+int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h, size_t n);
 int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n);
 int sy_sqlite_list_slots(sy_store *s, int64_t now,
                          int (*cb)(void *arg, const sy_slot_record *r), void *arg);

@@ -269,6 +269,46 @@ static const char *const migrations[] = {
     "  PRIMARY KEY (key, owner)) WITHOUT ROWID;"
     "INSERT INTO slot_counts (key, owner, held)"
     " SELECT key, owner, SUM(n) FROM slots GROUP BY key, owner;",
+    /* Slot and waiter rows without a reference to their run: with foreign
+     * keys on, SQLite looked the run up at each row's delete, 7 us of a
+     * give-back's 11 (docs/flow-control.md, "The cost of limits").  A
+     * deleted run's rows count for nothing (not live) and are reaped.
+     * Slots lose their index by run too: the host gives a take back by
+     * its key (sy_store_return_takes); only sy_store_return_slots, which
+     * the host does not call, reads them by holder. */
+    "CREATE TABLE slots_new ("
+    "  key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  elem INTEGER NOT NULL,"
+    "  token INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  taken INTEGER NOT NULL,"
+    "  cancel_why TEXT,"
+    "  PRIMARY KEY (key, run_id, idx, elem, token)) WITHOUT ROWID;"
+    "INSERT INTO slots_new SELECT key, run_id, idx, elem, token, n, owner, epoch, taken,"
+    " cancel_why FROM slots;"
+    "DROP TABLE slots;"
+    "ALTER TABLE slots_new RENAME TO slots;"
+    "CREATE TABLE slot_waiters_new ("
+    "  key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  elem INTEGER NOT NULL,"
+    "  tenant TEXT NOT NULL,"
+    "  priority INTEGER NOT NULL,"
+    "  since INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  PRIMARY KEY (key, run_id, idx, elem)) WITHOUT ROWID;"
+    "INSERT INTO slot_waiters_new SELECT key, run_id, idx, elem, tenant, priority, since, n,"
+    " owner, epoch FROM slot_waiters;"
+    "DROP TABLE slot_waiters;"
+    "ALTER TABLE slot_waiters_new RENAME TO slot_waiters;"
+    "CREATE INDEX slot_waiters_run ON slot_waiters(run_id, idx, elem);",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

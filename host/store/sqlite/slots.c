@@ -14,6 +14,9 @@
  * (its dead holders' rows are the reap's, which makes the counters exact
  * again).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "store/sqlite/internal.h"
 
 /* What the live holders of `key` hold at `now` (SY_SQL_SLOT_HELD), or
@@ -90,29 +93,202 @@ int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot
     return SY_OK;
 }
 
-int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h)
+int sy_sqlite_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                        int64_t *held)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (!in_tx(q))
+        return sy_store_fail(s, SY_ESTATE, "slot_room: no batch is open");
+    for (size_t i = 0; i < n; i++) {
+        int status = sum_of(q, SY_SQL_SLOT_COUNT, c[i].key, now, &held[i]);
+        if (status == SY_OK && held[i] + c[i].n > c[i].limit)
+            status = sum_of(q, SY_SQL_SLOT_HELD, c[i].key, now, &held[i]);
+        if (status != SY_OK)
+            return status;
+    }
+    return SY_OK;
+}
+
+/* What a turn adds to or takes off the counters, one entry per key and
+ * owner once merged: a counter is written once per turn, not per row. */
+typedef struct {
+    char *key, *owner;
+    int64_t n;
+} tally_entry;
+
+typedef struct {
+    tally_entry *v;
+    size_t n, cap;
+    bool oom;
+} tally;
+
+static void tally_add(tally *t, const char *key, const char *owner, int64_t n)
+{
+    if (t->oom)
+        return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        tally_entry *v = realloc(t->v, cap * sizeof *v);
+        if (!v) {
+            t->oom = true;
+            return;
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    char *k = strdup(key), *o = strdup(owner);
+    if (!k || !o) {
+        free(k);
+        free(o);
+        t->oom = true;
+        return;
+    }
+    t->v[t->n++] = (tally_entry){k, o, n};
+}
+
+static int by_key_owner(const void *a, const void *b)
+{
+    const tally_entry *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : strcmp(x->owner, y->owner);
+}
+
+static void tally_free(tally *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->v[i].key);
+        free(t->v[i].owner);
+    }
+    free(t->v);
+}
+
+/* Writes the tally's merged entries with statement `id` (key, owner, n),
+ * then frees it. */
+static int tally_write(sy_store_sqlite *q, tally *t, int id, const char *what)
+{
+    int status = t->oom ? sy_store_fail(&q->base, SY_ENOMEM, "out of memory") : SY_OK;
+    if (status == SY_OK && t->n > 1)
+        qsort(t->v, t->n, sizeof *t->v, by_key_owner);
+    sqlite3_stmt *st = q->st[id];
+    for (size_t i = 0; i < t->n && status == SY_OK; i++) {
+        int64_t n = t->v[i].n;
+        while (i + 1 < t->n && by_key_owner(&t->v[i], &t->v[i + 1]) == 0)
+            n += t->v[++i].n;
+        int rc = bind_text(st, 1, t->v[i].key);
+        keep(&rc, bind_text(st, 2, t->v[i].owner));
+        keep(&rc, sqlite3_bind_int64(st, 3, n));
+        status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, what)
+                                 : sy_sqlite_fail_reset(q, st, rc, "%s", what);
+    }
+    tally_free(t);
+    return status;
+}
+
+int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                        int64_t now, bool *put)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (!in_tx(q))
+        return sy_store_fail(s, SY_ESTATE, "put_slots: no batch is open");
+    /* The batch has held the write lock since the room read the takes
+     * were decided on: nothing to check again (store/slots.h). */
+    *put = false;
+    tally counts = {0};
+    sqlite3_stmt *st = q->st[SY_SQL_SLOT_TAKE];
+    int status = SY_OK;
+    for (size_t i = 0; i < n && status == SY_OK; i++) {
+        const sy_slot_holder *h = &t[i].holder;
+        int rc = bind_text(st, 1, t[i].key);
+        keep(&rc, sqlite3_bind_int64(st, 2, h->run_id));
+        keep(&rc, sqlite3_bind_int64(st, 3, h->idx));
+        keep(&rc, sqlite3_bind_int64(st, 4, h->elem));
+        keep(&rc, sqlite3_bind_int64(st, 5, h->token));
+        keep(&rc, sqlite3_bind_int64(st, 6, t[i].n));
+        keep(&rc, bind_text(st, 7, owner));
+        keep(&rc, sqlite3_bind_int64(st, 8, t[i].epoch));
+        keep(&rc, sqlite3_bind_int64(st, 9, now));
+        status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, "take a slot")
+                                 : sy_sqlite_fail_reset(q, st, rc, "take a slot of '%s'",
+                                                        t[i].key);
+        tally_add(&counts, t[i].key, owner, t[i].n);
+    }
+    if (status != SY_OK) {
+        tally_free(&counts);
+        return status;
+    }
+    status = tally_write(q, &counts, SY_SQL_SLOT_COUNT_ADD, "count slots");
+    *put = status == SY_OK;
+    return status;
+}
+
+int sy_sqlite_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    if (!in_tx(q))
+        return sy_store_fail(s, SY_ESTATE, "return_takes: no batch is open");
+    tally counts = {0};
+    sqlite3_stmt *st = q->st[SY_SQL_SLOT_RETURN_TAKE];
+    int status = SY_OK;
+    for (size_t i = 0; i < n && status == SY_OK; i++) {
+        const sy_slot_holder *h = &t[i].holder;
+        int rc = bind_text(st, 1, t[i].key);
+        keep(&rc, sqlite3_bind_int64(st, 2, h->run_id));
+        keep(&rc, sqlite3_bind_int64(st, 3, h->idx));
+        keep(&rc, sqlite3_bind_int64(st, 4, h->elem));
+        keep(&rc, sqlite3_bind_int64(st, 5, h->token));
+        keep(&rc, bind_text(st, 6, owner));
+        status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, "return a slot")
+                                 : sy_sqlite_fail_reset(q, st, rc, "return a slot of '%s'",
+                                                        t[i].key);
+        /* Only a row still there was counted. */
+        if (status == SY_OK && sqlite3_changes(q->db) > 0)
+            tally_add(&counts, t[i].key, owner, t[i].n);
+    }
+    if (status != SY_OK) {
+        tally_free(&counts);
+        return status;
+    }
+    return tally_write(q, &counts, SY_SQL_SLOT_UNCOUNT, "count slots given back");
+}
+
+int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "return_slots: no batch is open");
-    bool run = h->token == 0;
-    /* The counters first, while the rows still say what they held. */
+    /* The rows deleted say what they held; their counters are written
+     * once per key and owner after. */
+    tally counts = {0};
     int status = SY_OK;
-    for (int pass = 0; pass < 2 && status == SY_OK; pass++) {
-        int id = pass == 0 ? (run ? SY_SQL_SLOT_UNCOUNT_RUN : SY_SQL_SLOT_UNCOUNT)
-                           : (run ? SY_SQL_SLOT_RETURN_RUN : SY_SQL_SLOT_RETURN);
-        sqlite3_stmt *st = q->st[id];
-        int rc = sqlite3_bind_int64(st, 1, h->run_id);
-        if (!run) {
-            keep(&rc, sqlite3_bind_int64(st, 2, h->idx));
-            keep(&rc, sqlite3_bind_int64(st, 3, h->elem));
-            keep(&rc, sqlite3_bind_int64(st, 4, h->token));
+    for (size_t i = 0; i < n && status == SY_OK; i++) {
+        bool run = h[i].token == 0;
+        for (int pass = 0; pass < 2 && status == SY_OK; pass++) {
+            int id = pass == 0 ? (run ? SY_SQL_SLOT_HELD_BY_RUN : SY_SQL_SLOT_HELD_BY)
+                               : (run ? SY_SQL_SLOT_RETURN_RUN : SY_SQL_SLOT_RETURN);
+            sqlite3_stmt *st = q->st[id];
+            int rc = sqlite3_bind_int64(st, 1, h[i].run_id);
+            if (!run) {
+                keep(&rc, sqlite3_bind_int64(st, 2, h[i].idx));
+                keep(&rc, sqlite3_bind_int64(st, 3, h[i].elem));
+                keep(&rc, sqlite3_bind_int64(st, 4, h[i].token));
+            }
+            while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_ROW)
+                    tally_add(&counts, col_text(st, 0), col_text(st, 1),
+                              sqlite3_column_int64(st, 2));
+            }
+            if (rc != SQLITE_DONE)
+                status = sy_sqlite_fail_reset(q, st, rc, "return slots");
+            else
+                sqlite3_reset(st);
         }
-        if (rc != SQLITE_OK)
-            return sy_sqlite_fail_reset(q, st, rc, "return slots");
-        status = sy_sqlite_step_done(q, st, "return slots");
     }
-    return status;
+    if (status != SY_OK) {
+        tally_free(&counts);
+        return status;
+    }
+    return tally_write(q, &counts, SY_SQL_SLOT_UNCOUNT, "count slots given back");
 }
 
 int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n)

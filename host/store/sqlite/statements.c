@@ -221,11 +221,22 @@ static const char *const sql_text[SY_SQL_COUNT] = {
                          " taken) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
                          " ON CONFLICT DO UPDATE SET n = excluded.n, owner = excluded.owner,"
                          " epoch = excluded.epoch, taken = excluded.taken",
+    /* Given back: what the rows held read first, for the counters (a
+     * RETURNING clause costs a temporary table per statement). */
+    [SY_SQL_SLOT_HELD_BY] = "SELECT key, owner, n FROM slots WHERE run_id = ?1 AND idx = ?2"
+                            " AND elem = ?3 AND token = ?4",
+    [SY_SQL_SLOT_HELD_BY_RUN] = "SELECT key, owner, n FROM slots WHERE run_id = ?1",
     [SY_SQL_SLOT_RETURN] = "DELETE FROM slots WHERE run_id = ?1 AND idx = ?2 AND elem = ?3"
                            " AND token = ?4",
     [SY_SQL_SLOT_RETURN_RUN] = "DELETE FROM slots WHERE run_id = ?1",
+    /* A take given back by its key: one seek of the primary key. */
+    [SY_SQL_SLOT_RETURN_TAKE] = "DELETE FROM slots WHERE key = ?1 AND run_id = ?2 AND"
+                                " idx = ?3 AND elem = ?4 AND token = ?5 AND owner = ?6",
     /* Slot waiters (sqlite/waiters.c): a key's live ones, asked at every
      * take that finds none yet this turn (engine/limits.c). */
+    /* Whether any task waits at all: a turn of many keys asks each only
+     * when one does. */
+    [SY_SQL_ANY_WAITERS] = "SELECT EXISTS (SELECT 1 FROM slot_waiters)",
     [SY_SQL_KEY_WAITERS] = "SELECT w.key, w.run_id, w.idx, w.elem, w.tenant, w.priority,"
                            " w.since, w.n, w.owner FROM slot_waiters w WHERE w.key = ?1 AND"
                            SY_SQLITE_WAITER_LIVE("?2"),
@@ -235,15 +246,8 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_SLOT_COUNT_ADD] = "INSERT INTO slot_counts (key, owner, held) VALUES (?1, ?2, ?3)"
                               " ON CONFLICT (key, owner) DO UPDATE SET"
                               " held = held + excluded.held",
-    [SY_SQL_SLOT_UNCOUNT] = "UPDATE slot_counts AS k SET held = held - (SELECT SUM(s.n)"
-                            " FROM slots s WHERE s.key = k.key AND s.owner = k.owner AND"
-                            " s.run_id = ?1 AND s.idx = ?2 AND s.elem = ?3 AND s.token = ?4)"
-                            " WHERE (key, owner) IN (SELECT key, owner FROM slots WHERE"
-                            " run_id = ?1 AND idx = ?2 AND elem = ?3 AND token = ?4)",
-    [SY_SQL_SLOT_UNCOUNT_RUN] = "UPDATE slot_counts AS k SET held = held - (SELECT SUM(s.n)"
-                                " FROM slots s WHERE s.key = k.key AND s.owner = k.owner AND"
-                                " s.run_id = ?1) WHERE (key, owner) IN"
-                                " (SELECT key, owner FROM slots WHERE run_id = ?1)",
+    [SY_SQL_SLOT_UNCOUNT] = "UPDATE slot_counts SET held = held - ?3 WHERE key = ?1"
+                            " AND owner = ?2",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)

@@ -99,10 +99,18 @@ static int sqlite_key_waiters(sy_store *s, const char *const *keys, size_t n, in
                               sy_slot_waiter_cb cb, void *arg)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
-    sqlite3_stmt *st = q->st[SY_SQL_KEY_WAITERS];
+    sqlite3_stmt *st = q->st[SY_SQL_ANY_WAITERS];
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return sy_sqlite_fail_reset(q, st, rc, "look for waiters");
+    bool any = sqlite3_column_int(st, 0) != 0;
+    sqlite3_reset(st);
+    if (!any)
+        return SY_OK;
+    st = q->st[SY_SQL_KEY_WAITERS];
     bool stop = false;
     for (size_t i = 0; i < n && !stop; i++) {
-        int rc = bind_text(st, 1, keys[i]);
+        rc = bind_text(st, 1, keys[i]);
         keep(&rc, sqlite3_bind_int64(st, 2, now));
         while (rc == SQLITE_OK || rc == SQLITE_ROW) {
             rc = sqlite3_step(st);

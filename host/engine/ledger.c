@@ -1,0 +1,185 @@
+/* A turn's flow-control slots, decided in memory (engine/ledger.h). */
+#include "engine/ledger.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "engine/batch.h"
+
+typedef struct {
+    char *key;
+    int64_t held;  /* as read this turn; -1: another host is taking it */
+    int64_t added; /* what this turn took of it since */
+} ledger_key;
+
+typedef struct {
+    sy_slot_take take;   /* take.key borrows its ledger_key's */
+    size_t key;          /* index in keys */
+    const char *owner;   /* the run's fence's, borrowed */
+} pending;
+
+struct sy_ledger {
+    ledger_key *keys;
+    size_t n_keys, cap_keys;
+    uint32_t *table;     /* open addressing: index + 1 in keys, 0 empty */
+    size_t table_size;   /* a power of 2, at least twice n_keys */
+    pending *p;
+    size_t n_p, cap_p;
+    size_t written;      /* p[0..written) are in the store */
+};
+
+sy_ledger *sy_ledger_new(void)
+{
+    sy_ledger *l = sy_xmalloc(sizeof *l);
+    *l = (sy_ledger){0};
+    return l;
+}
+
+void sy_ledger_forget(sy_ledger *l)
+{
+    for (size_t i = 0; i < l->n_keys; i++)
+        free(l->keys[i].key);
+    l->n_keys = 0;
+    if (l->table)
+        memset(l->table, 0, l->table_size * sizeof *l->table);
+    l->n_p = l->written = 0;
+}
+
+void sy_ledger_free(sy_ledger *l)
+{
+    if (!l)
+        return;
+    sy_ledger_forget(l);
+    free(l->keys);
+    free(l->table);
+    free(l->p);
+    free(l);
+}
+
+/* FNV-1a. */
+static uint32_t hash_of(const char *key)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
+/* The slot of `key` in the table: its entry, or the empty one it would
+ * go in. */
+static uint32_t *slot_of(const sy_ledger *l, const char *key)
+{
+    size_t mask = l->table_size - 1;
+    for (size_t i = hash_of(key) & mask;; i = (i + 1) & mask) {
+        uint32_t *e = &l->table[i];
+        if (*e == 0 || strcmp(l->keys[*e - 1].key, key) == 0)
+            return e;
+    }
+}
+
+static ledger_key *find(const sy_ledger *l, const char *key)
+{
+    if (!l->table)
+        return NULL;
+    uint32_t *e = slot_of(l, key);
+    return *e ? &l->keys[*e - 1] : NULL;
+}
+
+static void add_key(sy_ledger *l, const char *key, int64_t held)
+{
+    if (2 * (l->n_keys + 1) > l->table_size) {
+        free(l->table);
+        l->table_size = l->table_size ? l->table_size * 2 : 64;
+        l->table = sy_xmalloc(l->table_size * sizeof *l->table);
+        memset(l->table, 0, l->table_size * sizeof *l->table);
+        for (size_t i = 0; i < l->n_keys; i++)
+            *slot_of(l, l->keys[i].key) = (uint32_t)i + 1;
+    }
+    l->keys = sy_engine_grow(l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
+    l->keys[l->n_keys] = (ledger_key){sy_xstrdup(key), held, 0};
+    *slot_of(l, key) = (uint32_t)++l->n_keys;
+}
+
+int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now)
+{
+    sy_slot_claim *ask = sy_xmalloc((n ? n : 1) * sizeof *ask);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (find(l, c[i].key))
+            continue;
+        bool twice = false;
+        for (size_t j = 0; j < m && !twice; j++)
+            twice = strcmp(ask[j].key, c[i].key) == 0;
+        if (!twice)
+            ask[m++] = c[i];
+    }
+    int64_t *held = sy_xmalloc((m ? m : 1) * sizeof *held);
+    int status = sy_store_slot_room(s, ask, m, now, held);
+    for (size_t i = 0; status == SY_OK && i < m; i++)
+        add_key(l, ask[i].key, held[i]);
+    free(held);
+    free(ask);
+    return status;
+}
+
+int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
+                   const sy_slot_holder *h, const sy_slot_claim *c, size_t n, int64_t now,
+                   bool *taken, size_t *full, int64_t *held)
+{
+    *taken = false;
+    int status = sy_ledger_read(l, s, c, n, now);
+    if (status != SY_OK)
+        return status;
+    ledger_key *k[SY_SLOT_CLAIMS_MAX];
+    for (size_t i = 0; i < n; i++) {
+        k[i] = find(l, c[i].key);
+        if (k[i]->held < 0 || k[i]->held + k[i]->added + c[i].n > c[i].limit) {
+            *full = i;
+            *held = k[i]->held < 0 ? -1 : k[i]->held + k[i]->added;
+            return SY_OK;
+        }
+    }
+    l->p = sy_engine_grow(l->p, &l->cap_p, l->n_p + n, sizeof *l->p);
+    for (size_t i = 0; i < n; i++) {
+        k[i]->added += c[i].n;
+        l->p[l->n_p++] = (pending){{k[i]->key, c[i].limit, c[i].n, *h, fence->epoch},
+                                   (size_t)(k[i] - l->keys), fence->owner};
+    }
+    *taken = true;
+    return SY_OK;
+}
+
+void sy_ledger_untake(sy_ledger *l, const sy_slot_holder *h)
+{
+    while (l->n_p > l->written) {
+        pending *p = &l->p[l->n_p - 1];
+        if (p->take.holder.run_id != h->run_id || p->take.holder.idx != h->idx ||
+            p->take.holder.elem != h->elem || p->take.holder.token != h->token)
+            break;
+        l->keys[p->key].added -= p->take.n;
+        l->n_p--;
+    }
+}
+
+int sy_ledger_write(sy_ledger *l, sy_store *s, int64_t now)
+{
+    int status = SY_OK;
+    /* One call per owner: every run of a host has the same, so one. */
+    while (status == SY_OK && l->written < l->n_p) {
+        const char *owner = l->p[l->written].owner;
+        size_t n = 0;
+        for (size_t i = l->written; i < l->n_p && strcmp(l->p[i].owner, owner) == 0; i++)
+            n++;
+        sy_slot_take *t = sy_xmalloc(n * sizeof *t);
+        for (size_t i = 0; i < n; i++)
+            t[i] = l->p[l->written + i].take;
+        bool put = false;
+        status = sy_store_put_slots(s, owner, t, n, now, &put);
+        free(t);
+        if (status == SY_OK && !put)
+            status = SY_ESTATE;
+        l->written += n;
+    }
+    return status;
+}
