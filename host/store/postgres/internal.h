@@ -87,6 +87,7 @@ enum {
     SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_TAKE, SY_PG_SLOT_HELD,
     SY_PG_SLOT_RETURN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
     SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
+    SY_PG_SLOT_WAITERS,
 
     /* Rate limits' statements, from here on: their SQL is in
      * postgres/rates.c. */

@@ -122,6 +122,13 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " d AS (DELETE FROM slots s USING t WHERE s.key = t.key AND s.run_id = t.run_id AND"
         " s.idx = t.idx AND s.elem = t.elem AND s.token = t.token AND s.owner = $6"
         " RETURNING s.key, s.owner, s.n)" UNCOUNT,
+    /* The live waiters of a turn's keys (postgres/waiters.c), asked once
+     * a turn: prepared like the takes. */
+    [SY_PG_SLOT_WAITERS - SY_PG_SLOT_FIRST] =
+        "SELECT w.key, w.run_id, w.idx, w.elem, w.tenant, w.priority, w.since, w.n, w.owner"
+        " FROM slot_waiters w WHERE w.key = ANY($1::text[]) AND EXISTS (SELECT 1 FROM runs r"
+        " WHERE r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch AND"
+        " r.lease_until > $2::bigint)",
     [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
         "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
         LIVE("$1::bigint") " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",

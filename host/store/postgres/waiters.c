@@ -97,9 +97,7 @@ static int pg_key_waiters(sy_store *s, const char *const *keys, size_t n, int64_
     sy_pg_text(&p, 1, array);
     sy_pg_int(&p, 2, now);
     PGresult *r;
-    int status = sy_pg_query(q, "SELECT " COLUMNS " FROM slot_waiters w"
-                                " WHERE w.key = ANY($1::text[]) AND" LIVE("$2::bigint"),
-                             &p, &r, "list a key's waiters");
+    int status = sy_pg_run(q, SY_PG_SLOT_WAITERS, &p, &r, "list the keys' waiters");
     if (status == SY_OK)
         each_row(r, false, cb, arg);
     PQclear(r);
