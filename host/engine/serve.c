@@ -14,6 +14,7 @@
 #include "store/waiters.h"
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/dispatch.h"
 #include "engine/lease.h"
 #include "engine/preempt.h"
 #include "engine/listen.h"
@@ -176,8 +177,14 @@ static void on_claim(uv_timer_t *t) { claim_and_cancel(t->data); }
 static void on_wake(void *arg)
 {
     claim_soon(arg);
-    /* A wake-up may be an event another host recorded. */
+    /* A wake-up may be an event another host recorded, or a slot another
+     * host gave back of a key tasks here wait for (store/postgres/
+     * slots.c): they are offered at the next turn, not at their retry. */
     sy_engine *e = arg;
+    size_t ready = e->ready.n;
+    sy_dispatch_offer_waiting(e);
+    if (e->ready.n > ready)
+        sy_wake_send(&e->done);
     if (e->on_store_wake)
         e->on_store_wake(e);
 }

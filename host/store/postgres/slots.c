@@ -115,13 +115,21 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " INSERT INTO slot_counts (key, owner, held) SELECT key, $9::text, sum(n) FROM ins"
         " GROUP BY key ON CONFLICT (key, owner) DO UPDATE SET"
         " held = slot_counts.held + excluded.held",
-    /* Takes given back by their keys (primary key seeks). */
+    /* Takes given back by their keys (primary key seeks).  When a key
+     * given back has a waiter on another host, that host is woken at the
+     * commit (the channel of postgres/listen.c), so the waiter first in
+     * the key's order takes the slot at once, not at its next retry;
+     * `woken` is read by the update's condition so that it runs. */
     [SY_PG_SLOT_RETURN_TAKES - SY_PG_SLOT_FIRST] =
         "WITH t AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[],"
         " $5::bigint[]) AS t(key, run_id, idx, elem, token)),"
         " d AS (DELETE FROM slots s USING t WHERE s.key = t.key AND s.run_id = t.run_id AND"
         " s.idx = t.idx AND s.elem = t.elem AND s.token = t.token AND s.owner = $6"
-        " RETURNING s.key, s.owner, s.n)" UNCOUNT,
+        " RETURNING s.key, s.owner, s.n),"
+        " woken AS (SELECT pg_notify('switchyard', '') FROM (SELECT 1 FROM slot_waiters w"
+        " JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch"
+        " WHERE w.key IN (SELECT key FROM d) AND w.owner <> $6 LIMIT 1) x)"
+        UNCOUNT " AND (SELECT count(*) FROM woken) >= 0",
     /* The live waiters of a turn's keys (postgres/waiters.c), asked once
      * a turn: prepared like the takes. */
     [SY_PG_SLOT_WAITERS - SY_PG_SLOT_FIRST] =
