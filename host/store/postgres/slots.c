@@ -342,18 +342,15 @@ int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
     return status;
 }
 
-int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
-                    int64_t now, bool *put)
+/* The arrays of n takes: their keys, then with `limits` their limits
+ * and slots, then their holders (run, idx, elem, token), then with
+ * `limits` their epochs ($1 .. in that order).  False for want of
+ * memory. */
+static bool takes_arrays(arrays *a, const sy_slot_take *t, size_t n, bool limits)
 {
-    sy_store_pg *q = sy_pg_handle(s);
-    if (!q->batch)
-        return sy_store_fail(s, SY_ESTATE, "put_slots: no batch is open");
-    *put = false;
     const char **key = malloc(n * sizeof *key);
     int64_t *v = malloc(7 * n * sizeof *v); /* row i: lim n run idx elem token epoch */
-    int status = key && v ? SY_OK : sy_store_fail(s, SY_ENOMEM, "out of memory");
-    arrays a = {0};
-    if (status == SY_OK) {
+    if (key && v) {
         for (size_t i = 0; i < n; i++) {
             key[i] = t[i].key;
             int64_t *row = &v[7 * i];
@@ -365,12 +362,26 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
             row[5] = t[i].holder.token;
             row[6] = t[i].epoch;
         }
-        arrays_add(&a, sy_pg_text_array(key, n));
-        for (size_t col = 0; col < 7; col++)
-            arrays_add(&a, ints_of(v + col, 7, n));
-        if (a.oom)
-            status = sy_store_fail(s, SY_ENOMEM, "out of memory");
+        arrays_add(a, sy_pg_text_array(key, n));
+        for (size_t col = limits ? 0 : 2; col < (limits ? 7u : 6u); col++)
+            arrays_add(a, ints_of(v + col, 7, n));
     }
+    a->oom |= !key || !v;
+    free(key);
+    free(v);
+    return !a->oom;
+}
+
+int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                    int64_t now, bool *put)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    if (!q->batch)
+        return sy_store_fail(s, SY_ESTATE, "put_slots: no batch is open");
+    *put = false;
+    arrays a = {0};
+    int status = takes_arrays(&a, t, n, true) ? SY_OK
+                                               : sy_store_fail(s, SY_ENOMEM, "out of memory");
     if (status == SY_OK) {
         sy_pg_params p = {0};
         for (int i = 0; i < a.n; i++)
@@ -383,8 +394,6 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
         PQclear(r);
     }
     arrays_free(&a);
-    free(key);
-    free(v);
     return status;
 }
 
@@ -393,24 +402,9 @@ int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, si
     sy_store_pg *q = sy_pg_handle(s);
     if (!q->batch)
         return sy_store_fail(s, SY_ESTATE, "return_takes: no batch is open");
-    const char **key = malloc(n * sizeof *key);
-    int64_t *v = malloc(4 * n * sizeof *v);
-    int status = key && v ? SY_OK : sy_store_fail(s, SY_ENOMEM, "out of memory");
     arrays a = {0};
-    if (status == SY_OK) {
-        for (size_t i = 0; i < n; i++) {
-            key[i] = t[i].key;
-            v[4 * i] = t[i].holder.run_id;
-            v[4 * i + 1] = t[i].holder.idx;
-            v[4 * i + 2] = t[i].holder.elem;
-            v[4 * i + 3] = t[i].holder.token;
-        }
-        arrays_add(&a, sy_pg_text_array(key, n));
-        for (size_t col = 0; col < 4; col++)
-            arrays_add(&a, ints_of(v + col, 4, n));
-        if (a.oom)
-            status = sy_store_fail(s, SY_ENOMEM, "out of memory");
-    }
+    int status = takes_arrays(&a, t, n, false) ? SY_OK
+                                                : sy_store_fail(s, SY_ENOMEM, "out of memory");
     if (status == SY_OK) {
         sy_pg_params p = {0};
         for (int i = 0; i < a.n; i++)
@@ -419,8 +413,6 @@ int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, si
         status = sy_pg_run(q, SY_PG_SLOT_RETURN_TAKES, &p, NULL, "return slots");
     }
     arrays_free(&a);
-    free(key);
-    free(v);
     return status;
 }
 

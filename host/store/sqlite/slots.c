@@ -184,6 +184,17 @@ static int tally_write(sy_store_sqlite *q, tally *t, int id, const char *what)
     return status;
 }
 
+/* Binds a take's row identity: its key and holder as ?1 to ?5. */
+static int bind_take(sqlite3_stmt *st, const sy_slot_take *t)
+{
+    int rc = bind_text(st, 1, t->key);
+    keep(&rc, sqlite3_bind_int64(st, 2, t->holder.run_id));
+    keep(&rc, sqlite3_bind_int64(st, 3, t->holder.idx));
+    keep(&rc, sqlite3_bind_int64(st, 4, t->holder.elem));
+    keep(&rc, sqlite3_bind_int64(st, 5, t->holder.token));
+    return rc;
+}
+
 int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                         int64_t now, bool *put)
 {
@@ -197,12 +208,7 @@ int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, s
     sqlite3_stmt *st = q->st[SY_SQL_SLOT_TAKE];
     int status = SY_OK;
     for (size_t i = 0; i < n && status == SY_OK; i++) {
-        const sy_slot_holder *h = &t[i].holder;
-        int rc = bind_text(st, 1, t[i].key);
-        keep(&rc, sqlite3_bind_int64(st, 2, h->run_id));
-        keep(&rc, sqlite3_bind_int64(st, 3, h->idx));
-        keep(&rc, sqlite3_bind_int64(st, 4, h->elem));
-        keep(&rc, sqlite3_bind_int64(st, 5, h->token));
+        int rc = bind_take(st, &t[i]);
         keep(&rc, sqlite3_bind_int64(st, 6, t[i].n));
         keep(&rc, bind_text(st, 7, owner));
         keep(&rc, sqlite3_bind_int64(st, 8, t[i].epoch));
@@ -230,12 +236,7 @@ int sy_sqlite_return_takes(sy_store *s, const char *owner, const sy_slot_take *t
     sqlite3_stmt *st = q->st[SY_SQL_SLOT_RETURN_TAKE];
     int status = SY_OK;
     for (size_t i = 0; i < n && status == SY_OK; i++) {
-        const sy_slot_holder *h = &t[i].holder;
-        int rc = bind_text(st, 1, t[i].key);
-        keep(&rc, sqlite3_bind_int64(st, 2, h->run_id));
-        keep(&rc, sqlite3_bind_int64(st, 3, h->idx));
-        keep(&rc, sqlite3_bind_int64(st, 4, h->elem));
-        keep(&rc, sqlite3_bind_int64(st, 5, h->token));
+        int rc = bind_take(st, &t[i]);
         keep(&rc, bind_text(st, 6, owner));
         status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, "return a slot")
                                  : sy_sqlite_fail_reset(q, st, rc, "return a slot of '%s'",
