@@ -6,6 +6,7 @@
 
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/key_index.h"
 
 typedef struct {
     char *key;
@@ -22,8 +23,7 @@ typedef struct {
 struct sy_ledger {
     ledger_key *keys;
     size_t n_keys, cap_keys;
-    uint32_t *table;     /* open addressing: index + 1 in keys, 0 empty */
-    size_t table_size;   /* a power of 2, at least twice n_keys */
+    sy_key_index index;  /* of keys */
     pending *p;
     size_t n_p, cap_p;
     size_t written;      /* p[0..written) are in the store */
@@ -41,8 +41,7 @@ void sy_ledger_forget(sy_ledger *l)
     for (size_t i = 0; i < l->n_keys; i++)
         free(l->keys[i].key);
     l->n_keys = 0;
-    if (l->table)
-        memset(l->table, 0, l->table_size * sizeof *l->table);
+    sy_key_index_clear(&l->index);
     l->n_p = l->written = 0;
 }
 
@@ -52,72 +51,43 @@ void sy_ledger_free(sy_ledger *l)
         return;
     sy_ledger_forget(l);
     free(l->keys);
-    free(l->table);
+    sy_key_index_free(&l->index);
     free(l->p);
     free(l);
 }
 
-/* FNV-1a. */
-static uint32_t hash_of(const char *key)
+static const char *key_at(const void *arg, size_t i)
 {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    return h;
-}
-
-/* The slot of `key` in the table: its entry, or the empty one it would
- * go in. */
-static uint32_t *slot_of(const sy_ledger *l, const char *key)
-{
-    size_t mask = l->table_size - 1;
-    for (size_t i = hash_of(key) & mask;; i = (i + 1) & mask) {
-        uint32_t *e = &l->table[i];
-        if (*e == 0 || strcmp(l->keys[*e - 1].key, key) == 0)
-            return e;
-    }
+    return ((const sy_ledger *)arg)->keys[i].key;
 }
 
 static ledger_key *find(const sy_ledger *l, const char *key)
 {
-    if (!l->table)
-        return NULL;
-    uint32_t *e = slot_of(l, key);
-    return *e ? &l->keys[*e - 1] : NULL;
-}
-
-static void add_key(sy_ledger *l, const char *key, int64_t held)
-{
-    if (2 * (l->n_keys + 1) > l->table_size) {
-        free(l->table);
-        l->table_size = l->table_size ? l->table_size * 2 : 64;
-        l->table = sy_xmalloc(l->table_size * sizeof *l->table);
-        memset(l->table, 0, l->table_size * sizeof *l->table);
-        for (size_t i = 0; i < l->n_keys; i++)
-            *slot_of(l, l->keys[i].key) = (uint32_t)i + 1;
-    }
-    l->keys = sy_engine_grow(l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
-    l->keys[l->n_keys] = (ledger_key){sy_xstrdup(key), held, 0};
-    *slot_of(l, key) = (uint32_t)++l->n_keys;
+    ptrdiff_t i = sy_key_index_find(&l->index, key, key_at, l);
+    return i < 0 ? NULL : &l->keys[i];
 }
 
 int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now)
 {
+    /* The keys not read yet, each once: entered first (unread), then
+     * given what the store says. */
+    size_t first = l->n_keys;
     sy_slot_claim *ask = sy_xmalloc((n ? n : 1) * sizeof *ask);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (find(l, c[i].key))
             continue;
-        bool twice = false;
-        for (size_t j = 0; j < m && !twice; j++)
-            twice = strcmp(ask[j].key, c[i].key) == 0;
-        if (!twice)
-            ask[m++] = c[i];
+        l->keys = sy_engine_grow(l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
+        l->keys[l->n_keys] = (ledger_key){sy_xstrdup(c[i].key), -1, 0};
+        sy_key_index_add(&l->index, key_at, l);
+        l->n_keys++;
+        ask[m++] = c[i];
     }
     int64_t *held = sy_xmalloc((m ? m : 1) * sizeof *held);
     int status = sy_store_slot_room(s, ask, m, now, held);
-    for (size_t i = 0; status == SY_OK && i < m; i++)
-        add_key(l, ask[i].key, held[i]);
+    for (size_t i = 0; i < m; i++)
+        l->keys[first + i].held = status == SY_OK ? held[i] : -1; /* failed: the
+                                                                     turn is lost */
     free(held);
     free(ask);
     return status;

@@ -45,6 +45,7 @@ static struct sy_slot_held *held_new(const sy_slot_claim *c, size_t n, const sy_
  * max_running. */
 typedef struct {
     char *name;
+    char *key;     /* its slots' key, "pool:NAME" or "tenant:NAME" */
     int64_t limit;
 } named_bound;
 
@@ -68,8 +69,10 @@ struct sy_limits {
 
 static void bounds_free(named_bound *b, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(b[i].name);
+        free(b[i].key);
+    }
     free(b);
 }
 
@@ -81,7 +84,8 @@ void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
     bounds_free(l->tenants, l->n_tenants);
     l->pools = sy_xmalloc((n_pools ? n_pools : 1) * sizeof *l->pools);
     for (size_t i = 0; i < n_pools; i++)
-        l->pools[i] = (named_bound){sy_xstrdup(pools[i].name), pools[i].size};
+        l->pools[i] = (named_bound){sy_xstrdup(pools[i].name),
+                                    sy_xasprintf("pool:%s", pools[i].name), pools[i].size};
     l->n_pools = n_pools;
     /* Only tenants with a bound take a slot. */
     l->tenants = sy_xmalloc((n_tenants ? n_tenants : 1) * sizeof *l->tenants);
@@ -89,7 +93,9 @@ void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
     for (size_t i = 0; i < n_tenants; i++)
         if (tenants[i].max_running > 0)
             l->tenants[l->n_tenants++] =
-                (named_bound){sy_xstrdup(tenants[i].name), tenants[i].max_running};
+                (named_bound){sy_xstrdup(tenants[i].name),
+                              sy_xasprintf("tenant:%s", tenants[i].name),
+                              tenants[i].max_running};
 }
 
 void sy_limits_init(sy_engine *e)
@@ -156,7 +162,8 @@ static bool request_cancel(sy_engine *e, const char *key, int64_t now)
 
 /* The keys task idx of r takes: its limits' keys rendered from the
  * run's context, its pool and its tenant's bound, in c[0..*n) (keys[i]
- * the caller frees).  1, or -1 with why (a template naming what the
+ * the caller frees: a rendered key, or NULL where the key is the
+ * bound's own).  1, or -1 with why (a template naming what the
  * context lacks, a pool too small). */
 static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, size_t *n,
                      char *why, size_t why_len)
@@ -191,14 +198,14 @@ static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, 
                      f->pool_slots, f->pool, (long long)p->limit);
             return -1;
         } else {
-            keys[*n] = sy_xasprintf("pool:%s", f->pool);
-            c[*n] = (sy_slot_claim){keys[*n], p->limit, f->pool_slots};
+            keys[*n] = NULL;
+            c[*n] = (sy_slot_claim){p->key, p->limit, f->pool_slots};
             ++*n;
         }
     }
     if (tenant) {
-        keys[*n] = sy_xasprintf("tenant:%s", tenant->name);
-        c[*n] = (sy_slot_claim){keys[*n], tenant->limit, 1};
+        keys[*n] = NULL;
+        c[*n] = (sy_slot_claim){tenant->key, tenant->limit, 1};
         ++*n;
     }
     return 1;

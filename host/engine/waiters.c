@@ -9,6 +9,7 @@
 #include "engine/batch.h"
 #include "engine/fair.h"
 #include "engine/grant.h"
+#include "engine/key_index.h"
 #include "engine/priority.h"
 #include "store/waiters.h"
 
@@ -33,6 +34,7 @@ typedef struct {
 struct sy_waiters {
     key_view *keys; /* read this turn */
     size_t n_keys, cap_keys;
+    sy_key_index index; /* of keys */
     sy_slot_holder *ended; /* rows to delete at the end of the turn */
     size_t n_ended, cap_ended;
 };
@@ -54,6 +56,7 @@ static void forget_view(struct sy_waiters *w)
         free(k->h);
     }
     w->n_keys = 0;
+    sy_key_index_clear(&w->index);
 }
 
 void sy_waiters_free(sy_engine *e)
@@ -63,17 +66,21 @@ void sy_waiters_free(sy_engine *e)
         return;
     forget_view(w);
     free(w->keys);
+    sy_key_index_free(&w->index);
     free(w->ended);
     free(w);
     e->waiters = NULL;
 }
 
+static const char *key_at(const void *arg, size_t i)
+{
+    return ((const struct sy_waiters *)arg)->keys[i].key;
+}
+
 static key_view *find(struct sy_waiters *w, const char *key)
 {
-    for (size_t i = 0; i < w->n_keys; i++)
-        if (strcmp(w->keys[i].key, key) == 0)
-            return &w->keys[i];
-    return NULL;
+    ptrdiff_t i = sy_key_index_find(&w->index, key, key_at, w);
+    return i < 0 ? NULL : &w->keys[i];
 }
 
 /* A task's row identity, as the store keeps it (a map's element under
@@ -128,22 +135,20 @@ typedef struct {
 static int on_waiter(void *arg, const sy_slot_waiter *sw)
 {
     reading *rd = arg;
-    for (size_t i = rd->first; i < rd->w->n_keys; i++) {
-        key_view *k = &rd->w->keys[i];
-        if (strcmp(k->key, sw->key) != 0)
-            continue;
-        size_t j = i - rd->first, cap = k->cap;
-        k->v = sy_engine_grow(k->v, &k->cap, k->n + 1, sizeof *k->v);
-        if (k->cap != cap) {
-            rd->tenants[j] = realloc(rd->tenants[j], k->cap * sizeof *rd->tenants[j]);
-            if (!rd->tenants[j])
-                sy_oom("reading a key's waiters");
-        }
-        rd->tenants[j][k->n] = sy_xstrdup(sw->tenant);
-        k->v[k->n++] = (sy_grant_waiter){sw->task.run_id, sw->task.idx, sw->task.elem,
-                                         sw->priority, sw->since, sw->n, 0, 0};
-        break;
+    ptrdiff_t at = sy_key_index_find(&rd->w->index, sw->key, key_at, rd->w);
+    if (at < 0 || (size_t)at < rd->first)
+        return 0; /* not a key being read */
+    key_view *k = &rd->w->keys[at];
+    size_t j = (size_t)at - rd->first, cap = k->cap;
+    k->v = sy_engine_grow(k->v, &k->cap, k->n + 1, sizeof *k->v);
+    if (k->cap != cap) {
+        rd->tenants[j] = realloc(rd->tenants[j], k->cap * sizeof *rd->tenants[j]);
+        if (!rd->tenants[j])
+            sy_oom("reading a key's waiters");
     }
+    rd->tenants[j][k->n] = sy_xstrdup(sw->tenant);
+    k->v[k->n++] = (sy_grant_waiter){sw->task.run_id, sw->task.idx, sw->task.elem,
+                                     sw->priority, sw->since, sw->n, 0, 0};
     return 0;
 }
 
@@ -172,8 +177,10 @@ static int read_views(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t no
         if (find(w, c[i].key))
             continue;
         w->keys = sy_engine_grow(w->keys, &w->cap_keys, w->n_keys + 1, sizeof *w->keys);
-        w->keys[w->n_keys++] =
+        w->keys[w->n_keys] =
             (key_view){.key = sy_xstrdup(c[i].key), .free = c[i].limit, .read_at = now};
+        sy_key_index_add(&w->index, key_at, w);
+        w->n_keys++;
         keys[m++] = c[i].key;
     }
     if (m == 0) {
