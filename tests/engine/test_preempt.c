@@ -130,8 +130,12 @@ static void test_element_cancelled(void **state)
     assert_int_equal(el.row.st, SY_TASK_CANCELLED);
     assert_int_equal(el.row.attempts, 1);
     assert_string_equal(el.row.err, WHY);
-    /* The map ended Cancelled; b took the element's slot. */
-    assert_int_equal(row(&v, "m").st, SY_TASK_CANCELLED);
+    /* The map ended Cancelled, saying why; b took the element's slot. */
+    row_arg m = row(&v, "m");
+    assert_int_equal(m.st, SY_TASK_CANCELLED);
+    assert_string_equal(m.err, "1 of 1 elements did not run to their end; the first: [0] "
+                               "cancelled for a newer task on key:db (strategy "
+                               "cancel_in_progress)");
     b_took_the_slot(&v, "gate m b", "m");
     close_env(&v);
 }
