@@ -199,20 +199,25 @@ static const sy_cli_command commands[] = {
      "Under a lock, so that hosts starting together never migrate twice.\n"
      "Exit: 0; 1 the store cannot be opened or migrated.\n", false},
     {"limits", sy_cmd_limits, "[--json]",
-     "the slots of every key, pool and tenant bound, holders and waiters",
+     "the slots of every key, pool and tenant bound, and the rate buckets",
      "Reads the store: every concurrency key, pool (pool:NAME) and tenant\n"
      "with max_running (tenant:NAME) with the slots live holders hold, of\n"
      "how many (a pool's size, a tenant's bound), and each holder's run,\n"
      "task index, attempt token, slots and host; then the tasks waiting for\n"
      "it, in the order it will be granted (queue position, run, task,\n"
      "tenant, priority, slots, host).  A holder or waiter counts while its\n"
-     "host's claim on the run lives (docs/flow-control.md).  Over --host it\n"
-     "reads GET /api/v1/limits.  Pools and bounds change by a reload.\n"
+     "host's claim on the run lives (docs/flow-control.md).  Then every rate\n"
+     "limit's bucket (rate:KEY): its whole tokens now, its burst, rate and\n"
+     "interval as its last take said, and the ms until its next token (none\n"
+     "when full).  Over --host it reads GET /api/v1/limits.  Pools and\n"
+     "bounds change by a reload.\n"
      "  --json  print {\"keys\": [{\"key\", \"held\", \"limit\", \"holders\":\n"
      "          [{\"run\", \"task\", \"element\", \"token\", \"slots\",\n"
      "          \"host\", \"since\"}], \"waiting\", \"waiters\": [{\"position\",\n"
      "          \"run\", \"task\", \"element\", \"tenant\", \"priority\",\n"
-     "          \"slots\", \"host\", \"since\"}]}]}\n"
+     "          \"slots\", \"host\", \"since\"}]}], \"rates\": [{\"key\",\n"
+     "          \"tokens\", \"rate\", \"interval_ms\", \"burst\",\n"
+     "          \"next_token_ms\"}]} (next_token_ms null when full)\n"
      "Exit: 0; 1 the store or host failed; 2 usage.\n", true},
     {"gc", sy_cmd_gc, "--older-than DURATION [--batch N]",
      "delete runs that ended longer ago than DURATION",

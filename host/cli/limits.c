@@ -1,6 +1,7 @@
 /* `switchyard limits`: every key, pool and tenant bound with the slots
  * held in the store, by which attempts, and the tasks waiting for it in
- * the order it will be granted (docs/flow-control.md); over
+ * the order it will be granted, then every rate limit's bucket
+ * (docs/flow-control.md); over
  * --host, GET /api/v1/limits. */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,26 @@
 #include "cli/common.h"
 #include "cli/remote.h"
 #include "service/limits.h"
+
+/* One rate limit's bucket: its tokens now and when the next is due. */
+static void print_bucket(const json_t *b)
+{
+    printf("%s: ", json_string_value(json_object_get(b, "key")));
+    const json_t *rate = json_object_get(b, "rate"), *next = json_object_get(b, "next_token_ms");
+    if (!json_is_integer(rate)) {
+        printf("a bucket of unknown rate (no take since an upgrade)\n");
+        return;
+    }
+    printf("%lld token(s) of %lld, %lld per %lld ms",
+           (long long)json_integer_value(json_object_get(b, "tokens")),
+           (long long)json_integer_value(json_object_get(b, "burst")),
+           (long long)json_integer_value(rate),
+           (long long)json_integer_value(json_object_get(b, "interval_ms")));
+    if (json_is_integer(next))
+        printf(", the next in %lld ms\n", (long long)json_integer_value(next));
+    else
+        printf(", full\n");
+}
 
 int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
 {
@@ -75,6 +96,8 @@ int sy_cmd_limits(const sy_cli *cli, int argc, char **argv)
                        (long long)json_integer_value(json_object_get(h, "slots")),
                        json_string_value(json_object_get(h, "host")));
         }
+        json_array_foreach(json_object_get(got, "rates"), i, k)
+            print_bucket(k);
     }
     json_decref(got);
     if (!cli->host)

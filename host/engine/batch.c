@@ -52,6 +52,10 @@ static void free_slot(sy_live_run *r, sy_live_task *t)
     if (t->state == SY_TASK_FAILED && !m->first_error)
         m->first_error = sy_asprintf("[%lld] %s", (long long)t->elem,
                                      t->error ? t->error : "failed");
+    else if (t->state != SY_TASK_FAILED && t->state != SY_TASK_COMPLETED && !r->cancelling &&
+             !m->first_cancel)
+        m->first_cancel = sy_asprintf("[%lld] %s", (long long)t->elem,
+                                      t->error ? t->error : sy_task_state_name(t->state));
     free(t->error);
     t->error = NULL;
     free(t->waiting_for);

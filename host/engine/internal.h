@@ -126,6 +126,8 @@ typedef struct sy_live_map {
     json_t *base;          /* owned: the map's input context, less the list */
     json_t *list;          /* owned reference: the list; NULL for a range */
     char *first_error;     /* owned: the first failed element's, "[k] why" */
+    char *first_cancel;    /* owned: the first element cancelled, skipped or
+                            * dropped while its run was not: "[k] why" */
 } sy_live_map;
 
 struct sy_live_run {

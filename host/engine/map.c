@@ -200,8 +200,13 @@ static void finish(sy_live_run *r, sy_live_map *m)
         if (sy_live_set_state(r, idx, SY_TASK_FAILED))
             sy_live_set_error(t, msg);
     } else if (m->cancelled > 0) {
+        /* Its run was not cancelled: an element was, or was dropped
+         * (a limit's strategy), and says why. */
+        snprintf(msg, sizeof msg, "%" PRId64 " of %" PRId64 " elements did not run to their end;"
+                 " the first: %s", m->cancelled, m->size,
+                 m->first_cancel ? m->first_cancel : "?");
         if (sy_live_set_state(r, idx, SY_TASK_CANCELLED))
-            sy_live_set_error(t, "cancelled with its run");
+            sy_live_set_error(t, msg);
     } else if (!reduce(r, m, msg, sizeof msg)) {
         if (sy_live_set_state(r, idx, SY_TASK_FAILED))
             sy_live_set_error(t, msg);
@@ -410,6 +415,7 @@ void sy_map_free(sy_live_run *r)
         json_decref(r->maps[k].base);
         json_decref(r->maps[k].list);
         free(r->maps[k].first_error);
+        free(r->maps[k].first_cancel);
     }
     free(r->maps);
 }

@@ -1,6 +1,7 @@
 /* The strategy cancel_in_progress at dispatch (engine/preempt.h). */
 #include "engine/preempt.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "base/log.h"
@@ -14,19 +15,42 @@ typedef struct {
     size_t n;
 } poll_arg;
 
+/* The live index of the task or element `h` names in run r, or SIZE_MAX
+ * when it is not live here: an element is found in its map's slots
+ * (engine/map.c), which one holds it being known only here. */
+static size_t live_index(const sy_live_run *r, const sy_slot_holder *h)
+{
+    if (h->idx >= r->wf->n_tasks)
+        return SIZE_MAX;
+    if (h->elem < 0)
+        return h->idx;
+    for (size_t k = 0; k < r->n_maps; k++) {
+        const sy_live_map *m = &r->maps[k];
+        if (m->idx != h->idx)
+            continue;
+        for (size_t i = 0; i < m->n_slots; i++)
+            if (r->t[m->first_slot + i].elem == h->elem)
+                return m->first_slot + i;
+    }
+    return SIZE_MAX;
+}
+
 /* Cancels the attempt request r names, when it is still this host's
- * current attempt of a plain task (an element's is left to end: its slot
- * goes back with it). */
+ * current attempt of a plain task or of a map's element.  An element
+ * cancelled counts in its map as a cancelled element does (engine/map.c):
+ * the others run on, and the map ends Cancelled, or Failed when one
+ * failed. */
 static int on_request(void *arg, const sy_cancel_request *req)
 {
     poll_arg *p = arg;
     sy_live_run *r = p->e->runs;
     while (r && r->id != req->holder.run_id)
         r = r->next;
-    if (!r || r->lost || r->fenced || r->finished || req->holder.elem >= 0 ||
-        req->holder.idx >= r->wf->n_tasks)
+    if (!r || r->lost || r->fenced || r->finished)
         return 0;
-    size_t idx = req->holder.idx;
+    size_t idx = live_index(r, &req->holder);
+    if (idx == SIZE_MAX)
+        return 0;
     sy_live_task *t = &r->t[idx];
     sy_attempt *a = t->current;
     if (t->state != SY_TASK_RUNNING || !a || t->token != req->holder.token)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "service/limits_waiters.h"
+#include "store/rates.h"
 #include "store/slots.h"
 
 static json_t *entry(json_t *keys, const char *key, int64_t limit)
@@ -33,6 +34,29 @@ static int add_holder(void *arg, const sy_slot_record *r)
                   r->holder.elem >= 0 ? json_integer(r->holder.elem) : json_null(), "token",
                   (json_int_t)r->holder.token, "slots", (json_int_t)r->n, "host",
                   r->owner ? r->owner : "", "since", (json_int_t)r->taken));
+    return 0;
+}
+
+/* A bucket as listed: its tokens at the read's `now`, by the take's
+ * arithmetic; what a row written before rate and burst were kept cannot
+ * say is null. */
+typedef struct {
+    json_t *list;
+    int64_t now;
+} bucket_list;
+
+static int add_bucket(void *arg, const sy_rate_bucket_row *b)
+{
+    bucket_list *c = arg;
+    int64_t tokens = 0, next_ms = -1;
+    bool known = sy_rate_bucket_at(b, c->now, &tokens, &next_ms);
+    json_t *row = json_pack(
+        "{s:s, s:o, s:o, s:I, s:o, s:o}", "key", b->key, "tokens",
+        known ? json_integer(tokens) : json_null(), "rate",
+        known ? json_integer(b->rate) : json_null(), "interval_ms",
+        (json_int_t)b->state.interval_ms, "burst", known ? json_integer(b->burst) : json_null(),
+        "next_token_ms", known && next_ms >= 0 ? json_integer(next_ms) : json_null());
+    json_array_append_new(c->list, row);
     return 0;
 }
 
@@ -78,5 +102,12 @@ json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, cha
             json_array_set(list, j - 1, b);
             json_array_set_new(list, j, a);
         }
-    return json_pack("{s:o}", "keys", list);
+    bucket_list c = {json_array(), now};
+    if (sy_store_list_rate_buckets(s, add_bucket, &c) != SY_OK) {
+        snprintf(err, err_len, "%s", sy_store_errmsg(s));
+        json_decref(c.list);
+        json_decref(list);
+        return NULL;
+    }
+    return json_pack("{s:o, s:o}", "keys", list, "rates", c.list);
 }

@@ -173,6 +173,7 @@ struct sy_store_ops {
                       const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
                       size_t *empty, int64_t *wait_ms);
     int (*rate_bucket)(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
+    int (*list_rate_buckets)(sy_store *s, sy_rate_bucket_cb cb, void *arg);
     /* Cancel requests on slot rows (store/preempt.c checks the arguments). */
     int (*request_slot_cancel)(sy_store *s, const char *key, int64_t now, const char *why,
                           bool *asked);

@@ -11,8 +11,11 @@
 #define RATE_MAX 1000000
 #define INTERVAL_MAX 86400000
 
-bool sy_rate_bucket_take(sy_rate_bucket *b, bool fresh, const sy_rate_claim *c, int64_t now,
-                         int64_t *wait_ms)
+/* Brings bucket b (fresh: never seen, full) up to `now` under claim c;
+ * the units of its level that came after `now` (owed to a later clock),
+ * which a take at `now` may not use. */
+static int64_t bring_up_to_date(sy_rate_bucket *b, bool fresh, const sy_rate_claim *c,
+                                int64_t now)
 {
     int64_t unit = c->interval_ms, full = c->burst * unit;
     if (fresh) {
@@ -41,13 +44,37 @@ bool sy_rate_bucket_take(sy_rate_bucket *b, bool fresh, const sy_rate_claim *c, 
      * bound.  (A level capped at full may have lost some of those: this
      * errs on the side of fewer.) */
     int64_t ahead = b->refilled - now;
-    int64_t owed = ahead <= 0 ? 0 : ahead >= full / c->rate + 1 ? full : ahead * c->rate;
+    return ahead <= 0 ? 0 : ahead >= full / c->rate + 1 ? full : ahead * c->rate;
+}
+
+bool sy_rate_bucket_take(sy_rate_bucket *b, bool fresh, const sy_rate_claim *c, int64_t now,
+                         int64_t *wait_ms)
+{
+    int64_t owed = bring_up_to_date(b, fresh, c, now), unit = c->interval_ms;
     if (b->level - owed >= unit) {
         b->level -= unit;
         return true;
     }
     *wait_ms = (unit - (b->level - owed) + c->rate - 1) / c->rate;
     return false;
+}
+
+bool sy_rate_bucket_at(const sy_rate_bucket_row *row, int64_t now, int64_t *tokens,
+                       int64_t *next_ms)
+{
+    if (row->rate < 1 || row->rate > RATE_MAX || row->burst < 1 || row->burst > RATE_MAX ||
+        row->state.interval_ms < 1 || row->state.interval_ms > INTERVAL_MAX)
+        return false;
+    sy_rate_claim c = {row->key, row->rate, row->state.interval_ms, row->burst};
+    sy_rate_bucket b = row->state;
+    int64_t owed = bring_up_to_date(&b, false, &c, now), unit = c.interval_ms;
+    int64_t level = b.level - owed < 0 ? 0 : b.level - owed;
+    *tokens = level / unit;
+    /* The next whole token: the units it lacks, at `rate` a millisecond;
+     * none while full. */
+    *next_ms = level >= c.burst * unit ? -1
+                                       : ((*tokens + 1) * unit - level + c.rate - 1) / c.rate;
+    return true;
 }
 
 int sy_store_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id,
@@ -85,4 +112,13 @@ int sy_store_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *
     if (!key || !b || !found)
         return sy_store_fail(s, SY_EINVAL, "rate_bucket: a key, a bucket and found");
     return s->ops->rate_bucket(s, key, b, found);
+}
+
+int sy_store_list_rate_buckets(sy_store *s, sy_rate_bucket_cb cb, void *arg)
+{
+    if (!s)
+        return SY_EINVAL;
+    if (!cb)
+        return sy_store_fail(s, SY_EINVAL, "list_rate_buckets: a callback");
+    return s->ops->list_rate_buckets(s, cb, arg);
 }

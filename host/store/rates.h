@@ -77,4 +77,26 @@ int sy_store_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id
  * (b untouched) when it has none. */
 int sy_store_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
 
+/* One bucket as stored, for a listing. */
+typedef struct sy_rate_bucket_row {
+    const char *key;      /* borrowed, valid during the callback */
+    sy_rate_bucket state;
+    int64_t rate;         /* its last take's claim's; 0 when a row was last */
+    int64_t burst;        /* written before they were kept (then unknown) */
+} sy_rate_bucket_row;
+
+typedef int (*sy_rate_bucket_cb)(void *arg, const sy_rate_bucket_row *b);
+
+/* Outside a batch: every bucket in the store, in key order; the callback
+ * returns non-zero to stop. */
+int sy_store_list_rate_buckets(sy_store *s, sy_rate_bucket_cb cb, void *arg);
+
+/* Pure: what bucket row b holds at `now`, by the take's arithmetic
+ * (sy_rate_bucket_take) without taking: *tokens whole tokens, and
+ * *next_ms the time until the next one is due, -1 when the bucket is
+ * full.  False (nothing set) when the row's rate or burst is unknown
+ * (0). */
+bool sy_rate_bucket_at(const sy_rate_bucket_row *b, int64_t now, int64_t *tokens,
+                       int64_t *next_ms);
+
 #endif

@@ -1,7 +1,8 @@
 #!/bin/sh
 # POST /api/v1/drain stops the serving host as its first SIGTERM does: it
 # answers 202 with what it waits for, starts no new attempt, lets the
-# running one finish, and exits 0; the audit trail has the drain.
+# running one finish, and exits 0; the audit trail has the drain.  Before
+# it, GET /api/v1/limits and `limits` show the rate bucket a took from.
 . "$SY_SRCDIR/tests/admin/lib.sh"
 if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP timing-driven; the sanitizer pass runs it (roles.sh drains under valgrind)"
@@ -10,7 +11,9 @@ fi
 make_admin_host
 # a runs until $host/go exists, so the drain surely finds it running.
 workflow long <<WF
-workflow = { name = "long"; tasks = (
+workflow = { name = "long";
+  rate_limits = ( { key = "api"; rate = 1; interval = "1m"; burst = 5; } );
+  tasks = (
   { id = "a"; command = ["sh", "-c", "touch $host/a-started; while [ ! -f $host/go ]; do sleep 0.1; done; touch $host/a-done"]; },
   { id = "b"; after = ["a"]; command = ["touch", "$host/b-ran"]; }
 ); };
@@ -23,9 +26,17 @@ for _ in $(seq 1 300); do [ -f "$host/a-started" ] && break; sleep 0.1; done
 [ -f "$host/a-started" ]; ok $? "the first task runs"
 
 api GET /api/v1/limits
-jq_is '{"keys": []}' 'b' "GET /api/v1/limits: no pool, no key held"
-out=$($SY_WRAP "$SWITCHYARD" --host "$base" limits --json 2>&1)
-[ "$out" = '{"keys":[]}' ]; ok $? "limits --host reads it (as limits --json)"
+jq_is '{"keys": [], "rates": [["rate:api", 4, 1, 60000, 5, true]]}' \
+    '{"keys": b["keys"], "rates": [[r["key"], r["tokens"], r["rate"], r["interval_ms"], r["burst"], 0 < r["next_token_ms"] <= 60000] for r in b["rates"]]}' \
+    "GET /api/v1/limits: no pool, no key held; a's token taken from rate:api"
+body=$($SY_WRAP "$SWITCHYARD" --host "$base" limits --json 2>&1)
+jq_is '[[], ["rate:api", 4]]' '[b["keys"], [b["rates"][0]["key"], b["rates"][0]["tokens"]]]' \
+    "limits --host reads it (as limits --json)"
+out=$($SY_WRAP "$SWITCHYARD" limits 2>&1)
+case "$out" in
+"rate:api: 4 token(s) of 5, 1 per 60000 ms, the next in "*" ms") ok 0 "limits prints the bucket" ;;
+*) ok 1 "limits prints the bucket (got: $out)" ;;
+esac
 $SY_WRAP "$SWITCHYARD" drain >"$host/drain.out" 2>&1
 [ $? -eq 2 ] && grep -q "drain: needs --host URL" "$host/drain.out"
 ok $? "drain without --host is a usage error"

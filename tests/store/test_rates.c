@@ -220,6 +220,76 @@ static void test_key_being_taken(void **state)
     assert_int_equal(wait, 1000);
 }
 
+/* Every bucket listed in key order, with its rate and burst as the last
+ * take said and its tokens at the read's time by the take's arithmetic;
+ * the callback stops the listing. */
+typedef struct {
+    int64_t now;
+    char key[4][64];
+    int64_t tokens[4], next[4], rate[4], burst[4];
+    int n, stop;
+} listed;
+
+static int list_one(void *arg, const sy_rate_bucket_row *b)
+{
+    listed *l = arg;
+    int64_t tokens = -2, next = -2;
+    assert_true(l->n < 4);
+    snprintf(l->key[l->n], sizeof l->key[0], "%s", b->key);
+    assert_true(sy_rate_bucket_at(b, l->now, &tokens, &next));
+    l->tokens[l->n] = tokens;
+    l->next[l->n] = next;
+    l->rate[l->n] = b->rate;
+    l->burst[l->n] = b->burst;
+    l->n++;
+    return l->n == l->stop;
+}
+
+static listed list_at(sy_store *s, int64_t now, int stop)
+{
+    listed l = {.now = now, .stop = stop};
+    OK(s, sy_store_list_rate_buckets(s, list_one, &l));
+    return l;
+}
+
+static void test_listed(void **state)
+{
+    fx *f = *state;
+    sy_rate_claim api = {"rate:api", 10, 1000, 2}, b = {"rate:b", 1, 1000, 1};
+    listed l = list_at(f->b, NOW, 0);
+    assert_int_equal(l.n, 0);
+    assert_true(take(f->a, &f->h1, f->run, &b, 1, NOW, NULL, NULL));
+    assert_true(take(f->a, &f->h1, f->run, &api, 1, NOW, NULL, NULL));
+    assert_true(take(f->a, &f->h1, f->run, &api, 1, NOW, NULL, NULL));
+    /* 150 ms on: 1.5 of api's tokens back (1 whole, the next in 50 ms),
+     * 0.15 of b's; seen alike from the other host. */
+    l = list_at(f->b, NOW + 150, 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.key[0], "rate:api");
+    assert_int_equal(l.rate[0], 10);
+    assert_int_equal(l.burst[0], 2);
+    assert_int_equal(l.tokens[0], 1);
+    assert_int_equal(l.next[0], 50);
+    assert_string_equal(l.key[1], "rate:b");
+    assert_int_equal(l.rate[1], 1);
+    assert_int_equal(l.burst[1], 1);
+    assert_int_equal(l.tokens[1], 0);
+    assert_int_equal(l.next[1], 850);
+    /* The listing took nothing; full buckets have no next token. */
+    l = list_at(f->b, NOW + 1000000, 0);
+    assert_int_equal(l.tokens[0], 2);
+    assert_int_equal(l.next[0], -1);
+    assert_int_equal(l.tokens[1], 1);
+    assert_int_equal(l.next[1], -1);
+    assert_int_equal(list_at(f->a, NOW, 1).n, 1);
+    assert_int_equal(sy_store_list_rate_buckets(f->a, NULL, NULL), SY_EINVAL);
+    /* A row whose rate and burst are not known says nothing. */
+    sy_rate_bucket_row old = {"rate:old", {1000, NOW, 1000}, 0, 0};
+    int64_t tokens = -2, next = -2;
+    assert_false(sy_rate_bucket_at(&old, NOW, &tokens, &next));
+    assert_true(tokens == -2 && next == -2);
+}
+
 #define BOTH(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 #define PG(fn) {#fn " (postgresql)", fn, fx_setup_pg, fx_teardown, NULL}
 
@@ -228,13 +298,13 @@ int main(void)
     const struct CMUnitTest sqlite[] = {
         BOTH(test_bucket_arithmetic),      BOTH(test_burst_then_rate),
         BOTH(test_all_or_none),            BOTH(test_fenced_and_rolled_back),
-        BOTH(test_bad_arguments),
+        BOTH(test_bad_arguments),          BOTH(test_listed),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
         PG(test_burst_then_rate),         PG(test_all_or_none),
         PG(test_fenced_and_rolled_back),  PG(test_bad_arguments),
-        PG(test_key_being_taken),
+        PG(test_key_being_taken),         PG(test_listed),
     };
     return fx_run_groups("store_rates", sqlite, SY_ARRAY_LEN(sqlite), pg, SY_ARRAY_LEN(pg));
 #else

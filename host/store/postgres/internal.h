@@ -205,6 +205,7 @@ int sy_pg_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id,
                      const sy_rate_claim *c, size_t n, int64_t now, bool *taken,
                      size_t *empty, int64_t *wait_ms);
 int sy_pg_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *found);
+int sy_pg_list_rate_buckets(sy_store *s, sy_rate_bucket_cb cb, void *arg);
 
 /* --- postgres/preempt.c: cancel requests on slot rows (store/preempt.h) ----- */
 

@@ -91,6 +91,7 @@ static const struct sy_store_ops pg_ops = {
     .waiters = &sy_pg_waiter_ops,
     .take_rates = sy_pg_take_rates,
     .rate_bucket = sy_pg_rate_bucket,
+    .list_rate_buckets = sy_pg_list_rate_buckets,
     .request_slot_cancel = sy_pg_request_slot_cancel,
     .list_cancel_requests = sy_pg_list_cancel_requests,
 };

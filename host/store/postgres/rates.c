@@ -28,10 +28,11 @@ const char *const sy_pg_rate_sql[SY_PG_COUNT - SY_PG_RATE_FIRST] = {
         " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i)"
         " LEFT JOIN rate_buckets b ON b.key = k.key ORDER BY k.i",
     [SY_PG_RATE_WRITE - SY_PG_RATE_FIRST] =
-        "INSERT INTO rate_buckets (key, level, refilled, interval_ms)"
-        " VALUES ($1, $2::bigint, $3::bigint, $4::bigint)"
+        "INSERT INTO rate_buckets (key, level, refilled, interval_ms, rate, burst)"
+        " VALUES ($1, $2::bigint, $3::bigint, $4::bigint, $8::bigint, $9::bigint)"
         " ON CONFLICT (key) DO UPDATE SET level = excluded.level,"
-        " refilled = excluded.refilled, interval_ms = excluded.interval_ms"
+        " refilled = excluded.refilled, interval_ms = excluded.interval_ms,"
+        " rate = excluded.rate, burst = excluded.burst"
         " WHERE rate_buckets.level = $5::bigint AND rate_buckets.refilled = $6::bigint"
         " AND rate_buckets.interval_ms = $7::bigint",
 };
@@ -64,10 +65,12 @@ static int read_buckets(sy_store_pg *q, const char *keys, int64_t run_id,
     return status;
 }
 
-/* Writes key's new state `b` over `was` (found: there was a row). */
-static int write_bucket(sy_store_pg *q, const char *key, const sy_rate_bucket *b,
+/* Writes claim c's bucket's new state `b` over `was` (found: there was a
+ * row), with c's rate and burst for a listing. */
+static int write_bucket(sy_store_pg *q, const sy_rate_claim *c, const sy_rate_bucket *b,
                         const sy_rate_bucket *was, bool found)
 {
+    const char *key = c->key;
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, key);
     sy_pg_int(&p, 2, b->level);
@@ -82,6 +85,8 @@ static int write_bucket(sy_store_pg *q, const char *key, const sy_rate_bucket *b
         sy_pg_text(&p, 6, NULL);
         sy_pg_text(&p, 7, NULL);
     }
+    sy_pg_int(&p, 8, c->rate);
+    sy_pg_int(&p, 9, c->burst);
     PGresult *r;
     int status = sy_pg_run(q, SY_PG_RATE_WRITE, &p, &r, "write a rate bucket");
     if (status == SY_OK && sy_pg_changes(r) != 1)
@@ -131,7 +136,7 @@ int sy_pg_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_id,
         }
     }
     for (size_t i = 0; status == SY_OK && all && i < n; i++)
-        status = write_bucket(q, c[i].key, &b[i], &was[i], found[i]);
+        status = write_bucket(q, &c[i], &b[i], &was[i], found[i]);
     *taken = status == SY_OK && all;
     free(keys);
     return status;
@@ -149,6 +154,26 @@ int sy_pg_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *fou
     if (*found)
         *b = (sy_rate_bucket){sy_pg_col_int(r, 0, 0), sy_pg_col_int(r, 0, 1),
                               sy_pg_col_int(r, 0, 2)};
+    PQclear(r);
+    return status;
+}
+
+int sy_pg_list_rate_buckets(sy_store *s, sy_rate_bucket_cb cb, void *arg)
+{
+    sy_store_pg *q = sy_pg_handle(s);
+    sy_pg_params p = {0};
+    PGresult *r;
+    int status = sy_pg_query(q, "SELECT key, level, refilled, interval_ms, rate, burst"
+                             " FROM rate_buckets ORDER BY key COLLATE \"C\"", &p, &r,
+                             "list the rate buckets");
+    for (int i = 0; status == SY_OK && i < PQntuples(r); i++) {
+        sy_rate_bucket_row b = {
+            sy_pg_col(r, i, 0),
+            {sy_pg_col_int(r, i, 1), sy_pg_col_int(r, i, 2), sy_pg_col_int(r, i, 3)},
+            sy_pg_col_int(r, i, 4), sy_pg_col_int(r, i, 5)};
+        if (b.key && cb(arg, &b) != 0)
+            break;
+    }
     PQclear(r);
     return status;
 }

@@ -269,6 +269,11 @@ static const char *const migrations[] = {
     "  PRIMARY KEY (key, owner));"
     "INSERT INTO slot_counts (key, owner, held)"
     " SELECT key, owner, SUM(n) FROM slots GROUP BY key, owner;",
+    /* A bucket's rate and burst, as its last take's claim said
+     * (store/rates.h): a listing computes the tokens now from them; 0 on
+     * a row no take has written since. */
+    "ALTER TABLE rate_buckets ADD COLUMN rate BIGINT NOT NULL DEFAULT 0,"
+    "  ADD COLUMN burst BIGINT NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

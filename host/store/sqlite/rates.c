@@ -48,23 +48,27 @@ static int read_bucket(sy_store_sqlite *q, const char *key, sy_rate_bucket *b, b
     return status;
 }
 
-static int write_bucket(sy_store_sqlite *q, const char *key, const sy_rate_bucket *b)
+/* Claim c's bucket `b`, with c's rate and burst for a listing. */
+static int write_bucket(sy_store_sqlite *q, const sy_rate_claim *c, const sy_rate_bucket *b)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(q->db, "INSERT INTO rate_buckets (key, level, refilled,"
-                                " interval_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (key) DO"
-                                " UPDATE SET level = excluded.level, refilled ="
-                                " excluded.refilled, interval_ms = excluded.interval_ms",
-                                -1, &st, NULL);
+                                " interval_ms, rate, burst) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+                                " ON CONFLICT (key) DO UPDATE SET level = excluded.level,"
+                                " refilled = excluded.refilled, interval_ms ="
+                                " excluded.interval_ms, rate = excluded.rate,"
+                                " burst = excluded.burst", -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = bind_text(st, 1, key);
+        rc = bind_text(st, 1, c->key);
     keep(&rc, sqlite3_bind_int64(st, 2, b->level));
     keep(&rc, sqlite3_bind_int64(st, 3, b->refilled));
     keep(&rc, sqlite3_bind_int64(st, 4, b->interval_ms));
+    keep(&rc, sqlite3_bind_int64(st, 5, c->rate));
+    keep(&rc, sqlite3_bind_int64(st, 6, c->burst));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     int status = rc == SQLITE_DONE ? SY_OK
-                                   : sy_sqlite_fail(q, rc, "write the bucket of '%s'", key);
+                                   : sy_sqlite_fail(q, rc, "write the bucket of '%s'", c->key);
     sqlite3_finalize(st);
     return status;
 }
@@ -95,7 +99,7 @@ int sy_sqlite_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_i
         }
     }
     for (size_t i = 0; i < n; i++)
-        if ((status = write_bucket(q, c[i].key, &b[i])) != SY_OK)
+        if ((status = write_bucket(q, &c[i], &b[i])) != SY_OK)
             return status;
     *taken = true;
     return SY_OK;
@@ -104,4 +108,27 @@ int sy_sqlite_take_rates(sy_store *s, const sy_store_fence *fence, int64_t run_i
 int sy_sqlite_rate_bucket(sy_store *s, const char *key, sy_rate_bucket *b, bool *found)
 {
     return read_bucket(sy_sqlite_handle(s), key, b, found);
+}
+
+int sy_sqlite_list_rate_buckets(sy_store *s, sy_rate_bucket_cb cb, void *arg)
+{
+    sy_store_sqlite *q = sy_sqlite_handle(s);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(q->db, "SELECT key, level, refilled, interval_ms, rate, burst"
+                                " FROM rate_buckets ORDER BY key", -1, &st, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sy_rate_bucket_row b = {
+            (const char *)sqlite3_column_text(st, 0),
+            {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+             sqlite3_column_int64(st, 3)},
+            sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5)};
+        if (b.key && cb(arg, &b) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+        rc = SQLITE_OK;
+    }
+    int status = rc == SQLITE_DONE ? SY_OK : sy_sqlite_fail(q, rc, "list the rate buckets");
+    sqlite3_finalize(st);
+    return status;
 }

@@ -309,6 +309,11 @@ static const char *const migrations[] = {
     "DROP TABLE slot_waiters;"
     "ALTER TABLE slot_waiters_new RENAME TO slot_waiters;"
     "CREATE INDEX slot_waiters_run ON slot_waiters(run_id, idx, elem);",
+    /* A bucket's rate and burst, as its last take's claim said
+     * (store/rates.h): a listing computes the tokens now from them; 0 on
+     * a row no take has written since. */
+    "ALTER TABLE rate_buckets ADD COLUMN rate INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE rate_buckets ADD COLUMN burst INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

@@ -282,6 +282,7 @@ static const struct sy_store_ops sqlite_ops = {
     .waiters = &sy_sqlite_waiter_ops,
     .take_rates = sy_sqlite_take_rates,
     .rate_bucket = sy_sqlite_rate_bucket,
+    .list_rate_buckets = sy_sqlite_list_rate_buckets,
     .request_slot_cancel = sy_sqlite_request_slot_cancel,
     .list_cancel_requests = sy_sqlite_list_cancel_requests,
 };
