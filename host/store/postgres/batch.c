@@ -60,9 +60,9 @@ static void sep(literal *a, size_t i)
 static void put_int(literal *a, size_t i, int64_t v)
 {
     char num[24];
-    int len = snprintf(num, sizeof num, "%lld", (long long)v);
+    size_t len = (size_t)(sy_pg_decimal(num, v) - num);
     sep(a, i);
-    put(a, num, (size_t)len);
+    put(a, num, len);
 }
 
 /* NULL, or the text quoted: "..." with \ and " escaped. */

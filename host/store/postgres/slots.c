@@ -241,24 +241,6 @@ int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_hol
     return status;
 }
 
-/* Writes v in decimal at o; the end.  By hand: snprintf was most of the
- * host's part of a turn's take (6,600 instructions a take for 7
- * numbers, bench/limits SY_LIMITS_INSTRUCTIONS=1). */
-static char *decimal(char *o, int64_t v)
-{
-    char tmp[24];
-    size_t n = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do
-        tmp[n++] = (char)('0' + u % 10);
-    while ((u /= 10) != 0);
-    if (v < 0)
-        *o++ = '-';
-    while (n > 0)
-        *o++ = tmp[--n];
-    return o;
-}
-
 /* A bigint[] literal of n values, v[i * stride] (int64_t), or NULL for
  * want of memory. */
 static char *ints_of(const int64_t *v, size_t stride, size_t n)
@@ -270,7 +252,7 @@ static char *ints_of(const int64_t *v, size_t stride, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i)
             *o++ = ',';
-        o = decimal(o, v[i * stride]);
+        o = sy_pg_decimal(o, v[i * stride]);
     }
     *o++ = '}';
     *o = '\0';
