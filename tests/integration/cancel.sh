@@ -15,9 +15,13 @@ workflow = {
   );
 };
 WF
+# The waits poll `status` without $SY_WRAP: under valgrind each poll was a
+# program start of seconds.  The `is` assertions read it under valgrind.
+# A bare poll takes a tenth of a second, so they poll up to 600 times: a
+# minute or more for a host under valgrind on a loaded machine.
 wait_running() { # RUN N
-    for _ in $(seq 1 100); do
-        [ "$(jget "$1" 'sum(1 for x in r["tasks"] if x["status"] == "Running")')" = "$2" ] && return 0
+    for _ in $(seq 1 600); do
+        [ "$(SY_WRAP= jget "$1" 'sum(1 for x in r["tasks"] if x["status"] == "Running")')" = "$2" ] && return 0
         sleep 0.1
     done
     return 1
@@ -49,7 +53,7 @@ wait_running "$id2" 2
 run cancel "$id2"
 rc_is 0 "cancel of a run a live host holds succeeds"
 has "cancel requested; its host will stop it" "as a request"
-for _ in $(seq 1 100); do [ "$(jget "$id2" 'r["status"]')" = Cancelled ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ "$(SY_WRAP= jget "$id2" 'r["status"]')" = Cancelled ] && break; sleep 0.1; done
 is Cancelled "$id2" 'r["status"]' "which the host carries out"
 is '["Cancelled", "Cancelled", "Skipped"]' "$id2" '[t["a"]["status"], t["b"]["status"], t["c"]["status"]]' \
     "its tasks as they were"

@@ -17,9 +17,11 @@ WF
 
 $SY_WRAP "$SWITCHYARD" run slow >"$host/run.out" 2>"$host/run.err" &
 pid=$!
-for _ in $(seq 1 100); do
+# Polled with `status` bare (under valgrind each poll was a program start of
+# seconds, so the count is high); the `is` after it reads it under valgrind.
+for _ in $(seq 1 600); do
     id=$(sed -n 's/^run \([0-9]*\):.*/\1/p' "$host/run.out")
-    [ -n "$id" ] && [ "$(jget "$id" 't["a"]["status"]' 2>/dev/null)" = Running ] && break
+    [ -n "$id" ] && [ "$(SY_WRAP= jget "$id" 't["a"]["status"]' 2>/dev/null)" = Running ] && break
     sleep 0.1
 done
 is Running "$id" 't["a"]["status"]' "run holds its run, a task running"

@@ -32,14 +32,7 @@ workflow() { cat >"$host/workflows/$1.cfg"; }
 # not once per assertion, which under valgrind was most of such a script.
 jget_cached=
 jget() {
-    if [ -z "${jget_cache:-}" ] || [ "$jget_cached" != "$1:$tap_runs" ]; then
-        jget_cached=
-        $SY_WRAP "$SWITCHYARD" status "$1" --json >"$host/status.json" 2>"$host/status.err" || {
-            cat "$host/status.err" >&2
-            return 1
-        }
-        jget_cached="$1:$tap_runs"
-    fi
+    jget_status "$1" || return 1
     python3 - "$host/status.json" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -49,9 +42,26 @@ print(json.dumps(v, sort_keys=True) if not isinstance(v, str) else v)
 PY
 }
 
+# jget_status RUN_ID: `status --json` into $host/status.json, unless
+# jget_cache holds it from since the last command.  `is` calls it before
+# `$(jget ...)`: what the subshell of a command substitution reads is
+# forgotten when it ends, so the cache must be filled in the script's own
+# shell.
+jget_status() {
+    if [ -z "${jget_cache:-}" ] || [ "$jget_cached" != "$1:$tap_runs" ]; then
+        jget_cached=
+        $SY_WRAP "$SWITCHYARD" status "$1" --json >"$host/status.json" 2>"$host/status.err" || {
+            cat "$host/status.err" >&2
+            return 1
+        }
+        jget_cached="$1:$tap_runs"
+    fi
+}
+
 # is EXPECTED RUN_ID EXPR NAME
 is() {
     local got
+    [ -z "${jget_cache:-}" ] || jget_status "$2"
     got=$(jget "$2" "$3")
     if [ "$got" = "$1" ]; then ok 0 "$4"; else echo "# $3: got '$got', expected '$1'"; ok 1 "$4"; fi
 }

@@ -3,6 +3,7 @@
 # plugin: a command, a C function from a task library, a retry, a branch
 # skipped by `when`.
 . "$SY_SRCDIR/tests/integration/lib.sh"
+jget_cache=1 # every command below goes through `run`
 host=$(mktemp -d "${TMPDIR:-/tmp}/sy-qs-XXXXXX")
 chmod 0700 "$host"
 cp -R "$SY_SRCDIR/examples/quickstart/." "$host/"

@@ -39,7 +39,9 @@ echo 'routes = { default = "two"; };' >"$host/routes.cfg"
 kill -HUP "$pid"
 wait_log "reloaded: 2 instances" 100
 ok $? "SIGHUP reloads the configuration"
-for _ in $(seq 1 150); do [ "$(jget "$id" 'r["status"]')" = Completed ] && break; sleep 0.1; done
+# Polled with `status` bare (under valgrind each poll was a program start of
+# seconds, so the count is high); the `is` after it reads it under valgrind.
+for _ in $(seq 1 600); do [ "$(SY_WRAP= jget "$id" 'r["status"]')" = Completed ] && break; sleep 0.1; done
 is Completed "$id" 'r["status"]' "the run completes across the reload"
 grep -q "complete public::pair::first" "$host/one.log"
 ok $? "the attempt in flight finished on the instance it started on"
@@ -69,7 +71,7 @@ ok $? "an overflow list with an unknown instance is refused, naming the file and
 SWITCHYARD_CONFIG="$host/submit.cfg"
 run submit pair
 id2=$(run_id)
-for _ in $(seq 1 150); do [ "$(jget "$id2" 'r["status"]')" = Completed ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ "$(SY_WRAP= jget "$id2" 'r["status"]')" = Completed ] && break; sleep 0.1; done
 is Completed "$id2" 'r["status"]' "the configuration in force stays and runs"
 ok $(grep -c "dispatch public::pair::first" "$host/two.log" | grep -qx 1; echo $?) "on the routes it had"
 kill -TERM "$pid"

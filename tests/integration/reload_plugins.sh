@@ -20,7 +20,9 @@ open(p, 'w').write(s)
 PY
 cp "$host/switchyard.cfg" "$host/first.cfg"
 wait_log() { for _ in $(seq 1 "$2"); do [ "$(grep -c "$1" "$host/serve.log")" -ge "${3:-1}" ] && return 0; sleep 0.1; done; return 1; }
-finished() { for _ in $(seq 1 "$2"); do case "$(jget "$1" 'r["status"]')" in Completed|Failed|Cancelled) return 0 ;; esac; sleep 0.1; done; return 1; }
+# finished RUN N: polls `status` bare up to N times (under valgrind each poll
+# was a program start of seconds); the `is` after it reads it under valgrind.
+finished() { for _ in $(seq 1 "$2"); do case "$(SY_WRAP= jget "$1" 'r["status"]')" in Completed|Failed|Cancelled) return 0 ;; esac; sleep 0.1; done; return 1; }
 
 SWITCHYARD_LOG=debug $SY_WRAP "$SWITCHYARD" serve >"$host/serve.log" 2>&1 &
 pid=$!

@@ -5,6 +5,7 @@
 # timeout after the request went out is not, and a timed-out call is
 # abandoned with a note.
 . "$SY_SRCDIR/tests/lambda/lib.sh"
+jget_cache=1 # every command below goes through `run`
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-lambda-XXXXXX")
 chmod 0700 "$dir"
 trap 'stop_server; rm -rf "$dir"' EXIT

@@ -3,6 +3,7 @@
 # `lam` workflows to a lambda instance, which calls the loopback Lambda
 # endpoint (tests/lambda/server.py; every signature checked).
 . "$SY_SRCDIR/tests/lambda/lib.sh"
+jget_cache=1 # every command below goes through `run`
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sy-lambda-XXXXXX")
 chmod 0700 "$dir"
 trap 'stop_server; rm -rf "$dir"' EXIT
