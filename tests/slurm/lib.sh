@@ -291,11 +291,14 @@ serve_bg() {
     pid=$!
 }
 
-# serve_end: waits (up to 30 s) until run $id is no longer Running, then
-# stops the `serve` serve_bg started.
+# serve_end: waits (up to 300 polls) until run $id is no longer Running,
+# then stops the `serve` serve_bg started.  A status that could not be
+# read (the store busy under load) is no answer: the poll goes on.
 serve_end() {
+    local state
     for _ in $(seq 1 300); do
-        [ "$(jget "$id" 'r["status"]')" != Running ] && break
+        state=$(jget "$id" 'r["status"]')
+        [ -n "$state" ] && [ "$state" != Running ] && break
         sleep 0.1
     done
     kill "$pid" 2>/dev/null
