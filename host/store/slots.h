@@ -56,7 +56,9 @@ typedef struct sy_slot_holder {
  * *full is the index of a claim that had no room (or was being taken by
  * another host at this moment) and *held what that key's live holders
  * hold.  `now` is the clock leases are compared with.  SY_ESTATE outside
- * a batch. */
+ * a batch.  One attempt's take in one call: the host takes a turn's
+ * slots in two steps instead (sy_store_slot_room, sy_store_put_slots,
+ * below), which write the same rows and counters. */
 int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                         const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                         size_t *full, int64_t *held);
