@@ -26,7 +26,6 @@
  * hosts never wait on each other's counters; the advisory lock keeps
  * the key's takes one at a time as before.
  */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "store/postgres/internal.h"
@@ -142,19 +141,6 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         LIVE("$1::bigint") " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
 };
 
-/* A bigint[] literal of the claims' limits, or of their slot counts. */
-static char *int_array(const sy_slot_claim *c, size_t n, bool limits)
-{
-    char *a = malloc(2 + n * 22), *o = a;
-    if (!a)
-        return NULL;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++)
-        o += sprintf(o, "%s%lld", i ? "," : "", (long long)(limits ? c[i].limit : c[i].n));
-    *o++ = '}';
-    *o = '\0';
-    return a;
-}
 
 int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *busy)
 {
@@ -184,6 +170,37 @@ static int held_of(sy_store_pg *q, const char *key, int64_t now, int64_t *held)
         *held = sy_pg_col_int(r, 0, 0);
     PQclear(r);
     return status;
+}
+
+/* A bigint[] literal of n values, v[i * stride] (int64_t), or NULL for
+ * want of memory. */
+static char *ints_of(const int64_t *v, size_t stride, size_t n)
+{
+    char *a = malloc(3 + n * 21), *o = a;
+    if (!a)
+        return NULL;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ',';
+        o = sy_pg_decimal(o, v[i * stride]);
+    }
+    *o++ = '}';
+    *o = '\0';
+    return a;
+}
+
+/* A bigint[] literal of the claims' limits, or of their slot counts. */
+static char *int_array(const sy_slot_claim *c, size_t n, bool limits)
+{
+    int64_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = limits ? c[i].limit : c[i].n;
+    char *a = ints_of(v, 1, n);
+    free(v);
+    return a;
 }
 
 int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
@@ -241,23 +258,6 @@ int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_hol
     return status;
 }
 
-/* A bigint[] literal of n values, v[i * stride] (int64_t), or NULL for
- * want of memory. */
-static char *ints_of(const int64_t *v, size_t stride, size_t n)
-{
-    char *a = malloc(3 + n * 21), *o = a;
-    if (!a)
-        return NULL;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            *o++ = ',';
-        o = sy_pg_decimal(o, v[i * stride]);
-    }
-    *o++ = '}';
-    *o = '\0';
-    return a;
-}
 
 /* Each array parameter of a statement, built and freed together. */
 typedef struct {
