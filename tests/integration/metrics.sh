@@ -102,7 +102,12 @@ $SY_WRAP "$SWITCHYARD" serve --exit-when-idle --metrics-file "$m2" --metrics-int
     >"$host/serve2.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 200); do [ -f "$m2" ] && break; sleep 0.05; done
-rm -f "$m2" && mkdir "$m2"
+# The host may rename a fresh file into place between the rm and the
+# mkdir; try again until the directory is the one there.
+for _ in $(seq 1 100); do
+    rm -f "$m2" && mkdir "$m2" 2>/dev/null && break
+done
+[ -d "$m2" ]; ok $? "a directory stands where the file goes"
 sleep 0.5
 rmdir "$m2"
 wait "$pid"
