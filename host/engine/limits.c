@@ -164,9 +164,10 @@ static bool request_cancel(sy_engine *e, const char *key, int64_t now)
  * run's context, its pool and its tenant's bound, in c[0..*n) (keys[i]
  * the caller frees: a rendered key, or NULL where the key is the
  * bound's own).  1, or -1 with why (a template naming what the
- * context lacks, a pool too small). */
+ * context lacks, a pool too small).  `warn`: log a pool a reload removed
+ * (the take does, once per start; the turn's read before it does not). */
 static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, size_t *n,
-                     char *why, size_t why_len)
+                     char *why, size_t why_len, bool warn)
 {
     sy_limits *l = r->e->limits;
     const sy_task_def *def = sy_live_def(r, idx);
@@ -191,8 +192,9 @@ static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, 
         const named_bound *p = find(l->pools, l->n_pools, f->pool);
         if (!p) {
             /* A reload removed it: nothing bounds the task by it. */
-            sy_log(SY_LOG_WARN, "engine", "%s: pool '%s' is not defined any more; not held",
-                   def->ns, f->pool);
+            if (warn)
+                sy_log(SY_LOG_WARN, "engine", "%s: pool '%s' is not defined any more; not held",
+                       def->ns, f->pool);
         } else if ((int64_t)f->pool_slots > p->limit) {
             snprintf(why, why_len, "takes %u slots of pool '%s', which has %lld",
                      f->pool_slots, f->pool, (long long)p->limit);
@@ -239,7 +241,7 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
         char why[8];
         /* A task whose keys cannot be named fails at its take, saying
          * why; here it names none. */
-        claims_of(r, ref.idx, keys + n, c + n, &m, why, sizeof why);
+        claims_of(r, ref.idx, keys + n, c + n, &m, why, sizeof why, false);
         n += m;
     }
     if (n > 0 && !e->fatal && (sy_ledger_read(l->ledger, e->o.store, c, n, now) != SY_OK ||
@@ -282,7 +284,7 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     sy_slot_claim c[SY_SLOT_CLAIMS_MAX];
     size_t n = 0;
     const sy_flow *f = def->flow;
-    int result = claims_of(r, idx, keys, c, &n, why, why_len);
+    int result = claims_of(r, idx, keys, c, &n, why, why_len, true);
     if (result == 1 && n > 0) {
         sy_slot_holder h = holder_of(r, idx, token);
         bool taken = false;

@@ -153,6 +153,35 @@ static void test_pool_slots(void **state)
     pool_env_n_pools = 0;
 }
 
+/* A reload that removes a pool: its tasks start unbounded by it, and
+ * the log says so once per task started, not at every turn's read. */
+static void test_pool_removed(void **state)
+{
+    (void)state;
+    sy_pool_config pool = {.name = "db", .size = 1};
+    pool_env_pools = &pool;
+    pool_env_n_pools = 1;
+    env v;
+    pool_env_open(&v,
+                  "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
+                  "  { id = \"a\"; }, { id = \"b\"; }, { id = \"c\"; }\n); };\n",
+                  ONE, 4, 0);
+    assert_string_equal(pools[0].got, "a");
+    th_capture cap;
+    th_capture_start(&cap);
+    sy_engine_set_limits(v.engine, NULL, 0, NULL, 0);
+    turn(&v);
+    turn(&v);
+    char *log = th_capture_end(&cap);
+    assert_string_equal(pools[0].got, "a b c");
+    assert_int_equal(th_count(log, "pool 'db' is not defined any more"), 2);
+    free(log);
+    finish_all(&v, "pool:db", 1);
+    close_env(&v);
+    pool_env_pools = NULL;
+    pool_env_n_pools = 0;
+}
+
 static void test_tenant_max_running(void **state)
 {
     (void)state;
@@ -211,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_keys_distinct),
         cmocka_unit_test(test_missing_path_fails),
         cmocka_unit_test(test_pool_slots),
+        cmocka_unit_test(test_pool_removed),
         cmocka_unit_test(test_tenant_max_running),
         cmocka_unit_test(test_drop),
         cmocka_unit_test(test_cancel_newest),
