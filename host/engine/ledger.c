@@ -12,6 +12,7 @@ typedef struct {
     char *key;
     int64_t held;  /* as read this turn; -1: another host is taking it */
     int64_t added; /* what this turn took of it since */
+    bool exact;    /* held is its live holders counted, not its counters */
 } ledger_key;
 
 typedef struct {
@@ -78,16 +79,20 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
         if (find(l, c[i].key))
             continue;
         l->keys = sy_engine_grow(l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
-        l->keys[l->n_keys] = (ledger_key){sy_xstrdup(c[i].key), -1, 0};
+        l->keys[l->n_keys] = (ledger_key){sy_xstrdup(c[i].key), -1, 0, false};
         sy_key_index_add(&l->index, key_at, l);
         l->n_keys++;
         ask[m++] = c[i];
     }
     int64_t *held = sy_xmalloc((m ? m : 1) * sizeof *held);
     int status = sy_store_slot_room(s, ask, m, now, held);
-    for (size_t i = 0; i < m; i++)
-        l->keys[first + i].held = status == SY_OK ? held[i] : -1; /* failed: the
-                                                                     turn is lost */
+    for (size_t i = 0; i < m; i++) {
+        ledger_key *k = &l->keys[first + i];
+        k->held = status == SY_OK ? held[i] : -1; /* failed: the turn is lost */
+        /* The store counts the live holders when the counters leave no
+         * room for the claim (store/slots.h); none held is exact too. */
+        k->exact = k->held == 0 || k->held + ask[i].n > ask[i].limit;
+    }
     free(held);
     free(ask);
     return status;
@@ -104,6 +109,18 @@ int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
     ledger_key *k[SY_SLOT_CLAIMS_MAX];
     for (size_t i = 0; i < n; i++) {
         k[i] = find(l, c[i].key);
+        if (k[i]->held >= 0 && !k[i]->exact &&
+            k[i]->held + k[i]->added + c[i].n > c[i].limit) {
+            /* Full by the counters, which may count holders no longer
+             * live (a dead host's, not reaped yet): before a task waits,
+             * or is dropped by its strategy, count the live ones.  A
+             * claim of the whole limit makes the store count them. */
+            sy_slot_claim whole = {c[i].key, c[i].limit, c[i].limit};
+            status = sy_store_slot_room(s, &whole, 1, now, &k[i]->held);
+            if (status != SY_OK)
+                return status;
+            k[i]->exact = true;
+        }
         if (k[i]->held < 0 || k[i]->held + k[i]->added + c[i].n > c[i].limit) {
             *full = i;
             *held = k[i]->held < 0 ? -1 : k[i]->held + k[i]->added;

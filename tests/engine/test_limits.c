@@ -217,6 +217,43 @@ static void ends_unrun(const char *strategy, const char *id, sy_task_state want)
     close_env(&v);
 }
 
+/* A key whose counters count a holder no longer live (here a slot taken
+ * under a claim that is not the run's: a dead host's, not reaped yet)
+ * leaves room for the first takes of a turn; the take that then finds it
+ * full by the counters counts the live holders before its strategy drops
+ * it.  Without that, c was dropped with key:db not full. */
+static void test_drop_counts_live(void **state)
+{
+    (void)state;
+    env v;
+    pool_env_open(&v,
+                  "workflow = { name = \"w\"; limits = ( { key = \"db\"; limit = 3;"
+                  " strategy = \"drop\"; } ); tasks = (\n"
+                  "  { id = \"first\"; limits = (); },\n"
+                  "  { id = \"a\"; after = [\"first\"]; }, { id = \"b\"; after = [\"first\"]; },\n"
+                  "  { id = \"c\"; after = [\"first\"]; }\n); };\n",
+                  ONE, 4, 0);
+    assert_string_equal(pools[0].got, "first");
+    sy_store_fence ghost = {.owner = "a-dead-host", .epoch = 99};
+    sy_slot_holder h = {v.run_id, 0, -1, 7};
+    sy_slot_claim claim = {"key:db", 3, 1};
+    bool taken = false;
+    size_t full = 0;
+    int64_t held_by = 0;
+    assert_int_equal(sy_store_begin(v.store), SY_OK);
+    assert_int_equal(sy_store_take_slots(v.store, &ghost, &h, &claim, 1, pool_env_now, &taken,
+                                         &full, &held_by), SY_OK);
+    assert_int_equal(sy_store_commit(v.store), SY_OK);
+    assert_true(taken);
+    assert_int_equal(held(&v, "key:db", NULL), 0); /* not live */
+    finish(&v, 0, "first");
+    assert_string_equal(pools[0].got, "first a b c");
+    assert_int_equal(held(&v, "key:db", NULL), 3);
+    finish_all(&v, "key:db", 3);
+    assert_int_equal(state_of(&v, "c", NULL, 0), SY_TASK_COMPLETED);
+    close_env(&v);
+}
+
 /* drop: the task ends Dropped, a state of its own. */
 static void test_drop(void **state)
 {
@@ -243,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_pool_removed),
         cmocka_unit_test(test_tenant_max_running),
         cmocka_unit_test(test_drop),
+        cmocka_unit_test(test_drop_counts_live),
         cmocka_unit_test(test_cancel_newest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
