@@ -125,6 +125,19 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             if (has_capacity(t->route->q[k]))
                 q = t->route->q[k];
         if (!q) {
+            if (t->state == SY_TASK_WAITING) {
+                /* It waited for a slot and was offered again (a slot came
+                 * back, or its retry): what holds it now is capacity, and
+                 * its old reason would name a key that may have room. */
+                char why[300];
+                if (t->route->n > 1)
+                    snprintf(why, sizeof why, "waiting for capacity: executor '%s' and the "
+                             "%zu after it are full", t->route->first, t->route->n - 1);
+                else
+                    snprintf(why, sizeof why, "waiting for capacity: executor '%s' is full",
+                             t->route->first);
+                sy_waiting_enter(r, ref.idx, why);
+            }
             sy_route_park(r, ref.idx);
             continue;
         }
