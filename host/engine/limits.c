@@ -11,6 +11,7 @@
 #include "engine/ledger.h"
 #include "engine/waiters.h"
 #include "engine/rates.h"
+#include "engine/route.h"
 #include "store/preempt.h"
 #include "store/slots.h"
 
@@ -228,12 +229,35 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
     char **keys = NULL;
     sy_slot_claim *c = NULL;
     size_t n = 0, cap_keys = 0, cap_c = 0;
+    /* What each instance takes this turn, read when first needed (-1). */
+    int64_t *room = sy_xmalloc((e->n_instances ? e->n_instances : 1) * sizeof *room);
+    for (size_t k = 0; k < e->n_instances; k++)
+        room[k] = -1;
     for (size_t i = 0; i < q->n && !e->fatal; i++) {
         sy_task_ref ref = q->v[(q->head + i) % q->cap];
         sy_live_run *r = ref.run;
-        if (!sy_task_state_offerable(r->t[ref.idx].state) || r->cancelling || r->finished ||
-            !takes_slots(r, ref.idx) ||
+        const sy_live_task *t = &r->t[ref.idx];
+        if (!sy_task_state_offerable(t->state) || r->cancelling || r->finished ||
+            t->ready_at > now || !takes_slots(r, ref.idx) ||
             (!sy_live_is_slot(r, ref.idx) && r->wf->tasks[ref.idx].mapped))
+            continue;
+        /* Only as many tasks as the executors take this turn, in the
+         * order the turn offers them (sy_dispatch_decide's, overflow
+         * included): the rest stay parked, and reading their keys would
+         * only lock them on PostgreSQL, where another host's take of
+         * them then waits.  A task past this count that does start (one
+         * before it waited for a key instead) reads its keys at its take. */
+        bool fits = false;
+        for (size_t k = 0; k < t->route->n && !fits; k++) {
+            size_t at = (size_t)(t->route->q[k] - e->instances);
+            if (room[at] < 0)
+                room[at] = sy_route_room(t->route->q[k]);
+            if (room[at] > 0) {
+                room[at]--;
+                fits = true;
+            }
+        }
+        if (!fits)
             continue;
         keys = sy_engine_grow(keys, &cap_keys, n + SY_SLOT_CLAIMS_MAX, sizeof *keys);
         c = sy_engine_grow(c, &cap_c, n + SY_SLOT_CLAIMS_MAX, sizeof *c);
@@ -254,6 +278,7 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
         free(keys[i]);
     free(keys);
     free(c);
+    free(room);
 }
 
 void sy_limits_write(sy_engine *e, int64_t now)

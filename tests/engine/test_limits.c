@@ -122,18 +122,31 @@ static void test_missing_path_fails(void **state)
     close_env(&v);
 }
 
+/* An env whose switchyard.cfg defines `pool` (pool_env_pools), on the
+ * local executor of 4; close_pooled forgets it again. */
+static void open_pooled(env *v, const sy_pool_config *pool, const char *workflow)
+{
+    pool_env_pools = pool;
+    pool_env_n_pools = 1;
+    pool_env_open(v, workflow, ONE, 4, 0);
+}
+
+static void close_pooled(env *v)
+{
+    close_env(v);
+    pool_env_pools = NULL;
+    pool_env_n_pools = 0;
+}
+
 static void test_pool_slots(void **state)
 {
     (void)state;
     sy_pool_config pool = {.name = "db", .size = 3};
-    pool_env_pools = &pool;
-    pool_env_n_pools = 1;
     env v;
-    pool_env_open(&v,
-                  "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
-                  "  { id = \"a\"; pool_slots = 2; }, { id = \"b\"; pool_slots = 2; },\n"
-                  "  { id = \"c\"; }, { id = \"big\"; pool_slots = 4; }\n); };\n",
-                  ONE, 4, 0);
+    open_pooled(&v, &pool,
+                "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
+                "  { id = \"a\"; pool_slots = 2; }, { id = \"b\"; pool_slots = 2; },\n"
+                "  { id = \"c\"; }, { id = \"big\"; pool_slots = 4; }\n); };\n");
     /* a takes 2 of 3; b's 2 do not fit, c's 1 does. */
     assert_string_equal(pools[0].got, "a c");
     assert_int_equal(held(&v, "pool:db", NULL), 3);
@@ -148,9 +161,7 @@ static void test_pool_slots(void **state)
     assert_int_equal(held(&v, "pool:db", NULL), 5);
     finish_all(&v, "pool:db", 5);
     assert_int_equal(held(&v, "pool:db", NULL), 0);
-    close_env(&v);
-    pool_env_pools = NULL;
-    pool_env_n_pools = 0;
+    close_pooled(&v);
 }
 
 /* A reload that removes a pool: its tasks start unbounded by it, and
@@ -159,13 +170,10 @@ static void test_pool_removed(void **state)
 {
     (void)state;
     sy_pool_config pool = {.name = "db", .size = 1};
-    pool_env_pools = &pool;
-    pool_env_n_pools = 1;
     env v;
-    pool_env_open(&v,
-                  "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
-                  "  { id = \"a\"; }, { id = \"b\"; }, { id = \"c\"; }\n); };\n",
-                  ONE, 4, 0);
+    open_pooled(&v, &pool,
+                "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
+                "  { id = \"a\"; }, { id = \"b\"; }, { id = \"c\"; }\n); };\n");
     assert_string_equal(pools[0].got, "a");
     th_capture cap;
     th_capture_start(&cap);
@@ -177,9 +185,7 @@ static void test_pool_removed(void **state)
     assert_int_equal(th_count(log, "pool 'db' is not defined any more"), 2);
     free(log);
     finish_all(&v, "pool:db", 1);
-    close_env(&v);
-    pool_env_pools = NULL;
-    pool_env_n_pools = 0;
+    close_pooled(&v);
 }
 
 static void test_tenant_max_running(void **state)
