@@ -5,7 +5,8 @@
 # with "waiting_key", "waiting_position" and "waiting_count"; once the
 # holder ends and the first waiter starts, the one that was second says
 # "position 1 of 2 waiting", though the engine wrote its reason once
-# (docs/flow-control.md, "Said why").
+# (docs/flow-control.md, "Waiting, and why").  A map's waiting elements
+# are placed the same way.
 . "$SY_SRCDIR/tests/admin/lib.sh"
 if [ -n "$SY_WRAP" ]; then
     echo "1..0 # SKIP a serving host polled while tasks hold and wait for a key; the sanitizer pass runs it"
@@ -18,6 +19,12 @@ hold() { printf '{ id = "hold_%s"; command = ["sh", "-c", "while [ ! -f %s/go-ho
 workflow w <<WF
 workflow = { name = "w"; limits = ( { key = "db"; limit = 1; } );
   tasks = ( $(hold a), $(hold b), $(hold c), $(hold d) ); };
+WF
+# And a map of 3 elements on the key.
+workflow m <<WF
+workflow = { name = "m"; limits = ( { key = "db"; limit = 1; } );
+  tasks = ( { id = "fan"; map_range = 3;
+              command = ["sh", "-c", "while [ ! -f $host/go-fan ]; do sleep 0.05; done"]; } ); };
 WF
 start_serve
 ok $? "serve listens"
@@ -92,6 +99,24 @@ wait_status "$id" Completed
 ok $? "every task runs once the key is free"
 jq_is '[]' '[k for t in b["tasks"] for k in t if k.startswith("waiting_") and k != "waiting_for"]' \
     "and none says where it waits"
+
+# The map's elements (workflow m): one holds the key, two wait, each placed.
+api POST /api/v1/runs '{"workflow": "m"}' token
+code_is 201 "a mapped run submitted"
+id=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
+placed='sorted([e["waiting_position"], e["waiting_count"], e["waiting_key"]] for e in b["tasks"][0].get("map", {}).get("list", []) if e["status"] == "Waiting" and e.get("waiting_position"))'
+for _ in $(seq 1 200); do
+    api GET "/api/v1/runs/$id?elements=*"
+    case "$body" in *'"waiting_count":2'*'"waiting_count":2'*) break ;; esac
+    sleep 0.05
+done
+jq_is '[[1, 2, "key:db"], [2, 2, "key:db"]]' "$placed" "the API: two elements wait, first and second of 2"
+jq_is '[true, true]' \
+    '[e["waiting_for"].endswith("position %d of 2 waiting)" % e["waiting_position"]) for e in b["tasks"][0]["map"]["list"] if e["status"] == "Waiting"]' \
+    "the API: each element's waiting_for says its place"
+: >"$host/go-fan"
+wait_status "$id" Completed
+ok $? "the elements run once the key is free"
 stop_serve
 ok $? "serve stops cleanly"
 cd / || exit 1
