@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
 #include "base/util.h"
 #include "service/limits_waiters.h"
 #include "store/slots.h"
@@ -99,8 +98,8 @@ static void place(waiter *x, const sy_waiter_queues *q, int64_t run_id)
     json_object_set_new(x->o, "waiting_count", json_integer((json_int_t)count));
 }
 
-int sy_runs_add_waiting(sy_store *st, const sy_flow_config *flow, int64_t run_id,
-                        json_t *tasks, char *err, size_t err_len)
+int sy_runs_add_waiting(sy_store *st, const sy_flow_config *flow, int64_t now,
+                        int64_t run_id, json_t *tasks, char *err, size_t err_len)
 {
     waiting w = {0};
     size_t i, j;
@@ -124,7 +123,7 @@ int sy_runs_add_waiting(sy_store *st, const sy_flow_config *flow, int64_t run_id
         if (m == 0 || strcmp(keys[m - 1], keys[i]) != 0)
             keys[m++] = keys[i];
     sy_waiter_queues *q = NULL;
-    int rc = sy_waiter_queues_read(st, flow, sy_clock_now_ms(), keys, m, &q, err, err_len);
+    int rc = sy_waiter_queues_read(st, flow, now, keys, m, &q, err, err_len);
     for (i = 0; i < w.n; i++) {
         if (rc == SY_OK)
             place(&w.v[i], q, run_id);
