@@ -2,6 +2,7 @@
  * the keys they wait for (service/runs.h, sy_runs_add_waiting). */
 #include "service/runs.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +25,20 @@ typedef struct {
 } waiting;
 
 /* The key a reason names ("waiting for KEY" or "waiting for KEY (...)",
- * as the engine writes it: engine/limits.c, engine/rates.c), or NULL. */
+ * as the engine writes it: engine/limits.c, engine/rates.c), or NULL for
+ * a wait of another kind ("waiting for capacity: ...", engine/dispatch.c). */
 static char *key_named(const char *why)
 {
     static const char lead[] = "waiting for ";
+    static const char *const kinds[] = {"key:", "pool:", "tenant:", "rate:"};
     if (!why || strncmp(why, lead, sizeof lead - 1) != 0)
         return NULL;
     const char *key = why + sizeof lead - 1, *end = strstr(key, " (");
     size_t n = end ? (size_t)(end - key) : strlen(key);
-    if (n == 0 || n > SY_SLOT_KEY_MAX)
+    bool named = false;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        named = named || strncmp(key, kinds[i], strlen(kinds[i])) == 0;
+    if (!named || n > SY_SLOT_KEY_MAX)
         return NULL;
     char *k = sy_xmalloc(n + 1);
     memcpy(k, key, n);

@@ -108,7 +108,8 @@ int sy_runs_add_maps(sy_store *st, int64_t run_id, json_t *tasks,
 
 /* Adds to each Waiting task and element of `tasks` (sy_runs_add_maps'
  * array, elements listed or not) whose "waiting_for" names a key
- * ("waiting for KEY ...") "waiting_key", and "waiting_position" and
+ * ("waiting for KEY ...", KEY "key:", "pool:", "tenant:" or "rate:"
+ * and its name) "waiting_key", and "waiting_position" and
  * "waiting_count": where it stands at `now` (the leases' clock,
  * sy_clock_now_ms) among the key's live waiters in grant order (engine/grant.h, the tenants' weights of `flow`), null when
  * the store has no live waiter row of it there (a rate's wait).  With
