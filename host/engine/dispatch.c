@@ -64,24 +64,7 @@ void sy_dispatch_begin_turn(sy_engine *e)
     }
 }
 
-/* An instance has capacity for one more task this turn when it is healthy
- * and its plugin's capacity(), asked once per instance and turn, is
- * unlimited or more than the submits already decided for it this turn.
- * Capacity freed later in the turn is seen in the next one, through the
- * plugin's wake(). */
-static bool has_capacity(sy_instance_queue *q)
-{
-    if (atomic_load_explicit(&q->entry->unhealthy, memory_order_relaxed))
-        return false; /* the watchdog caught it stuck: no new task */
-    if (q->cap < 0) {
-        sy_call_begin(q->entry, "capacity", NULL, 0, 0, 0);
-        q->cap = q->entry->desc->capacity(q->entry->inst);
-        sy_call_end();
-        if (q->cap < 0)
-            q->cap = 0;
-    }
-    return q->cap == SY_CAPACITY_UNLIMITED || q->reserved < q->cap;
-}
+static bool has_capacity(sy_instance_queue *q) { return sy_route_room(q) > 0; }
 
 void sy_dispatch_decide(sy_engine *e, int64_t now)
 {
@@ -125,6 +108,19 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
             if (has_capacity(t->route->q[k]))
                 q = t->route->q[k];
         if (!q) {
+            if (t->state == SY_TASK_WAITING) {
+                /* It waited for a slot and was offered again (a slot came
+                 * back, or its retry): what holds it now is capacity, and
+                 * its old reason would name a key that may have room. */
+                char why[300];
+                if (t->route->n > 1)
+                    snprintf(why, sizeof why, "waiting for capacity: executor '%s' and the "
+                             "%zu after it are full", t->route->first, t->route->n - 1);
+                else
+                    snprintf(why, sizeof why, "waiting for capacity: executor '%s' is full",
+                             t->route->first);
+                sy_waiting_enter(r, ref.idx, why);
+            }
             sy_route_park(r, ref.idx);
             continue;
         }

@@ -12,6 +12,7 @@ typedef struct {
     char *key;
     int64_t held;  /* as read this turn; -1: another host is taking it */
     int64_t added; /* what this turn took of it since */
+    bool exact;    /* held is its live holders counted, not its counters */
 } ledger_key;
 
 typedef struct {
@@ -72,22 +73,30 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
     /* The keys not read yet, each once: entered first (unread), then
      * given what the store says. */
     size_t first = l->n_keys;
-    sy_slot_claim *ask = sy_xmalloc((n ? n : 1) * sizeof *ask);
+    sy_slot_claim *ask = NULL;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (find(l, c[i].key))
             continue;
+        if (!ask)
+            ask = sy_xmalloc(n * sizeof *ask);
         l->keys = sy_engine_grow(l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
-        l->keys[l->n_keys] = (ledger_key){sy_xstrdup(c[i].key), -1, 0};
+        l->keys[l->n_keys] = (ledger_key){sy_xstrdup(c[i].key), -1, 0, false};
         sy_key_index_add(&l->index, key_at, l);
         l->n_keys++;
         ask[m++] = c[i];
     }
-    int64_t *held = sy_xmalloc((m ? m : 1) * sizeof *held);
+    if (m == 0)
+        return SY_OK; /* every key read already this turn */
+    int64_t *held = sy_xmalloc(m * sizeof *held);
     int status = sy_store_slot_room(s, ask, m, now, held);
-    for (size_t i = 0; i < m; i++)
-        l->keys[first + i].held = status == SY_OK ? held[i] : -1; /* failed: the
-                                                                     turn is lost */
+    for (size_t i = 0; i < m; i++) {
+        ledger_key *k = &l->keys[first + i];
+        k->held = status == SY_OK ? held[i] : -1; /* failed: the turn is lost */
+        /* The store counts the live holders when the counters leave no
+         * room for the claim (store/slots.h); none held is exact too. */
+        k->exact = k->held == 0 || k->held + ask[i].n > ask[i].limit;
+    }
     free(held);
     free(ask);
     return status;
@@ -98,12 +107,33 @@ int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
                    bool *taken, size_t *full, int64_t *held)
 {
     *taken = false;
-    int status = sy_ledger_read(l, s, c, n, now);
-    if (status != SY_OK)
-        return status;
+    int status = SY_OK;
     ledger_key *k[SY_SLOT_CLAIMS_MAX];
+    bool missing = false;
+    for (size_t i = 0; i < n; i++)
+        missing |= !(k[i] = find(l, c[i].key));
+    if (missing) {
+        /* Keys the turn's read (sy_limits_prepare) did not name: a task
+         * that became Ready since.  Read together, then found. */
+        status = sy_ledger_read(l, s, c, n, now);
+        if (status != SY_OK)
+            return status;
+        for (size_t i = 0; i < n; i++)
+            k[i] = find(l, c[i].key);
+    }
     for (size_t i = 0; i < n; i++) {
-        k[i] = find(l, c[i].key);
+        if (k[i]->held >= 0 && !k[i]->exact &&
+            k[i]->held + k[i]->added + c[i].n > c[i].limit) {
+            /* Full by the counters, which may count holders no longer
+             * live (a dead host's, not reaped yet): before a task waits,
+             * or is dropped by its strategy, count the live ones.  A
+             * claim of the whole limit makes the store count them. */
+            sy_slot_claim whole = {c[i].key, c[i].limit, c[i].limit};
+            status = sy_store_slot_room(s, &whole, 1, now, &k[i]->held);
+            if (status != SY_OK)
+                return status;
+            k[i]->exact = true;
+        }
         if (k[i]->held < 0 || k[i]->held + k[i]->added + c[i].n > c[i].limit) {
             *full = i;
             *held = k[i]->held < 0 ? -1 : k[i]->held + k[i]->added;

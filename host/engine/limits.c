@@ -11,6 +11,7 @@
 #include "engine/ledger.h"
 #include "engine/waiters.h"
 #include "engine/rates.h"
+#include "engine/route.h"
 #include "store/preempt.h"
 #include "store/slots.h"
 
@@ -164,9 +165,10 @@ static bool request_cancel(sy_engine *e, const char *key, int64_t now)
  * run's context, its pool and its tenant's bound, in c[0..*n) (keys[i]
  * the caller frees: a rendered key, or NULL where the key is the
  * bound's own).  1, or -1 with why (a template naming what the
- * context lacks, a pool too small). */
+ * context lacks, a pool too small).  `warn`: log a pool a reload removed
+ * (the take does, once per start; the turn's read before it does not). */
 static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, size_t *n,
-                     char *why, size_t why_len)
+                     char *why, size_t why_len, bool warn)
 {
     sy_limits *l = r->e->limits;
     const sy_task_def *def = sy_live_def(r, idx);
@@ -191,8 +193,9 @@ static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, 
         const named_bound *p = find(l->pools, l->n_pools, f->pool);
         if (!p) {
             /* A reload removed it: nothing bounds the task by it. */
-            sy_log(SY_LOG_WARN, "engine", "%s: pool '%s' is not defined any more; not held",
-                   def->ns, f->pool);
+            if (warn)
+                sy_log(SY_LOG_WARN, "engine", "%s: pool '%s' is not defined any more; not held",
+                       def->ns, f->pool);
         } else if ((int64_t)f->pool_slots > p->limit) {
             snprintf(why, why_len, "takes %u slots of pool '%s', which has %lld",
                      f->pool_slots, f->pool, (long long)p->limit);
@@ -226,12 +229,35 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
     char **keys = NULL;
     sy_slot_claim *c = NULL;
     size_t n = 0, cap_keys = 0, cap_c = 0;
+    /* What each instance takes this turn, read when first needed (-1). */
+    int64_t *room = sy_xmalloc((e->n_instances ? e->n_instances : 1) * sizeof *room);
+    for (size_t k = 0; k < e->n_instances; k++)
+        room[k] = -1;
     for (size_t i = 0; i < q->n && !e->fatal; i++) {
         sy_task_ref ref = q->v[(q->head + i) % q->cap];
         sy_live_run *r = ref.run;
-        if (!sy_task_state_offerable(r->t[ref.idx].state) || r->cancelling || r->finished ||
-            !takes_slots(r, ref.idx) ||
+        const sy_live_task *t = &r->t[ref.idx];
+        if (!sy_task_state_offerable(t->state) || r->cancelling || r->finished ||
+            t->ready_at > now || !takes_slots(r, ref.idx) ||
             (!sy_live_is_slot(r, ref.idx) && r->wf->tasks[ref.idx].mapped))
+            continue;
+        /* Only as many tasks as the executors take this turn, in the
+         * order the turn offers them (sy_dispatch_decide's, overflow
+         * included): the rest stay parked, and reading their keys would
+         * only lock them on PostgreSQL, where another host's take of
+         * them then waits.  A task past this count that does start (one
+         * before it waited for a key instead) reads its keys at its take. */
+        bool fits = false;
+        for (size_t k = 0; k < t->route->n && !fits; k++) {
+            size_t at = (size_t)(t->route->q[k] - e->instances);
+            if (room[at] < 0)
+                room[at] = sy_route_room(t->route->q[k]);
+            if (room[at] > 0) {
+                room[at]--;
+                fits = true;
+            }
+        }
+        if (!fits)
             continue;
         keys = sy_engine_grow(keys, &cap_keys, n + SY_SLOT_CLAIMS_MAX, sizeof *keys);
         c = sy_engine_grow(c, &cap_c, n + SY_SLOT_CLAIMS_MAX, sizeof *c);
@@ -239,7 +265,7 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
         char why[8];
         /* A task whose keys cannot be named fails at its take, saying
          * why; here it names none. */
-        claims_of(r, ref.idx, keys + n, c + n, &m, why, sizeof why);
+        claims_of(r, ref.idx, keys + n, c + n, &m, why, sizeof why, false);
         n += m;
     }
     if (n > 0 && !e->fatal && (sy_ledger_read(l->ledger, e->o.store, c, n, now) != SY_OK ||
@@ -252,6 +278,7 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
         free(keys[i]);
     free(keys);
     free(c);
+    free(room);
 }
 
 void sy_limits_write(sy_engine *e, int64_t now)
@@ -282,7 +309,7 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     sy_slot_claim c[SY_SLOT_CLAIMS_MAX];
     size_t n = 0;
     const sy_flow *f = def->flow;
-    int result = claims_of(r, idx, keys, c, &n, why, why_len);
+    int result = claims_of(r, idx, keys, c, &n, why, why_len, true);
     if (result == 1 && n > 0) {
         sy_slot_holder h = holder_of(r, idx, token);
         bool taken = false;

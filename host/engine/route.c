@@ -2,11 +2,13 @@
  * one of them to free capacity. */
 #include "engine/route.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
 #include "engine/batch.h"
+#include "executor/call_record.h"
 
 static sy_instance_queue *queue_named(sy_engine *e, const char *name)
 {
@@ -88,6 +90,22 @@ void sy_route_copy(sy_live_run *r, size_t slot, size_t owner)
     const sy_live_task *o = &r->t[owner];
     t->route = o->route;
     point_at_first(t);
+}
+
+int64_t sy_route_room(sy_instance_queue *q)
+{
+    if (atomic_load_explicit(&q->entry->unhealthy, memory_order_relaxed))
+        return 0; /* the watchdog caught it stuck: no new task */
+    if (q->cap < 0) {
+        sy_call_begin(q->entry, "capacity", NULL, 0, 0, 0);
+        q->cap = q->entry->desc->capacity(q->entry->inst);
+        sy_call_end();
+        if (q->cap < 0)
+            q->cap = 0;
+    }
+    if (q->cap == SY_CAPACITY_UNLIMITED)
+        return INT64_MAX;
+    return q->reserved < q->cap ? q->cap - q->reserved : 0;
 }
 
 void sy_route_park(sy_live_run *r, size_t idx)

@@ -33,6 +33,13 @@ void sy_route_copy(sy_live_run *r, size_t slot, size_t owner);
 /* Task idx of r waits until an instance of its route frees capacity. */
 void sy_route_park(sy_live_run *r, size_t idx);
 
+/* How many more tasks instance q takes this turn: none when it is
+ * unhealthy (the watchdog caught it stuck), else its plugin's capacity(),
+ * asked once per instance and turn, less the submits already decided for
+ * it this turn; INT64_MAX when unlimited.  Capacity freed later in the
+ * turn is seen in the next one, through the plugin's wake(). */
+int64_t sy_route_room(sy_instance_queue *q);
+
 /* Offers again what waits on every route with an instance that woke this
  * turn (sy_instance_queue.woke). */
 void sy_route_take_wakes(sy_engine *e);

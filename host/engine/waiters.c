@@ -229,12 +229,21 @@ int sy_waiters_check(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t 
 {
     sy_engine *e = r->e;
     *blocked = n;
-    int status = read_views(e, c, n, now);
-    if (status != SY_OK)
-        return status;
+    key_view *views[SY_SLOT_CLAIMS_MAX];
+    bool missing = false;
+    for (size_t i = 0; i < n; i++)
+        missing |= !(views[i] = find(e->waiters, c[i].key));
+    if (missing) {
+        /* A key the turn's read (sy_waiters_prepare) did not name. */
+        int status = read_views(e, c, n, now);
+        if (status != SY_OK)
+            return status;
+        for (size_t i = 0; i < n; i++)
+            views[i] = find(e->waiters, c[i].key);
+    }
     sy_slot_holder t = task_of(r, idx);
     for (size_t i = 0; i < n; i++) {
-        key_view *k = find(e->waiters, c[i].key);
+        key_view *k = views[i];
         if (!k || k->n == 0)
             continue; /* nobody waits: the take decides, as ever */
         size_t at = index_of(k, t), first = sy_grant_first(k->v, k->n, k->free);

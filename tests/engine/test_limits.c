@@ -122,18 +122,31 @@ static void test_missing_path_fails(void **state)
     close_env(&v);
 }
 
+/* An env whose switchyard.cfg defines `pool` (pool_env_pools), on the
+ * local executor of 4; close_pooled forgets it again. */
+static void open_pooled(env *v, const sy_pool_config *pool, const char *workflow)
+{
+    pool_env_pools = pool;
+    pool_env_n_pools = 1;
+    pool_env_open(v, workflow, ONE, 4, 0);
+}
+
+static void close_pooled(env *v)
+{
+    close_env(v);
+    pool_env_pools = NULL;
+    pool_env_n_pools = 0;
+}
+
 static void test_pool_slots(void **state)
 {
     (void)state;
     sy_pool_config pool = {.name = "db", .size = 3};
-    pool_env_pools = &pool;
-    pool_env_n_pools = 1;
     env v;
-    pool_env_open(&v,
-                  "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
-                  "  { id = \"a\"; pool_slots = 2; }, { id = \"b\"; pool_slots = 2; },\n"
-                  "  { id = \"c\"; }, { id = \"big\"; pool_slots = 4; }\n); };\n",
-                  ONE, 4, 0);
+    open_pooled(&v, &pool,
+                "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
+                "  { id = \"a\"; pool_slots = 2; }, { id = \"b\"; pool_slots = 2; },\n"
+                "  { id = \"c\"; }, { id = \"big\"; pool_slots = 4; }\n); };\n");
     /* a takes 2 of 3; b's 2 do not fit, c's 1 does. */
     assert_string_equal(pools[0].got, "a c");
     assert_int_equal(held(&v, "pool:db", NULL), 3);
@@ -148,9 +161,31 @@ static void test_pool_slots(void **state)
     assert_int_equal(held(&v, "pool:db", NULL), 5);
     finish_all(&v, "pool:db", 5);
     assert_int_equal(held(&v, "pool:db", NULL), 0);
-    close_env(&v);
-    pool_env_pools = NULL;
-    pool_env_n_pools = 0;
+    close_pooled(&v);
+}
+
+/* A reload that removes a pool: its tasks start unbounded by it, and
+ * the log says so once per task started, not at every turn's read. */
+static void test_pool_removed(void **state)
+{
+    (void)state;
+    sy_pool_config pool = {.name = "db", .size = 1};
+    env v;
+    open_pooled(&v, &pool,
+                "workflow = { name = \"w\"; pool = \"db\"; tasks = (\n"
+                "  { id = \"a\"; }, { id = \"b\"; }, { id = \"c\"; }\n); };\n");
+    assert_string_equal(pools[0].got, "a");
+    th_capture cap;
+    th_capture_start(&cap);
+    sy_engine_set_limits(v.engine, NULL, 0, NULL, 0);
+    turn(&v);
+    turn(&v);
+    char *log = th_capture_end(&cap);
+    assert_string_equal(pools[0].got, "a b c");
+    assert_int_equal(th_count(log, "pool 'db' is not defined any more"), 2);
+    free(log);
+    finish_all(&v, "pool:db", 1);
+    close_pooled(&v);
 }
 
 static void test_tenant_max_running(void **state)
@@ -188,6 +223,43 @@ static void ends_unrun(const char *strategy, const char *id, sy_task_state want)
     close_env(&v);
 }
 
+/* A key whose counters count a holder no longer live (here a slot taken
+ * under a claim that is not the run's: a dead host's, not reaped yet)
+ * leaves room for the first takes of a turn; the take that then finds it
+ * full by the counters counts the live holders before its strategy drops
+ * it.  Without that, c was dropped with key:db not full. */
+static void test_drop_counts_live(void **state)
+{
+    (void)state;
+    env v;
+    pool_env_open(&v,
+                  "workflow = { name = \"w\"; limits = ( { key = \"db\"; limit = 3;"
+                  " strategy = \"drop\"; } ); tasks = (\n"
+                  "  { id = \"first\"; limits = (); },\n"
+                  "  { id = \"a\"; after = [\"first\"]; }, { id = \"b\"; after = [\"first\"]; },\n"
+                  "  { id = \"c\"; after = [\"first\"]; }\n); };\n",
+                  ONE, 4, 0);
+    assert_string_equal(pools[0].got, "first");
+    sy_store_fence ghost = {.owner = "a-dead-host", .epoch = 99};
+    sy_slot_holder h = {v.run_id, 0, -1, 7};
+    sy_slot_claim claim = {"key:db", 3, 1};
+    bool taken = false;
+    size_t full = 0;
+    int64_t held_by = 0;
+    assert_int_equal(sy_store_begin(v.store), SY_OK);
+    assert_int_equal(sy_store_take_slots(v.store, &ghost, &h, &claim, 1, pool_env_now, &taken,
+                                         &full, &held_by), SY_OK);
+    assert_int_equal(sy_store_commit(v.store), SY_OK);
+    assert_true(taken);
+    assert_int_equal(held(&v, "key:db", NULL), 0); /* not live */
+    finish(&v, 0, "first");
+    assert_string_equal(pools[0].got, "first a b c");
+    assert_int_equal(held(&v, "key:db", NULL), 3);
+    finish_all(&v, "key:db", 3);
+    assert_int_equal(state_of(&v, "c", NULL, 0), SY_TASK_COMPLETED);
+    close_env(&v);
+}
+
 /* drop: the task ends Dropped, a state of its own. */
 static void test_drop(void **state)
 {
@@ -211,8 +283,10 @@ int main(void)
         cmocka_unit_test(test_keys_distinct),
         cmocka_unit_test(test_missing_path_fails),
         cmocka_unit_test(test_pool_slots),
+        cmocka_unit_test(test_pool_removed),
         cmocka_unit_test(test_tenant_max_running),
         cmocka_unit_test(test_drop),
+        cmocka_unit_test(test_drop_counts_live),
         cmocka_unit_test(test_cancel_newest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

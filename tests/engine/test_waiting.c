@@ -116,6 +116,34 @@ static void test_waiting_says_why_once(void **state)
     close_env(&v);
 }
 
+/* A Waiting task offered again when its key has room but its executor
+ * has none says so, instead of naming the key it no longer waits for;
+ * it starts when a worker is free. */
+static void test_waiting_for_capacity(void **state)
+{
+    (void)state;
+    env v;
+    pool_env_open(&v, KEYED, ONE, 4, 0);
+    assert_string_equal(pools[0].got, "a b");
+    assert_string_equal(row_of(&v, "c").why, "waiting for key:db:w (2 of 2 held)");
+    pools[0].slots = 1; /* b alone fills the executor once a ends */
+    finish(&v, 0, "a");
+    assert_string_equal(pools[0].got, "a b");
+    row_arg c = row_of(&v, "c");
+    assert_int_equal(c.st, SY_TASK_WAITING);
+    assert_string_equal(c.why, "waiting for capacity: executor 'local' is full");
+    pools[0].slots = 4;
+    finish(&v, 0, "b");
+    assert_string_equal(pools[0].got, "a b c d");
+    c = row_of(&v, "c");
+    assert_int_equal(c.st, SY_TASK_RUNNING);
+    assert_false(c.has_why);
+    finish(&v, 0, "c");
+    finish(&v, 0, "d");
+    assert_int_equal(row_of(&v, "d").st, SY_TASK_COMPLETED);
+    close_env(&v);
+}
+
 /* A host stopped with tasks Waiting: the next one offers them at once,
  * and they start as slots allow. */
 static void test_waiting_taken_over(void **state)
@@ -250,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_waiting_says_why_once),
+        cmocka_unit_test(test_waiting_for_capacity),
         cmocka_unit_test(test_waiting_taken_over),
         cmocka_unit_test(test_waiting_cancelled),
         cmocka_unit_test(test_elements_wait),
