@@ -171,6 +171,7 @@ libsyhost_la_SOURCES += \
 	host/service/signals.c host/service/signals.h \
 	host/service/supervise.c host/service/supervise.h \
 	host/service/runs.c host/service/runs.h host/service/run_maps.c \
+	host/service/run_waiting.c \
 	host/service/run_graph.c host/service/limits.c host/service/limits.h \
 	host/service/limits_waiters.c host/service/limits_waiters.h \
 	host/service/schedules.c host/service/schedules.h \

@@ -74,6 +74,10 @@ int sy_api_run_get(sy_admin_req *rq)
     if (rc == SY_OK)
         rc = sy_runs_add_maps(st, id, json_object_get(run, "tasks"),
                               sy_admin_query(rq, "elements"), err, sizeof err);
+    if (rc == SY_OK)
+        rc = sy_runs_add_waiting(st, &sy_service_setup(rq->admin->sv)->cfg.flow,
+                                 sy_clock_now_ms(), id, json_object_get(run, "tasks"), err,
+                                 sizeof err);
     if (rc != SY_OK) {
         json_decref(run);
         return sy_admin_error(rq, status_of(rc), "run %lld: %s", (long long)id, err);

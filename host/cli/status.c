@@ -272,7 +272,9 @@ int sy_cmd_status(const sy_cli *cli, int argc, char **argv)
     unsigned flags = json ? 0 : task ? SY_RUNS_DETAIL : SY_RUNS_DETAIL | SY_RUNS_NO_OUTPUT;
     if (sy_runs_status_page(sv.store, id, flags, &page, &run, err, sizeof err) == SY_OK &&
         sy_runs_add_maps(sv.store, id, json_object_get(run, "tasks"),
-                         task ? task : all ? "*" : NULL, err, sizeof err) == SY_OK) {
+                         task ? task : all ? "*" : NULL, err, sizeof err) == SY_OK &&
+        sy_runs_add_waiting(sv.store, &sy_service_setup(&sv)->cfg.flow, sy_clock_now_ms(), id,
+                            json_object_get(run, "tasks"), err, sizeof err) == SY_OK) {
         if (task)
             rc = print_task(run, task, json);
         else if (json)

@@ -1,4 +1,4 @@
-/* The waiters `switchyard limits` shows (service/limits_waiters.h). */
+/* The waiters of flow-control keys in grant order (service/limits_waiters.h). */
 #include "service/limits_waiters.h"
 
 #include <stdio.h>
@@ -10,23 +10,24 @@
 #include "engine/priority.h"
 #include "store/waiters.h"
 
-/* A listed waiter: its grant-order entry and what is shown of it. */
+/* A waiter as read: its grant-order entry and the rest that is shown. */
 typedef struct {
     sy_grant_waiter g;
-    json_t *shown;
-} listed;
+    char *tenant;
+    char *owner; /* the host it waits on */
+} queued;
 
 typedef struct {
     char *key;
-    listed *v;
+    queued *v;        /* in grant order once read */
     size_t n, cap;
-} key_list;
+    queued **by_task; /* v by (run, idx, elem), for finding a task */
+} key_queue;
 
-typedef struct {
-    key_list *k;
+struct sy_waiter_queues {
+    key_queue *k; /* by key name once read */
     size_t n, cap;
-    const sy_flow_config *flow;
-} gathered;
+};
 
 /* Room for one more of `elem` bytes in *v of *cap (out of memory ends
  * the process, as sy_xmalloc does). */
@@ -41,31 +42,27 @@ static void *grow(void *v, size_t *cap, size_t n, size_t elem)
     return got;
 }
 
-static key_list *key_of(gathered *g, const char *key)
+static key_queue *key_of(sy_waiter_queues *q, const char *key)
 {
-    for (size_t i = 0; i < g->n; i++)
-        if (strcmp(g->k[i].key, key) == 0)
-            return &g->k[i];
-    g->k = grow(g->k, &g->cap, g->n, sizeof *g->k);
-    g->k[g->n] = (key_list){sy_xstrdup(key), NULL, 0, 0};
-    return &g->k[g->n++];
+    /* The store lists a key's rows together: its queue is the last one. */
+    for (size_t i = q->n; i-- > 0;)
+        if (strcmp(q->k[i].key, key) == 0)
+            return &q->k[i];
+    q->k = grow(q->k, &q->cap, q->n, sizeof *q->k);
+    q->k[q->n] = (key_queue){sy_xstrdup(key), NULL, 0, 0, NULL};
+    return &q->k[q->n++];
 }
 
 static int on_waiter(void *arg, const sy_slot_waiter *w)
 {
     if (!w->live)
         return 0;
-    key_list *k = key_of(arg, w->key);
+    key_queue *k = key_of(arg, w->key);
     k->v = grow(k->v, &k->cap, k->n, sizeof *k->v);
-    json_t *shown = json_pack(
-        "{s:I, s:I, s:o, s:s, s:I, s:I, s:s, s:I}", "run", (json_int_t)w->task.run_id, "task",
-        (json_int_t)w->task.idx, "element",
-        w->task.elem >= 0 ? json_integer(w->task.elem) : json_null(), "tenant",
-        w->tenant ? w->tenant : "", "priority", (json_int_t)w->priority, "slots",
-        (json_int_t)w->n, "host", w->owner ? w->owner : "", "since", (json_int_t)w->since);
-    k->v[k->n++] = (listed){{w->task.run_id, w->task.idx, w->task.elem, w->priority,
-                             w->since, w->n, 0, 0},
-                            shown};
+    k->v[k->n++] = (queued){{w->task.run_id, w->task.idx, w->task.elem, w->priority, w->since,
+                             w->n, 0, 0},
+                            sy_xstrdup(w->tenant ? w->tenant : ""),
+                            sy_xstrdup(w->owner ? w->owner : "")};
     return 0;
 }
 
@@ -79,66 +76,146 @@ static int64_t weight_of(const sy_flow_config *flow, const char *tenant)
 }
 
 typedef struct {
-    listed *v;
-    size_t n;
+    key_queue *k;
     const sy_flow_config *flow;
 } sharing;
 
 static int on_share(void *arg, const char *tenant, int64_t held)
 {
     sharing *s = arg;
-    for (size_t i = 0; i < s->n; i++) {
-        const char *t = json_string_value(json_object_get(s->v[i].shown, "tenant"));
-        if (strcmp(t, tenant) == 0)
-            s->v[i].g.share = held * (SY_GRANT_SCALE / weight_of(s->flow, tenant));
-    }
+    for (size_t i = 0; i < s->k->n; i++)
+        if (strcmp(s->k->v[i].tenant, tenant) == 0)
+            s->k->v[i].g.share = held * (SY_GRANT_SCALE / weight_of(s->flow, tenant));
     return 0;
+}
+
+static int by_task(const void *pa, const void *pb)
+{
+    const sy_grant_waiter *a = &(*(queued *const *)pa)->g, *b = &(*(queued *const *)pb)->g;
+    if (a->run_id != b->run_id)
+        return a->run_id < b->run_id ? -1 : 1;
+    if (a->idx != b->idx)
+        return a->idx < b->idx ? -1 : 1;
+    return (a->elem > b->elem) - (a->elem < b->elem);
+}
+
+/* k's waiters in grant order at `now`, by their tenants' shares of it. */
+static int order(sy_store *s, const sy_flow_config *flow, int64_t now, key_queue *k)
+{
+    sharing sh = {k, flow};
+    int status = sy_store_key_shares(s, k->key, now, on_share, &sh);
+    if (status != SY_OK)
+        return status;
+    /* Sorted as grant entries, each remembering (in the group the order
+     * ignores) which waiter it is. */
+    size_t room = k->n ? k->n : 1;
+    sy_grant_waiter *g = sy_xmalloc(room * sizeof *g);
+    for (size_t j = 0; j < k->n; j++) {
+        g[j] = k->v[j].g;
+        g[j].group = (uint32_t)j;
+    }
+    sy_grant_order(g, k->n, now, SY_PRIORITY_AGING_MS);
+    queued *v = sy_xmalloc(room * sizeof *v);
+    for (size_t j = 0; j < k->n; j++)
+        v[j] = k->v[g[j].group];
+    free(g);
+    free(k->v);
+    k->v = v;
+    k->cap = room;
+    k->by_task = sy_xmalloc(room * sizeof *k->by_task);
+    for (size_t j = 0; j < k->n; j++)
+        k->by_task[j] = &k->v[j];
+    qsort(k->by_task, k->n, sizeof *k->by_task, by_task);
+    return SY_OK;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const key_queue *)a)->key, ((const key_queue *)b)->key);
+}
+
+void sy_waiter_queues_free(sy_waiter_queues *q)
+{
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->n; i++) {
+        key_queue *k = &q->k[i];
+        for (size_t j = 0; j < k->n; j++) {
+            free(k->v[j].tenant);
+            free(k->v[j].owner);
+        }
+        free(k->v);
+        free(k->by_task);
+        free(k->key);
+    }
+    free(q->k);
+    free(q);
+}
+
+int sy_waiter_queues_read(sy_store *s, const sy_flow_config *flow, int64_t now,
+                          const char *const *keys, size_t n, sy_waiter_queues **out,
+                          char *err, size_t err_len)
+{
+    sy_waiter_queues *q = sy_xmalloc(sizeof *q);
+    *q = (sy_waiter_queues){0};
+    int status = !keys  ? sy_store_list_waiters(s, now, on_waiter, q)
+                 : n > 0 ? sy_store_key_waiters(s, keys, n, now, on_waiter, q)
+                         : SY_OK;
+    for (size_t i = 0; i < q->n && status == SY_OK; i++)
+        status = order(s, flow, now, &q->k[i]);
+    if (status != SY_OK) {
+        snprintf(err, err_len, "%s", sy_store_errmsg(s));
+        sy_waiter_queues_free(q);
+        *out = NULL;
+        return status;
+    }
+    qsort(q->k, q->n, sizeof *q->k, by_key);
+    *out = q;
+    return SY_OK;
+}
+
+bool sy_waiter_queues_position(const sy_waiter_queues *q, const char *key, int64_t run_id,
+                               uint32_t idx, int64_t elem, size_t *position, size_t *count)
+{
+    key_queue probe = {.key = (char *)key};
+    const key_queue *k = q ? bsearch(&probe, q->k, q->n, sizeof *q->k, by_key) : NULL;
+    if (!k)
+        return false;
+    queued me = {.g = {.run_id = run_id, .idx = idx, .elem = elem}};
+    const queued *mine = &me;
+    queued *const *at = bsearch(&mine, k->by_task, k->n, sizeof *k->by_task, by_task);
+    if (!at)
+        return false;
+    *position = (size_t)(*at - k->v) + 1;
+    *count = k->n;
+    return true;
 }
 
 int sy_limits_add_waiters(json_t *keys, sy_store *s, const sy_flow_config *flow, int64_t now,
                           json_t *(*entry)(json_t *keys, const char *key, int64_t limit),
                           char *err, size_t err_len)
 {
-    gathered g = {.flow = flow};
-    int status = sy_store_list_waiters(s, now, on_waiter, &g);
-    for (size_t i = 0; i < g.n; i++) {
-        key_list *k = &g.k[i];
-        if (status == SY_OK) {
-            sharing sh = {k->v, k->n, flow};
-            status = sy_store_key_shares(s, k->key, now, on_share, &sh);
+    sy_waiter_queues *q = NULL;
+    int status = sy_waiter_queues_read(s, flow, now, NULL, 0, &q, err, err_len);
+    if (status != SY_OK)
+        return status;
+    for (size_t i = 0; i < q->n; i++) {
+        const key_queue *k = &q->k[i];
+        json_t *list = json_array();
+        for (size_t j = 0; j < k->n; j++) {
+            const queued *w = &k->v[j];
+            json_t *shown = json_pack(
+                "{s:I, s:I, s:o, s:s, s:I, s:I, s:s, s:I, s:I}", "run",
+                (json_int_t)w->g.run_id, "task", (json_int_t)w->g.idx, "element",
+                w->g.elem >= 0 ? json_integer(w->g.elem) : json_null(), "tenant", w->tenant,
+                "priority", (json_int_t)w->g.priority, "slots", (json_int_t)w->g.n, "host",
+                w->owner, "since", (json_int_t)w->g.since, "position", (json_int_t)j + 1);
+            json_array_append_new(list, shown);
         }
         json_t *e = entry(keys, k->key, 0);
-        json_t *list = json_array();
-        if (status == SY_OK) {
-            /* In grant order, then each shown entry found by its task
-             * (a listing for people: quadratic in a key's waiters is
-             * fine). */
-            sy_grant_waiter *real = sy_xmalloc((k->n ? k->n : 1) * sizeof *real);
-            for (size_t j = 0; j < k->n; j++)
-                real[j] = k->v[j].g;
-            sy_grant_order(real, k->n, now, SY_PRIORITY_AGING_MS);
-            for (size_t j = 0; j < k->n; j++)
-                for (size_t m = 0; m < k->n; m++) {
-                    const sy_grant_waiter *x = &k->v[m].g;
-                    if (x->run_id == real[j].run_id && x->idx == real[j].idx &&
-                        x->elem == real[j].elem) {
-                        json_object_set_new(k->v[m].shown, "position",
-                                            json_integer((json_int_t)j + 1));
-                        json_array_append(list, k->v[m].shown);
-                        break;
-                    }
-                }
-            free(real);
-        }
         json_object_set_new(e, "waiting", json_integer((json_int_t)k->n));
         json_object_set_new(e, "waiters", list);
-        for (size_t j = 0; j < k->n; j++)
-            json_decref(k->v[j].shown);
-        free(k->v);
-        free(k->key);
     }
-    free(g.k);
-    if (status != SY_OK)
-        snprintf(err, err_len, "%s", sy_store_errmsg(s));
-    return status;
+    sy_waiter_queues_free(q);
+    return SY_OK;
 }

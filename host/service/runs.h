@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "config/flow.h"
 #include "store/keyed.h"
 #include "store/store.h"
 #include "workflow/workflow.h"
@@ -104,6 +105,20 @@ json_t *sy_runs_task_at(const json_t *tasks, uint32_t idx);
  * "error", "host", "output"}...] in element order. */
 int sy_runs_add_maps(sy_store *st, int64_t run_id, json_t *tasks,
                      const char *elements_of, char *err, size_t err_len);
+
+/* Adds to each Waiting task and element of `tasks` (sy_runs_add_maps'
+ * array, elements listed or not) whose "waiting_for" names a key
+ * ("waiting for KEY ...", KEY "key:", "pool:", "tenant:" or "rate:"
+ * and its name) "waiting_key", and "waiting_position" and
+ * "waiting_count": where it stands at `now` (the leases' clock,
+ * sy_clock_now_ms) among the key's live waiters in grant order (engine/grant.h, the tenants' weights of `flow`), null when
+ * the store has no live waiter row of it there (a rate's wait).  With
+ * those, its "waiting_for" says "(position P of N waiting)" as now: the
+ * engine writes the reason once per key, as first seen.  Reads the
+ * store's waiter rows once, and only when something waits.  A store
+ * error with its reason in err (tasks then left as they were). */
+int sy_runs_add_waiting(sy_store *st, const sy_flow_config *flow, int64_t now,
+                        int64_t run_id, json_t *tasks, char *err, size_t err_len);
 
 /* The newest `limit` runs (0: all), newest first, as an array of
  * {"run_id", "status", "created", "started", "finished" (ms since the

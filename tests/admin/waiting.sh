@@ -2,6 +2,8 @@
 # The Waiting state, said: a task whose concurrency key is full is Waiting,
 # and `status` (text and --json), the admin API's run, the event stream
 # and the metrics name the key; once it starts, nothing says it waits.
+# The readers (API, status) add its place in the key's queue as now; the
+# event stream tells the reason as the engine wrote it.
 # On SQLite, then on a throwaway PostgreSQL (tests/bin/pg-throwaway) when
 # its binaries and libpq are there.
 . "$SY_SRCDIR/tests/admin/lib.sh"
@@ -34,18 +36,18 @@ WF
     done
     jq_is '["Running", "Waiting"]' 'sorted(t["status"] for t in b["tasks"])' \
         "$1: one task holds the key, the other is Waiting"
-    jq_is '["waiting for key:db (1 of 1 held)"]' \
+    jq_is '["waiting for key:db (1 of 1 held; position 1 of 1 waiting)"]' \
         '[t["waiting_for"] for t in b["tasks"] if t["status"] == "Waiting"]' \
-        "$1: the admin API names the key it waits for"
+        "$1: the admin API names the key it waits for, and its place in the queue"
     jq_is '[null]' '[t["waiting_for"] for t in b["tasks"] if t["status"] == "Running"]' \
         "$1: the running one waits for nothing"
     out=$("$SWITCHYARD" status "$id" 2>&1 | grep ' Waiting ')
-    has "waiting for key:db (1 of 1 held)" "$1: status says it, on the Waiting task's line"
+    has "waiting for key:db (1 of 1 held; position 1 of 1 waiting)" "$1: status says it, on the Waiting task's line"
     waiter=$(printf '%s' "$body" | python3 -c 'import json,sys; print([t["id"] for t in json.load(sys.stdin)["tasks"] if t["status"] == "Waiting"][0])')
     out=$("$SWITCHYARD" status "$id" --task "$waiter" 2>&1)
-    has "waiting    for key:db (1 of 1 held)" "$1: status --task says it in full"
+    has "waiting    for key:db (1 of 1 held; position 1 of 1 waiting)" "$1: status --task says it in full"
     body=$("$SWITCHYARD" status "$id" --json 2>&1)
-    jq_is '["waiting for key:db (1 of 1 held)"]' \
+    jq_is '["waiting for key:db (1 of 1 held; position 1 of 1 waiting)"]' \
         '[t["waiting_for"] for t in b["tasks"] if t["status"] == "Waiting"]' \
         "$1: status --json says it"
     api GET /metrics
