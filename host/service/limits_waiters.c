@@ -169,7 +169,10 @@ int sy_waiter_queues_read(sy_store *s, const sy_flow_config *flow, int64_t now,
         *out = NULL;
         return status;
     }
-    qsort(q->k, q->n, sizeof *q->k, by_key);
+    /* qsort and bsearch take no NULL array, not even of none (C11
+     * 7.22.5): a store with no waiter leaves q->k NULL. */
+    if (q->n > 1)
+        qsort(q->k, q->n, sizeof *q->k, by_key);
     *out = q;
     return SY_OK;
 }
@@ -178,8 +181,8 @@ bool sy_waiter_queues_position(const sy_waiter_queues *q, const char *key, int64
                                uint32_t idx, int64_t elem, size_t *position, size_t *count)
 {
     key_queue probe = {.key = (char *)key};
-    const key_queue *k = q ? bsearch(&probe, q->k, q->n, sizeof *q->k, by_key) : NULL;
-    if (!k)
+    const key_queue *k = q && q->n ? bsearch(&probe, q->k, q->n, sizeof *q->k, by_key) : NULL;
+    if (!k || k->n == 0)
         return false;
     queued me = {.g = {.run_id = run_id, .idx = idx, .elem = elem}};
     const queued *mine = &me;
