@@ -25,7 +25,7 @@ for _ in $(seq 1 100); do
     sleep 0.2
 done
 serve_end
-echo "# the run at the end: $($SWITCHYARD status "$id" 2>&1 | tail -5)"
+"$SWITCHYARD" status "$id" 2>&1 | sed 's/^/# the run at the end: /'
 is '["Completed", 1, 2]' "$id" '[t["n"]["status"], t["n"]["attempts"], t["n"]["output"]["n"]]' \
     "the task is submitted again and completes, its attempt not charged"
 n=$(run_jobs "$id" all | wc -l)
