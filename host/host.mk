@@ -99,7 +99,8 @@ libsyhost_la_SOURCES += \
 	host/store/task_writes.c \
 	host/store/keyed.c host/store/keyed.h host/store/sqlite/keyed.c \
 	host/store/cache.h host/store/sqlite/cache.c \
-	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c \
+	host/store/slots.c host/store/slots.h host/store/sqlite/slots.c host/store/sqlite/holds.c \
+	host/store/sqlite/text.c host/store/sqlite/counts.c \
 	host/store/rates.c host/store/rates.h host/store/sqlite/rates.c \
 	host/store/preempt.c host/store/preempt.h host/store/sqlite/preempt.c \
 	host/store/named_events.c host/store/named_events.h host/store/named_driver.h \

@@ -2,14 +2,17 @@
  * store/slots.h -- flow-control slots held in the store: concurrency keys,
  * pools and tenants' bounds on running tasks (docs/flow-control.md).
  *
- * A slot is a row naming a key ("db:acme", "pool:gpu", "tenant:a"), the
- * attempt holding it (run, task index, element, attempt token) and the
- * claim it was taken under (the run's owner and lease epoch, store.h
- * "Fencing").  A holder counts only while that claim is live: the run's
- * row still names the same owner and epoch and its lease has not ended.
- * So a dead host's slots come back when its lease ends, exactly then,
- * and once: a claim by another host bumps the epoch, so the old rows can
- * never count again, and reaping them later is housekeeping only.
+ * A slot names a key ("db:acme", "pool:gpu", "tenant:a"), the attempt
+ * holding it (run, task index, element, attempt token) and the claim it
+ * was taken under (the run's owner and lease epoch, store.h "Fencing").
+ * PostgreSQL keeps it as a row of its own; SQLite in the row of the
+ * attempt that took it, set by the write that starts the attempt in the
+ * same batch (a take no start write carries becomes a row of its own).
+ * A holder counts only while that claim is live: the run's row still
+ * names the same owner and epoch and its lease has not ended.  So a dead
+ * host's slots come back when its lease ends, exactly then, and once: a
+ * claim by another host bumps the epoch, so the old holders can never
+ * count again, and reaping them later is housekeeping only.
  *
  * Taking is all or nothing over a task's keys and happens inside the
  * open batch, in the transaction that writes the attempt's start: a turn
@@ -70,9 +73,10 @@ int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_
  * PostgreSQL the read locks each key for the transaction.
  *
  * Inside a batch: for each of the n claims (keys distinct), held[i] is
- * what c[i].key's counters say its rows hold when that leaves room for
- * c[i].n more under c[i].limit, else what its live holders at `now`
- * hold, counted (the counters never say less than that); -1 when
+ * at least what c[i].key's live holders at `now` hold, and exactly that
+ * when it leaves no room for c[i].n more under c[i].limit (SQLite's
+ * counters are exact; PostgreSQL's may count a dead host's holders until
+ * the reap, and a key they fill has its live holders counted); -1 when
  * another host's open batch is taking the key (PostgreSQL), which is
  * full for this batch.  SY_ESTATE outside a batch. */
 int sy_store_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
@@ -103,9 +107,11 @@ int sy_store_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, si
                        int64_t now, bool *put);
 
 /* Inside a batch: gives back takes written by sy_store_put_slots under
- * `owner`: each row (key, holder) deleted, and what it held taken off
- * owner's counter of its key; a row gone already (reaped, or with its
- * run) changes nothing.  Only key, n and holder of each take are read. */
+ * `owner`: what each held taken off the key's count, and its row (if it
+ * has one) deleted.  Each take is given back once, in the batch that
+ * writes the end of its attempt (SQLite's hold goes with that write): a
+ * take under a claim that ended (its run reaped, or taken over) changes
+ * nothing.  Only key, n, holder and epoch of each take are read. */
 int sy_store_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);
 
 /* Inside a batch: gives back every slot each of the n attempts holds

@@ -31,7 +31,8 @@ int sy_sqlite_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence, 
 }
 
 static int bind_element(sqlite3_stmt *st, int64_t run_id, const sy_store_fence *fence,
-                        int64_t token, int64_t elem, const sy_task_record *t)
+                        int64_t token, int64_t elem, const sy_task_record *t,
+                        const char *hold)
 {
     int rc = sqlite3_bind_int64(st, 1, run_id);
     keep(&rc, sqlite3_bind_int64(st, 2, t->idx));
@@ -52,6 +53,7 @@ static int bind_element(sqlite3_stmt *st, int64_t run_id, const sy_store_fence *
      * does not use is harmless. */
     keep(&rc, sqlite3_bind_int64(st, 17, token));
     keep(&rc, bind_text(st, 18, t->waiting_for));
+    keep(&rc, bind_text(st, 19, hold));
     return rc;
 }
 
@@ -61,19 +63,28 @@ int sy_sqlite_update_element(sy_store *s, int64_t run_id, const sy_store_fence *
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "update_element: no batch is open");
+    sy_sqlite_hold *hold = NULL;
+    if (q->holds.n > 0) {
+        int status = sy_sqlite_hold_for(q, run_id, t->idx, elem, t->fence, &hold);
+        if (status != SY_OK)
+            return status;
+    }
     /* Most writes are to rows already there; a first write (token 0)
      * finds none and inserts it. */
     for (int i = 0; i < 2; i++) {
         sqlite3_stmt *st = q->st[i ? SY_SQL_INSERT_ELEMENT : SY_SQL_UPDATE_ELEMENT];
-        int rc = bind_element(st, run_id, fence, token, elem, t);
+        int rc = bind_element(st, run_id, fence, token, elem, t, hold ? hold->text.p : NULL);
         if (rc != SQLITE_OK)
             return sy_sqlite_fail_reset(q, st, rc, "bind element %u[%lld]", t->idx,
                                         (long long)elem);
         int status = sy_sqlite_step_done(q, st, "write an element");
         if (status != SY_OK)
             return status;
-        if (sqlite3_changes(q->db) > 0)
+        if (sqlite3_changes(q->db) > 0) {
+            if (hold)
+                hold->written = true;
             return SY_OK;
+        }
         if (token != 0)
             break;
     }

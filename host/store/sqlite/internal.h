@@ -11,6 +11,7 @@
  *                        state changes
  *   sqlite/ownership.c   which host runs what: claims, leases, cancel
  *                        requests
+ *   sqlite/holds.c       a turn's takes, carried by its attempts' rows
  *   sqlite/tasks.c       batches, task rows, the event log
  *   sqlite/schedule.c    the ticks schedules fired
  *   sqlite/logs.c        attempt logs, reopening a finished run to retry it
@@ -57,13 +58,83 @@ enum {
     SY_SQL_PUT_MAP, SY_SQL_UPDATE_ELEMENT, SY_SQL_INSERT_ELEMENT,
     SY_SQL_LIST_MAPS, SY_SQL_LIST_ELEMENTS,
 
-    SY_SQL_SLOT_HELD, SY_SQL_SLOT_TAKE, SY_SQL_SLOT_RETURN, SY_SQL_SLOT_RETURN_RUN,
-    SY_SQL_SLOT_HELD_BY, SY_SQL_SLOT_HELD_BY_RUN, SY_SQL_SLOT_RETURN_TAKE,
-    SY_SQL_SLOT_COUNT, SY_SQL_SLOT_COUNT_ADD, SY_SQL_SLOT_UNCOUNT,
+    SY_SQL_SLOT_TAKE, SY_SQL_SLOT_RETURN, SY_SQL_SLOT_RETURN_RUN,
+    SY_SQL_SLOT_HELD_BY, SY_SQL_SLOT_HELD_BY_RUN, SY_SQL_SLOT_RETURN_TAKE, SY_SQL_HOLD_ROWS,
+    SY_SQL_COUNT_CLAIM, SY_SQL_COUNT_LOAD, SY_SQL_COUNT_PUT, SY_SQL_COUNT_DELETE,
+    SY_SQL_COUNT_LIVE,
 
     SY_SQL_KEY_WAITERS, SY_SQL_ANY_WAITERS,
     SY_SQL_COUNT
 };
+
+/* Text built by appending (sqlite/text.c): JSON the store writes. */
+typedef struct sy_sqlite_text {
+    char *p; /* NUL-terminated, owned; NULL before the first append */
+    size_t len, cap;
+} sy_sqlite_text;
+
+/* Each appends to b, false when out of memory (b keeps what it had):
+ * `len` bytes; a JSON string (quoted, escaped); a decimal integer. */
+bool sy_sqlite_text_put(sy_sqlite_text *b, const char *s, size_t len);
+bool sy_sqlite_text_string(sy_sqlite_text *b, const char *s);
+bool sy_sqlite_text_int(sy_sqlite_text *b, int64_t v);
+
+/* One attempt's takes of the open batch (sqlite/holds.c), until the write
+ * that starts it carries them. */
+typedef struct sy_sqlite_hold {
+    int64_t run_id, elem, token, epoch, taken;
+    uint32_t idx;
+    const char *owner; /* one of the holds' owners */
+    bool first;   /* no key in the text yet */
+    bool closed;  /* the text's list and object are closed */
+    bool written; /* carried by its start write, or made slot rows */
+    sy_sqlite_text text; /* the hold's JSON */
+} sy_sqlite_hold;
+
+/* The open batch's holds, found by (run, task, element) through an
+ * open-addressing index of entry numbers (0: empty). */
+typedef struct sy_sqlite_holds {
+    sy_sqlite_hold *v;
+    size_t n, cap;
+    uint32_t *slots;
+    size_t n_slots; /* a power of two, at least twice n */
+    char **owners;  /* the takes' owners, copied (one, but for tests) */
+    size_t n_owners;
+} sy_sqlite_holds;
+
+/* One key's count in one run, as the open batch changed it
+ * (sqlite/counts.c). */
+typedef struct sy_sqlite_count {
+    char *key; /* owned */
+    uint64_t hash; /* the key's */
+    size_t run; /* its run's number in the batch */
+    int64_t held;
+} sy_sqlite_count;
+
+/* A run whose counts the open batch read, under the claim its changes
+ * were made under. */
+typedef struct sy_sqlite_count_run {
+    int64_t run_id, epoch;
+    char *owner;         /* owned */
+    bool current;        /* the claim is the run's (else changes count for
+                            nothing) */
+    bool dirty;          /* changed since written */
+    int64_t lease_until; /* the run's lease, as read */
+} sy_sqlite_count_run;
+
+/* The open batch's counts, found by (run, key) through an open-addressing
+ * index of entry numbers (0: empty). */
+typedef struct sy_sqlite_counts {
+    sy_sqlite_count *v;
+    size_t n, cap;
+    uint32_t *slots;
+    size_t n_slots;
+    sy_sqlite_count_run *runs;
+    size_t n_runs, cap_runs;
+    size_t last;         /* the run of the last change */
+    sy_sqlite_text text; /* a row's JSON, built for its write */
+    sy_sqlite_text key;  /* a key read from a row */
+} sy_sqlite_counts;
 
 /* The handle behind every sy_store this implementation opens. */
 typedef struct sy_store_sqlite {
@@ -83,6 +154,12 @@ typedef struct sy_store_sqlite {
         int64_t run_id, epoch;
         char owner[128]; /* a longer owner is never cached */
     } held;
+    sy_sqlite_holds holds; /* the open batch's takes (sqlite/holds.c) */
+    sy_sqlite_counts counts; /* the open batch's counts (sqlite/counts.c) */
+    /* Slot rows this handle wrote and has not deleted, at most: while
+     * none, a give-back has no row to delete (its take is in the
+     * attempt's row), and skips the statement. */
+    size_t slot_rows;
 } sy_store_sqlite;
 
 /* The claim statements with "%s" where the list of stale owners goes
@@ -194,6 +271,66 @@ int sy_sqlite_request_slot_cancel(sy_store *s, const char *key, int64_t now, con
 int sy_sqlite_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
                                    int (*cb)(void *arg, const sy_cancel_request *r),
                                    void *arg);
+
+/* --- sqlite/holds.c ----------------------------------------------------------- */
+
+/* The batch's copy of `owner`, for sy_sqlite_hold_add; NULL when out of
+ * memory (failed on q). */
+const char *sy_sqlite_hold_owner(sy_store_sqlite *q, const char *owner);
+
+/* Keeps take t (made by `owner`, as sy_sqlite_hold_owner gave it, at
+ * `now`) for its attempt's start write. */
+int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take *t,
+                       int64_t now);
+
+/* *hold: the hold that a write starting attempt `token` of (run, idx,
+ * elem) stores (its text.p, closed), or NULL for none.  The write sets
+ * its `written` once it changed the row. */
+int sy_sqlite_hold_for(sy_store_sqlite *q, int64_t run_id, uint32_t idx, int64_t elem,
+                       int64_t token, sy_sqlite_hold **hold);
+
+/* Writes h's takes as slot rows, unless its start write carried them. */
+int sy_sqlite_hold_rows(sy_store_sqlite *q, sy_sqlite_hold *h);
+
+/* Every take of the batch no start write carried yet becomes rows now,
+ * for a statement that reads the holders (a cancel request): their start
+ * writes then store no hold. */
+int sy_sqlite_holds_to_rows(sy_store_sqlite *q);
+
+/* Before the commit: every take no start write carried becomes rows;
+ * then the batch's holds are forgotten. */
+int sy_sqlite_holds_flush(sy_store_sqlite *q);
+
+/* Forgets the batch's holds (a rollback, a new batch). */
+void sy_sqlite_holds_clear(sy_store_sqlite *q);
+
+/* At close. */
+void sy_sqlite_holds_free(sy_store_sqlite *q);
+
+/* --- sqlite/counts.c ---------------------------------------------------------- */
+
+/* Adds n (negative: gives back) to what key holds in run_id under the
+ * claim (owner, epoch): nothing when that is not the run's claim. */
+int sy_sqlite_count_add(sy_store_sqlite *q, int64_t run_id, const char *owner, int64_t epoch,
+                        const char *key, int64_t n);
+
+/* held[i]: what c[i].key's live holders at `now` hold, the batch's
+ * changes included. */
+int sy_sqlite_counts_held(sy_store_sqlite *q, const sy_slot_claim *c, size_t n, int64_t now,
+                          int64_t *held);
+
+/* Writes the runs the batch changed, keeping its copies (a read in SQL
+ * of the same batch then sees them). */
+int sy_sqlite_counts_write(sy_store_sqlite *q);
+
+/* Before the commit: writes, then forgets, the batch's counts. */
+int sy_sqlite_counts_flush(sy_store_sqlite *q);
+
+/* Forgets them (a rollback, a new batch). */
+void sy_sqlite_counts_clear(sy_store_sqlite *q);
+
+/* At close. */
+void sy_sqlite_counts_free(sy_store_sqlite *q);
 
 /* --- sqlite/slots.c ----------------------------------------------------------- */
 

@@ -314,6 +314,53 @@ static const char *const migrations[] = {
      * a row no take has written since. */
     "ALTER TABLE rate_buckets ADD COLUMN rate INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE rate_buckets ADD COLUMN burst INTEGER NOT NULL DEFAULT 0;",
+    /* Holds in the attempt's own row (sqlite/holds.c; docs/flow-control.md,
+     * "The cost of limits"): the keys an attempt took are a column of its
+     * task or element row, set by the write that starts it, so a take
+     * writes no row of its own.  The counters become exact: one row per
+     * run, what its takes hold key by key (JSON), under the claim that
+     * took them, counted only while that claim is live (sqlite/counts.c).
+     * Cancel requests get a table of their own (a hold in a
+     * task row has no row to mark), and `slot_holders` names every holder,
+     * in a slot row (a take no start write carried) or in an attempt's
+     * row. */
+    "ALTER TABLE tasks ADD COLUMN hold TEXT;"
+    "ALTER TABLE task_elements ADD COLUMN hold TEXT;"
+    "CREATE TABLE slot_cancels ("
+    "  key TEXT NOT NULL,"
+    "  run_id INTEGER NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  elem INTEGER NOT NULL,"
+    "  token INTEGER NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  taken INTEGER NOT NULL,"
+    "  why TEXT NOT NULL,"
+    "  PRIMARY KEY (run_id, idx, elem, token, key)) WITHOUT ROWID;"
+    "INSERT INTO slot_cancels SELECT key, run_id, idx, elem, token, owner, epoch, taken,"
+    " cancel_why FROM slots WHERE cancel_why IS NOT NULL;"
+    "ALTER TABLE slots DROP COLUMN cancel_why;"
+    "DROP TABLE slot_counts;"
+    "CREATE TABLE slot_counts ("
+    "  run_id INTEGER PRIMARY KEY,"
+    "  owner TEXT NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  counts TEXT NOT NULL);"
+    "INSERT INTO slot_counts (run_id, owner, epoch, counts)"
+    " SELECT run_id, owner, epoch, json_group_object(key, n) FROM"
+    " (SELECT s.run_id, s.owner, s.epoch, s.key, SUM(s.n) AS n FROM slots s JOIN runs r ON"
+    " r.id = s.run_id AND r.owner = s.owner AND r.lease_epoch = s.epoch"
+    " GROUP BY s.run_id, s.key) GROUP BY run_id;"
+    "CREATE VIEW slot_holders AS"
+    " SELECT key, run_id, idx, elem, token, n, owner, epoch, taken FROM slots"
+    " UNION ALL"
+    " SELECT k.value ->> 0, t.run_id, t.idx, -1, t.fence, k.value ->> 1, t.host,"
+    " t.hold ->> 'e', t.started FROM runs r JOIN tasks t ON t.run_id = r.id,"
+    " json_each(t.hold, '$.k') k WHERE r.state < 2 AND t.hold IS NOT NULL AND t.state = 2"
+    " UNION ALL"
+    " SELECT k.value ->> 0, t.run_id, t.idx, t.elem, t.fence, k.value ->> 1, t.host,"
+    " t.hold ->> 'e', t.started FROM runs r JOIN task_elements t ON t.run_id = r.id,"
+    " json_each(t.hold, '$.k') k WHERE r.state < 2 AND t.hold IS NOT NULL AND t.state = 2;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

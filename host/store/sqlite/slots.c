@@ -1,53 +1,24 @@
 /*
  * store/sqlite/slots.c -- flow-control slots (store/slots.h) in the SQLite
  * store.  A batch holds the file's write lock (BEGIN IMMEDIATE) from its
- * start, so a key's count and the insert that follows it see every other
+ * start, so a key's count and the take that follows it see every other
  * host's holders and nothing can come between them.
  *
- * A take reads the key's counters (slot_counts: what its rows hold, live
- * or not), one indexed row per host, instead of counting its live holders
- * (a pool's count grew with its holders).  The counters never hold less
- * than the live rows: a row adds its n when taken and takes it off when
- * given back or reaped; rows gone another way (with their run) leave
- * them higher, never lower.  So room by the counters is room; a key
- * full by its counters has its live holders counted, exactly, as before
- * (its dead holders' rows are the reap's, which makes the counters exact
- * again).
+ * Where a take is kept: in the row of the attempt that took it, set by
+ * the write that starts the attempt (sqlite/holds.c), or, for a take no
+ * such write carried (sy_store_take_slots, an attempt refused before it
+ * started), as a slot row.  `slot_holders` names both.
+ *
+ * What a key holds is read from its counts (sqlite/counts.c): per run,
+ * under the claim its takes were made under, counted only while that
+ * claim is live; so they are exact, and a dead host's holders stop
+ * counting when its lease ends, once.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "store/sqlite/internal.h"
-
-/* What the live holders of `key` hold at `now` (SY_SQL_SLOT_HELD), or
- * what its counters say its rows hold, at least as much
- * (SY_SQL_SLOT_COUNT). */
-static int sum_of(sy_store_sqlite *q, int id, const char *key, int64_t now, int64_t *held)
-{
-    sqlite3_stmt *st = q->st[id];
-    int rc = bind_text(st, 1, key);
-    if (id == SY_SQL_SLOT_HELD)
-        keep(&rc, sqlite3_bind_int64(st, 2, now));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW)
-        return sy_sqlite_fail_reset(q, st, rc, "count the holders of '%s'", key);
-    *held = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
-    return SY_OK;
-}
-
-/* Adds n to what `owner`'s rows of `key` hold. */
-static int count_in(sy_store_sqlite *q, const char *key, const char *owner, int64_t n)
-{
-    sqlite3_stmt *st = q->st[SY_SQL_SLOT_COUNT_ADD];
-    int rc = bind_text(st, 1, key);
-    keep(&rc, bind_text(st, 2, owner));
-    keep(&rc, sqlite3_bind_int64(st, 3, n));
-    if (rc != SQLITE_OK)
-        return sy_sqlite_fail_reset(q, st, rc, "count a slot of '%s'", key);
-    return sy_sqlite_step_done(q, st, "count a slot");
-}
 
 int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                          const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
@@ -57,19 +28,16 @@ int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "take_slots: no batch is open");
     *taken = false;
-    for (size_t i = 0; i < n; i++) {
-        int64_t used = 0;
-        int status = sum_of(q, SY_SQL_SLOT_COUNT, c[i].key, now, &used);
-        if (status == SY_OK && used + c[i].n > c[i].limit)
-            status = sum_of(q, SY_SQL_SLOT_HELD, c[i].key, now, &used);
-        if (status != SY_OK)
-            return status;
-        if (used + c[i].n > c[i].limit) {
+    int64_t used[SY_SLOT_CLAIMS_MAX];
+    int status = sy_sqlite_counts_held(q, c, n, now, used);
+    if (status != SY_OK)
+        return status;
+    for (size_t i = 0; i < n; i++)
+        if (used[i] + c[i].n > c[i].limit) {
             *full = i;
-            *held = used;
+            *held = used[i];
             return SY_OK;
         }
-    }
     sqlite3_stmt *st = q->st[SY_SQL_SLOT_TAKE];
     for (size_t i = 0; i < n; i++) {
         int rc = bind_text(st, 1, c[i].key);
@@ -83,9 +51,12 @@ int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot
         keep(&rc, sqlite3_bind_int64(st, 9, now));
         if (rc != SQLITE_OK)
             return sy_sqlite_fail_reset(q, st, rc, "take a slot of '%s'", c[i].key);
-        int status = sy_sqlite_step_done(q, st, "take a slot");
-        if (status == SY_OK)
-            status = count_in(q, c[i].key, fence->owner, c[i].n);
+        status = sy_sqlite_step_done(q, st, "take a slot");
+        if (status == SY_OK) {
+            q->slot_rows++;
+            status = sy_sqlite_count_add(q, h->run_id, fence->owner, fence->epoch, c[i].key,
+                                         c[i].n);
+        }
         if (status != SY_OK)
             return status;
     }
@@ -99,110 +70,7 @@ int sy_sqlite_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t n
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "slot_room: no batch is open");
-    for (size_t i = 0; i < n; i++) {
-        int status = sum_of(q, SY_SQL_SLOT_COUNT, c[i].key, now, &held[i]);
-        if (status == SY_OK && held[i] + c[i].n > c[i].limit)
-            status = sum_of(q, SY_SQL_SLOT_HELD, c[i].key, now, &held[i]);
-        if (status != SY_OK)
-            return status;
-    }
-    return SY_OK;
-}
-
-/* What a turn adds to or takes off the counters, one entry per key and
- * owner once merged: a counter is written once per turn, not per row. */
-typedef struct {
-    const char *key, *owner;
-    int64_t n;
-} tally_entry;
-
-/* `copied`: the entries' strings are the tally's own (rows read back,
- * whose text the next step frees); otherwise they are the caller's,
- * valid for the call, and not copied (a take's key: two allocations and
- * two frees a take saved). */
-typedef struct {
-    tally_entry *v;
-    size_t n, cap;
-    bool oom, copied;
-} tally;
-
-static void tally_add(tally *t, const char *key, const char *owner, int64_t n)
-{
-    if (t->oom)
-        return;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        tally_entry *v = realloc(t->v, cap * sizeof *v);
-        if (!v) {
-            t->oom = true;
-            return;
-        }
-        t->v = v;
-        t->cap = cap;
-    }
-    if (!t->copied) {
-        t->v[t->n++] = (tally_entry){key, owner, n};
-        return;
-    }
-    char *k = strdup(key), *o = strdup(owner);
-    if (!k || !o) {
-        free(k);
-        free(o);
-        t->oom = true;
-        return;
-    }
-    t->v[t->n++] = (tally_entry){k, o, n};
-}
-
-static int by_key_owner(const void *a, const void *b)
-{
-    const tally_entry *x = a, *y = b;
-    /* A turn's takes of one key share its string (engine/ledger.c), and
-     * one call has one owner: equal pointers spare the compare. */
-    int c = x->key == y->key ? 0 : strcmp(x->key, y->key);
-    return c || x->owner == y->owner ? c : strcmp(x->owner, y->owner);
-}
-
-static void tally_free(tally *t)
-{
-    for (size_t i = 0; t->copied && i < t->n; i++) {
-        free((char *)t->v[i].key);
-        free((char *)t->v[i].owner);
-    }
-    free(t->v);
-}
-
-/* Writes the tally's merged entries with statement `id` (key, owner, n),
- * then frees it. */
-static int tally_write(sy_store_sqlite *q, tally *t, int id, const char *what)
-{
-    int status = t->oom ? sy_store_fail(&q->base, SY_ENOMEM, "out of memory") : SY_OK;
-    if (status == SY_OK && t->n > 1)
-        qsort(t->v, t->n, sizeof *t->v, by_key_owner);
-    sqlite3_stmt *st = q->st[id];
-    for (size_t i = 0; i < t->n && status == SY_OK; i++) {
-        int64_t n = t->v[i].n;
-        while (i + 1 < t->n && by_key_owner(&t->v[i], &t->v[i + 1]) == 0)
-            n += t->v[++i].n;
-        int rc = bind_text(st, 1, t->v[i].key);
-        keep(&rc, bind_text(st, 2, t->v[i].owner));
-        keep(&rc, sqlite3_bind_int64(st, 3, n));
-        status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, what)
-                                 : sy_sqlite_fail_reset(q, st, rc, "%s", what);
-    }
-    tally_free(t);
-    return status;
-}
-
-/* Binds a take's row identity: its key and holder as ?1 to ?5. */
-static int bind_take(sqlite3_stmt *st, const sy_slot_take *t)
-{
-    int rc = bind_text(st, 1, t->key);
-    keep(&rc, sqlite3_bind_int64(st, 2, t->holder.run_id));
-    keep(&rc, sqlite3_bind_int64(st, 3, t->holder.idx));
-    keep(&rc, sqlite3_bind_int64(st, 4, t->holder.elem));
-    keep(&rc, sqlite3_bind_int64(st, 5, t->holder.token));
-    return rc;
+    return sy_sqlite_counts_held(q, c, n, now, held);
 }
 
 int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
@@ -212,27 +80,17 @@ int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, s
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "put_slots: no batch is open");
     /* The batch has held the write lock since the room read the takes
-     * were decided on: nothing to check again (store/slots.h). */
+     * were decided on: nothing to check again (store/slots.h).  The
+     * takes wait for their attempts' start writes (sqlite/holds.c). */
     *put = false;
-    tally counts = {0};
-    sqlite3_stmt *st = q->st[SY_SQL_SLOT_TAKE];
-    int status = SY_OK;
+    const char *copy = sy_sqlite_hold_owner(q, owner);
+    int status = copy ? SY_OK : SY_ENOMEM;
     for (size_t i = 0; i < n && status == SY_OK; i++) {
-        int rc = bind_take(st, &t[i]);
-        keep(&rc, sqlite3_bind_int64(st, 6, t[i].n));
-        keep(&rc, bind_text(st, 7, owner));
-        keep(&rc, sqlite3_bind_int64(st, 8, t[i].epoch));
-        keep(&rc, sqlite3_bind_int64(st, 9, now));
-        status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, "take a slot")
-                                 : sy_sqlite_fail_reset(q, st, rc, "take a slot of '%s'",
-                                                        t[i].key);
-        tally_add(&counts, t[i].key, owner, t[i].n);
+        status = sy_sqlite_hold_add(q, copy, &t[i], now);
+        if (status == SY_OK)
+            status = sy_sqlite_count_add(q, t[i].holder.run_id, owner, t[i].epoch, t[i].key,
+                                         t[i].n);
     }
-    if (status != SY_OK) {
-        tally_free(&counts);
-        return status;
-    }
-    status = tally_write(q, &counts, SY_SQL_SLOT_COUNT_ADD, "count slots");
     *put = status == SY_OK;
     return status;
 }
@@ -242,24 +100,57 @@ int sy_sqlite_return_takes(sy_store *s, const char *owner, const sy_slot_take *t
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "return_takes: no batch is open");
-    tally counts = {0};
+    /* A take in its attempt's row goes with the write that ends the
+     * attempt (same batch); only a take kept as a slot row is deleted. */
     sqlite3_stmt *st = q->st[SY_SQL_SLOT_RETURN_TAKE];
     int status = SY_OK;
     for (size_t i = 0; i < n && status == SY_OK; i++) {
-        int rc = bind_take(st, &t[i]);
-        keep(&rc, bind_text(st, 6, owner));
-        status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, "return a slot")
-                                 : sy_sqlite_fail_reset(q, st, rc, "return a slot of '%s'",
-                                                        t[i].key);
-        /* Only a row still there was counted. */
-        if (status == SY_OK && sqlite3_changes(q->db) > 0)
-            tally_add(&counts, t[i].key, owner, t[i].n);
+        if (q->slot_rows > 0) {
+            int rc = bind_text(st, 1, t[i].key);
+            keep(&rc, sqlite3_bind_int64(st, 2, t[i].holder.run_id));
+            keep(&rc, sqlite3_bind_int64(st, 3, t[i].holder.idx));
+            keep(&rc, sqlite3_bind_int64(st, 4, t[i].holder.elem));
+            keep(&rc, sqlite3_bind_int64(st, 5, t[i].holder.token));
+            keep(&rc, bind_text(st, 6, owner));
+            status = rc == SQLITE_OK ? sy_sqlite_step_done(q, st, "return a slot")
+                                     : sy_sqlite_fail_reset(q, st, rc,
+                                                            "return a slot of '%s'", t[i].key);
+            if (status == SY_OK && sqlite3_changes(q->db) > 0)
+                q->slot_rows--;
+        }
+        if (status == SY_OK)
+            status = sy_sqlite_count_add(q, t[i].holder.run_id, owner, t[i].epoch, t[i].key,
+                                         -t[i].n);
     }
-    if (status != SY_OK) {
-        tally_free(&counts);
-        return status;
+    return status;
+}
+
+/* Clears the holds of holder h (every one of its run for token 0) in the
+ * attempts' rows. */
+static int clear_holds(sy_store_sqlite *q, const sy_slot_holder *h)
+{
+    static const char *const sql[] = {
+        "UPDATE tasks SET hold = NULL WHERE run_id = ?1 AND hold IS NOT NULL AND"
+        " (?4 = 0 OR (idx = ?2 AND ?3 = -1 AND fence = ?4))",
+        "UPDATE task_elements SET hold = NULL WHERE run_id = ?1 AND hold IS NOT NULL AND"
+        " (?4 = 0 OR (idx = ?2 AND elem = ?3 AND fence = ?4))",
+    };
+    int status = SY_OK;
+    for (size_t i = 0; i < 2 && status == SY_OK; i++) {
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(q->db, sql[i], -1, &st, NULL);
+        keep(&rc, sqlite3_bind_int64(st, 1, h->run_id));
+        keep(&rc, sqlite3_bind_int64(st, 2, h->idx));
+        keep(&rc, sqlite3_bind_int64(st, 3, h->elem));
+        keep(&rc, sqlite3_bind_int64(st, 4, h->token));
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+            status = sy_sqlite_fail(q, rc, "return the slots of run %lld",
+                                    (long long)h->run_id);
+        sqlite3_finalize(st);
     }
-    return tally_write(q, &counts, SY_SQL_SLOT_UNCOUNT, "count slots given back");
+    return status;
 }
 
 int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
@@ -267,9 +158,8 @@ int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "return_slots: no batch is open");
-    /* The rows deleted say what they held; their counters are written
-     * once per key and owner after. */
-    tally counts = {.copied = true};
+    /* The holders read say what they held (slot_holders: rows and
+     * attempts' holds alike), taken off their runs' counts. */
     int status = SY_OK;
     for (size_t i = 0; i < n && status == SY_OK; i++) {
         bool run = h[i].token == 0;
@@ -283,23 +173,31 @@ int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
                 keep(&rc, sqlite3_bind_int64(st, 3, h[i].elem));
                 keep(&rc, sqlite3_bind_int64(st, 4, h[i].token));
             }
-            while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+            while ((rc == SQLITE_OK || rc == SQLITE_ROW) && status == SY_OK) {
                 rc = sqlite3_step(st);
                 if (rc == SQLITE_ROW)
-                    tally_add(&counts, col_text(st, 0), col_text(st, 1),
-                              sqlite3_column_int64(st, 2));
+                    status = sy_sqlite_count_add(q, sqlite3_column_int64(st, 4),
+                                                 col_text(st, 1), sqlite3_column_int64(st, 3),
+                                                 col_text(st, 0), -sqlite3_column_int64(st, 2));
             }
-            if (rc != SQLITE_DONE)
-                status = sy_sqlite_fail_reset(q, st, rc, "return slots");
-            else
+            if (status != SY_OK) {
                 sqlite3_reset(st);
+                break;
+            }
+            if (rc != SQLITE_DONE) {
+                status = sy_sqlite_fail_reset(q, st, rc, "return slots");
+                break;
+            }
+            sqlite3_reset(st);
+            if (pass == 1) {
+                size_t gone = (size_t)sqlite3_changes(q->db);
+                q->slot_rows -= gone < q->slot_rows ? gone : q->slot_rows;
+            }
         }
+        if (status == SY_OK)
+            status = clear_holds(q, &h[i]);
     }
-    if (status != SY_OK) {
-        tally_free(&counts);
-        return status;
-    }
-    return tally_write(q, &counts, SY_SQL_SLOT_UNCOUNT, "count slots given back");
+    return status;
 }
 
 int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n)
@@ -311,24 +209,30 @@ int sy_sqlite_reap_slots(sy_store *s, int64_t now, size_t *n)
     int status = sy_sqlite_transaction_begin(q, false);
     if (status != SY_OK)
         return status;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(q->db, "DELETE FROM slots AS s WHERE NOT"
-                                SY_SQLITE_SLOT_LIVE("?1"), -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 1, now);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    status = rc == SQLITE_DONE ? SY_OK : sy_sqlite_fail(q, rc, "reap slots");
-    size_t reaped = status == SY_OK ? (size_t)sqlite3_changes(q->db) : 0;
-    sqlite3_finalize(st);
-    /* The counters made exact again, from the live rows left (one writer
-     * holds the file: nothing takes meanwhile); a key nobody holds keeps
-     * no row. */
-    if (status == SY_OK)
-        status = sy_sqlite_exec(q, "DELETE FROM slot_counts;"
-                                "INSERT INTO slot_counts (key, owner, held)"
-                                " SELECT key, owner, SUM(n) FROM slots GROUP BY key, owner",
-                                "recount slots");
+    /* Slot rows, counts and cancel requests under claims no longer
+     * live. */
+    static const char *const sql[] = {
+        "DELETE FROM slots AS s WHERE NOT" SY_SQLITE_SLOT_LIVE("?1"),
+        "DELETE FROM slot_counts AS c WHERE NOT EXISTS (SELECT 1 FROM runs r"
+        " WHERE r.id = c.run_id AND r.owner = c.owner AND r.lease_epoch = c.epoch AND"
+        " r.lease_until > ?1)",
+        "DELETE FROM slot_cancels AS s WHERE NOT" SY_SQLITE_SLOT_LIVE("?1")
+        " OR NOT EXISTS (SELECT 1 FROM slot_holders h WHERE h.run_id = s.run_id AND"
+        " h.idx = s.idx AND h.elem = s.elem AND h.token = s.token AND h.key = s.key)",
+    };
+    size_t reaped = 0;
+    for (size_t i = 0; i < SY_ARRAY_LEN(sql) && status == SY_OK; i++) {
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(q->db, sql[i], -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int64(st, 1, now);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        status = rc == SQLITE_DONE ? SY_OK : sy_sqlite_fail(q, rc, "reap slots");
+        if (status == SY_OK && i == 0)
+            reaped = (size_t)sqlite3_changes(q->db);
+        sqlite3_finalize(st);
+    }
     status = sy_sqlite_transaction_end(q, false, status);
     if (status == SY_OK)
         *n = reaped;
@@ -343,7 +247,8 @@ int sy_sqlite_list_slots(sy_store *s, int64_t now,
     int rc = sqlite3_prepare_v2(q->db,
                                 "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner,"
                                 " s.taken," SY_SQLITE_SLOT_LIVE("?1")
-                                " FROM slots s ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
+                                " FROM slot_holders s"
+                                " ORDER BY s.key, s.taken, s.run_id, s.idx, s.elem",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 1, now);

@@ -225,6 +225,8 @@ static void sqlite_close(sy_store *s)
     /* With every statement finalized this cannot fail with SQLITE_BUSY; an
      * open batch is rolled back. */
     sqlite3_close(q->db);
+    sy_sqlite_holds_free(q);
+    sy_sqlite_counts_free(q);
     free(q->where);
     free(q);
 }

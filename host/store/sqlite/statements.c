@@ -48,6 +48,13 @@ _Static_assert(SY_SQL_TASK_ROWS == 100, "TASK_ROWS_100 writes 100 rows");
     " (" owner " IS NULL OR EXISTS (SELECT 1 FROM tasks WHERE run_id = " run \
     " AND idx = " idx " AND fence = " token "))"
 
+/* The hold a row's write leaves (sqlite/holds.c): the one given, when the
+ * write starts the attempt that took it; none once the task leaves
+ * Running (2) or its attempt token moves on; else the row's. */
+#define HOLD(given, state, token)                                             \
+    "CASE WHEN " given " IS NOT NULL THEN " given " WHEN " state " <> 2 OR "  \
+    token " <> fence THEN NULL ELSE hold END"
+
 /* The task-row write: every mutable column; a write that moves the
  * attempt token on (?15 past the row's) starts an attempt, and the
  * fence's owner (?13) is recorded as its host. */
@@ -56,7 +63,7 @@ _Static_assert(SY_SQL_TASK_ROWS == 100, "TASK_ROWS_100 writes 100 rows");
     " recoveries = ?6, executor = ?7, error = ?8, output = ?9,"              \
     " ready_at = ?10, started = ?11, finished = ?12,"                        \
     " host = CASE WHEN ?15 <> fence THEN ?13 ELSE host END, fence = ?15,"    \
-    " waiting_for = ?17 WHERE run_id = ?1 AND idx = ?2"
+    " waiting_for = ?17, hold = " HOLD("?18", "?3", "?15") " WHERE run_id = ?1 AND idx = ?2"
 
 /* The claim condition: a live run nobody holds (no owner, an expired
  * lease, or a dead owner's).  ?3 is now; the stale list is ?5... */
@@ -158,13 +165,14 @@ static const char *const sql_text[SY_SQL_COUNT] = {
         " recoveries = ?7, executor = ?8, error = ?9, output = ?10,"
         " ready_at = ?11, started = ?12, finished = ?13,"
         " host = CASE WHEN ?16 <> fence THEN ?14 ELSE host END, fence = ?16,"
-        " waiting_for = ?18 WHERE run_id = ?1 AND idx = ?2 AND elem = ?3 AND (?14 IS NULL OR fence = ?17)"
+        " waiting_for = ?18, hold = " HOLD("?19", "?4", "?16")
+        " WHERE run_id = ?1 AND idx = ?2 AND elem = ?3 AND (?14 IS NULL OR fence = ?17)"
         " AND" FENCE("?1", "?14", "?15"),
     [SY_SQL_INSERT_ELEMENT] =
         "INSERT OR IGNORE INTO task_elements (run_id, idx, elem, state, attempts,"
         " failures, recoveries, executor, error, output, ready_at, started, finished,"
-        " host, fence, waiting_for) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-        " ?12, ?13, CASE WHEN ?16 <> 0 THEN ?14 END, ?16, ?18"
+        " host, fence, waiting_for, hold) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+        " ?11, ?12, ?13, CASE WHEN ?16 <> 0 THEN ?14 END, ?16, ?18, ?19"
         " WHERE (SELECT size FROM task_maps WHERE run_id = ?1 AND idx = ?2) > ?3 AND"
         FENCE("?1", "?14", "?15"),
     [SY_SQL_LIST_MAPS] =
@@ -213,19 +221,16 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     /* A mapped task retried maps again, from its input as it is then. */
     [SY_SQL_REOPEN_MAP] = "DELETE FROM task_maps WHERE run_id = ?1 AND idx = ?2",
     [SY_SQL_REOPEN_ELEMENTS] = "DELETE FROM task_elements WHERE run_id = ?1 AND idx = ?2",
-    /* Flow-control slots (sqlite/slots.c): what a key's live holders
-     * hold, taking one, giving back an attempt's or a run's. */
-    [SY_SQL_SLOT_HELD] = "SELECT COALESCE(SUM(s.n), 0) FROM slots s WHERE s.key = ?1 AND"
-                         SY_SQLITE_SLOT_LIVE("?2"),
+    /* Flow-control slots (sqlite/slots.c): a slot row taken; the holders
+     * of an attempt or a run, given back. */
     [SY_SQL_SLOT_TAKE] = "INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch,"
                          " taken) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
                          " ON CONFLICT DO UPDATE SET n = excluded.n, owner = excluded.owner,"
                          " epoch = excluded.epoch, taken = excluded.taken",
-    /* Given back: what the rows held read first, for the counters (a
-     * RETURNING clause costs a temporary table per statement). */
-    [SY_SQL_SLOT_HELD_BY] = "SELECT key, owner, n FROM slots WHERE run_id = ?1 AND idx = ?2"
-                            " AND elem = ?3 AND token = ?4",
-    [SY_SQL_SLOT_HELD_BY_RUN] = "SELECT key, owner, n FROM slots WHERE run_id = ?1",
+    [SY_SQL_SLOT_HELD_BY] = "SELECT key, owner, n, epoch, run_id FROM slot_holders WHERE"
+                            " run_id = ?1 AND idx = ?2 AND elem = ?3 AND token = ?4",
+    [SY_SQL_SLOT_HELD_BY_RUN] = "SELECT key, owner, n, epoch, run_id FROM slot_holders"
+                                " WHERE run_id = ?1",
     [SY_SQL_SLOT_RETURN] = "DELETE FROM slots WHERE run_id = ?1 AND idx = ?2 AND elem = ?3"
                            " AND token = ?4",
     [SY_SQL_SLOT_RETURN_RUN] = "DELETE FROM slots WHERE run_id = ?1",
@@ -240,14 +245,27 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_KEY_WAITERS] = "SELECT w.key, w.run_id, w.idx, w.elem, w.tenant, w.priority,"
                            " w.since, w.n, w.owner FROM slot_waiters w WHERE w.key = ?1 AND"
                            SY_SQLITE_WAITER_LIVE("?2"),
-    /* A key's counters (sqlite/slots.c): what its rows hold, live or not,
-     * by the host that took them; one row read instead of a count. */
-    [SY_SQL_SLOT_COUNT] = "SELECT COALESCE(SUM(held), 0) FROM slot_counts WHERE key = ?1",
-    [SY_SQL_SLOT_COUNT_ADD] = "INSERT INTO slot_counts (key, owner, held) VALUES (?1, ?2, ?3)"
-                              " ON CONFLICT (key, owner) DO UPDATE SET"
-                              " held = held + excluded.held",
-    [SY_SQL_SLOT_UNCOUNT] = "UPDATE slot_counts SET held = held - ?3 WHERE key = ?1"
-                            " AND owner = ?2",
+    /* What each run's takes hold (sqlite/counts.c): its claim; its row
+     * under that claim, key by key; written; what every live claim's
+     * rows hold, key by key. */
+    [SY_SQL_COUNT_CLAIM] = "SELECT owner, lease_epoch, lease_until FROM runs WHERE id = ?1",
+    [SY_SQL_COUNT_LOAD] = "SELECT counts FROM slot_counts WHERE run_id = ?1 AND owner = ?2"
+                          " AND epoch = ?3",
+    [SY_SQL_COUNT_PUT] = "INSERT INTO slot_counts (run_id, owner, epoch, counts)"
+                         " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO UPDATE SET"
+                         " owner = excluded.owner, epoch = excluded.epoch,"
+                         " counts = excluded.counts",
+    [SY_SQL_COUNT_DELETE] = "DELETE FROM slot_counts WHERE run_id = ?1",
+    [SY_SQL_COUNT_LIVE] = "SELECT c.run_id, c.counts FROM slot_counts c JOIN runs r ON"
+                          " r.id = c.run_id AND r.owner = c.owner AND"
+                          " r.lease_epoch = c.epoch AND r.lease_until > ?1",
+    /* A take no start write carried, as slot rows (sqlite/holds.c). */
+    [SY_SQL_HOLD_ROWS] = "INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch,"
+                         " taken) SELECT k.value ->> 0, ?1, ?2, ?3, ?4, k.value ->> 1,"
+                         " ?6, ?5 ->> 'e', ?7 FROM json_each(?5, '$.k') k"
+                         " WHERE true ON CONFLICT DO UPDATE SET n = excluded.n,"
+                         " owner = excluded.owner, epoch = excluded.epoch,"
+                         " taken = excluded.taken",
 };
 
 int sy_sqlite_prepare_all(sy_store_sqlite *q)

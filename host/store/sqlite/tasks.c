@@ -18,6 +18,8 @@ int sy_sqlite_begin(sy_store *s)
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "begin: a batch is already open");
+    sy_sqlite_holds_clear(q);
+    sy_sqlite_counts_clear(q);
     return sy_sqlite_transaction_begin(q, false);
 }
 
@@ -27,12 +29,21 @@ int sy_sqlite_commit(sy_store *s)
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "commit: no batch is open");
-    return sy_sqlite_transaction_end(q, false, SY_OK);
+    /* Takes no start write carried are slot rows, and the runs' counts
+     * the batch changed are written, in the same commit. */
+    int status = sy_sqlite_holds_flush(q);
+    if (status == SY_OK)
+        status = sy_sqlite_counts_flush(q);
+    else
+        sy_sqlite_counts_clear(q);
+    return sy_sqlite_transaction_end(q, false, status);
 }
 
 void sy_sqlite_rollback(sy_store *s)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
+    sy_sqlite_holds_clear(q);
+    sy_sqlite_counts_clear(q);
     if (in_tx(q))
         sy_sqlite_transaction_end(q, false, SY_ESTATE);
 }
@@ -72,6 +83,15 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
     keep(&rc, sqlite3_bind_int64(st, 15, t->fence));
     keep(&rc, sqlite3_bind_int64(st, 16, token));
     keep(&rc, bind_text(st, 17, t->waiting_for));
+    sy_sqlite_hold *hold = NULL;
+    if (q->holds.n > 0) {
+        int status = sy_sqlite_hold_for(q, run_id, t->idx, -1, t->fence, &hold);
+        if (status != SY_OK) {
+            sqlite3_reset(st);
+            return status;
+        }
+    }
+    keep(&rc, bind_text(st, 18, hold ? hold->text.p : NULL));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -90,6 +110,8 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
                                  (long long)run_id, t->idx);
         return status;
     }
+    if (hold)
+        hold->written = true;
     size_t len = fence && !held ? strlen(fence->owner) : 0;
     if (len && len < sizeof q->held.owner) {
         q->held.valid = true;

@@ -135,12 +135,18 @@ static int sqlite_key_shares(sy_store *s, const char *key, int64_t now,
                              void *arg)
 {
     sy_store_sqlite *q = sy_sqlite_handle(s);
+    /* The batch's give-backs and takes so far, written first: the shares
+     * are read in SQL. */
+    int status = in_tx(q) ? sy_sqlite_counts_write(q) : SY_OK;
+    if (status != SY_OK)
+        return status;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v3(q->db,
-                                "SELECT r.tenant, SUM(s.n) FROM slots s JOIN runs r ON"
-                                " r.id = s.run_id AND r.owner = s.owner AND"
-                                " r.lease_epoch = s.epoch AND r.lease_until > ?2"
-                                " WHERE s.key = ?1 GROUP BY r.tenant ORDER BY r.tenant",
+                                "SELECT r.tenant, SUM(j.value) FROM slot_counts c JOIN runs r"
+                                " ON r.id = c.run_id AND r.owner = c.owner AND"
+                                " r.lease_epoch = c.epoch AND r.lease_until > ?2,"
+                                " json_each(c.counts) j WHERE j.key = ?1 GROUP BY r.tenant"
+                                " ORDER BY r.tenant",
                                 -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
     keep(&rc, bind_text(st, 1, key));
     keep(&rc, sqlite3_bind_int64(st, 2, now));
@@ -153,8 +159,8 @@ static int sqlite_key_shares(sy_store *s, const char *key, int64_t now,
             break;
         }
     }
-    int status = rc == SQLITE_DONE ? SY_OK
-                                   : sy_sqlite_fail(q, rc, "count the shares of '%s'", key);
+    status = rc == SQLITE_DONE ? SY_OK
+                               : sy_sqlite_fail(q, rc, "count the shares of '%s'", key);
     sqlite3_finalize(st);
     return status;
 }

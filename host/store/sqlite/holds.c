@@ -1,0 +1,239 @@
+/*
+ * store/sqlite/holds.c -- a turn's takes carried by its attempts' own rows
+ * (store/slots.h, docs/flow-control.md "The cost of limits").
+ *
+ * A slot row of its own costs a B-tree entry written at the take and
+ * deleted at the give-back: 17,700 instructions an attempt, four times
+ * the whole budget limits have.  So sy_store_put_slots keeps a turn's
+ * takes here, per attempt, and the write that starts the attempt, later
+ * in the same batch, stores them in the task's or element's `hold`
+ * column; the give-back writes nothing there, because the write that
+ * ends the attempt (same batch: engine/run.c) leaves its row out of
+ * `slot_holders` (the view reads a hold only while its task is Running
+ * under the attempt token that took it).  A take no start write carried
+ * (an attempt refused before it started) becomes slot rows at the
+ * commit, as every take did before.
+ *
+ * A hold is JSON, read only by the view (listings, cancel requests): the
+ * lease epoch of the claim it was taken under and the keys,
+ *   {"e":epoch,"k":[["key",n],...]}
+ * The row says the rest: its attempt token (`fence`), the host that
+ * started it (`host`, the claim's owner) and when (`started`).  It is
+ * kept short: the task writes copy it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/internal.h"
+
+static size_t slot_of(const sy_sqlite_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
+{
+    uint64_t x = (uint64_t)run_id * 0x9e3779b97f4a7c15u ^ (uint64_t)idx * 0xc2b2ae3d27d4eb4fu ^
+                 (uint64_t)elem * 0x165667b19e3779f9u;
+    return (size_t)(x ^ x >> 29) & (hs->n_slots - 1);
+}
+
+/* The entry of (run, idx, elem), or NULL. */
+static sy_sqlite_hold *find(const sy_sqlite_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
+{
+    if (hs->n == 0)
+        return NULL;
+    for (size_t i = slot_of(hs, run_id, idx, elem);; i = (i + 1) & (hs->n_slots - 1)) {
+        uint32_t k = hs->slots[i];
+        if (k == 0)
+            return NULL;
+        sy_sqlite_hold *h = &hs->v[k - 1];
+        if (h->run_id == run_id && h->idx == idx && h->elem == elem)
+            return h;
+    }
+}
+
+/* Room for one more entry, the index rebuilt at twice the entries. */
+static bool grow(sy_sqlite_holds *hs)
+{
+    if (hs->n == hs->cap) {
+        size_t cap = hs->cap ? hs->cap * 2 : 64;
+        sy_sqlite_hold *v = realloc(hs->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        hs->v = v;
+        hs->cap = cap;
+    }
+    if ((hs->n + 1) * 2 <= hs->n_slots)
+        return true;
+    size_t n_slots = hs->n_slots ? hs->n_slots * 2 : 128;
+    uint32_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        return false;
+    free(hs->slots);
+    hs->slots = slots;
+    hs->n_slots = n_slots;
+    for (size_t k = 0; k < hs->n; k++) {
+        const sy_sqlite_hold *h = &hs->v[k];
+        size_t i = slot_of(hs, h->run_id, h->idx, h->elem);
+        while (hs->slots[i])
+            i = (i + 1) & (n_slots - 1);
+        hs->slots[i] = (uint32_t)(k + 1);
+    }
+    return true;
+}
+
+/* Starts h's text for attempt t->holder's takes at `now`. */
+static bool start(sy_sqlite_hold *h, const sy_slot_take *t, int64_t now)
+{
+    h->text.len = 0;
+    h->closed = h->written = false;
+    h->first = true;
+    h->token = t->holder.token;
+    h->epoch = t->epoch;
+    h->taken = now;
+    return sy_sqlite_text_put(&h->text, "{\"e\":", 5) && sy_sqlite_text_int(&h->text, t->epoch) && sy_sqlite_text_put(&h->text, ",\"k\":[", 6);
+}
+
+/* The holds' copy of `owner`, added when new; NULL when out of memory. */
+static const char *owner_of(sy_sqlite_holds *hs, const char *owner)
+{
+    for (size_t i = hs->n_owners; i-- > 0;)
+        if (strcmp(hs->owners[i], owner) == 0)
+            return hs->owners[i];
+    char **owners = realloc(hs->owners, (hs->n_owners + 1) * sizeof *owners);
+    if (!owners)
+        return NULL;
+    hs->owners = owners;
+    if (!(owners[hs->n_owners] = strdup(owner)))
+        return NULL;
+    return owners[hs->n_owners++];
+}
+
+const char *sy_sqlite_hold_owner(sy_store_sqlite *q, const char *owner)
+{
+    const char *copy = owner_of(&q->holds, owner);
+    if (!copy)
+        sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    return copy;
+}
+
+int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take *t,
+                       int64_t now)
+{
+    sy_sqlite_holds *hs = &q->holds;
+    const sy_slot_holder *w = &t->holder;
+    sy_sqlite_hold *h = find(hs, w->run_id, w->idx, w->elem);
+    if (h && (h->token != w->token || h->epoch != t->epoch || h->owner != owner ||
+              h->closed)) {
+        /* Another attempt of the same task in one batch: the newer take
+         * replaces the older, which its start write can no longer carry
+         * (its token moved on), so the older becomes rows now. */
+        int status = sy_sqlite_hold_rows(q, h);
+        if (status != SY_OK)
+            return status;
+        if (!start(h, t, now))
+            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+        h->owner = owner;
+    } else if (!h) {
+        if (!grow(hs))
+            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+        h = &hs->v[hs->n];
+        *h = (sy_sqlite_hold){.run_id = w->run_id, .idx = w->idx, .elem = w->elem,
+                              .owner = owner};
+        size_t i = slot_of(hs, w->run_id, w->idx, w->elem);
+        while (hs->slots[i])
+            i = (i + 1) & (hs->n_slots - 1);
+        hs->slots[i] = (uint32_t)(++hs->n);
+        if (!start(h, t, now))
+            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    }
+    bool ok = (h->first || sy_sqlite_text_put(&h->text, ",", 1)) && sy_sqlite_text_put(&h->text, "[", 1) && sy_sqlite_text_string(&h->text, t->key) &&
+              sy_sqlite_text_put(&h->text, ",", 1) && sy_sqlite_text_int(&h->text, t->n) && sy_sqlite_text_put(&h->text, "]", 1);
+    h->first = false;
+    return ok ? SY_OK : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+}
+
+/* h's text with its list and object closed. */
+static const char *closed_text(sy_sqlite_hold *h)
+{
+    if (!h->closed) {
+        if (!sy_sqlite_text_put(&h->text, "]}", 2))
+            return NULL;
+        h->closed = true;
+    }
+    return h->text.p;
+}
+
+int sy_sqlite_hold_for(sy_store_sqlite *q, int64_t run_id, uint32_t idx, int64_t elem,
+                       int64_t token, sy_sqlite_hold **hold)
+{
+    *hold = NULL;
+    sy_sqlite_hold *h = find(&q->holds, run_id, idx, elem);
+    if (!h || h->written || h->token != token)
+        return SY_OK;
+    if (!closed_text(h))
+        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    *hold = h;
+    return SY_OK;
+}
+
+int sy_sqlite_hold_rows(sy_store_sqlite *q, sy_sqlite_hold *h)
+{
+    if (h->written || h->text.len == 0)
+        return SY_OK;
+    const char *text = closed_text(h);
+    if (!text)
+        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    sqlite3_stmt *st = q->st[SY_SQL_HOLD_ROWS];
+    int rc = sqlite3_bind_int64(st, 1, h->run_id);
+    keep(&rc, sqlite3_bind_int64(st, 2, h->idx));
+    keep(&rc, sqlite3_bind_int64(st, 3, h->elem));
+    keep(&rc, sqlite3_bind_int64(st, 4, h->token));
+    keep(&rc, bind_text(st, 5, text));
+    keep(&rc, bind_text(st, 6, h->owner));
+    keep(&rc, sqlite3_bind_int64(st, 7, h->taken));
+    if (rc != SQLITE_OK)
+        return sy_sqlite_fail_reset(q, st, rc, "write the slots of run %lld task %u",
+                                    (long long)h->run_id, h->idx);
+    int status = sy_sqlite_step_done(q, st, "write slots");
+    if (status == SY_OK) {
+        q->slot_rows += (size_t)sqlite3_changes(q->db);
+        h->written = true;
+    }
+    return status;
+}
+
+int sy_sqlite_holds_to_rows(sy_store_sqlite *q)
+{
+    int status = SY_OK;
+    for (size_t i = 0; i < q->holds.n && status == SY_OK; i++)
+        status = sy_sqlite_hold_rows(q, &q->holds.v[i]);
+    return status;
+}
+
+int sy_sqlite_holds_flush(sy_store_sqlite *q)
+{
+    int status = sy_sqlite_holds_to_rows(q);
+    sy_sqlite_holds_clear(q);
+    return status;
+}
+
+void sy_sqlite_holds_clear(sy_store_sqlite *q)
+{
+    sy_sqlite_holds *hs = &q->holds;
+    if (hs->n == 0)
+        return;
+    /* The owners stay: the next batch's takes are by the same host. */
+    for (size_t i = 0; i < hs->n; i++)
+        free(hs->v[i].text.p);
+    memset(hs->slots, 0, hs->n_slots * sizeof *hs->slots);
+    hs->n = 0;
+}
+
+void sy_sqlite_holds_free(sy_store_sqlite *q)
+{
+    sy_sqlite_holds_clear(q);
+    for (size_t i = 0; i < q->holds.n_owners; i++)
+        free(q->holds.owners[i]);
+    free(q->holds.owners);
+    free(q->holds.v);
+    free(q->holds.slots);
+    q->holds = (sy_sqlite_holds){0};
+}
