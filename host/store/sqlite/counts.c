@@ -31,7 +31,7 @@ static uint64_t key_hash(const char *key)
     return h ^ h >> 31;
 }
 
-static size_t slot_of(const sy_sqlite_counts *cs, int64_t run_id, uint64_t hash)
+static size_t count_slot(const sy_sqlite_counts *cs, int64_t run_id, uint64_t hash)
 {
     uint64_t x = hash ^ (uint64_t)run_id * 0x9e3779b97f4a7c15u;
     return (size_t)(x ^ x >> 29) & (cs->n_slots - 1);
@@ -43,7 +43,7 @@ static sy_sqlite_count *find(const sy_sqlite_counts *cs, int64_t run_id, const c
 {
     if (cs->n == 0)
         return NULL;
-    for (size_t i = slot_of(cs, run_id, hash);; i = (i + 1) & (cs->n_slots - 1)) {
+    for (size_t i = count_slot(cs, run_id, hash);; i = (i + 1) & (cs->n_slots - 1)) {
         uint32_t k = cs->slots[i];
         if (k == 0)
             return NULL;
@@ -117,7 +117,7 @@ static int next_pair(const char **p, sy_sqlite_text *key, int64_t *n)
 
 static void index_entry(sy_sqlite_counts *cs, size_t k)
 {
-    size_t i = slot_of(cs, cs->runs[cs->v[k].run].run_id, cs->v[k].hash);
+    size_t i = count_slot(cs, cs->runs[cs->v[k].run].run_id, cs->v[k].hash);
     while (cs->slots[i])
         i = (i + 1) & (cs->n_slots - 1);
     cs->slots[i] = (uint32_t)(k + 1);
@@ -212,14 +212,14 @@ static int run_of(sy_store_sqlite *q, int64_t run_id, const char *owner, int64_t
     /* Most changes in a row are to one run. */
     if (cs->last < cs->n_runs) {
         sy_sqlite_count_run *r = &cs->runs[cs->last];
-        if (r->run_id == run_id && r->epoch == epoch && strcmp(r->owner, owner) == 0) {
+        if (r->run_id == run_id && r->epoch == epoch && r->owner == owner) {
             *run = cs->last;
             return SY_OK;
         }
     }
     for (size_t i = cs->n_runs; i-- > 0;) {
         sy_sqlite_count_run *r = &cs->runs[i];
-        if (r->run_id == run_id && r->epoch == epoch && strcmp(r->owner, owner) == 0) {
+        if (r->run_id == run_id && r->epoch == epoch && r->owner == owner) {
             *run = cs->last = i;
             return SY_OK;
         }
@@ -232,11 +232,8 @@ static int run_of(sy_store_sqlite *q, int64_t run_id, const char *owner, int64_t
         cs->runs = runs;
         cs->cap_runs = cap;
     }
-    char *copy = strdup(owner);
-    if (!copy)
-        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
     *run = cs->last = cs->n_runs++;
-    cs->runs[*run] = (sy_sqlite_count_run){.run_id = run_id, .epoch = epoch, .owner = copy};
+    cs->runs[*run] = (sy_sqlite_count_run){.run_id = run_id, .epoch = epoch, .owner = owner};
     return load(q, *run);
 }
 
@@ -250,10 +247,16 @@ int sy_sqlite_count_add(sy_store_sqlite *q, int64_t run_id, const char *owner, i
         return status;
     if (!cs->runs[run].current)
         return SY_OK;
-    uint64_t hash = key_hash(key);
-    sy_sqlite_count *c = find(cs, run_id, key, hash);
-    if (!c && !(c = add(cs, run, key, hash)))
-        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    /* A pool's takes in a row are one key of one run: the last entry
+     * again, without hashing the key. */
+    sy_sqlite_count *c = cs->last_entry < cs->n ? &cs->v[cs->last_entry] : NULL;
+    if (!c || c->run != run || strcmp(c->key, key) != 0) {
+        uint64_t hash = key_hash(key);
+        c = find(cs, run_id, key, hash);
+        if (!c && !(c = add(cs, run, key, hash)))
+            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+        cs->last_entry = (size_t)(c - cs->v);
+    }
     /* Never below nothing: a give-back of more than was counted (a take
      * counted under an earlier claim) leaves the key empty. */
     c->held = c->held + n > 0 ? c->held + n : 0;
@@ -453,8 +456,6 @@ void sy_sqlite_counts_clear(sy_store_sqlite *q)
     sy_sqlite_counts *cs = &q->counts;
     for (size_t k = 0; k < cs->n; k++)
         free(cs->v[k].key);
-    for (size_t i = 0; i < cs->n_runs; i++)
-        free(cs->runs[i].owner);
     if (cs->n > 0)
         memset(cs->slots, 0, cs->n_slots * sizeof *cs->slots);
     cs->n = 0;

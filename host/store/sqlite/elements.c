@@ -32,7 +32,7 @@ int sy_sqlite_put_map(sy_store *s, int64_t run_id, const sy_store_fence *fence, 
 
 static int bind_element(sqlite3_stmt *st, int64_t run_id, const sy_store_fence *fence,
                         int64_t token, int64_t elem, const sy_task_record *t,
-                        const char *hold)
+                        const char *hold, size_t hold_len)
 {
     int rc = sqlite3_bind_int64(st, 1, run_id);
     keep(&rc, sqlite3_bind_int64(st, 2, t->idx));
@@ -53,7 +53,8 @@ static int bind_element(sqlite3_stmt *st, int64_t run_id, const sy_store_fence *
      * does not use is harmless. */
     keep(&rc, sqlite3_bind_int64(st, 17, token));
     keep(&rc, bind_text(st, 18, t->waiting_for));
-    keep(&rc, bind_text(st, 19, hold));
+    keep(&rc, hold ? sqlite3_bind_text(st, 19, hold, (int)hold_len, SQLITE_STATIC)
+                   : sqlite3_bind_null(st, 19));
     return rc;
 }
 
@@ -64,8 +65,9 @@ int sy_sqlite_update_element(sy_store *s, int64_t run_id, const sy_store_fence *
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "update_element: no batch is open");
     sy_sqlite_hold *hold = NULL;
+    const char *hold_text = NULL;
     if (q->holds.n > 0) {
-        int status = sy_sqlite_hold_for(q, run_id, t->idx, elem, t->fence, &hold);
+        int status = sy_sqlite_hold_for(q, run_id, t->idx, elem, t->fence, &hold, &hold_text);
         if (status != SY_OK)
             return status;
     }
@@ -73,7 +75,8 @@ int sy_sqlite_update_element(sy_store *s, int64_t run_id, const sy_store_fence *
      * finds none and inserts it. */
     for (int i = 0; i < 2; i++) {
         sqlite3_stmt *st = q->st[i ? SY_SQL_INSERT_ELEMENT : SY_SQL_UPDATE_ELEMENT];
-        int rc = bind_element(st, run_id, fence, token, elem, t, hold ? hold->text.p : NULL);
+        int rc = bind_element(st, run_id, fence, token, elem, t, hold_text,
+                              hold ? hold->len : 0);
         if (rc != SQLITE_OK)
             return sy_sqlite_fail_reset(q, st, rc, "bind element %u[%lld]", t->idx,
                                         (long long)elem);

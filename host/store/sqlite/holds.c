@@ -27,7 +27,7 @@
 
 #include "store/sqlite/internal.h"
 
-static size_t slot_of(const sy_sqlite_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
+static size_t hold_slot(const sy_sqlite_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
 {
     uint64_t x = (uint64_t)run_id * 0x9e3779b97f4a7c15u ^ (uint64_t)idx * 0xc2b2ae3d27d4eb4fu ^
                  (uint64_t)elem * 0x165667b19e3779f9u;
@@ -39,7 +39,7 @@ static sy_sqlite_hold *find(const sy_sqlite_holds *hs, int64_t run_id, uint32_t 
 {
     if (hs->n == 0)
         return NULL;
-    for (size_t i = slot_of(hs, run_id, idx, elem);; i = (i + 1) & (hs->n_slots - 1)) {
+    for (size_t i = hold_slot(hs, run_id, idx, elem);; i = (i + 1) & (hs->n_slots - 1)) {
         uint32_t k = hs->slots[i];
         if (k == 0)
             return NULL;
@@ -71,7 +71,7 @@ static bool grow(sy_sqlite_holds *hs)
     hs->n_slots = n_slots;
     for (size_t k = 0; k < hs->n; k++) {
         const sy_sqlite_hold *h = &hs->v[k];
-        size_t i = slot_of(hs, h->run_id, h->idx, h->elem);
+        size_t i = hold_slot(hs, h->run_id, h->idx, h->elem);
         while (hs->slots[i])
             i = (i + 1) & (n_slots - 1);
         hs->slots[i] = (uint32_t)(k + 1);
@@ -80,15 +80,41 @@ static bool grow(sy_sqlite_holds *hs)
 }
 
 /* Starts h's text for attempt t->holder's takes at `now`. */
-static bool start(sy_sqlite_hold *h, const sy_slot_take *t, int64_t now)
+/* The batch's texts are one buffer (hs->arena), each hold a part of it:
+ * no allocation per attempt.  A hold appended to is at the buffer's end;
+ * when another hold was appended since, it moves there first (rare: a
+ * task's takes come together). */
+static bool at_end(sy_sqlite_holds *hs, sy_sqlite_hold *h)
 {
-    h->text.len = 0;
+    if (hs->tail == h)
+        return true;
+    sy_sqlite_text *b = &hs->arena;
+    if (!sy_sqlite_text_reserve(b, h->len))
+        return false;
+    /* Copied within the buffer, after any move reserving made. */
+    memcpy(b->p + b->len, b->p + h->off, h->len);
+    h->off = b->len;
+    b->len += h->len;
+    b->p[b->len] = '\0';
+    hs->tail = h;
+    return true;
+}
+
+/* Starts h's text for attempt t->holder's takes at `now`. */
+static bool start(sy_sqlite_holds *hs, sy_sqlite_hold *h, const sy_slot_take *t, int64_t now)
+{
     h->closed = h->written = false;
     h->first = true;
     h->token = t->holder.token;
     h->epoch = t->epoch;
     h->taken = now;
-    return sy_sqlite_text_put(&h->text, "{\"e\":", 5) && sy_sqlite_text_int(&h->text, t->epoch) && sy_sqlite_text_put(&h->text, ",\"k\":[", 6);
+    h->off = hs->arena.len;
+    hs->tail = h;
+    sy_sqlite_text *b = &hs->arena;
+    bool ok = sy_sqlite_text_put(b, "{\"e\":", 5) && sy_sqlite_text_int(b, t->epoch) &&
+              sy_sqlite_text_put(b, ",\"k\":[", 6);
+    h->len = b->len - h->off;
+    return ok;
 }
 
 /* The holds' copy of `owner`, added when new; NULL when out of memory. */
@@ -106,7 +132,7 @@ static const char *owner_of(sy_sqlite_holds *hs, const char *owner)
     return owners[hs->n_owners++];
 }
 
-const char *sy_sqlite_hold_owner(sy_store_sqlite *q, const char *owner)
+const char *sy_sqlite_owner(sy_store_sqlite *q, const char *owner)
 {
     const char *copy = owner_of(&q->holds, owner);
     if (!copy)
@@ -128,7 +154,7 @@ int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take
         int status = sy_sqlite_hold_rows(q, h);
         if (status != SY_OK)
             return status;
-        if (!start(h, t, now))
+        if (!start(hs, h, t, now))
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
         h->owner = owner;
     } else if (!h) {
@@ -137,38 +163,44 @@ int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take
         h = &hs->v[hs->n];
         *h = (sy_sqlite_hold){.run_id = w->run_id, .idx = w->idx, .elem = w->elem,
                               .owner = owner};
-        size_t i = slot_of(hs, w->run_id, w->idx, w->elem);
+        size_t i = hold_slot(hs, w->run_id, w->idx, w->elem);
         while (hs->slots[i])
             i = (i + 1) & (hs->n_slots - 1);
         hs->slots[i] = (uint32_t)(++hs->n);
-        if (!start(h, t, now))
+        if (!start(hs, h, t, now))
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
     }
-    bool ok = (h->first || sy_sqlite_text_put(&h->text, ",", 1)) && sy_sqlite_text_put(&h->text, "[", 1) && sy_sqlite_text_string(&h->text, t->key) &&
-              sy_sqlite_text_put(&h->text, ",", 1) && sy_sqlite_text_int(&h->text, t->n) && sy_sqlite_text_put(&h->text, "]", 1);
+    sy_sqlite_text *b = &hs->arena;
+    bool ok = at_end(hs, h) && sy_sqlite_text_put(b, h->first ? "[" : ",[", h->first ? 1 : 2) &&
+              sy_sqlite_text_string(b, t->key) && sy_sqlite_text_put(b, ",", 1) &&
+              sy_sqlite_text_int(b, t->n) && sy_sqlite_text_put(b, "]", 1);
+    h->len = b->len - h->off;
     h->first = false;
     return ok ? SY_OK : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
 }
 
-/* h's text with its list and object closed. */
-static const char *closed_text(sy_sqlite_hold *h)
+/* h's text with its list and object closed (valid until the next
+ * append), or NULL when out of memory. */
+static const char *closed_text(sy_sqlite_holds *hs, sy_sqlite_hold *h)
 {
     if (!h->closed) {
-        if (!sy_sqlite_text_put(&h->text, "]}", 2))
+        if (!at_end(hs, h) || !sy_sqlite_text_put(&hs->arena, "]}", 2))
             return NULL;
+        h->len += 2;
         h->closed = true;
     }
-    return h->text.p;
+    return hs->arena.p + h->off;
 }
 
 int sy_sqlite_hold_for(sy_store_sqlite *q, int64_t run_id, uint32_t idx, int64_t elem,
-                       int64_t token, sy_sqlite_hold **hold)
+                       int64_t token, sy_sqlite_hold **hold, const char **text)
 {
     *hold = NULL;
+    *text = NULL;
     sy_sqlite_hold *h = find(&q->holds, run_id, idx, elem);
     if (!h || h->written || h->token != token)
         return SY_OK;
-    if (!closed_text(h))
+    if (!(*text = closed_text(&q->holds, h)))
         return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
     *hold = h;
     return SY_OK;
@@ -176,9 +208,9 @@ int sy_sqlite_hold_for(sy_store_sqlite *q, int64_t run_id, uint32_t idx, int64_t
 
 int sy_sqlite_hold_rows(sy_store_sqlite *q, sy_sqlite_hold *h)
 {
-    if (h->written || h->text.len == 0)
+    if (h->written || h->len == 0)
         return SY_OK;
-    const char *text = closed_text(h);
+    const char *text = closed_text(&q->holds, h);
     if (!text)
         return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
     sqlite3_stmt *st = q->st[SY_SQL_HOLD_ROWS];
@@ -186,7 +218,7 @@ int sy_sqlite_hold_rows(sy_store_sqlite *q, sy_sqlite_hold *h)
     keep(&rc, sqlite3_bind_int64(st, 2, h->idx));
     keep(&rc, sqlite3_bind_int64(st, 3, h->elem));
     keep(&rc, sqlite3_bind_int64(st, 4, h->token));
-    keep(&rc, bind_text(st, 5, text));
+    keep(&rc, sqlite3_bind_text(st, 5, text, (int)h->len, SQLITE_STATIC));
     keep(&rc, bind_text(st, 6, h->owner));
     keep(&rc, sqlite3_bind_int64(st, 7, h->taken));
     if (rc != SQLITE_OK)
@@ -220,11 +252,12 @@ void sy_sqlite_holds_clear(sy_store_sqlite *q)
     sy_sqlite_holds *hs = &q->holds;
     if (hs->n == 0)
         return;
-    /* The owners stay: the next batch's takes are by the same host. */
-    for (size_t i = 0; i < hs->n; i++)
-        free(hs->v[i].text.p);
+    /* The owners and the arena's buffer stay: the next batch's takes are
+     * by the same host, and about as many. */
     memset(hs->slots, 0, hs->n_slots * sizeof *hs->slots);
     hs->n = 0;
+    hs->arena.len = 0;
+    hs->tail = NULL;
 }
 
 void sy_sqlite_holds_free(sy_store_sqlite *q)
@@ -235,5 +268,6 @@ void sy_sqlite_holds_free(sy_store_sqlite *q)
     free(q->holds.owners);
     free(q->holds.v);
     free(q->holds.slots);
+    free(q->holds.arena.p);
     q->holds = (sy_sqlite_holds){0};
 }

@@ -23,6 +23,7 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "store/checkpoint.h"
 #include "store/driver.h"
@@ -75,7 +76,20 @@ typedef struct sy_sqlite_text {
 
 /* Each appends to b, false when out of memory (b keeps what it had):
  * `len` bytes; a JSON string (quoted, escaped); a decimal integer. */
-bool sy_sqlite_text_put(sy_sqlite_text *b, const char *s, size_t len);
+/* Room for `more` bytes and the NUL: false when out of memory. */
+bool sy_sqlite_text_reserve(sy_sqlite_text *b, size_t more);
+/* sy_sqlite_text_put's way when b must grow; s must not point into b. */
+bool sy_sqlite_text_grow(sy_sqlite_text *b, const char *s, size_t len);
+static inline bool sy_sqlite_text_put(sy_sqlite_text *b, const char *s, size_t len)
+{
+    /* Inline: a take's text is a dozen appends of a few bytes. */
+    if (b->len + len >= b->cap)
+        return sy_sqlite_text_grow(b, s, len);
+    memcpy(b->p + b->len, s, len);
+    b->len += len;
+    b->p[b->len] = '\0';
+    return true;
+}
 bool sy_sqlite_text_string(sy_sqlite_text *b, const char *s);
 bool sy_sqlite_text_int(sy_sqlite_text *b, int64_t v);
 
@@ -88,7 +102,7 @@ typedef struct sy_sqlite_hold {
     bool first;   /* no key in the text yet */
     bool closed;  /* the text's list and object are closed */
     bool written; /* carried by its start write, or made slot rows */
-    sy_sqlite_text text; /* the hold's JSON */
+    size_t off, len; /* the hold's JSON, in the holds' arena */
 } sy_sqlite_hold;
 
 /* The open batch's holds, found by (run, task, element) through an
@@ -98,7 +112,10 @@ typedef struct sy_sqlite_holds {
     size_t n, cap;
     uint32_t *slots;
     size_t n_slots; /* a power of two, at least twice n */
-    char **owners;  /* the takes' owners, copied (one, but for tests) */
+    sy_sqlite_text arena;  /* every hold's text, one after another */
+    sy_sqlite_hold *tail;  /* the hold at the arena's end */
+    char **owners;  /* the owners named, copied (sy_sqlite_owner; one, but
+                       for tests); kept from batch to batch */
     size_t n_owners;
 } sy_sqlite_holds;
 
@@ -115,7 +132,7 @@ typedef struct sy_sqlite_count {
  * were made under. */
 typedef struct sy_sqlite_count_run {
     int64_t run_id, epoch;
-    char *owner;         /* owned */
+    const char *owner;   /* one of the handle's owners (sy_sqlite_owner) */
     bool current;        /* the claim is the run's (else changes count for
                             nothing) */
     bool dirty;          /* changed since written */
@@ -132,6 +149,7 @@ typedef struct sy_sqlite_counts {
     sy_sqlite_count_run *runs;
     size_t n_runs, cap_runs;
     size_t last;         /* the run of the last change */
+    size_t last_entry;   /* the entry of the last change */
     sy_sqlite_text text; /* a row's JSON, built for its write */
     sy_sqlite_text key;  /* a key read from a row */
 } sy_sqlite_counts;
@@ -274,20 +292,22 @@ int sy_sqlite_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
 
 /* --- sqlite/holds.c ----------------------------------------------------------- */
 
-/* The batch's copy of `owner`, for sy_sqlite_hold_add; NULL when out of
- * memory (failed on q). */
-const char *sy_sqlite_hold_owner(sy_store_sqlite *q, const char *owner);
+/* The handle's copy of `owner`, the same pointer for the same name until
+ * it closes: the holds and counts compare owners by pointer.  NULL when
+ * out of memory (failed on q). */
+const char *sy_sqlite_owner(sy_store_sqlite *q, const char *owner);
 
-/* Keeps take t (made by `owner`, as sy_sqlite_hold_owner gave it, at
+/* Keeps take t (made by `owner`, as sy_sqlite_owner gave it, at
  * `now`) for its attempt's start write. */
 int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take *t,
                        int64_t now);
 
 /* *hold: the hold that a write starting attempt `token` of (run, idx,
- * elem) stores (its text.p, closed), or NULL for none.  The write sets
- * its `written` once it changed the row. */
+ * elem) stores, and *text its JSON ((*hold)->len bytes, not terminated;
+ * valid until the batch's next take), or NULLs for none.  The write sets its `written` once it changed the
+ * row. */
 int sy_sqlite_hold_for(sy_store_sqlite *q, int64_t run_id, uint32_t idx, int64_t elem,
-                       int64_t token, sy_sqlite_hold **hold);
+                       int64_t token, sy_sqlite_hold **hold, const char **text);
 
 /* Writes h's takes as slot rows, unless its start write carried them. */
 int sy_sqlite_hold_rows(sy_store_sqlite *q, sy_sqlite_hold *h);
@@ -310,7 +330,8 @@ void sy_sqlite_holds_free(sy_store_sqlite *q);
 /* --- sqlite/counts.c ---------------------------------------------------------- */
 
 /* Adds n (negative: gives back) to what key holds in run_id under the
- * claim (owner, epoch): nothing when that is not the run's claim. */
+ * claim (owner, as sy_sqlite_owner gave it, and epoch): nothing when that
+ * is not the run's claim. */
 int sy_sqlite_count_add(sy_store_sqlite *q, int64_t run_id, const char *owner, int64_t epoch,
                         const char *key, int64_t n);
 

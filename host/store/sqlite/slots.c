@@ -52,10 +52,12 @@ int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot
         if (rc != SQLITE_OK)
             return sy_sqlite_fail_reset(q, st, rc, "take a slot of '%s'", c[i].key);
         status = sy_sqlite_step_done(q, st, "take a slot");
-        if (status == SY_OK) {
+        const char *owner = status == SY_OK ? sy_sqlite_owner(q, fence->owner) : NULL;
+        if (owner) {
             q->slot_rows++;
-            status = sy_sqlite_count_add(q, h->run_id, fence->owner, fence->epoch, c[i].key,
-                                         c[i].n);
+            status = sy_sqlite_count_add(q, h->run_id, owner, fence->epoch, c[i].key, c[i].n);
+        } else if (status == SY_OK) {
+            status = SY_ENOMEM;
         }
         if (status != SY_OK)
             return status;
@@ -83,12 +85,12 @@ int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, s
      * were decided on: nothing to check again (store/slots.h).  The
      * takes wait for their attempts' start writes (sqlite/holds.c). */
     *put = false;
-    const char *copy = sy_sqlite_hold_owner(q, owner);
+    const char *copy = sy_sqlite_owner(q, owner);
     int status = copy ? SY_OK : SY_ENOMEM;
     for (size_t i = 0; i < n && status == SY_OK; i++) {
         status = sy_sqlite_hold_add(q, copy, &t[i], now);
         if (status == SY_OK)
-            status = sy_sqlite_count_add(q, t[i].holder.run_id, owner, t[i].epoch, t[i].key,
+            status = sy_sqlite_count_add(q, t[i].holder.run_id, copy, t[i].epoch, t[i].key,
                                          t[i].n);
     }
     *put = status == SY_OK;
@@ -103,7 +105,8 @@ int sy_sqlite_return_takes(sy_store *s, const char *owner, const sy_slot_take *t
     /* A take in its attempt's row goes with the write that ends the
      * attempt (same batch); only a take kept as a slot row is deleted. */
     sqlite3_stmt *st = q->st[SY_SQL_SLOT_RETURN_TAKE];
-    int status = SY_OK;
+    const char *copy = sy_sqlite_owner(q, owner);
+    int status = copy ? SY_OK : SY_ENOMEM;
     for (size_t i = 0; i < n && status == SY_OK; i++) {
         if (q->slot_rows > 0) {
             int rc = bind_text(st, 1, t[i].key);
@@ -119,7 +122,7 @@ int sy_sqlite_return_takes(sy_store *s, const char *owner, const sy_slot_take *t
                 q->slot_rows--;
         }
         if (status == SY_OK)
-            status = sy_sqlite_count_add(q, t[i].holder.run_id, owner, t[i].epoch, t[i].key,
+            status = sy_sqlite_count_add(q, t[i].holder.run_id, copy, t[i].epoch, t[i].key,
                                          -t[i].n);
     }
     return status;
@@ -175,10 +178,16 @@ int sy_sqlite_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
             }
             while ((rc == SQLITE_OK || rc == SQLITE_ROW) && status == SY_OK) {
                 rc = sqlite3_step(st);
-                if (rc == SQLITE_ROW)
-                    status = sy_sqlite_count_add(q, sqlite3_column_int64(st, 4),
-                                                 col_text(st, 1), sqlite3_column_int64(st, 3),
-                                                 col_text(st, 0), -sqlite3_column_int64(st, 2));
+                if (rc != SQLITE_ROW)
+                    break;
+                if (!col_text(st, 1))
+                    continue; /* no claim: counted nowhere */
+                const char *owner = sy_sqlite_owner(q, col_text(st, 1));
+                status = owner ? sy_sqlite_count_add(q, sqlite3_column_int64(st, 4), owner,
+                                                     sqlite3_column_int64(st, 3),
+                                                     col_text(st, 0),
+                                                     -sqlite3_column_int64(st, 2))
+                               : SY_ENOMEM;
             }
             if (status != SY_OK) {
                 sqlite3_reset(st);

@@ -84,14 +84,16 @@ int sy_sqlite_update_task(sy_store *s, int64_t run_id,
     keep(&rc, sqlite3_bind_int64(st, 16, token));
     keep(&rc, bind_text(st, 17, t->waiting_for));
     sy_sqlite_hold *hold = NULL;
+    const char *hold_text = NULL;
     if (q->holds.n > 0) {
-        int status = sy_sqlite_hold_for(q, run_id, t->idx, -1, t->fence, &hold);
+        int status = sy_sqlite_hold_for(q, run_id, t->idx, -1, t->fence, &hold, &hold_text);
         if (status != SY_OK) {
             sqlite3_reset(st);
             return status;
         }
     }
-    keep(&rc, bind_text(st, 18, hold ? hold->text.p : NULL));
+    keep(&rc, hold_text ? sqlite3_bind_text(st, 18, hold_text, (int)hold->len, SQLITE_STATIC)
+                        : sqlite3_bind_null(st, 18));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)

@@ -10,11 +10,11 @@
 
 #include "store/sqlite/internal.h"
 
-bool sy_sqlite_text_put(sy_sqlite_text *b, const char *s, size_t len)
+bool sy_sqlite_text_reserve(sy_sqlite_text *b, size_t more)
 {
-    if (b->len + len + 1 > b->cap) {
+    if (b->len + more + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
-        while (b->len + len + 1 > cap)
+        while (b->len + more + 1 > cap)
             cap *= 2;
         char *p = realloc(b->p, cap);
         if (!p)
@@ -22,6 +22,13 @@ bool sy_sqlite_text_put(sy_sqlite_text *b, const char *s, size_t len)
         b->p = p;
         b->cap = cap;
     }
+    return true;
+}
+
+bool sy_sqlite_text_grow(sy_sqlite_text *b, const char *s, size_t len)
+{
+    if (!sy_sqlite_text_reserve(b, len))
+        return false;
     memcpy(b->p + b->len, s, len);
     b->len += len;
     b->p[b->len] = '\0';
