@@ -7,7 +7,7 @@
 # --enable-fuzz (clang).
 
 fuzz_targets = glob glob_diff config routes workflow definition cache context \
-	cron duration params sigv4 admin slurm tokens kubernetes
+	cron duration params sigv4 admin slurm tokens kubernetes slot_counts
 fuzz_common = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
 fuzz_wf = tests/fuzz/wf_check.h tests/fuzz/wf_check.c
 FUZZ_CFLAGS_ALL = $(AM_CFLAGS) $(DEP_CFLAGS)
@@ -76,6 +76,13 @@ tests_fuzz_fuzz_cron_SOURCES = tests/fuzz/cron.c $(fuzz_common)
 tests_fuzz_fuzz_cron_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_fuzz_cron_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_cron_LDADD = $(HOST_LDADD)
+tests_fuzz_replay_slot_counts_SOURCES = tests/fuzz/slot_counts.c tests/fuzz/replay.c $(fuzz_common)
+tests_fuzz_replay_slot_counts_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_replay_slot_counts_LDADD = $(HOST_LDADD)
+tests_fuzz_fuzz_slot_counts_SOURCES = tests/fuzz/slot_counts.c $(fuzz_common)
+tests_fuzz_fuzz_slot_counts_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_slot_counts_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_slot_counts_LDADD = $(HOST_LDADD)
 tests_fuzz_replay_duration_SOURCES = tests/fuzz/duration.c tests/fuzz/replay.c $(fuzz_common)
 tests_fuzz_replay_duration_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_replay_duration_LDADD = $(HOST_LDADD)
@@ -156,13 +163,15 @@ check_PROGRAMS += tests/fuzz/replay_glob tests/fuzz/replay_glob_diff \
 	tests/fuzz/replay_workflow tests/fuzz/replay_definition tests/fuzz/replay_cache \
 	tests/fuzz/replay_context tests/fuzz/replay_cron \
 	tests/fuzz/replay_duration tests/fuzz/replay_params \
-	tests/fuzz/replay_sigv4 tests/fuzz/replay_admin tests/fuzz/replay_slurm tests/fuzz/replay_tokens
+	tests/fuzz/replay_sigv4 tests/fuzz/replay_admin tests/fuzz/replay_slurm tests/fuzz/replay_tokens \
+	tests/fuzz/replay_slot_counts
 fuzz_programs = tests/fuzz/fuzz_glob tests/fuzz/fuzz_glob_diff \
 	tests/fuzz/fuzz_config tests/fuzz/fuzz_routes \
 	tests/fuzz/fuzz_workflow tests/fuzz/fuzz_definition tests/fuzz/fuzz_cache \
 	tests/fuzz/fuzz_context tests/fuzz/fuzz_cron \
 	tests/fuzz/fuzz_duration tests/fuzz/fuzz_params tests/fuzz/fuzz_sigv4 \
-	tests/fuzz/fuzz_admin tests/fuzz/fuzz_slurm tests/fuzz/fuzz_tokens
+	tests/fuzz/fuzz_admin tests/fuzz/fuzz_slurm tests/fuzz/fuzz_tokens \
+	tests/fuzz/fuzz_slot_counts
 if HAVE_KUBERNETES
 check_PROGRAMS += tests/fuzz/replay_kubernetes
 fuzz_programs += tests/fuzz/fuzz_kubernetes
@@ -178,7 +187,8 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/lsan.supp scripts/fuzz \
 	tests/fuzz/routes.dict tests/fuzz/workflow.dict tests/fuzz/definition.dict tests/fuzz/cache.dict \
 	tests/fuzz/context.dict tests/fuzz/cron.dict tests/fuzz/duration.dict \
 	tests/fuzz/params.dict tests/fuzz/sigv4.dict tests/fuzz/admin.dict \
-	tests/fuzz/slurm.dict tests/fuzz/tokens.dict tests/fuzz/kubernetes.dict
+	tests/fuzz/slurm.dict tests/fuzz/tokens.dict tests/fuzz/kubernetes.dict \
+	tests/fuzz/slot_counts.dict
 
 if FUZZ
 fuzz: $(fuzz_programs)

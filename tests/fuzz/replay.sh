@@ -7,7 +7,7 @@ corpus="$SY_SRCDIR/tests/fuzz/corpus"
 LSAN_OPTIONS="suppressions=$SY_SRCDIR/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
 targets="glob glob_diff config routes workflow definition cache context cron
-duration params sigv4 admin slurm tokens kubernetes"
+duration params sigv4 admin slurm tokens kubernetes slot_counts"
 n=0
 for t in $targets; do n=$((n + 1)); done
 echo "1..$n"

@@ -53,68 +53,6 @@ static sy_sqlite_count *find(const sy_sqlite_counts *cs, int64_t run_id, const c
     }
 }
 
-/* Reads the next "key":n of a row's counts (the JSON object counts.c
- * writes) at *p into key (unescaped) and *n: 1, 0 at its end, -1 when
- * it is not such an object.  By hand: a run's row is read once a batch,
- * and SQLite's json_each cost a statement step per key. */
-static int next_pair(const char **p, sy_sqlite_text *key, int64_t *n)
-{
-    const char *s = *p;
-    if (*s == '{' || *s == ',')
-        s++;
-    if (*s == '}')
-        return 0;
-    if (*s++ != '"')
-        return -1;
-    key->len = 0;
-    while (*s != '"') {
-        const char *run = s;
-        while (*s && *s != '"' && *s != '\\')
-            s++;
-        if (!*s || !sy_sqlite_text_put(key, run, (size_t)(s - run)))
-            return -1;
-        if (*s == '\\') {
-            char c = s[1];
-            if (c == 'u') {
-                unsigned v = 0;
-                for (int i = 2; i < 6; i++) {
-                    char h = s[i];
-                    int d = h >= '0' && h <= '9' ? h - '0'
-                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                                                   : -1;
-                    if (d < 0)
-                        return -1;
-                    v = v * 16 + (unsigned)d;
-                }
-                /* counts.c escapes only bytes below 0x20 this way. */
-                char b = (char)v;
-                if (v >= 0x20 || !sy_sqlite_text_put(key, &b, 1))
-                    return -1;
-                s += 6;
-            } else if (c == '"' || c == '\\') {
-                if (!sy_sqlite_text_put(key, &c, 1))
-                    return -1;
-                s += 2;
-            } else {
-                return -1;
-            }
-        }
-    }
-    s++;
-    if (*s++ != ':' || !key->p)
-        return -1;
-    int64_t v = 0;
-    if (*s < '0' || *s > '9')
-        return -1;
-    while (*s >= '0' && *s <= '9' && v < INT64_MAX / 10)
-        v = v * 10 + (*s++ - '0');
-    if (*s != ',' && *s != '}')
-        return -1;
-    *n = v;
-    *p = s;
-    return 1;
-}
-
 static void index_entry(sy_sqlite_counts *cs, size_t k)
 {
     size_t i = count_slot(cs, cs->runs[cs->v[k].run].run_id, cs->v[k].hash);
@@ -187,7 +125,7 @@ static int load(sy_store_sqlite *q, size_t run)
     const char *p = rc == SQLITE_ROW ? col_text(st, 0) : "{}";
     int more = p ? 1 : -1;
     int64_t n = 0;
-    while (more == 1 && (more = next_pair(&p, &cs->key, &n)) == 1) {
+    while (more == 1 && (more = sy_sqlite_counts_next(&p, &cs->key, &n)) == 1) {
         const char *key = cs->key.p;
         sy_sqlite_count *c = add(cs, run, key, key_hash(key));
         if (!c) {
@@ -338,7 +276,7 @@ int sy_sqlite_counts_held(sy_store_sqlite *q, const sy_slot_claim *c, size_t n, 
         const char *p = col_text(st, 1);
         int more = p ? 1 : -1;
         int64_t v = 0;
-        while (more == 1 && (more = next_pair(&p, &cs->key, &v)) == 1) {
+        while (more == 1 && (more = sy_sqlite_counts_next(&p, &cs->key, &v)) == 1) {
             long i = claim_of(&x, c, cs->key.p);
             if (i >= 0)
                 held[i] += v;
@@ -371,9 +309,7 @@ static int write_run(sy_store_sqlite *q, size_t run, const sy_sqlite_count *v, s
         const sy_sqlite_count *c = &v[k];
         if (c->run != run || c->held <= 0)
             continue;
-        ok = (b->len == 1 || sy_sqlite_text_put(b, ",", 1)) &&
-             sy_sqlite_text_string(b, c->key) && sy_sqlite_text_put(b, ":", 1) &&
-             sy_sqlite_text_int(b, c->held);
+        ok = sy_sqlite_counts_put(b, c->key, c->held);
     }
     bool none = b->len == 1;
     if (!ok || !sy_sqlite_text_put(b, "}", 1))

@@ -93,6 +93,15 @@ static inline bool sy_sqlite_text_put(sy_sqlite_text *b, const char *s, size_t l
 bool sy_sqlite_text_string(sy_sqlite_text *b, const char *s);
 bool sy_sqlite_text_int(sy_sqlite_text *b, int64_t v);
 
+/* A run's counts (sqlite/counts.c) are a JSON object {"key":n,...}, n
+ * > 0.  _put appends "key":n to b, which holds "{" and the pairs so far
+ * (false when out of memory); _next reads the pair at *p (the object's
+ * text, NUL-terminated, *p moved past it) into key (unescaped) and *n:
+ * 1, 0 at the object's end, -1 when it is not such an object (a broken
+ * row: never read past its NUL). */
+bool sy_sqlite_counts_put(sy_sqlite_text *b, const char *key, int64_t n);
+int sy_sqlite_counts_next(const char **p, sy_sqlite_text *key, int64_t *n);
+
 /* One attempt's takes of the open batch (sqlite/holds.c), until the write
  * that starts it carries them. */
 typedef struct sy_sqlite_hold {

@@ -1,8 +1,8 @@
 /*
  * store/sqlite/text.c -- text built by appending (internal.h): the JSON
- * the store writes itself (a hold, a run's counts).  By hand, not with
- * jansson: these are built on the take's path, a few per task, and need
- * no tree.
+ * the store writes itself (a hold, a run's counts), and a run's counts
+ * read back.  By hand, not with jansson: these are built on the take's
+ * path, a few per task, and need no tree.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,3 +66,73 @@ bool sy_sqlite_text_int(sy_sqlite_text *b, int64_t v)
         *--p = '-';
     return sy_sqlite_text_put(b, p, (size_t)(buf + sizeof buf - p));
 }
+
+bool sy_sqlite_counts_put(sy_sqlite_text *b, const char *key, int64_t n)
+{
+    return (b->len <= 1 || sy_sqlite_text_put(b, ",", 1)) && sy_sqlite_text_string(b, key) &&
+           sy_sqlite_text_put(b, ":", 1) && sy_sqlite_text_int(b, n);
+}
+
+/* By hand: a run's row is read once a batch, and SQLite's json_each
+ * cost a statement step per key. */
+int sy_sqlite_counts_next(const char **p, sy_sqlite_text *key, int64_t *n)
+{
+    const char *s = *p;
+    if (*s == '{' || *s == ',')
+        s++;
+    if (*s == '}')
+        return 0;
+    if (*s++ != '"')
+        return -1;
+    key->len = 0;
+    while (*s != '"') {
+        const char *run = s;
+        while (*s && *s != '"' && *s != '\\')
+            s++;
+        if (!*s || !sy_sqlite_text_put(key, run, (size_t)(s - run)))
+            return -1;
+        if (*s == '\\') {
+            char c = s[1];
+            if (c == 'u') {
+                unsigned v = 0;
+                for (int i = 2; i < 6; i++) {
+                    char h = s[i];
+                    int d = h >= '0' && h <= '9' ? h - '0'
+                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                                                   : -1;
+                    if (d < 0)
+                        return -1;
+                    v = v * 16 + (unsigned)d;
+                }
+                /* Written for bytes below 0x20 only (counts.c, SQLite). */
+                char b = (char)v;
+                if (v >= 0x20 || !sy_sqlite_text_put(key, &b, 1))
+                    return -1;
+                s += 6;
+            } else {
+                /* The short escapes SQLite's json_group_object writes (the
+                 * migration that made the rows). */
+                static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+                const char *e = c ? strchr(from, c) : NULL;
+                if (!e || !sy_sqlite_text_put(key, &to[e - from], 1))
+                    return -1;
+                s += 2;
+            }
+        }
+    }
+    s++;
+    /* Terminated here: an empty key appended nothing. */
+    if (*s++ != ':' || !sy_sqlite_text_put(key, "", 0))
+        return -1;
+    int64_t v = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    while (*s >= '0' && *s <= '9' && v < INT64_MAX / 10)
+        v = v * 10 + (*s++ - '0');
+    if (*s != ',' && *s != '}')
+        return -1;
+    *n = v;
+    *p = s;
+    return 1;
+}
+
