@@ -48,7 +48,8 @@ static sy_sqlite_count *find(const sy_sqlite_counts *cs, int64_t run_id, const c
         if (k == 0)
             return NULL;
         sy_sqlite_count *c = &cs->v[k - 1];
-        if (c->hash == hash && cs->runs[c->run].run_id == run_id && strcmp(c->key, key) == 0)
+        if (c->hash == hash && cs->runs[c->run].run_id == run_id &&
+            strcmp(cs->keys.p + c->key, key) == 0)
             return c;
     }
 }
@@ -84,11 +85,13 @@ static sy_sqlite_count *add(sy_sqlite_counts *cs, size_t run, const char *key, u
         for (size_t k = 0; k < cs->n; k++)
             index_entry(cs, k);
     }
-    char *copy = strdup(key);
-    if (!copy)
+    /* Keys kept one after another in the batch's buffer: no allocation
+     * per entry.  `key` may point into a run's row, never into it. */
+    size_t off = cs->keys.len;
+    if (!sy_sqlite_text_put(&cs->keys, key, strlen(key) + 1))
         return NULL;
     sy_sqlite_count *c = &cs->v[cs->n];
-    *c = (sy_sqlite_count){.key = copy, .hash = hash, .run = run};
+    *c = (sy_sqlite_count){.key = off, .hash = hash, .run = run};
     index_entry(cs, cs->n++);
     return c;
 }
@@ -188,7 +191,7 @@ int sy_sqlite_count_add(sy_store_sqlite *q, int64_t run_id, const char *owner, i
     /* A pool's takes in a row are one key of one run: the last entry
      * again, without hashing the key. */
     sy_sqlite_count *c = cs->last_entry < cs->n ? &cs->v[cs->last_entry] : NULL;
-    if (!c || c->run != run || strcmp(c->key, key) != 0) {
+    if (!c || c->run != run || strcmp(cs->keys.p + c->key, key) != 0) {
         uint64_t hash = key_hash(key);
         c = find(cs, run_id, key, hash);
         if (!c && !(c = add(cs, run, key, hash)))
@@ -309,7 +312,7 @@ static int write_run(sy_store_sqlite *q, size_t run, const sy_sqlite_count *v, s
         const sy_sqlite_count *c = &v[k];
         if (c->run != run || c->held <= 0)
             continue;
-        ok = sy_sqlite_counts_put(b, c->key, c->held);
+        ok = sy_sqlite_counts_put(b, cs->keys.p + c->key, c->held);
     }
     bool none = b->len == 1;
     if (!ok || !sy_sqlite_text_put(b, "}", 1))
@@ -390,8 +393,7 @@ int sy_sqlite_counts_flush(sy_store_sqlite *q)
 void sy_sqlite_counts_clear(sy_store_sqlite *q)
 {
     sy_sqlite_counts *cs = &q->counts;
-    for (size_t k = 0; k < cs->n; k++)
-        free(cs->v[k].key);
+    cs->keys.len = 0;
     if (cs->n > 0)
         memset(cs->slots, 0, cs->n_slots * sizeof *cs->slots);
     cs->n = 0;
@@ -406,5 +408,6 @@ void sy_sqlite_counts_free(sy_store_sqlite *q)
     free(q->counts.runs);
     free(q->counts.text.p);
     free(q->counts.key.p);
+    free(q->counts.keys.p);
     q->counts = (sy_sqlite_counts){0};
 }

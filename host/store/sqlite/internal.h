@@ -131,7 +131,7 @@ typedef struct sy_sqlite_holds {
 /* One key's count in one run, as the open batch changed it
  * (sqlite/counts.c). */
 typedef struct sy_sqlite_count {
-    char *key; /* owned */
+    size_t key;    /* where its key starts in the counts' `keys` */
     uint64_t hash; /* the key's */
     size_t run; /* its run's number in the batch */
     int64_t held;
@@ -161,6 +161,7 @@ typedef struct sy_sqlite_counts {
     size_t last_entry;   /* the entry of the last change */
     sy_sqlite_text text; /* a row's JSON, built for its write */
     sy_sqlite_text key;  /* a key read from a row */
+    sy_sqlite_text keys; /* the entries' keys, each NUL-terminated */
 } sy_sqlite_counts;
 
 /* The handle behind every sy_store this implementation opens. */
