@@ -239,6 +239,32 @@ static void test_hold_after_takeover(void **state)
     assert_int_equal(room(f->b, "db:acme", 1500), 1);
 }
 
+/* Two handles taking under one claim (a host's store and its admin
+ * API's, say): each sees the other's takes in the counts, never an old
+ * copy of them. */
+static void test_two_handles_one_claim(void **state)
+{
+    fx *f = *state;
+    sy_slot_take t0 = take_of(f, "db:acme", 0, -1), t1 = take_of(f, "db:acme", 1, -1);
+    bool put = false;
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_put_slots(f->a, "h1", &t0, 1, NOW, &put));
+    OK(f->a, sy_store_commit(f->a));
+    OK(f->b, sy_store_begin(f->b));
+    OK(f->b, sy_store_put_slots(f->b, "h1", &t1, 1, NOW, &put));
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(room(f->a, "db:acme", NOW), 2);
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_return_takes(f->a, "h1", &t0, 1));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(room(f->b, "db:acme", NOW), 1);
+    assert_int_equal(room(f->a, "db:acme", NOW), 1);
+    OK(f->b, sy_store_begin(f->b));
+    OK(f->b, sy_store_return_takes(f->b, "h1", &t1, 1));
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(room(f->a, "db:acme", NOW), 0);
+}
+
 typedef struct {
     int n;
     sy_slot_holder last;
@@ -286,13 +312,13 @@ int main(void)
     const struct CMUnitTest sqlite[] = {
         BOTH(test_task_hold),           BOTH(test_element_hold),
         BOTH(test_take_without_start),  BOTH(test_hold_after_takeover),
-        BOTH(test_cancel_request_on_hold),
+        BOTH(test_cancel_request_on_hold), BOTH(test_two_handles_one_claim),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
         PG(test_task_hold),          PG(test_element_hold),
         PG(test_take_without_start), PG(test_hold_after_takeover),
-        PG(test_cancel_request_on_hold),
+        PG(test_cancel_request_on_hold), PG(test_two_handles_one_claim),
     };
     return fx_run_groups("store_slot_holds", sqlite, SY_ARRAY_LEN(sqlite), pg,
                          SY_ARRAY_LEN(pg));

@@ -7,18 +7,21 @@
  * live, so a dead host's takes stop counting when its lease ends, and a
  * run claimed again starts from nothing, exactly and once.
  *
- * A row has one writer, the host holding the run's claim, and a batch
- * changes it in memory: the first take or give-back of a run in the batch
- * reads the run's claim and row, the batch's changes go to the copy, and
- * the commit writes each changed run's row once.  A counter row per key
- * and run instead cost a B-tree write per key a turn touched, about one
- * per take with 100 keys (docs/flow-control.md, "The cost of limits").
- * A change under a claim that is not the run's current one (a host that
- * lost the run) changes nothing, as a slot row under it would count for
- * nothing.
+ * A row has one writer, the host holding the run's claim.  The handle
+ * keeps a copy of each row it read or wrote, with the row's version: a
+ * batch checks the run's claim and the row's version at its first take
+ * or give-back of that run (one indexed read), reads the row again only
+ * when another wrote it since, changes the copy, and its commit writes
+ * each changed run's row once.  A counter row per key and run instead
+ * cost a B-tree write per key a turn touched, about one per take with
+ * 100 keys (docs/flow-control.md, "The cost of limits").  A change under
+ * a claim that is not the run's current one (a host that lost the run)
+ * changes nothing, as a slot row under it would count for nothing.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "store/sqlite/internal.h"
 
@@ -37,26 +40,25 @@ static size_t count_slot(const sy_sqlite_counts *cs, int64_t run_id, uint64_t ha
     return (size_t)(x ^ x >> 29) & (cs->n_slots - 1);
 }
 
-/* The batch's entry of key (hash `hash`) in run_id, or NULL. */
-static sy_sqlite_count *find(const sy_sqlite_counts *cs, int64_t run_id, const char *key,
+/* The entry of key (hash `hash`) in run number `run`, or NULL. */
+static sy_sqlite_count *find(const sy_sqlite_counts *cs, size_t run, const char *key,
                              uint64_t hash)
 {
     if (cs->n == 0)
         return NULL;
-    for (size_t i = count_slot(cs, run_id, hash);; i = (i + 1) & (cs->n_slots - 1)) {
+    for (size_t i = count_slot(cs, (int64_t)run, hash);; i = (i + 1) & (cs->n_slots - 1)) {
         uint32_t k = cs->slots[i];
         if (k == 0)
             return NULL;
         sy_sqlite_count *c = &cs->v[k - 1];
-        if (c->hash == hash && cs->runs[c->run].run_id == run_id &&
-            strcmp(cs->keys.p + c->key, key) == 0)
+        if (c->hash == hash && c->run == run && strcmp(cs->keys.p + c->key, key) == 0)
             return c;
     }
 }
 
 static void index_entry(sy_sqlite_counts *cs, size_t k)
 {
-    size_t i = count_slot(cs, cs->runs[cs->v[k].run].run_id, cs->v[k].hash);
+    size_t i = count_slot(cs, (int64_t)cs->v[k].run, cs->v[k].hash);
     while (cs->slots[i])
         i = (i + 1) & (cs->n_slots - 1);
     cs->slots[i] = (uint32_t)(k + 1);
@@ -96,8 +98,9 @@ static sy_sqlite_count *add(sy_sqlite_counts *cs, size_t run, const char *key, u
     return c;
 }
 
-/* Reads run r's claim and, when it is r's, its row into the batch. */
-static int load(sy_store_sqlite *q, size_t run)
+/* Reads run r's claim and, when it is r's, its row's version: a copy
+ * of that version is used as it is, any other is read again. */
+static int verify(sy_store_sqlite *q, size_t run)
 {
     sy_sqlite_counts *cs = &q->counts;
     sy_sqlite_count_run *r = &cs->runs[run];
@@ -108,30 +111,36 @@ static int load(sy_store_sqlite *q, size_t run)
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return sy_sqlite_fail_reset(q, st, rc, "read the claim of run %lld",
                                     (long long)r->run_id);
+    r->verified = true;
     /* A run gone, or claimed under another claim since: nothing counts. */
     r->current = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
                  strcmp(col_text(st, 0), r->owner) == 0 &&
                  sqlite3_column_int64(st, 1) == r->epoch;
     r->lease_until = rc == SQLITE_ROW ? sqlite3_column_int64(st, 2) : 0;
-    sqlite3_reset(st);
-    if (!r->current)
+    if (!r->current) {
+        sqlite3_reset(st);
         return SY_OK;
-    st = q->st[SY_SQL_COUNT_LOAD];
-    rc = sqlite3_bind_int64(st, 1, r->run_id);
-    keep(&rc, bind_text(st, 2, r->owner));
-    keep(&rc, sqlite3_bind_int64(st, 3, r->epoch));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return sy_sqlite_fail_reset(q, st, rc, "read the slot counts of run %lld",
-                                    (long long)r->run_id);
-    const char *p = rc == SQLITE_ROW ? col_text(st, 0) : "{}";
+    }
+    /* Another claim's row holds nothing for this one: as no row (0). */
+    bool ours = sqlite3_column_type(st, 3) != SQLITE_NULL &&
+                strcmp(col_text(st, 3), r->owner) == 0 && sqlite3_column_int64(st, 4) == r->epoch;
+    int64_t version = ours ? sqlite3_column_int64(st, 5) : 0;
+    if (r->loaded && version == r->version) {
+        sqlite3_reset(st);
+        return SY_OK;
+    }
+    /* Read again: what the copy held goes, the row's comes. */
+    for (size_t k = 0; r->loaded && k < cs->n; k++)
+        if (cs->v[k].run == run)
+            cs->v[k].held = 0;
+    const char *p = ours ? col_text(st, 6) : "{}";
     int more = p ? 1 : -1;
     int64_t n = 0;
     while (more == 1 && (more = sy_sqlite_counts_next(&p, &cs->key, &n)) == 1) {
         const char *key = cs->key.p;
-        sy_sqlite_count *c = add(cs, run, key, key_hash(key));
-        if (!c) {
+        uint64_t hash = key_hash(key);
+        sy_sqlite_count *c = find(cs, run, key, hash);
+        if (!c && !(c = add(cs, run, key, hash))) {
             sqlite3_reset(st);
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
         }
@@ -141,41 +150,41 @@ static int load(sy_store_sqlite *q, size_t run)
     if (more < 0)
         return sy_store_fail(&q->base, SY_EIO, "the slot counts of run %lld are not "
                              "readable", (long long)r->run_id);
+    r->loaded = true;
+    r->version = version;
     return SY_OK;
 }
 
-/* *run: the batch's number for run_id under (owner, epoch), read in
- * when new. */
+/* *run: the number of run_id under (owner, epoch) among the copies,
+ * read in or checked when the batch first names it. */
 static int run_of(sy_store_sqlite *q, int64_t run_id, const char *owner, int64_t epoch,
                   size_t *run)
 {
     sy_sqlite_counts *cs = &q->counts;
+    size_t i = cs->last;
     /* Most changes in a row are to one run. */
-    if (cs->last < cs->n_runs) {
-        sy_sqlite_count_run *r = &cs->runs[cs->last];
-        if (r->run_id == run_id && r->epoch == epoch && r->owner == owner) {
-            *run = cs->last;
-            return SY_OK;
+    if (!(i < cs->n_runs && cs->runs[i].run_id == run_id && cs->runs[i].epoch == epoch &&
+          cs->runs[i].owner == owner)) {
+        for (i = cs->n_runs; i-- > 0;) {
+            sy_sqlite_count_run *r = &cs->runs[i];
+            if (r->run_id == run_id && r->epoch == epoch && r->owner == owner)
+                break;
         }
     }
-    for (size_t i = cs->n_runs; i-- > 0;) {
-        sy_sqlite_count_run *r = &cs->runs[i];
-        if (r->run_id == run_id && r->epoch == epoch && r->owner == owner) {
-            *run = cs->last = i;
-            return SY_OK;
+    if (i == SIZE_MAX) {
+        if (cs->n_runs == cs->cap_runs) {
+            size_t cap = cs->cap_runs ? cs->cap_runs * 2 : 16;
+            sy_sqlite_count_run *runs = realloc(cs->runs, cap * sizeof *runs);
+            if (!runs)
+                return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+            cs->runs = runs;
+            cs->cap_runs = cap;
         }
+        i = cs->n_runs++;
+        cs->runs[i] = (sy_sqlite_count_run){.run_id = run_id, .epoch = epoch, .owner = owner};
     }
-    if (cs->n_runs == cs->cap_runs) {
-        size_t cap = cs->cap_runs ? cs->cap_runs * 2 : 16;
-        sy_sqlite_count_run *runs = realloc(cs->runs, cap * sizeof *runs);
-        if (!runs)
-            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
-        cs->runs = runs;
-        cs->cap_runs = cap;
-    }
-    *run = cs->last = cs->n_runs++;
-    cs->runs[*run] = (sy_sqlite_count_run){.run_id = run_id, .epoch = epoch, .owner = owner};
-    return load(q, *run);
+    *run = cs->last = i;
+    return cs->runs[i].verified ? SY_OK : verify(q, i);
 }
 
 int sy_sqlite_count_add(sy_store_sqlite *q, int64_t run_id, const char *owner, int64_t epoch,
@@ -193,7 +202,7 @@ int sy_sqlite_count_add(sy_store_sqlite *q, int64_t run_id, const char *owner, i
     sy_sqlite_count *c = cs->last_entry < cs->n ? &cs->v[cs->last_entry] : NULL;
     if (!c || c->run != run || strcmp(cs->keys.p + c->key, key) != 0) {
         uint64_t hash = key_hash(key);
-        c = find(cs, run_id, key, hash);
+        c = find(cs, run, key, hash);
         if (!c && !(c = add(cs, run, key, hash)))
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
         cs->last_entry = (size_t)(c - cs->v);
@@ -250,9 +259,9 @@ int sy_sqlite_counts_held(sy_store_sqlite *q, const sy_slot_claim *c, size_t n, 
         uint64_t hash = key_hash(c[i].key);
         for (size_t r = 0; r < cs->n_runs && cs->n > 0; r++) {
             const sy_sqlite_count_run *run = &cs->runs[r];
-            if (!run->current || run->lease_until <= now)
+            if (!run->verified || !run->current || run->lease_until <= now)
                 continue;
-            const sy_sqlite_count *e = find(cs, run->run_id, c[i].key, hash);
+            const sy_sqlite_count *e = find(cs, r, c[i].key, hash);
             if (e)
                 held[i] += e->held;
         }
@@ -269,7 +278,8 @@ int sy_sqlite_counts_held(sy_store_sqlite *q, const sy_slot_claim *c, size_t n, 
         int64_t run_id = sqlite3_column_int64(st, 0);
         bool copied = false;
         for (size_t i = 0; i < cs->n_runs && !copied; i++)
-            copied = cs->runs[i].run_id == run_id && cs->runs[i].current;
+            copied = cs->runs[i].run_id == run_id && cs->runs[i].verified &&
+                     cs->runs[i].current;
         if (copied)
             continue;
         if (!x.slots && !claim_index_make(&x, c, n)) {
@@ -317,19 +327,29 @@ static int write_run(sy_store_sqlite *q, size_t run, const sy_sqlite_count *v, s
     bool none = b->len == 1;
     if (!ok || !sy_sqlite_text_put(b, "}", 1))
         return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    /* A version no other handle writes (its salt) and this one never
+     * repeats: a copy whose version the row still has is the row.  0 is
+     * no row; the migration's rows have -1. */
+    if (cs->salt == 0)
+        cs->salt = ((uint64_t)getpid() * 0x9e3779b97f4a7c15u ^ (uint64_t)time(NULL) ^
+                    (uint64_t)(uintptr_t)q) % 0x7ffffffeu + 1;
+    int64_t version = none ? 0 : (int64_t)(cs->salt << 32 | ++cs->writes);
     sqlite3_stmt *st = q->st[none ? SY_SQL_COUNT_DELETE : SY_SQL_COUNT_PUT];
     int rc = sqlite3_bind_int64(st, 1, r->run_id);
     if (!none) {
         keep(&rc, bind_text(st, 2, r->owner));
         keep(&rc, sqlite3_bind_int64(st, 3, r->epoch));
         keep(&rc, bind_text(st, 4, b->p));
+        keep(&rc, sqlite3_bind_int64(st, 5, version));
     }
     if (rc != SQLITE_OK)
         return sy_sqlite_fail_reset(q, st, rc, "write the slot counts of run %lld",
                                     (long long)r->run_id);
     int status = sy_sqlite_step_done(q, st, "write slot counts");
-    if (status == SY_OK)
+    if (status == SY_OK) {
         r->dirty = false;
+        r->version = version;
+    }
     return status;
 }
 
@@ -386,8 +406,20 @@ int sy_sqlite_counts_write(sy_store_sqlite *q)
 int sy_sqlite_counts_flush(sy_store_sqlite *q)
 {
     int status = sy_sqlite_counts_write(q);
-    sy_sqlite_counts_clear(q);
+    if (status != SY_OK)
+        sy_sqlite_counts_clear(q);
     return status;
+}
+
+void sy_sqlite_counts_begin(sy_store_sqlite *q)
+{
+    sy_sqlite_counts *cs = &q->counts;
+    /* The copies outlive the batch, bounded: past this many keys they
+     * are read again (a host's runs that ended leave theirs here). */
+    if (cs->n > 65536 || cs->n_runs > 16384)
+        sy_sqlite_counts_clear(q);
+    for (size_t i = 0; i < cs->n_runs; i++)
+        cs->runs[i].verified = false;
 }
 
 void sy_sqlite_counts_clear(sy_store_sqlite *q)

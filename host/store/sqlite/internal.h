@@ -61,7 +61,7 @@ enum {
 
     SY_SQL_SLOT_TAKE, SY_SQL_SLOT_RETURN, SY_SQL_SLOT_RETURN_RUN,
     SY_SQL_SLOT_HELD_BY, SY_SQL_SLOT_HELD_BY_RUN, SY_SQL_SLOT_RETURN_TAKE, SY_SQL_HOLD_ROWS,
-    SY_SQL_COUNT_CLAIM, SY_SQL_COUNT_LOAD, SY_SQL_COUNT_PUT, SY_SQL_COUNT_DELETE,
+    SY_SQL_COUNT_CLAIM, SY_SQL_COUNT_PUT, SY_SQL_COUNT_DELETE,
     SY_SQL_COUNT_LIVE,
 
     SY_SQL_KEY_WAITERS, SY_SQL_ANY_WAITERS,
@@ -144,11 +144,15 @@ typedef struct sy_sqlite_count_run {
     const char *owner;   /* one of the handle's owners (sy_sqlite_owner) */
     bool current;        /* the claim is the run's (else changes count for
                             nothing) */
+    bool verified;       /* claim and version checked in this batch */
+    bool loaded;         /* the copy holds the row as of `version` */
     bool dirty;          /* changed since written */
+    int64_t version;     /* the row's, as read or written (0: no row) */
     int64_t lease_until; /* the run's lease, as read */
 } sy_sqlite_count_run;
 
-/* The open batch's counts, found by (run, key) through an open-addressing
+/* The copies of runs' counts (kept from batch to batch, checked at each
+ * batch's first use), found by (run, key) through an open-addressing
  * index of entry numbers (0: empty). */
 typedef struct sy_sqlite_counts {
     sy_sqlite_count *v;
@@ -162,6 +166,8 @@ typedef struct sy_sqlite_counts {
     sy_sqlite_text text; /* a row's JSON, built for its write */
     sy_sqlite_text key;  /* a key read from a row */
     sy_sqlite_text keys; /* the entries' keys, each NUL-terminated */
+    uint64_t salt;       /* this handle's part of the versions it writes */
+    uint32_t writes;     /* rows written, the versions' other part */
 } sy_sqlite_counts;
 
 /* The handle behind every sy_store this implementation opens. */
@@ -354,10 +360,14 @@ int sy_sqlite_counts_held(sy_store_sqlite *q, const sy_slot_claim *c, size_t n, 
  * of the same batch then sees them). */
 int sy_sqlite_counts_write(sy_store_sqlite *q);
 
-/* Before the commit: writes, then forgets, the batch's counts. */
+/* Before the commit: writes the batch's changes (the copies stay; on a
+ * failure they go). */
 int sy_sqlite_counts_flush(sy_store_sqlite *q);
 
-/* Forgets them (a rollback, a new batch). */
+/* At a batch's begin: every copy is checked again before use. */
+void sy_sqlite_counts_begin(sy_store_sqlite *q);
+
+/* Forgets every copy (a rollback: they may hold what it undid). */
 void sy_sqlite_counts_clear(sy_store_sqlite *q);
 
 /* At close. */

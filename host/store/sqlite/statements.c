@@ -245,16 +245,16 @@ static const char *const sql_text[SY_SQL_COUNT] = {
     [SY_SQL_KEY_WAITERS] = "SELECT w.key, w.run_id, w.idx, w.elem, w.tenant, w.priority,"
                            " w.since, w.n, w.owner FROM slot_waiters w WHERE w.key = ?1 AND"
                            SY_SQLITE_WAITER_LIVE("?2"),
-    /* What each run's takes hold (sqlite/counts.c): its claim; its row
-     * under that claim, key by key; written; what every live claim's
-     * rows hold, key by key. */
-    [SY_SQL_COUNT_CLAIM] = "SELECT owner, lease_epoch, lease_until FROM runs WHERE id = ?1",
-    [SY_SQL_COUNT_LOAD] = "SELECT counts FROM slot_counts WHERE run_id = ?1 AND owner = ?2"
-                          " AND epoch = ?3",
-    [SY_SQL_COUNT_PUT] = "INSERT INTO slot_counts (run_id, owner, epoch, counts)"
-                         " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO UPDATE SET"
+    /* What each run's takes hold (sqlite/counts.c): its claim with its
+     * row's (version and counts); written; what every live claim's rows
+     * hold. */
+    [SY_SQL_COUNT_CLAIM] = "SELECT r.owner, r.lease_epoch, r.lease_until, c.owner, c.epoch,"
+                           " c.version, c.counts FROM runs r LEFT JOIN slot_counts c ON"
+                           " c.run_id = r.id WHERE r.id = ?1",
+    [SY_SQL_COUNT_PUT] = "INSERT INTO slot_counts (run_id, owner, epoch, counts, version)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id) DO UPDATE SET"
                          " owner = excluded.owner, epoch = excluded.epoch,"
-                         " counts = excluded.counts",
+                         " counts = excluded.counts, version = excluded.version",
     [SY_SQL_COUNT_DELETE] = "DELETE FROM slot_counts WHERE run_id = ?1",
     [SY_SQL_COUNT_LIVE] = "SELECT c.run_id, c.counts FROM slot_counts c JOIN runs r ON"
                           " r.id = c.run_id AND r.owner = c.owner AND"

@@ -19,7 +19,7 @@ int sy_sqlite_begin(sy_store *s)
     if (in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "begin: a batch is already open");
     sy_sqlite_holds_clear(q);
-    sy_sqlite_counts_clear(q);
+    sy_sqlite_counts_begin(q);
     return sy_sqlite_transaction_begin(q, false);
 }
 
@@ -36,7 +36,11 @@ int sy_sqlite_commit(sy_store *s)
         status = sy_sqlite_counts_flush(q);
     else
         sy_sqlite_counts_clear(q);
-    return sy_sqlite_transaction_end(q, false, status);
+    status = sy_sqlite_transaction_end(q, false, status);
+    /* A commit that failed undid the batch: its changes are in no row. */
+    if (status != SY_OK)
+        sy_sqlite_counts_clear(q);
+    return status;
 }
 
 void sy_sqlite_rollback(sy_store *s)
