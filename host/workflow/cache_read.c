@@ -13,10 +13,20 @@
 #include "base/util.h"
 #include "workflow/internal.h"
 
+/* The flows (limits, pool) read so far, by their text: a workflow's
+ * tasks mostly repeat a few (one pool, a key per column), and parsing the
+ * JSON of each was most of reading the entry of a workflow with limits
+ * (12,600 instructions a task's). */
+#define FLOW_MEMO 256
+
 typedef struct ibuf {
     const char *p;
     size_t len, at;
     bool bad;
+    struct {
+        char *text;
+        json_t *v;
+    } flows[FLOW_MEMO];
 } ibuf;
 
 static const char *take(ibuf *b, size_t n)
@@ -96,6 +106,42 @@ static json_t *get_json(ibuf *b)
     if (!v)
         b->bad = true;
     return v;
+}
+
+/* get_json for a task's flow, through b->flows: a text read before gives
+ * its value again. */
+static json_t *get_flow(ibuf *b)
+{
+    char *text = get_s(b);
+    if (!text)
+        return NULL;
+    uint64_t h = 0xcbf29ce484222325u;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        h = (h ^ *c) * 0x100000001b3u;
+    size_t i = (size_t)(h ^ h >> 32) % FLOW_MEMO;
+    if (b->flows[i].text && strcmp(b->flows[i].text, text) == 0) {
+        free(text);
+        return json_incref(b->flows[i].v);
+    }
+    json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+    if (!v) {
+        free(text);
+        b->bad = true;
+        return NULL;
+    }
+    free(b->flows[i].text);
+    json_decref(b->flows[i].v);
+    b->flows[i].text = text;
+    b->flows[i].v = json_incref(v);
+    return v;
+}
+
+static void flows_free(ibuf *b)
+{
+    for (size_t i = 0; i < FLOW_MEMO; i++) {
+        free(b->flows[i].text);
+        json_decref(b->flows[i].v);
+    }
 }
 
 static void read_header(ibuf *b, sy_workflow *wf, int *name_line)
@@ -217,7 +263,7 @@ static void read_task(ibuf *b, sy_workflow *wf, size_t i, const sy_retry *retrie
     if (priority < SY_PRIORITY_MIN || priority > SY_PRIORITY_MAX)
         b->bad = true;
     t->priority = (int32_t)priority;
-    json_t *flow = get_json(b);
+    json_t *flow = get_flow(b);
     char why[160];
     if (flow && !b->bad && !(t->flow = sy_flow_from_json(flow, why, sizeof why)))
         b->bad = true;
@@ -364,7 +410,7 @@ sy_workflow *sy_wf_cache_decode(const char *buf, size_t len, const unsigned char
     if (EVP_Digest(buf + SY_WF_CACHE_HEADER, payload, md, &md_len, EVP_sha256(), NULL) != 1 ||
         md_len != 32 || memcmp(md, buf + SY_WF_CACHE_SUM_AT, 32) != 0)
         return NULL;
-    ibuf b = {buf, len, SY_WF_CACHE_HEADER, false};
+    ibuf b = {buf, len, SY_WF_CACHE_HEADER, false, {{NULL, NULL}}};
     const char *k = take(&b, 32);
     if (!k || memcmp(k, key, 32) != 0 || !same_s(&b, PACKAGE_VERSION))
         return NULL;
@@ -379,6 +425,7 @@ sy_workflow *sy_wf_cache_decode(const char *buf, size_t len, const unsigned char
     read_header(&b, wf, name_line);
     if (!b.bad)
         read_tasks(&b, wf);
+    flows_free(&b);
     if (b.bad || b.at != b.len) {
         sy_workflow_free(wf);
         return NULL;
