@@ -35,12 +35,22 @@ bool sy_sqlite_text_grow(sy_sqlite_text *b, const char *s, size_t len)
     return true;
 }
 
+/* The bytes a JSON string cannot hold as they are, and NUL: one test a
+ * byte of a key, which every take writes. */
+static const unsigned char special[256] = {
+    [0] = 1, [1] = 1, [2] = 1, [3] = 1, [4] = 1, [5] = 1, [6] = 1, [7] = 1,
+    [8] = 1, [9] = 1, [10] = 1, [11] = 1, [12] = 1, [13] = 1, [14] = 1, [15] = 1,
+    [16] = 1, [17] = 1, [18] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 1,
+    [24] = 1, [25] = 1, [26] = 1, [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1,
+    ['"'] = 1, ['\\'] = 1,
+};
+
 bool sy_sqlite_text_string(sy_sqlite_text *b, const char *s)
 {
     bool ok = sy_sqlite_text_put(b, "\"", 1);
     for (const char *p = s; ok && *p;) {
         const char *run = p;
-        while (*p && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+        while (!special[(unsigned char)*p])
             p++;
         ok = sy_sqlite_text_put(b, run, (size_t)(p - run));
         if (ok && *p) {
