@@ -94,7 +94,11 @@ typedef struct sy_slot_take {
 } sy_slot_take;
 
 /* Inside a batch, after sy_store_slot_room of every key named: writes the
- * n takes under `owner` (this host), as rows and counters, all or none.
+ * n takes under `owner` (this host), all or none: on PostgreSQL as rows
+ * and counters; on SQLite each kept for the write that starts its
+ * attempt later in the same batch (sy_store_update_task or _element with
+ * the take's token: it stores the hold in the attempt's row), or, when
+ * no such write comes before the commit, as a row of its own.
  * *put false (nothing written) when a key would then hold more than the
  * largest limit its takes name.  What the room read allowed never does
  * in the batch that read it, so SQLite, whose batch holds the write lock
