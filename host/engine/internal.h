@@ -96,6 +96,9 @@ typedef struct sy_live_task {
                               start (engine/metrics.h); in what was padding */
     uint32_t waiter_key;   /* the hash of the key it has a waiter row for in
                               the store (engine/waiters.h); 0: none */
+    uint32_t claims_at;    /* its keys as named this turn, if they were
+                              (engine/claims.h: checked there, since a past
+                              turn's mark may remain); in what was padding */
     /* The attempt token (store.h, "Fencing"): `token` is the current
      * attempt's, moved on when one starts; `token_stored` is what the row
      * holds as this host last wrote or read it, which every write of the
