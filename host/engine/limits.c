@@ -343,10 +343,10 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             r->t[idx].held = held_new(c, n, &h, &r->fence);
         } else if (held < 0) {
             /* Not found full: another host's batch is taking it, and is
-             * done in a few milliseconds.  No waiter is written for it. */
-            snprintf(why, why_len, "waiting for %s (being taken by another host)", c[full].key);
+             * done in a few milliseconds.  No waiter is written for it,
+             * nor a reason (the task is not Waiting). */
             l->retry_at = now + SY_LIMITS_BUSY_RETRY_MS;
-            result = 0;
+            result = 4;
         } else if (f && full < f->n_limits && f->limits[full].strategy != SY_LIMIT_QUEUE &&
                    f->limits[full].strategy != SY_LIMIT_CANCEL_IN_PROGRESS) {
             /* cancel_newest and drop: the task that finds the key full

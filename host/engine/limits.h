@@ -46,7 +46,9 @@ void sy_limits_write(sy_engine *e, int64_t now);
  * the context; the task fails) or the store failed (e->fatal set), 2 when
  * a full key's strategy is cancel_newest (why: the task ends Skipped
  * without running), 3 when it is drop (why: the task ends Dropped
- * without running). */
+ * without running), 4 when a key is being taken by another host's open
+ * batch (PostgreSQL): offered again at sy_limits_retry_at, not Waiting,
+ * since that batch ends within milliseconds (why is not written). */
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len);
 
