@@ -33,6 +33,7 @@ struct sy_claims {
     entry *entries;
     size_t n_entries, cap_entries;
     size_t begun; /* n_claims at sy_claims_begin */
+    size_t n_read; /* entries[0..n_read) were read (sy_claims_read) */
     size_t mark_block, mark_used; /* where the text stood then */
 };
 
@@ -120,7 +121,7 @@ void sy_claims_drop(sy_claims *c)
 }
 
 const sy_slot_claim *sy_claims_find(const sy_claims *c, const sy_live_run *r, size_t idx,
-                                    size_t *n, const char **lost_pool)
+                                    size_t *n, const char **lost_pool, bool *read)
 {
     /* The task's mark may be a past turn's: it counts only when the entry
      * it names is this task's. */
@@ -132,7 +133,13 @@ const sy_slot_claim *sy_claims_find(const sy_claims *c, const sy_live_run *r, si
         return NULL;
     *n = e->n;
     *lost_pool = e->lost_pool;
+    *read = at <= c->n_read;
     return c->claim + e->first;
+}
+
+void sy_claims_read(sy_claims *c)
+{
+    c->n_read = c->n_entries;
 }
 
 const sy_slot_claim *sy_claims_all(const sy_claims *c, size_t *n)
@@ -146,5 +153,5 @@ void sy_claims_clear(sy_claims *c)
     for (size_t i = 0; i < c->n_blocks; i++)
         c->blocks[i].used = 0;
     c->at = 0;
-    c->n_claims = c->n_entries = 0;
+    c->n_claims = c->n_entries = c->n_read = 0;
 }

@@ -269,6 +269,7 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
                sy_store_errmsg(e->o.store));
         e->fatal = true;
     }
+    sy_claims_read(l->claims);
     free(room);
 }
 
@@ -300,7 +301,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     const sy_flow *f = def->flow;
     const char *lost_pool = NULL;
     /* Named already when the turn's read named it. */
-    const sy_slot_claim *c = sy_claims_find(l->claims, r, idx, &n, &lost_pool);
+    bool read = false;
+    const sy_slot_claim *c = sy_claims_find(l->claims, r, idx, &n, &lost_pool, &read);
     int result = 1;
     if (!c && !(c = claims_of(r, idx, &n, &lost_pool, why, why_len)))
         result = -1;
@@ -314,7 +316,7 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         int64_t held = 0;
         /* Others first in a key's order (engine/waiters.h): it waits. */
         size_t blocked = n, position = 0, count = 0;
-        int rc = sy_waiters_check(r, idx, c, n, now, &blocked, &position, &count);
+        int rc = sy_waiters_check(r, idx, c, n, read, now, &blocked, &position, &count);
         if (rc == SY_OK && blocked < n) {
             rc = sy_waiters_register(r, idx, &c[blocked], now);
             snprintf(why, why_len, "waiting for %s (position %zu of %zu waiting)",
