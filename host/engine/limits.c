@@ -181,9 +181,15 @@ static const sy_slot_claim *claims_of(sy_live_run *r, size_t idx, size_t *n,
     sy_claims_begin(l->claims);
     const sy_flow *f = def->flow;
     for (size_t i = 0; f && i < f->n_limits; i++) {
+        const char *tmpl = f->limits[i].key;
+        if (!strchr(tmpl, '{') && strlen(tmpl) <= SY_LIMIT_RENDERED_MAX) {
+            /* Nothing to fill in: the key is its template, as
+             * sy_limit_key_render would copy it. */
+            sy_claims_add(l->claims, "key:", tmpl, f->limits[i].limit, 1);
+            continue;
+        }
         char err[512];
-        char *key = sy_limit_key_render(f->limits[i].key, r->context, r->wf, def, err,
-                                        sizeof err);
+        char *key = sy_limit_key_render(tmpl, r->context, r->wf, def, err, sizeof err);
         if (!key) {
             snprintf(why, why_len, "%s", err);
             sy_claims_drop(l->claims);
