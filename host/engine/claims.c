@@ -83,12 +83,14 @@ void sy_claims_begin(sy_claims *c)
 void sy_claims_add(sy_claims *c, const char *prefix, const char *name, int64_t limit,
                    int64_t n)
 {
-    size_t lp = strlen(prefix), ln = name ? strlen(name) : 0;
-    char *key = text_room(c, lp + ln + 1);
-    memcpy(key, prefix, lp);
-    if (ln)
-        memcpy(key + lp, name, ln);
-    key[lp + ln] = '\0';
+    const char *key = prefix;
+    if (name) {
+        size_t lp = strlen(prefix), ln = strlen(name);
+        char *o = text_room(c, lp + ln + 1);
+        memcpy(o, prefix, lp);
+        memcpy(o + lp, name, ln + 1);
+        key = o;
+    }
     c->claim = sy_engine_grow(c->claim, &c->cap_claims, c->n_claims + 1, sizeof *c->claim);
     c->claim[c->n_claims++] = (sy_slot_claim){key, limit, n};
 }

@@ -27,9 +27,13 @@ void sy_claims_free(sy_claims *c);
  * sy_claims_drop to forget them, when a key cannot be named). */
 void sy_claims_begin(sy_claims *c);
 
-/* Adds a claim of n slots of the key `prefix` followed by `name` (NULL:
- * the prefix alone), whose bound is `limit`: the key copied here, kept
- * until sy_claims_clear. */
+/* Adds a claim of n slots of the key `prefix` followed by `name`, whose
+ * bound is `limit`: the key copied here, kept until sy_claims_clear.
+ * With `name` NULL the key is `prefix` itself, borrowed, not copied (a
+ * pool's or tenant's key, which the configuration keeps until a reload,
+ * never within a turn): every claim of it this turn names the same
+ * string, which the turn's look-ups of keys recognise at once
+ * (engine/ledger.c, engine/waiters.c). */
 void sy_claims_add(sy_claims *c, const char *prefix, const char *name, int64_t limit,
                    int64_t n);
 

@@ -12,6 +12,10 @@
  * the commit no other host takes the key (store/slots.h), and this
  * host's give-backs go in at the start of the turn, before any read.
  *
+ * A claim's key is found again by its address first: within a turn, the
+ * keys' strings the caller passes (engine/claims.h) must not change nor
+ * another key take their place.
+ *
  * Loop thread only; owned by engine/limits.c.
  */
 #ifndef SY_ENGINE_LEDGER_H

@@ -37,6 +37,10 @@ struct sy_waiters {
     sy_key_index index; /* of keys */
     size_t contended; /* views read this turn with waiters (a view's
                          waiters never come from 0 within the turn) */
+    /* The key last found: a turn's claims of one pool or tenant name the
+     * same string (engine/claims.h), found again by its address. */
+    const char *last;
+    size_t last_at;
     sy_slot_holder *ended; /* rows to delete at the end of the turn */
     size_t n_ended, cap_ended;
 };
@@ -59,6 +63,7 @@ static void forget_view(struct sy_waiters *w)
     }
     w->n_keys = 0;
     w->contended = 0;
+    w->last = NULL;
     sy_key_index_clear(&w->index);
 }
 
@@ -82,8 +87,14 @@ static const char *key_at(const void *arg, size_t i)
 
 static key_view *find(struct sy_waiters *w, const char *key)
 {
+    if (key == w->last)
+        return &w->keys[w->last_at];
     ptrdiff_t i = sy_key_index_find(&w->index, key, key_at, w);
-    return i < 0 ? NULL : &w->keys[i];
+    if (i < 0)
+        return NULL;
+    w->last = key;
+    w->last_at = (size_t)i;
+    return &w->keys[i];
 }
 
 /* A task's row identity, as the store keeps it (a map's element under

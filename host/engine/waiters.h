@@ -15,7 +15,9 @@
  * holdings) is read once per turn, when a take first needs it, and kept
  * up to date with what this turn takes and registers; the end of the
  * turn forgets it, since other hosts' batches change it in between.
- * Loop thread, inside the turn's batch.
+ * A claim's key is found again by its address first: within a turn, the
+ * keys' strings the caller passes (engine/claims.h) must not change nor
+ * another key take their place.  Loop thread, inside the turn's batch.
  */
 #ifndef SY_ENGINE_WAITERS_H
 #define SY_ENGINE_WAITERS_H
