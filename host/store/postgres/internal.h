@@ -218,8 +218,9 @@ int sy_pg_list_cancel_requests(sy_store *s, const char *owner, int64_t now,
 
 /* Locks the n keys of text[] literal `keys` for the transaction with
  * statement `id` (SY_PG_SLOT_LOCK, SY_PG_RATE_LOCK: pg_try_advisory_xact_lock
- * of each, in key order); *busy the first one another host's batch
- * holds, or n when none. */
+ * of each, in key order, giving rows (1-based index, locked): every
+ * key's, or only those not locked); *busy the first one another host's
+ * batch holds, or n when none. */
 int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *busy);
 int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                      const sy_slot_claim *c, size_t n, int64_t now, bool *taken,

@@ -42,10 +42,14 @@
     " WHERE k.key = g.key AND k.owner = g.owner"
 
 const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
-    /* 21338: the slots' class of advisory locks (21337 is the ticks'). */
+    /* 21338: the slots' class of advisory locks (21337 is the ticks').
+     * Tried in key order (the sort is below the call in the plan); only
+     * the keys not locked come back, so that a turn's keys, all locked
+     * as a rule, cost no row each. */
     [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
-        "SELECT k.i, pg_try_advisory_xact_lock(21338, hashtext(k.key))"
-        " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key",
+        "SELECT i, got FROM (SELECT k.i, pg_try_advisory_xact_lock(21338, hashtext(k.key))"
+        " AS got FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key) x"
+        " WHERE NOT got",
     /* `counted` first; the live count (CASE evaluates it only then) when
      * the counters leave no room. */
     [SY_PG_SLOT_TAKE - SY_PG_SLOT_FIRST] =
@@ -303,13 +307,18 @@ int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
     }
     size_t m = 0; /* the keys locked: c[at[0..m)] */
     for (size_t i = 0; status == SY_OK && i < n; i++)
-        held[i] = -1;
+        held[i] = 0;
+    /* The rows name the keys not locked (-1 for now: none is counted). */
     for (int row = 0; status == SY_OK && row < PQntuples(r); row++) {
         size_t k = (size_t)sy_pg_col_int(r, row, 0) - 1;
-        const char *got = sy_pg_col(r, row, 1);
-        if (k < n && got && got[0] == 't')
-            at[m++] = k;
+        if (k < n)
+            held[k] = -1;
     }
+    for (size_t i = 0; status == SY_OK && i < n; i++)
+        if (held[i] == 0)
+            at[m++] = i;
+        else
+            held[i] = -1;
     PQclear(r);
     r = NULL;
     if (status == SY_OK && m > 0) {
