@@ -89,14 +89,16 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         "DELETE FROM slot_counts WHERE ctid IN (SELECT ctid FROM slot_counts"
         " WHERE held <= 0 FOR UPDATE SKIP LOCKED)",
     /* A turn's keys (after SY_PG_SLOT_LOCK): the counters, or the live
-     * count where they leave no room. */
+     * count where they leave no room; only the keys that hold any come
+     * back (a key nobody holds costs no row). */
     [SY_PG_SLOT_ROOM - SY_PG_SLOT_FIRST] =
         "WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])"
         " WITH ORDINALITY AS c(key, lim, n, i)),"
         " counted AS MATERIALIZED (SELECT c.i, c.key, c.lim, c.n, (SELECT"
         " COALESCE(sum(k.held), 0) FROM slot_counts k WHERE k.key = c.key) AS held FROM c)"
-        " SELECT i, CASE WHEN held + n <= lim THEN held ELSE (SELECT COALESCE(sum(s.n), 0)"
-        " FROM slots s WHERE s.key = counted.key AND" LIVE("$4::bigint") ") END FROM counted",
+        " SELECT i, h FROM (SELECT i, CASE WHEN held + n <= lim THEN held ELSE (SELECT"
+        " COALESCE(sum(s.n), 0) FROM slots s WHERE s.key = counted.key AND" LIVE("$4::bigint")
+        ") END AS h FROM counted) x WHERE h <> 0",
     /* A turn's takes, all or none: none when a key would hold more than
      * the largest limit named for it (a replayed batch, store/slots.h). */
     [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
@@ -316,7 +318,7 @@ int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
     }
     for (size_t i = 0; status == SY_OK && i < n; i++)
         if (held[i] == 0)
-            at[m++] = i;
+            at[m++] = i; /* locked: 0 unless its count says more */
         else
             held[i] = -1;
     PQclear(r);
