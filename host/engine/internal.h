@@ -77,6 +77,9 @@ typedef struct sy_live_task {
                               NULL when it holds none */
     bool waits_slot;       /* Waiting, in the limits' list of tasks that
                               found a key full (engine/limits.h) */
+    uint8_t busy_tries;    /* takes in a row that found a key another
+                              host's batch was taking (engine/limits.h:
+                              the retry's delay); in what was padding */
     /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
      * the elements in flight.  `elem` is the element it holds, -1 when
      * free (at most SY_MAP_LIMIT: an int32_t; it and `map` sit in what

@@ -353,7 +353,11 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             /* Not found full: another host's batch is taking it, and is
              * done in a few milliseconds.  No waiter is written for it,
              * nor a reason (the task is not Waiting). */
-            l->retry_at = now + SY_LIMITS_BUSY_RETRY_MS;
+            int64_t delay = SY_LIMITS_BUSY_RETRY_MS << r->t[idx].busy_tries;
+            l->retry_at = now + (delay < SY_LIMITS_BUSY_RETRY_MAX_MS
+                                     ? delay : SY_LIMITS_BUSY_RETRY_MAX_MS);
+            if (delay < SY_LIMITS_BUSY_RETRY_MAX_MS)
+                r->t[idx].busy_tries++;
             result = 4;
         } else if (f && full < f->n_limits && f->limits[full].strategy != SY_LIMIT_QUEUE &&
                    f->limits[full].strategy != SY_LIMIT_CANCEL_IN_PROGRESS) {
@@ -394,6 +398,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             sy_ledger_untake(l->ledger, &h);
         }
     }
+    if (result != 4)
+        r->t[idx].busy_tries = 0; /* not held up by another host now */
     return result;
 }
 

@@ -19,8 +19,12 @@
 
 /* How soon a task is offered again that found a key being taken by
  * another host's open batch (PostgreSQL): that batch ends within a few
- * milliseconds. */
+ * milliseconds.  Twice as long each time in a row the task finds a key
+ * so, up to SY_LIMITS_BUSY_RETRY_MAX_MS: a long batch (a turn of
+ * thousands of tasks) is not polled every 2 ms by each task it holds up,
+ * each poll a turn of the waiting host. */
 #define SY_LIMITS_BUSY_RETRY_MS 2
+#define SY_LIMITS_BUSY_RETRY_MAX_MS 32
 
 void sy_limits_init(sy_engine *e);
 

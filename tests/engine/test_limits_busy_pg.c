@@ -2,7 +2,8 @@
  * (engine/limits.h): the take counts the key as full for this turn, and
  * the task is offered again SY_LIMITS_BUSY_RETRY_MS later without being
  * written Waiting (that batch ends within milliseconds), nor any waiter
- * row; once the other batch ends, the retry starts it.  The other batch
+ * row; found so again, twice as late; once the other batch ends, the
+ * retry starts it.  The other batch
  * is a connection holding the key's advisory lock
  * (store/postgres/slots.c) in an open transaction.  Skipped without libpq
  * or a PostgreSQL to start. */
@@ -75,13 +76,16 @@ static void test_busy_key_not_waiting(void **state)
                      SY_OK);
     assert_int_equal(waiters, 0);
 
-    /* Still taken at the retry: offered again, still not Waiting. */
+    /* Still taken at the retry: offered again, still not Waiting, and
+     * next twice as late. */
     fake_advance(&env, SY_LIMITS_BUSY_RETRY_MS);
     assert_int_equal(fake_submits("a"), 0);
     assert_int_equal(fake_state(&env, "a"), SY_TASK_READY);
 
-    /* The other batch ends: the next retry starts the task. */
+    /* The other batch ends: the next retry, not before, starts the task. */
     run_sql(other, "ROLLBACK");
+    fake_advance(&env, SY_LIMITS_BUSY_RETRY_MS);
+    assert_int_equal(fake_submits("a"), 0);
     fake_advance(&env, SY_LIMITS_BUSY_RETRY_MS);
     assert_int_equal(fake_submits("a"), 1);
     a = fake_task(&env, "a");
