@@ -79,8 +79,11 @@ static ledger_key *find(sy_ledger *l, const char *key)
     return &l->keys[i];
 }
 
-int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now)
+int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                   sy_slot_claim *fresh, size_t *n_fresh)
 {
+    if (n_fresh)
+        *n_fresh = 0;
     /* The keys not read yet, each once: entered first (unread), then
      * given what the store says. */
     size_t first = l->n_keys;
@@ -99,6 +102,10 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
     }
     if (m == 0)
         return SY_OK; /* every key read already this turn */
+    if (fresh) {
+        memcpy(fresh, ask, m * sizeof *ask);
+        *n_fresh = m;
+    }
     int64_t *held = sy_xmalloc(m * sizeof *held);
     int status = sy_store_slot_room(s, ask, m, now, held);
     for (size_t i = 0; i < m; i++) {
@@ -126,7 +133,7 @@ int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
     if (missing) {
         /* Keys the turn's read (sy_limits_prepare) did not name: a task
          * that became Ready since.  Read together, then found. */
-        status = sy_ledger_read(l, s, c, n, now);
+        status = sy_ledger_read(l, s, c, n, now, NULL, NULL);
         if (status != SY_OK)
             return status;
         for (size_t i = 0; i < n; i++)

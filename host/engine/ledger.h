@@ -30,8 +30,11 @@ sy_ledger *sy_ledger_new(void);
 void sy_ledger_free(sy_ledger *l);
 
 /* Reads, in one store call, the keys of the n claims the turn has not
- * read yet.  A store error is returned with its message in the store. */
-int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now);
+ * read yet.  With `fresh` (room for n), the claims read, one per key, are
+ * copied there, *n_fresh of them.  A store error is returned with its
+ * message in the store. */
+int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                   sy_slot_claim *fresh, size_t *n_fresh);
 
 /* Decides the n claims for attempt h of a run held under `fence`: all
  * taken (*taken; written at sy_ledger_write), or none, with *full the

@@ -267,14 +267,20 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
          * (engine/claims.h). */
         claims_of(r, ref.idx, &m, &lost, why, sizeof why);
     }
-    size_t n = 0;
+    size_t n = 0, m = 0;
     const sy_slot_claim *c = sy_claims_all(l->claims, &n);
-    if (n > 0 && !e->fatal && (sy_ledger_read(l->ledger, e->o.store, c, n, now) != SY_OK ||
-                               sy_waiters_prepare(e, c, n, now) != SY_OK)) {
+    /* The waiters of the keys the ledger read, each once: this is the
+     * turn's first read of either, both emptied since the last turn, so
+     * those are every key named. */
+    sy_slot_claim *fresh = n > 0 ? sy_xmalloc(n * sizeof *fresh) : NULL;
+    if (n > 0 && !e->fatal &&
+        (sy_ledger_read(l->ledger, e->o.store, c, n, now, fresh, &m) != SY_OK ||
+         sy_waiters_prepare(e, fresh, m, now) != SY_OK)) {
         sy_log(SY_LOG_ERROR, "store", "cannot read the keys' slots: %s",
                sy_store_errmsg(e->o.store));
         e->fatal = true;
     }
+    free(fresh);
     sy_claims_read(l->claims);
     free(room);
 }
