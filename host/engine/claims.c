@@ -29,7 +29,8 @@ struct sy_claims {
     block *blocks;
     size_t n_blocks, cap_blocks, at; /* blocks[at] is being written */
     sy_slot_claim *claim;
-    size_t n_claims, cap_claims;
+    uint32_t *mark; /* with each claim: its caller's */
+    size_t n_claims, cap_claims, cap_marks;
     entry *entries;
     size_t n_entries, cap_entries;
     size_t begun; /* n_claims at sy_claims_begin */
@@ -52,6 +53,7 @@ void sy_claims_free(sy_claims *c)
         free(c->blocks[i].text);
     free(c->blocks);
     free(c->claim);
+    free(c->mark);
     free(c->entries);
     free(c);
 }
@@ -92,6 +94,8 @@ void sy_claims_add(sy_claims *c, const char *prefix, const char *name, int64_t l
         key = o;
     }
     c->claim = sy_engine_grow(c->claim, &c->cap_claims, c->n_claims + 1, sizeof *c->claim);
+    c->mark = sy_engine_grow(c->mark, &c->cap_marks, c->n_claims + 1, sizeof *c->mark);
+    c->mark[c->n_claims] = 0;
     c->claim[c->n_claims++] = (sy_slot_claim){key, limit, n};
 }
 
@@ -123,7 +127,8 @@ void sy_claims_drop(sy_claims *c)
 }
 
 const sy_slot_claim *sy_claims_find(const sy_claims *c, const sy_live_run *r, size_t idx,
-                                    size_t *n, const char **lost_pool, bool *read)
+                                    size_t *n, const char **lost_pool, bool *read,
+                                    uint32_t **marks)
 {
     /* The task's mark may be a past turn's: it counts only when the entry
      * it names is this task's. */
@@ -136,6 +141,7 @@ const sy_slot_claim *sy_claims_find(const sy_claims *c, const sy_live_run *r, si
     *n = e->n;
     *lost_pool = e->lost_pool;
     *read = at <= c->n_read;
+    *marks = c->mark + e->first;
     return c->claim + e->first;
 }
 
@@ -144,9 +150,10 @@ void sy_claims_read(sy_claims *c)
     c->n_read = c->n_entries;
 }
 
-const sy_slot_claim *sy_claims_all(const sy_claims *c, size_t *n)
+const sy_slot_claim *sy_claims_all(const sy_claims *c, size_t *n, uint32_t **marks)
 {
     *n = c->n_claims;
+    *marks = c->mark;
     return c->claim;
 }
 

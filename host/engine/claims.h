@@ -49,17 +49,21 @@ const sy_slot_claim *sy_claims_end(sy_claims *c, sy_live_run *r, size_t idx,
 void sy_claims_drop(sy_claims *c);
 
 /* The claims kept for task idx of r this turn (*n of them, *lost_pool as
- * given, *read whether sy_claims_read came after them), or NULL when none
- * are.  Valid until the next sy_claims_begin or sy_claims_clear. */
+ * given, *read whether sy_claims_read came after them, *marks theirs:
+ * below), or NULL when none are.  Valid until the next sy_claims_begin
+ * or sy_claims_clear. */
 const sy_slot_claim *sy_claims_find(const sy_claims *c, const sy_live_run *r, size_t idx,
-                                    size_t *n, const char **lost_pool, bool *read);
+                                    size_t *n, const char **lost_pool, bool *read,
+                                    uint32_t **marks);
 
 /* Every claim kept so far had its key read this turn (the turn's read of
  * its keys, engine/ledger.h and engine/waiters.h). */
 void sy_claims_read(sy_claims *c);
 
-/* Every claim kept this turn, in the order kept: *n of them. */
-const sy_slot_claim *sy_claims_all(const sy_claims *c, size_t *n);
+/* Every claim kept this turn, in the order kept: *n of them, and with
+ * each a mark for the caller (0 when kept), *marks: where the turn's
+ * read put its key (engine/ledger.h). */
+const sy_slot_claim *sy_claims_all(const sy_claims *c, size_t *n, uint32_t **marks);
 
 /* The turn is over: every claim forgotten (the memory kept). */
 void sy_claims_clear(sy_claims *c);

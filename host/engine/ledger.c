@@ -80,7 +80,7 @@ static ledger_key *find(sy_ledger *l, const char *key)
 }
 
 int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
-                   sy_slot_claim *fresh, size_t *n_fresh)
+                   sy_slot_claim *fresh, size_t *n_fresh, uint32_t *at)
 {
     if (n_fresh)
         *n_fresh = 0;
@@ -90,7 +90,10 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
     sy_slot_claim *ask = NULL;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (find(l, c[i].key))
+        ledger_key *known = find(l, c[i].key);
+        if (at)
+            at[i] = (uint32_t)(known ? (size_t)(known - l->keys) : l->n_keys) + 1;
+        if (known)
             continue;
         if (!ask)
             ask = sy_xmalloc(n * sizeof *ask);
@@ -122,18 +125,19 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
 
 int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
                    const sy_slot_holder *h, const sy_slot_claim *c, size_t n, int64_t now,
-                   bool *taken, size_t *full, int64_t *held)
+                   const uint32_t *at, bool *taken, size_t *full, int64_t *held)
 {
     *taken = false;
     int status = SY_OK;
     ledger_key *k[SY_SLOT_CLAIMS_MAX];
     bool missing = false;
     for (size_t i = 0; i < n; i++)
-        missing |= !(k[i] = find(l, c[i].key));
+        missing |= !(k[i] = at && at[i] && at[i] <= l->n_keys ? &l->keys[at[i] - 1]
+                                                               : find(l, c[i].key));
     if (missing) {
         /* Keys the turn's read (sy_limits_prepare) did not name: a task
          * that became Ready since.  Read together, then found. */
-        status = sy_ledger_read(l, s, c, n, now, NULL, NULL);
+        status = sy_ledger_read(l, s, c, n, now, NULL, NULL, NULL);
         if (status != SY_OK)
             return status;
         for (size_t i = 0; i < n; i++)

@@ -268,13 +268,14 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
         claims_of(r, ref.idx, &m, &lost, why, sizeof why);
     }
     size_t n = 0, m = 0;
-    const sy_slot_claim *c = sy_claims_all(l->claims, &n);
+    uint32_t *at = NULL;
+    const sy_slot_claim *c = sy_claims_all(l->claims, &n, &at);
     /* The waiters of the keys the ledger read, each once: this is the
      * turn's first read of either, both emptied since the last turn, so
      * those are every key named. */
     sy_slot_claim *fresh = n > 0 ? sy_xmalloc(n * sizeof *fresh) : NULL;
     if (n > 0 && !e->fatal &&
-        (sy_ledger_read(l->ledger, e->o.store, c, n, now, fresh, &m) != SY_OK ||
+        (sy_ledger_read(l->ledger, e->o.store, c, n, now, fresh, &m, at) != SY_OK ||
          sy_waiters_prepare(e, fresh, m, now) != SY_OK)) {
         sy_log(SY_LOG_ERROR, "store", "cannot read the keys' slots: %s",
                sy_store_errmsg(e->o.store));
@@ -314,7 +315,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     const char *lost_pool = NULL;
     /* Named already when the turn's read named it. */
     bool read = false;
-    const sy_slot_claim *c = sy_claims_find(l->claims, r, idx, &n, &lost_pool, &read);
+    uint32_t *at = NULL; /* where the turn's read put each key, if it did */
+    const sy_slot_claim *c = sy_claims_find(l->claims, r, idx, &n, &lost_pool, &read, &at);
     int result = 1;
     if (!c && !(c = claims_of(r, idx, &n, &lost_pool, why, why_len)))
         result = -1;
@@ -335,8 +337,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
                      c[blocked].key, position, count);
             result = 0;
         } else if (rc == SY_OK) {
-            rc = sy_ledger_take(l->ledger, e->o.store, &r->fence, &h, c, n, now, &taken,
-                                &full, &held);
+            rc = sy_ledger_take(l->ledger, e->o.store, &r->fence, &h, c, n, now,
+                                read ? at : NULL, &taken, &full, &held);
             if (rc == SY_OK && taken)
                 rc = sy_waiters_taken(r, idx, c, n);
             else if (rc == SY_OK && held >= 0 && !(f && full < f->n_limits &&
