@@ -145,6 +145,7 @@ libsyhost_la_SOURCES += \
 	host/engine/cache_put.c host/engine/cache_put.h host/engine/priority.c host/engine/priority.h \
 	host/engine/fair.c host/engine/fair.h host/engine/limits.c host/engine/limits.h \
 	host/engine/ledger.c host/engine/ledger.h host/engine/key_index.c host/engine/key_index.h \
+	host/engine/claims.c host/engine/claims.h \
 	host/engine/waiting.c host/engine/waiting.h \
 	host/engine/waiters.c host/engine/waiters.h host/engine/grant.c host/engine/grant.h \
 	host/engine/rates.c host/engine/rates.h host/engine/preempt.c host/engine/preempt.h \

@@ -128,6 +128,15 @@ void sy_dispatch_decide(sy_engine *e, int64_t now)
          * batch for the attempt about to start (its token is the next). */
         char why[1200];
         int took = sy_limits_take(r, ref.idx, t->token + 1, now, why, sizeof why);
+        if (took == 4) {
+            /* A key another host's batch is taking: that batch ends
+             * within milliseconds, so the task is offered again then,
+             * without a Waiting state written and cleared for it (on
+             * two hosts sharing a pool, most tasks met the other's
+             * batch once). */
+            sy_live_arm_backoff(r, ref.idx, sy_limits_retry_at(e));
+            continue;
+        }
         if (took == 0) {
             sy_waiting_enter(r, ref.idx, why);
             sy_live_arm_backoff(r, ref.idx, sy_limits_retry_at(e));

@@ -77,6 +77,9 @@ typedef struct sy_live_task {
                               NULL when it holds none */
     bool waits_slot;       /* Waiting, in the limits' list of tasks that
                               found a key full (engine/limits.h) */
+    uint8_t busy_tries;    /* takes in a row that found a key another
+                              host's batch was taking (engine/limits.h:
+                              the retry's delay); in what was padding */
     /* A slot of a mapped task (engine/map.c): r->t past wf->n_tasks holds
      * the elements in flight.  `elem` is the element it holds, -1 when
      * free (at most SY_MAP_LIMIT: an int32_t; it and `map` sit in what
@@ -96,6 +99,9 @@ typedef struct sy_live_task {
                               start (engine/metrics.h); in what was padding */
     uint32_t waiter_key;   /* the hash of the key it has a waiter row for in
                               the store (engine/waiters.h); 0: none */
+    uint32_t claims_at;    /* its keys as named this turn, if they were
+                              (engine/claims.h: checked there, since a past
+                              turn's mark may remain); in what was padding */
     /* The attempt token (store.h, "Fencing"): `token` is the current
      * attempt's, moved on when one starts; `token_stored` is what the row
      * holds as this host last wrote or read it, which every write of the

@@ -28,6 +28,10 @@ struct sy_ledger {
     pending *p;
     size_t n_p, cap_p;
     size_t written;      /* p[0..written) are in the store */
+    /* The key last found: a turn's claims of one pool or tenant name the
+     * same string (engine/claims.h), found again by its address. */
+    const char *last;
+    size_t last_at;
 };
 
 sy_ledger *sy_ledger_new(void)
@@ -42,6 +46,7 @@ void sy_ledger_forget(sy_ledger *l)
     for (size_t i = 0; i < l->n_keys; i++)
         free(l->keys[i].key);
     l->n_keys = 0;
+    l->last = NULL;
     sy_key_index_clear(&l->index);
     l->n_p = l->written = 0;
 }
@@ -62,21 +67,33 @@ static const char *key_at(const void *arg, size_t i)
     return ((const sy_ledger *)arg)->keys[i].key;
 }
 
-static ledger_key *find(const sy_ledger *l, const char *key)
+static ledger_key *find(sy_ledger *l, const char *key)
 {
+    if (key == l->last)
+        return &l->keys[l->last_at];
     ptrdiff_t i = sy_key_index_find(&l->index, key, key_at, l);
-    return i < 0 ? NULL : &l->keys[i];
+    if (i < 0)
+        return NULL;
+    l->last = key;
+    l->last_at = (size_t)i;
+    return &l->keys[i];
 }
 
-int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now)
+int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                   sy_slot_claim *fresh, size_t *n_fresh, uint32_t *at)
 {
+    if (n_fresh)
+        *n_fresh = 0;
     /* The keys not read yet, each once: entered first (unread), then
      * given what the store says. */
     size_t first = l->n_keys;
     sy_slot_claim *ask = NULL;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (find(l, c[i].key))
+        ledger_key *known = find(l, c[i].key);
+        if (at)
+            at[i] = (uint32_t)(known ? (size_t)(known - l->keys) : l->n_keys) + 1;
+        if (known)
             continue;
         if (!ask)
             ask = sy_xmalloc(n * sizeof *ask);
@@ -88,6 +105,10 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
     }
     if (m == 0)
         return SY_OK; /* every key read already this turn */
+    if (fresh) {
+        memcpy(fresh, ask, m * sizeof *ask);
+        *n_fresh = m;
+    }
     int64_t *held = sy_xmalloc(m * sizeof *held);
     int status = sy_store_slot_room(s, ask, m, now, held);
     for (size_t i = 0; i < m; i++) {
@@ -104,18 +125,19 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
 
 int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
                    const sy_slot_holder *h, const sy_slot_claim *c, size_t n, int64_t now,
-                   bool *taken, size_t *full, int64_t *held)
+                   const uint32_t *at, bool *taken, size_t *full, int64_t *held)
 {
     *taken = false;
     int status = SY_OK;
     ledger_key *k[SY_SLOT_CLAIMS_MAX];
     bool missing = false;
     for (size_t i = 0; i < n; i++)
-        missing |= !(k[i] = find(l, c[i].key));
+        missing |= !(k[i] = at && at[i] && at[i] <= l->n_keys ? &l->keys[at[i] - 1]
+                                                               : find(l, c[i].key));
     if (missing) {
         /* Keys the turn's read (sy_limits_prepare) did not name: a task
          * that became Ready since.  Read together, then found. */
-        status = sy_ledger_read(l, s, c, n, now);
+        status = sy_ledger_read(l, s, c, n, now, NULL, NULL, NULL);
         if (status != SY_OK)
             return status;
         for (size_t i = 0; i < n; i++)

@@ -12,6 +12,10 @@
  * the commit no other host takes the key (store/slots.h), and this
  * host's give-backs go in at the start of the turn, before any read.
  *
+ * A claim's key is found again by its address first: within a turn, the
+ * keys' strings the caller passes (engine/claims.h) must not change nor
+ * another key take their place.
+ *
  * Loop thread only; owned by engine/limits.c.
  */
 #ifndef SY_ENGINE_LEDGER_H
@@ -26,16 +30,22 @@ sy_ledger *sy_ledger_new(void);
 void sy_ledger_free(sy_ledger *l);
 
 /* Reads, in one store call, the keys of the n claims the turn has not
- * read yet.  A store error is returned with its message in the store. */
-int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now);
+ * read yet.  With `fresh` (room for n), the claims read, one per key, are
+ * copied there, *n_fresh of them.  With `at` (n of them), at[i] is set
+ * to where claim i's key is in the turn's ledger (for sy_ledger_take).
+ * A store error is returned with its message in the store. */
+int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
+                   sy_slot_claim *fresh, size_t *n_fresh, uint32_t *at);
 
 /* Decides the n claims for attempt h of a run held under `fence`: all
  * taken (*taken; written at sy_ledger_write), or none, with *full the
  * index of a claim with no room and *held what its key holds (-1: being
- * taken by another host).  Reads the keys not read yet first. */
+ * taken by another host).  Reads the keys not read yet first.  `at`
+ * (NULL, or n of them): where this turn's sy_ledger_read put each
+ * claim's key, 0 where unknown (then it is looked up). */
 int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
                    const sy_slot_holder *h, const sy_slot_claim *c, size_t n, int64_t now,
-                   bool *taken, size_t *full, int64_t *held);
+                   const uint32_t *at, bool *taken, size_t *full, int64_t *held);
 
 /* Takes back the unwritten takes of attempt h (the turn's last), as if
  * never decided. */

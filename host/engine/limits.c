@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "engine/batch.h"
+#include "engine/claims.h"
 #include "engine/ledger.h"
 #include "engine/waiters.h"
 #include "engine/rates.h"
@@ -66,6 +67,7 @@ struct sy_limits {
     bool asked;              /* a cancel was requested (cancel_in_progress):
                                 read the requests at the next turn */
     sy_ledger *ledger;       /* the turn's takes, decided in memory */
+    sy_claims *claims;       /* the turn's tasks' keys, named once */
 };
 
 static void bounds_free(named_bound *b, size_t n)
@@ -102,7 +104,7 @@ void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
 void sy_limits_init(sy_engine *e)
 {
     e->limits = sy_xmalloc(sizeof *e->limits);
-    *e->limits = (sy_limits){.ledger = sy_ledger_new()};
+    *e->limits = (sy_limits){.ledger = sy_ledger_new(), .claims = sy_claims_new()};
     sy_waiters_init(e);
     sy_limits_set(e, e->o.pools, e->o.n_pools, e->o.tenants, e->o.n_tenants);
 }
@@ -120,6 +122,7 @@ void sy_limits_free(sy_engine *e)
     free(l->waiting);
     sy_rate_waits_free(&l->rate_waits);
     sy_ledger_free(l->ledger);
+    sy_claims_free(l->claims);
     free(l);
     e->limits = NULL;
     sy_waiters_free(e);
@@ -162,56 +165,56 @@ static bool request_cancel(sy_engine *e, const char *key, int64_t now)
 }
 
 /* The keys task idx of r takes: its limits' keys rendered from the
- * run's context, its pool and its tenant's bound, in c[0..*n) (keys[i]
- * the caller frees: a rendered key, or NULL where the key is the
- * bound's own).  1, or -1 with why (a template naming what the
- * context lacks, a pool too small).  `warn`: log a pool a reload removed
- * (the take does, once per start; the turn's read before it does not). */
-static int claims_of(sy_live_run *r, size_t idx, char **keys, sy_slot_claim *c, size_t *n,
-                     char *why, size_t why_len, bool warn)
+ * run's context, its pool and its tenant's bound, kept in the turn's
+ * claims (engine/claims.h) and returned there (*n of them), or NULL with
+ * why (a template naming what the context lacks, a pool too small).
+ * *lost_pool names a pool a reload removed (the take warns of it, once
+ * per start), else NULL. */
+static const sy_slot_claim *claims_of(sy_live_run *r, size_t idx, size_t *n,
+                                      const char **lost_pool, char *why, size_t why_len)
 {
     sy_limits *l = r->e->limits;
     const sy_task_def *def = sy_live_def(r, idx);
     const named_bound *tenant = l->n_tenants ? find(l->tenants, l->n_tenants, r->wf->tenant)
                                              : NULL;
-    *n = 0;
+    *lost_pool = NULL;
+    sy_claims_begin(l->claims);
     const sy_flow *f = def->flow;
     for (size_t i = 0; f && i < f->n_limits; i++) {
+        const char *tmpl = f->limits[i].key;
+        if (!strchr(tmpl, '{') && strlen(tmpl) <= SY_LIMIT_RENDERED_MAX) {
+            /* Nothing to fill in: the key is its template, as
+             * sy_limit_key_render would copy it. */
+            sy_claims_add(l->claims, "key:", tmpl, f->limits[i].limit, 1);
+            continue;
+        }
         char err[512];
-        char *key = sy_limit_key_render(f->limits[i].key, r->context, r->wf, def, err,
-                                        sizeof err);
+        char *key = sy_limit_key_render(tmpl, r->context, r->wf, def, err, sizeof err);
         if (!key) {
             snprintf(why, why_len, "%s", err);
-            return -1;
+            sy_claims_drop(l->claims);
+            return NULL;
         }
-        keys[*n] = sy_xasprintf("key:%s", key);
+        sy_claims_add(l->claims, "key:", key, f->limits[i].limit, 1);
         free(key);
-        c[*n] = (sy_slot_claim){keys[*n], f->limits[i].limit, 1};
-        ++*n;
     }
     if (f && f->pool) {
         const named_bound *p = find(l->pools, l->n_pools, f->pool);
         if (!p) {
             /* A reload removed it: nothing bounds the task by it. */
-            if (warn)
-                sy_log(SY_LOG_WARN, "engine", "%s: pool '%s' is not defined any more; not held",
-                       def->ns, f->pool);
+            *lost_pool = f->pool;
         } else if ((int64_t)f->pool_slots > p->limit) {
             snprintf(why, why_len, "takes %u slots of pool '%s', which has %lld",
                      f->pool_slots, f->pool, (long long)p->limit);
-            return -1;
+            sy_claims_drop(l->claims);
+            return NULL;
         } else {
-            keys[*n] = NULL;
-            c[*n] = (sy_slot_claim){p->key, p->limit, f->pool_slots};
-            ++*n;
+            sy_claims_add(l->claims, p->key, NULL, p->limit, f->pool_slots);
         }
     }
-    if (tenant) {
-        keys[*n] = NULL;
-        c[*n] = (sy_slot_claim){tenant->key, tenant->limit, 1};
-        ++*n;
-    }
-    return 1;
+    if (tenant)
+        sy_claims_add(l->claims, tenant->key, NULL, tenant->limit, 1);
+    return sy_claims_end(l->claims, r, idx, *lost_pool, n);
 }
 
 /* Whether task idx of r can take any slot (a flow or a bounded tenant). */
@@ -226,9 +229,6 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
 {
     sy_limits *l = e->limits;
     sy_task_queue *q = &e->ready;
-    char **keys = NULL;
-    sy_slot_claim *c = NULL;
-    size_t n = 0, cap_keys = 0, cap_c = 0;
     /* What each instance takes this turn, read when first needed (-1). */
     int64_t *room = sy_xmalloc((e->n_instances ? e->n_instances : 1) * sizeof *room);
     for (size_t k = 0; k < e->n_instances; k++)
@@ -259,25 +259,30 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
         }
         if (!fits)
             continue;
-        keys = sy_engine_grow(keys, &cap_keys, n + SY_SLOT_CLAIMS_MAX, sizeof *keys);
-        c = sy_engine_grow(c, &cap_c, n + SY_SLOT_CLAIMS_MAX, sizeof *c);
         size_t m = 0;
+        const char *lost;
         char why[8];
         /* A task whose keys cannot be named fails at its take, saying
-         * why; here it names none. */
-        claims_of(r, ref.idx, keys + n, c + n, &m, why, sizeof why, false);
-        n += m;
+         * why; here it names none.  The keys named are kept for its take
+         * (engine/claims.h). */
+        claims_of(r, ref.idx, &m, &lost, why, sizeof why);
     }
-    if (n > 0 && !e->fatal && (sy_ledger_read(l->ledger, e->o.store, c, n, now) != SY_OK ||
-                               sy_waiters_prepare(e, c, n, now) != SY_OK)) {
+    size_t n = 0, m = 0;
+    uint32_t *at = NULL;
+    const sy_slot_claim *c = sy_claims_all(l->claims, &n, &at);
+    /* The waiters of the keys the ledger read, each once: this is the
+     * turn's first read of either, both emptied since the last turn, so
+     * those are every key named. */
+    sy_slot_claim *fresh = n > 0 ? sy_xmalloc(n * sizeof *fresh) : NULL;
+    if (n > 0 && !e->fatal &&
+        (sy_ledger_read(l->ledger, e->o.store, c, n, now, fresh, &m, at) != SY_OK ||
+         sy_waiters_prepare(e, fresh, m, now) != SY_OK)) {
         sy_log(SY_LOG_ERROR, "store", "cannot read the keys' slots: %s",
                sy_store_errmsg(e->o.store));
         e->fatal = true;
     }
-    for (size_t i = 0; i < n; i++)
-        free(keys[i]);
-    free(keys);
-    free(c);
+    free(fresh);
+    sy_claims_read(l->claims);
     free(room);
 }
 
@@ -305,11 +310,19 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
     l->rate_wait = false;
     if (!takes_slots(r, idx))
         return 1;
-    char *keys[SY_SLOT_CLAIMS_MAX];
-    sy_slot_claim c[SY_SLOT_CLAIMS_MAX];
     size_t n = 0;
     const sy_flow *f = def->flow;
-    int result = claims_of(r, idx, keys, c, &n, why, why_len, true);
+    const char *lost_pool = NULL;
+    /* Named already when the turn's read named it. */
+    bool read = false;
+    uint32_t *at = NULL; /* where the turn's read put each key, if it did */
+    const sy_slot_claim *c = sy_claims_find(l->claims, r, idx, &n, &lost_pool, &read, &at);
+    int result = 1;
+    if (!c && !(c = claims_of(r, idx, &n, &lost_pool, why, why_len)))
+        result = -1;
+    if (lost_pool)
+        sy_log(SY_LOG_WARN, "engine", "%s: pool '%s' is not defined any more; not held",
+               def->ns, lost_pool);
     if (result == 1 && n > 0) {
         sy_slot_holder h = holder_of(r, idx, token);
         bool taken = false;
@@ -317,15 +330,15 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         int64_t held = 0;
         /* Others first in a key's order (engine/waiters.h): it waits. */
         size_t blocked = n, position = 0, count = 0;
-        int rc = sy_waiters_check(r, idx, c, n, now, &blocked, &position, &count);
+        int rc = sy_waiters_check(r, idx, c, n, read, now, &blocked, &position, &count);
         if (rc == SY_OK && blocked < n) {
             rc = sy_waiters_register(r, idx, &c[blocked], now);
             snprintf(why, why_len, "waiting for %s (position %zu of %zu waiting)",
                      c[blocked].key, position, count);
             result = 0;
         } else if (rc == SY_OK) {
-            rc = sy_ledger_take(l->ledger, e->o.store, &r->fence, &h, c, n, now, &taken,
-                                &full, &held);
+            rc = sy_ledger_take(l->ledger, e->o.store, &r->fence, &h, c, n, now,
+                                read ? at : NULL, &taken, &full, &held);
             if (rc == SY_OK && taken)
                 rc = sy_waiters_taken(r, idx, c, n);
             else if (rc == SY_OK && held >= 0 && !(f && full < f->n_limits &&
@@ -346,10 +359,14 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             r->t[idx].held = held_new(c, n, &h, &r->fence);
         } else if (held < 0) {
             /* Not found full: another host's batch is taking it, and is
-             * done in a few milliseconds.  No waiter is written for it. */
-            snprintf(why, why_len, "waiting for %s (being taken by another host)", c[full].key);
-            l->retry_at = now + SY_LIMITS_BUSY_RETRY_MS;
-            result = 0;
+             * done in a few milliseconds.  No waiter is written for it,
+             * nor a reason (the task is not Waiting). */
+            int64_t delay = SY_LIMITS_BUSY_RETRY_MS << r->t[idx].busy_tries;
+            l->retry_at = now + (delay < SY_LIMITS_BUSY_RETRY_MAX_MS
+                                     ? delay : SY_LIMITS_BUSY_RETRY_MAX_MS);
+            if (delay < SY_LIMITS_BUSY_RETRY_MAX_MS)
+                r->t[idx].busy_tries++;
+            result = 4;
         } else if (f && full < f->n_limits && f->limits[full].strategy != SY_LIMIT_QUEUE &&
                    f->limits[full].strategy != SY_LIMIT_CANCEL_IN_PROGRESS) {
             /* cancel_newest and drop: the task that finds the key full
@@ -389,8 +406,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
             sy_ledger_untake(l->ledger, &h);
         }
     }
-    for (size_t i = 0; i < n; i++)
-        free(keys[i]);
+    if (result != 4)
+        r->t[idx].busy_tries = 0; /* not held up by another host now */
     return result;
 }
 
@@ -458,6 +475,7 @@ bool sy_limits_flush(sy_engine *e)
     sy_limits *l = e->limits;
     sy_rate_waits_clear(&l->rate_waits);
     sy_ledger_forget(l->ledger); /* a new turn: keys may have room again */
+    sy_claims_clear(l->claims);  /* and are named again */
     /* A run another host took over holds nothing here any more: the rows
      * count for nothing and are reaped (store/slots.h).  One call per
      * owner: every run here has this host's. */

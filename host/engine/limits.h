@@ -19,8 +19,12 @@
 
 /* How soon a task is offered again that found a key being taken by
  * another host's open batch (PostgreSQL): that batch ends within a few
- * milliseconds. */
+ * milliseconds.  Twice as long each time in a row the task finds a key
+ * so, up to SY_LIMITS_BUSY_RETRY_MAX_MS: a long batch (a turn of
+ * thousands of tasks) is not polled every 2 ms by each task it holds up,
+ * each poll a turn of the waiting host. */
 #define SY_LIMITS_BUSY_RETRY_MS 2
+#define SY_LIMITS_BUSY_RETRY_MAX_MS 32
 
 void sy_limits_init(sy_engine *e);
 
@@ -46,7 +50,9 @@ void sy_limits_write(sy_engine *e, int64_t now);
  * the context; the task fails) or the store failed (e->fatal set), 2 when
  * a full key's strategy is cancel_newest (why: the task ends Skipped
  * without running), 3 when it is drop (why: the task ends Dropped
- * without running). */
+ * without running), 4 when a key is being taken by another host's open
+ * batch (PostgreSQL): offered again at sy_limits_retry_at, not Waiting,
+ * since that batch ends within milliseconds (why is not written). */
 int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char *why,
                    size_t why_len);
 

@@ -35,6 +35,12 @@ struct sy_waiters {
     key_view *keys; /* read this turn */
     size_t n_keys, cap_keys;
     sy_key_index index; /* of keys */
+    size_t contended; /* views read this turn with waiters (a view's
+                         waiters never come from 0 within the turn) */
+    /* The key last found: a turn's claims of one pool or tenant name the
+     * same string (engine/claims.h), found again by its address. */
+    const char *last;
+    size_t last_at;
     sy_slot_holder *ended; /* rows to delete at the end of the turn */
     size_t n_ended, cap_ended;
 };
@@ -56,6 +62,8 @@ static void forget_view(struct sy_waiters *w)
         free(k->h);
     }
     w->n_keys = 0;
+    w->contended = 0;
+    w->last = NULL;
     sy_key_index_clear(&w->index);
 }
 
@@ -79,8 +87,14 @@ static const char *key_at(const void *arg, size_t i)
 
 static key_view *find(struct sy_waiters *w, const char *key)
 {
+    if (key == w->last)
+        return &w->keys[w->last_at];
     ptrdiff_t i = sy_key_index_find(&w->index, key, key_at, w);
-    return i < 0 ? NULL : &w->keys[i];
+    if (i < 0)
+        return NULL;
+    w->last = key;
+    w->last_at = (size_t)i;
+    return &w->keys[i];
 }
 
 /* A task's row identity, as the store keeps it (a map's element under
@@ -192,6 +206,7 @@ static int read_views(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t no
     int status = sy_store_key_waiters(e->o.store, keys, m, now, on_waiter, &rd);
     for (size_t j = 0; j < m; j++) {
         key_view *k = &w->keys[rd.first + j];
+        w->contended += k->n > 0;
         if (status == SY_OK && k->n > 0) {
             share_arg sa = {e, k};
             status = sy_store_key_shares(e->o.store, k->key, now, on_share, &sa);
@@ -224,11 +239,13 @@ static size_t index_of(const key_view *k, sy_slot_holder t)
     return k->n;
 }
 
-int sy_waiters_check(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t n,
+int sy_waiters_check(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t n, bool read,
                      int64_t now, size_t *blocked, size_t *position, size_t *count)
 {
     sy_engine *e = r->e;
     *blocked = n;
+    if (read && e->waiters->contended == 0)
+        return SY_OK; /* nobody waits for any key read: the take decides */
     key_view *views[SY_SLOT_CLAIMS_MAX];
     bool missing = false;
     for (size_t i = 0; i < n; i++)
@@ -274,7 +291,8 @@ int sy_waiters_taken(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t 
 {
     sy_engine *e = r->e;
     sy_slot_holder t = task_of(r, idx);
-    for (size_t i = 0; i < n; i++) {
+    /* No view with waiters: none to update. */
+    for (size_t i = 0; i < n && e->waiters->contended > 0; i++) {
         key_view *k = find(e->waiters, c[i].key);
         if (!k || k->n == 0)
             continue;

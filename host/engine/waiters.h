@@ -15,7 +15,9 @@
  * holdings) is read once per turn, when a take first needs it, and kept
  * up to date with what this turn takes and registers; the end of the
  * turn forgets it, since other hosts' batches change it in between.
- * Loop thread, inside the turn's batch.
+ * A claim's key is found again by its address first: within a turn, the
+ * keys' strings the caller passes (engine/claims.h) must not change nor
+ * another key take their place.  Loop thread, inside the turn's batch.
  */
 #ifndef SY_ENGINE_WAITERS_H
 #define SY_ENGINE_WAITERS_H
@@ -34,9 +36,11 @@ int sy_waiters_prepare(sy_engine *e, const sy_slot_claim *c, size_t n, int64_t n
 /* Whether the order lets task idx of r take the n claims now: SY_OK with
  * *blocked == n when it does; otherwise *blocked is the claim whose
  * waiters come first and *position, *count the task's place among that
- * key's waiters (1-based) and how many wait.  A store failure is
- * returned (its message in the store's error). */
-int sy_waiters_check(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t n,
+ * key's waiters (1-based) and how many wait.  `read`: every claim's key
+ * was among those sy_waiters_prepare read (then, when none of the keys
+ * read has waiters, nothing is looked up).  A store failure is returned
+ * (its message in the store's error). */
+int sy_waiters_check(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t n, bool read,
                      int64_t now, size_t *blocked, size_t *position, size_t *count);
 
 /* Task idx took its n claims: they leave the turn's view, and its

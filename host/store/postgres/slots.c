@@ -42,10 +42,15 @@
     " WHERE k.key = g.key AND k.owner = g.owner"
 
 const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
-    /* 21338: the slots' class of advisory locks (21337 is the ticks'). */
+    /* 21338: the slots' class of advisory locks (21337 is the ticks').
+     * Tried in key order (the sort is below the call in the plan); one
+     * row, the indices of the keys not locked (NULL: none), so that a
+     * turn's keys, all locked as a rule, cost no row each, and a batch's
+     * replay (postgres/journal.c) finds one row as ever. */
     [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
-        "SELECT k.i, pg_try_advisory_xact_lock(21338, hashtext(k.key))"
-        " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key",
+        "SELECT array_agg(i) FILTER (WHERE NOT got) FROM (SELECT k.i,"
+        " pg_try_advisory_xact_lock(21338, hashtext(k.key)) AS got"
+        " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key) x",
     /* `counted` first; the live count (CASE evaluates it only then) when
      * the counters leave no room. */
     [SY_PG_SLOT_TAKE - SY_PG_SLOT_FIRST] =
@@ -85,14 +90,17 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         "DELETE FROM slot_counts WHERE ctid IN (SELECT ctid FROM slot_counts"
         " WHERE held <= 0 FOR UPDATE SKIP LOCKED)",
     /* A turn's keys (after SY_PG_SLOT_LOCK): the counters, or the live
-     * count where they leave no room. */
+     * count where they leave no room; one row, the indices of the keys
+     * that hold any and what they hold (NULL: none), so that a key
+     * nobody holds costs nothing to read and a replay finds one row. */
     [SY_PG_SLOT_ROOM - SY_PG_SLOT_FIRST] =
         "WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])"
         " WITH ORDINALITY AS c(key, lim, n, i)),"
         " counted AS MATERIALIZED (SELECT c.i, c.key, c.lim, c.n, (SELECT"
         " COALESCE(sum(k.held), 0) FROM slot_counts k WHERE k.key = c.key) AS held FROM c)"
-        " SELECT i, CASE WHEN held + n <= lim THEN held ELSE (SELECT COALESCE(sum(s.n), 0)"
-        " FROM slots s WHERE s.key = counted.key AND" LIVE("$4::bigint") ") END FROM counted",
+        " SELECT array_agg(i), array_agg(h) FROM (SELECT i, CASE WHEN held + n <= lim THEN"
+        " held ELSE (SELECT COALESCE(sum(s.n), 0) FROM slots s WHERE s.key = counted.key AND"
+        LIVE("$4::bigint") ") END AS h FROM counted) x WHERE h <> 0",
     /* A turn's takes, all or none: none when a key would hold more than
      * the largest limit named for it (a replayed batch, store/slots.h). */
     [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
@@ -142,6 +150,27 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
 };
 
 
+/* The next number of a PostgreSQL bigint[] text at *p ("{1,-2,3}"; NULL
+ * for none), *p moved past it; false when none is left. */
+static bool next_int(const char **p, int64_t *v)
+{
+    const char *s = *p;
+    if (!s)
+        return false;
+    while (*s == '{' || *s == ',')
+        s++;
+    bool negative = *s == '-';
+    s += negative;
+    if (*s < '0' || *s > '9')
+        return false;
+    uint64_t u = 0;
+    while (*s >= '0' && *s <= '9')
+        u = u * 10 + (uint64_t)(*s++ - '0');
+    *v = negative ? -(int64_t)u : (int64_t)u;
+    *p = s;
+    return true;
+}
+
 int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *busy)
 {
     sy_pg_params p = {0};
@@ -149,6 +178,15 @@ int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *
     PGresult *r;
     int status = sy_pg_run(q, id, &p, &r, "lock keys");
     *busy = n;
+    if (status == SY_OK && PQnfields(r) == 1) {
+        /* One row: the indices of the keys not locked. */
+        const char *at = PQntuples(r) == 1 ? sy_pg_col(r, 0, 0) : NULL;
+        for (int64_t k; next_int(&at, &k);)
+            if (k >= 1 && (size_t)k - 1 < *busy)
+                *busy = (size_t)k - 1;
+        PQclear(r);
+        return status;
+    }
     for (int i = 0; status == SY_OK && i < PQntuples(r); i++) {
         size_t k = (size_t)sy_pg_col_int(r, i, 0) - 1;
         const char *got = sy_pg_col(r, i, 1);
@@ -303,13 +341,17 @@ int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
     }
     size_t m = 0; /* the keys locked: c[at[0..m)] */
     for (size_t i = 0; status == SY_OK && i < n; i++)
-        held[i] = -1;
-    for (int row = 0; status == SY_OK && row < PQntuples(r); row++) {
-        size_t k = (size_t)sy_pg_col_int(r, row, 0) - 1;
-        const char *got = sy_pg_col(r, row, 1);
-        if (k < n && got && got[0] == 't')
-            at[m++] = k;
-    }
+        held[i] = 0;
+    /* The keys not locked (-1 for now: none is counted). */
+    const char *busy = status == SY_OK && PQntuples(r) == 1 ? sy_pg_col(r, 0, 0) : NULL;
+    for (int64_t k; next_int(&busy, &k);)
+        if (k >= 1 && (size_t)k <= n)
+            held[k - 1] = -1;
+    for (size_t i = 0; status == SY_OK && i < n; i++)
+        if (held[i] == 0)
+            at[m++] = i; /* locked: 0 unless its count says more */
+        else
+            held[i] = -1;
     PQclear(r);
     r = NULL;
     if (status == SY_OK && m > 0) {
@@ -331,11 +373,12 @@ int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
             status = sy_pg_run(q, SY_PG_SLOT_ROOM, &p, &r, "count keys' slots");
         }
         arrays_free(&a);
-        for (int row = 0; status == SY_OK && row < PQntuples(r); row++) {
-            size_t j = (size_t)sy_pg_col_int(r, row, 0) - 1;
-            if (j < m)
-                held[at[j]] = sy_pg_col_int(r, row, 1);
-        }
+        /* The keys that hold any, and what (the others hold 0). */
+        const char *which = status == SY_OK && PQntuples(r) == 1 ? sy_pg_col(r, 0, 0) : NULL;
+        const char *what = which ? sy_pg_col(r, 0, 1) : NULL;
+        for (int64_t j, v; next_int(&which, &j) && next_int(&what, &v);)
+            if (j >= 1 && (size_t)j <= m)
+                held[at[j - 1]] = v;
         PQclear(r);
     }
     free(keys);
