@@ -87,10 +87,11 @@ int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, sy_rate_waits *waits,
             snprintf(why, why_len, "the store failed");
             result = -1;
         } else if (!taken && wait < 0) {
-            snprintf(why, why_len, "waiting for %s (being taken by another host)",
-                     c[empty].key);
+            /* Being taken by another host's batch, which ends within
+             * milliseconds: offered again then, not Waiting, as a key
+             * being taken (engine/limits.h, result 4). */
             *retry_at = now + SY_RATES_BUSY_RETRY_MS;
-            result = 0;
+            result = 4;
         } else if (!taken) {
             *retry_at = queue_behind(waits, &c[empty], now + wait);
             snprintf(why, why_len, "waiting for %s (next token in %lld ms)", c[empty].key,

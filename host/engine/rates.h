@@ -36,7 +36,9 @@ void sy_rate_waits_free(sy_rate_waits *w);
  * none (why: "waiting for rate:api (next token in 80 ms)"; *retry_at when
  * to offer the task again: when that token is due), -1 when it cannot
  * start at all (why: a key's template names a path not in the context)
- * or the store failed (e->fatal set).  A refused fence (another host
+ * or the store failed (e->fatal set), 4 when a bucket is being taken by
+ * another host's open batch (PostgreSQL; *retry_at a few milliseconds
+ * on, not Waiting: sy_limits_take's 4).  A refused fence (another host
  * holds the run) gives 0 and marks the run fenced. */
 int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, sy_rate_waits *waits, char *why,
                   size_t why_len, int64_t *retry_at);

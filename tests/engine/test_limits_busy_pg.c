@@ -5,8 +5,8 @@
  * row; found so again, twice as late; once the other batch ends, the
  * retry starts it.  The other batch
  * is a connection holding the key's advisory lock
- * (store/postgres/slots.c) in an open transaction.  Skipped without libpq
- * or a PostgreSQL to start. */
+ * (store/postgres/slots.c) in an open transaction.  A rate bucket being
+ * taken the same.  Skipped without libpq or a PostgreSQL to start. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -95,8 +95,52 @@ static void test_busy_key_not_waiting(void **state)
     PQfinish(other);
     fake_close(&env);
 }
+
+/* The same for a rate bucket another host's batch is taking (its class
+ * of advisory locks, store/postgres/rates.c): Ready, not Waiting, and
+ * started at a retry once that batch ends. */
+static void test_busy_bucket_not_waiting(void **state)
+{
+    (void)state;
+    const char *url = th_pg_url();
+    if (!url)
+        skip();
+    th_pg_reset(url);
+    PGconn *other = PQconnectdb(url);
+    assert_int_equal(PQstatus(other), CONNECTION_OK);
+    run_sql(other, "BEGIN");
+    run_sql(other, "SELECT pg_advisory_xact_lock(21339, hashtext('rate:api'))");
+
+    fake_store_url = url;
+    fake_env env;
+    fake_open_lease(&env,
+                    "workflow = { name = \"w\"; tasks = (\n"
+                    "  { id = \"a\"; rate_limits = ( { key = \"api\"; rate = 10;"
+                    " interval = \"1s\"; } ); }\n"
+                    "); };\n",
+                    FAKE_LEASE_MS, false);
+    fake_store_url = NULL;
+    fake_turn(&env);
+    assert_int_equal(fake_submits("a"), 0);
+    fake_row a = fake_task(&env, "a");
+    assert_int_equal(a.state, SY_TASK_READY);
+
+    run_sql(other, "ROLLBACK");
+    for (int i = 0; i < 10 && fake_submits("a") == 0; i++)
+        fake_advance(&env, SY_LIMITS_BUSY_RETRY_MS);
+    assert_int_equal(fake_submits("a"), 1);
+    assert_int_equal(fake_state(&env, "a"), SY_TASK_COMPLETED);
+    PQfinish(other);
+    fake_close(&env);
+}
 #else
 static void test_busy_key_not_waiting(void **state)
+{
+    (void)state;
+    skip();
+}
+
+static void test_busy_bucket_not_waiting(void **state)
 {
     (void)state;
     skip();
@@ -107,6 +151,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_busy_key_not_waiting),
+        cmocka_unit_test(test_busy_bucket_not_waiting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
