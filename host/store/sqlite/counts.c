@@ -93,8 +93,9 @@ static sy_sqlite_count *add(sy_sqlite_counts *cs, size_t run, const char *key, u
     if (!sy_sqlite_text_put(&cs->keys, key, strlen(key) + 1))
         return NULL;
     sy_sqlite_count *c = &cs->v[cs->n];
-    *c = (sy_sqlite_count){.key = off, .hash = hash, .run = run};
+    *c = (sy_sqlite_count){.key = off, .hash = hash, .run = run, .next = cs->runs[run].first};
     index_entry(cs, cs->n++);
+    cs->runs[run].first = (uint32_t)cs->n;
     return c;
 }
 
@@ -130,9 +131,8 @@ static int verify(sy_store_sqlite *q, size_t run)
         return SY_OK;
     }
     /* Read again: what the copy held goes, the row's comes. */
-    for (size_t k = 0; r->loaded && k < cs->n; k++)
-        if (cs->v[k].run == run)
-            cs->v[k].held = 0;
+    for (uint32_t k = r->loaded ? r->first : 0; k; k = cs->v[k - 1].next)
+        cs->v[k - 1].held = 0;
     const char *p = ours ? col_text(st, 6) : "{}";
     int more = p ? 1 : -1;
     int64_t n = 0;
@@ -309,20 +309,19 @@ int sy_sqlite_counts_held(sy_store_sqlite *q, const sy_slot_claim *c, size_t n, 
     return SY_OK;
 }
 
-/* Writes run r's row from the batch's copy (its entries among v[0..n)):
- * its keys holding something, or no row when none does. */
-static int write_run(sy_store_sqlite *q, size_t run, const sy_sqlite_count *v, size_t n)
+/* Writes run r's row from its copy: its keys holding something, or no
+ * row when none does. */
+static int write_run(sy_store_sqlite *q, size_t run)
 {
     sy_sqlite_counts *cs = &q->counts;
     sy_sqlite_count_run *r = &cs->runs[run];
     sy_sqlite_text *b = &cs->text;
     b->len = 0;
     bool ok = sy_sqlite_text_put(b, "{", 1);
-    for (size_t k = 0; k < n && ok; k++) {
-        const sy_sqlite_count *c = &v[k];
-        if (c->run != run || c->held <= 0)
-            continue;
-        ok = sy_sqlite_counts_put(b, cs->keys.p + c->key, c->held);
+    for (uint32_t k = r->first; k && ok; k = cs->v[k - 1].next) {
+        const sy_sqlite_count *c = &cs->v[k - 1];
+        if (c->held > 0)
+            ok = sy_sqlite_counts_put(b, cs->keys.p + c->key, c->held);
     }
     bool none = b->len == 1;
     if (!ok || !sy_sqlite_text_put(b, "}", 1))
@@ -357,49 +356,9 @@ int sy_sqlite_counts_write(sy_store_sqlite *q)
 {
     sy_sqlite_counts *cs = &q->counts;
     int status = SY_OK;
-    size_t dirty = 0;
-    for (size_t i = 0; i < cs->n_runs; i++)
-        dirty += cs->runs[i].dirty;
-    if (dirty == 0)
-        return SY_OK;
-    if (dirty == 1 || cs->n <= 64) {
-        for (size_t i = 0; i < cs->n_runs && status == SY_OK; i++)
-            if (cs->runs[i].dirty)
-                status = write_run(q, i, cs->v, cs->n);
-        return status;
-    }
-    /* Many runs, many keys: each run's text walks only its own entries,
-     * grouped once (a walk of every entry per run is runs x keys). */
-    size_t *order = malloc(cs->n * sizeof *order), *start = calloc(cs->n_runs + 1, sizeof *start);
-    if (!order || !start) {
-        free(order);
-        free(start);
-        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
-    }
-    for (size_t k = 0; k < cs->n; k++)
-        start[cs->v[k].run + 1]++;
-    for (size_t i = 0; i < cs->n_runs; i++)
-        start[i + 1] += start[i];
-    for (size_t k = 0; k < cs->n; k++)
-        order[start[cs->v[k].run]++] = k;
-    /* start[i] is now the end of run i's entries, and where run i + 1's
-     * begin. */
-    sy_sqlite_count *sorted = malloc(cs->n * sizeof *sorted);
-    if (!sorted) {
-        free(order);
-        free(start);
-        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
-    }
-    for (size_t k = 0; k < cs->n; k++)
-        sorted[k] = cs->v[order[k]];
-    for (size_t i = 0, from = 0; i < cs->n_runs && status == SY_OK; i++) {
+    for (size_t i = 0; i < cs->n_runs && status == SY_OK; i++)
         if (cs->runs[i].dirty)
-            status = write_run(q, i, sorted + from, start[i] - from);
-        from = start[i];
-    }
-    free(sorted);
-    free(order);
-    free(start);
+            status = write_run(q, i);
     return status;
 }
 

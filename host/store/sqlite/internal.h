@@ -134,6 +134,7 @@ typedef struct sy_sqlite_count {
     size_t key;    /* where its key starts in the counts' `keys` */
     uint64_t hash; /* the key's */
     size_t run; /* its run's number in the batch */
+    uint32_t next; /* the next entry of its run, + 1; 0: the last */
     int64_t held;
 } sy_sqlite_count;
 
@@ -148,6 +149,7 @@ typedef struct sy_sqlite_count_run {
     bool loaded;         /* the copy holds the row as of `version` */
     bool dirty;          /* changed since written */
     int64_t version;     /* the row's, as read or written (0: no row) */
+    uint32_t first;      /* its first entry, + 1; 0: none */
     int64_t lease_until; /* the run's lease, as read */
 } sy_sqlite_count_run;
 
