@@ -96,6 +96,22 @@ void th_pg_exec(const char *u, const char *sql)
         fail_msg("%s: %s", sql, why);
 }
 
+long long th_pg_int(const char *u, const char *sql)
+{
+    PGconn *c = PQconnectdb(u);
+    PGresult *r = PQstatus(c) == CONNECTION_OK ? PQexec(c, sql) : NULL;
+    bool ok = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 &&
+              !PQgetisnull(r, 0, 0);
+    long long v = ok ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+    char why[256];
+    snprintf(why, sizeof why, "%s", r ? PQresultErrorMessage(r) : PQerrorMessage(c));
+    PQclear(r);
+    PQfinish(c);
+    if (!ok)
+        fail_msg("%s: %s", sql, why[0] ? why : "no row");
+    return v;
+}
+
 void th_pg_reset(const char *u)
 {
     th_pg_exec(u, "SET client_min_messages = warning;"

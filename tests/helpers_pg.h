@@ -16,6 +16,10 @@ void th_pg_reset(const char *url);
 /* Runs one SQL statement on `url`; fails the test when it fails. */
 void th_pg_exec(const char *url, const char *sql);
 
+/* The integer one SQL query on `url` answers (its first row's first
+ * column); fails the test when it fails or answers no row. */
+long long th_pg_int(const char *url, const char *sql);
+
 /* Restarts the server th_pg_url started (pg_ctl restart). */
 void th_pg_restart(void);
 

@@ -5,9 +5,10 @@
  * A slot names a key ("db:acme", "pool:gpu", "tenant:a"), the attempt
  * holding it (run, task index, element, attempt token) and the claim it
  * was taken under (the run's owner and lease epoch, store.h "Fencing").
- * PostgreSQL keeps it as a row of its own; SQLite in the row of the
- * attempt that took it, set by the write that starts the attempt in the
- * same batch (a take no start write carries becomes a row of its own).
+ * Both stores keep it in the row of the attempt that took it, set by the
+ * write that starts the attempt in the same batch (a take no start write
+ * carries becomes a row of its own), and count what each key holds per
+ * run, under the claim the run's takes were made under.
  * A holder counts only while that claim is live: the run's row still
  * names the same owner and epoch and its lease has not ended.  So a dead
  * host's slots come back when its lease ends, exactly then, and once: a
@@ -61,7 +62,8 @@ typedef struct sy_slot_holder {
  * hold.  `now` is the clock leases are compared with.  SY_ESTATE outside
  * a batch.  One attempt's take in one call: the host takes a turn's
  * slots in two steps instead (sy_store_slot_room, sy_store_put_slots,
- * below), which write the same rows and counters. */
+ * below), which write the same counts and holders.  On both stores
+ * the take is then a slot row (no start write carries it). */
 int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                         const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                         size_t *full, int64_t *held);
@@ -73,12 +75,10 @@ int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_
  * PostgreSQL the read locks each key for the transaction.
  *
  * Inside a batch: for each of the n claims (keys distinct), held[i] is
- * at least what c[i].key's live holders at `now` hold, and exactly that
- * when it leaves no room for c[i].n more under c[i].limit (SQLite's
- * counters are exact; PostgreSQL's may count a dead host's holders until
- * the reap, and a key they fill has its live holders counted); -1 when
- * another host's open batch is taking the key (PostgreSQL), which is
- * full for this batch.  SY_ESTATE outside a batch. */
+ * what c[i].key's live holders at `now` hold (the counts are exact on
+ * both stores; the engine may ask again when a key has no room); -1
+ * when another host's open batch is taking the key (PostgreSQL), which
+ * is full for this batch.  SY_ESTATE outside a batch. */
 int sy_store_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
                        int64_t *held);
 
@@ -94,18 +94,19 @@ typedef struct sy_slot_take {
 } sy_slot_take;
 
 /* Inside a batch, after sy_store_slot_room of every key named: writes the
- * n takes under `owner` (this host), all or none: on PostgreSQL as rows
- * and counters; on SQLite each kept for the write that starts its
- * attempt later in the same batch (sy_store_update_task or _element with
- * the take's token: it stores the hold in the attempt's row), or, when
- * no such write comes before the commit, as a row of its own.
+ * n takes under `owner` (this host), all or none: added to their runs'
+ * counts, and each kept for the write that starts its attempt later in
+ * the same batch (sy_store_update_task or _element with the take's
+ * token, or sy_store_update_tasks: it stores the hold in the attempt's
+ * row), or, when no such write comes before the commit, as a row of its
+ * own.
  * *put false (nothing written) when a key would then hold more than the
  * largest limit its takes name.  What the room read allowed never does
  * in the batch that read it, so SQLite, whose batch holds the write lock
  * throughout, writes what it is given; PostgreSQL checks, because a
  * batch replayed on a new connection (store/postgres/journal.c) may
  * find the keys fuller, and then fails.  Several takes of one key by one
- * holder: the last counts (the counters may then say more than is held,
+ * holder: the last counts (the counts may then say more than is held,
  * never less). */
 int sy_store_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                        int64_t now, bool *put);

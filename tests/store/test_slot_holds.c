@@ -2,10 +2,10 @@
  * the holder is listed while the attempt runs and counted while its
  * claim lives, given back with the write that ends it, for a task and
  * for a map's element; a take no start write carried is listed and given
- * back as well; a cancel request names such a holder.  On SQLite the
- * take lives in the attempt's row and no slot row is written (checked in
- * the file itself); on PostgreSQL, when this build has libpq, as a row
- * of its own, behind the same behaviour. */
+ * back as well; a cancel request names such a holder.  On both stores
+ * the take lives in the attempt's row and no slot row is written
+ * (checked in the store itself: SQLite's file, a PostgreSQL connection
+ * of its own). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -33,12 +33,12 @@ static bool on_sqlite(void)
     return strncmp(fx_store_url, "sqlite:", 7) == 0;
 }
 
-/* On SQLite, what one integer query on the store's file answers; -1
- * elsewhere. */
-static int64_t ask_file(const fx *f, const char *sql)
+/* What one integer query on the store answers: on SQLite read from its
+ * file, on PostgreSQL on a connection of its own. */
+static int64_t ask_store(const fx *f, const char *sql)
 {
     if (!on_sqlite())
-        return -1;
+        return th_pg_int(fx_store_url, sql);
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", f->dir, fx_store_url + 7);
     sqlite3 *db = NULL;
@@ -143,18 +143,15 @@ static void test_task_hold(void **state)
     assert_int_equal(listed(f->a, odd, NOW).live, 1);
     assert_int_equal(room(f->b, "db:acme", NOW), 1);
     assert_int_equal(room(f->b, odd, NOW), 1);
-    /* SQLite: in the task's row, no slot row. */
-    if (on_sqlite()) {
-        assert_int_equal(ask_file(f, "SELECT count(*) FROM slots"), 0);
-        assert_int_equal(ask_file(f, "SELECT count(*) FROM tasks WHERE hold IS NOT NULL"), 1);
-    }
+    /* In the task's row, no slot row. */
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM slots"), 0);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM tasks WHERE hold IS NOT NULL"), 1);
     give_back_and_end(f, t, 2, 0);
     assert_int_equal(listed(f->a, "db:acme", NOW).live, 0);
     assert_int_equal(listed(f->a, odd, NOW).live, 0);
     assert_int_equal(room(f->b, "db:acme", NOW), 0);
     assert_int_equal(room(f->b, odd, NOW), 0);
-    if (on_sqlite())
-        assert_int_equal(ask_file(f, "SELECT count(*) FROM tasks WHERE hold IS NOT NULL"), 0);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM tasks WHERE hold IS NOT NULL"), 0);
 }
 
 /* A map's element: the same, in the element's row on SQLite. */
@@ -174,11 +171,9 @@ static void test_element_hold(void **state)
     assert_int_equal(c.last.idx, 1);
     assert_int_equal(c.last.elem, 1);
     assert_int_equal(room(f->b, "db:acme", NOW), 1);
-    if (on_sqlite()) {
-        assert_int_equal(ask_file(f, "SELECT count(*) FROM slots"), 0);
-        assert_int_equal(
-            ask_file(f, "SELECT count(*) FROM task_elements WHERE hold IS NOT NULL"), 1);
-    }
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM slots"), 0);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM task_elements WHERE hold IS NOT NULL"),
+                     1);
     r.state = SY_TASK_FAILED;
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, sy_store_return_takes(f->a, "h1", &t, 1));
@@ -200,15 +195,13 @@ static void test_take_without_start(void **state)
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(listed(f->a, "db:acme", NOW).live, 1);
     assert_int_equal(room(f->b, "db:acme", NOW), 1);
-    if (on_sqlite())
-        assert_int_equal(ask_file(f, "SELECT count(*) FROM slots"), 1);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM slots"), 1);
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, sy_store_return_takes(f->a, "h1", &t, 1));
     OK(f->a, sy_store_commit(f->a));
     assert_int_equal(listed(f->a, "db:acme", NOW).live, 0);
     assert_int_equal(room(f->b, "db:acme", NOW), 0);
-    if (on_sqlite())
-        assert_int_equal(ask_file(f, "SELECT count(*) FROM slots"), 0);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM slots"), 0);
 }
 
 /* Another host claims the run once h1's lease ends: h1's hold counts for

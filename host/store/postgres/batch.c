@@ -22,7 +22,7 @@
 
 #include "store/postgres/internal.h"
 
-enum { TASK_COLS = 17, ELEMENT_COLS = 18 };
+enum { TASK_COLS = 18, ELEMENT_COLS = 19 };
 
 /* An array literal being built; `bad` once out of memory. */
 typedef struct {
@@ -116,16 +116,28 @@ static void put_fence(literal *c, size_t i, const sy_store_fence *fence, int64_t
     put_int(&c[3], i, token);
 }
 
-static void put_row(literal *c, size_t i, const sy_store_task_write *w)
+/* The slots the write's attempt took in this batch, when it starts that
+ * attempt (postgres/holds.c), or NULL. */
+static void put_hold(sy_store_pg *q, literal *c, size_t i, int64_t run_id, uint32_t idx,
+                     int64_t elem, int64_t token)
+{
+    bool oom = false;
+    const char *hold = q->holds.n ? sy_pg_hold_text(q, run_id, idx, elem, token, &oom) : NULL;
+    c->bad |= oom;
+    put_text(c, i, hold);
+}
+
+static void put_row(sy_store_pg *q, literal *c, size_t i, const sy_store_task_write *w)
 {
     put_int(&c[0], i, w->run_id);
     put_int(&c[1], i, w->t->idx);
     put_record(&c[2], i, w->t);
     put_fence(&c[12], i, w->fence, w->t->fence, w->token);
     put_text(&c[16], i, w->t->waiting_for);
+    put_hold(q, &c[17], i, w->run_id, w->t->idx, -1, w->t->fence);
 }
 
-static void put_element(literal *c, size_t i, const sy_store_element_write *w)
+static void put_element(sy_store_pg *q, literal *c, size_t i, const sy_store_element_write *w)
 {
     put_int(&c[0], i, w->run_id);
     put_int(&c[1], i, w->t->idx);
@@ -133,6 +145,7 @@ static void put_element(literal *c, size_t i, const sy_store_element_write *w)
     put_record(&c[3], i, w->t);
     put_fence(&c[13], i, w->fence, w->t->fence, w->token);
     put_text(&c[17], i, w->t->waiting_for);
+    put_hold(q, &c[18], i, w->run_id, w->t->idx, w->elem, w->t->fence);
 }
 
 /* Sends statement `id` with the k arrays (freed here); landed[i] set for
@@ -198,7 +211,7 @@ int sy_pg_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
         return SY_OK;
     literal c[TASK_COLS] = {{0}};
     for (size_t i = 0; i < n; i++)
-        put_row(c, i, &w[i]);
+        put_row(q, c, i, &w[i]);
     bool *landed = calloc(n, sizeof *landed);
     size_t rows = 0;
     int status = send(q, SY_PG_UPDATE_TASKS, c, TASK_COLS, landed, n, &rows, "update tasks");
@@ -218,7 +231,7 @@ int sy_pg_update_elements(sy_store *s, const sy_store_element_write *w, size_t n
         return SY_OK;
     literal c[ELEMENT_COLS] = {{0}};
     for (size_t i = 0; i < n; i++)
-        put_element(c, i, &w[i]);
+        put_element(q, c, i, &w[i]);
     bool *landed = calloc(n, sizeof *landed);
     size_t rows = 0;
     int status =

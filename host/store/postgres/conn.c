@@ -41,7 +41,9 @@
     " recoveries = $6, executor = $7, error = $8, output = $9,"              \
     " ready_at = $10, started = $11, finished = $12,"                        \
     " host = CASE WHEN $15 <> fence THEN $13::text ELSE host END,"            \
-    " fence = $15, waiting_for = $17::text WHERE run_id = $1 AND idx = $2"
+    " fence = $15, waiting_for = $17::text, hold = COALESCE($18::text, "     \
+    SY_PG_HOLD_KEPT("$3::smallint", "$15", "fence", "hold") ")"              \
+    " WHERE run_id = $1 AND idx = $2"
 
 #define CLAIM_SET                                                             \
     "UPDATE runs SET owner = $1, lease_until = $2,"                           \
@@ -102,7 +104,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
     [SY_PG_CANCEL_PENDING] =
         "UPDATE runs SET state = 4, cancel_requested = 1, finished = $2,"
         " error = 'cancelled before it started' WHERE id = $1",
-    [SY_PG_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = $2, waiting_for = NULL"
+    [SY_PG_SKIP_TASKS] = "UPDATE tasks SET state = 5, finished = $2, waiting_for = NULL, hold = NULL"
                          " WHERE run_id = $1 AND (state < 3 OR state = 7)",
     [SY_PG_FLAG_CANCEL] = "UPDATE runs SET cancel_requested = 1 WHERE id = $1",
     [SY_PG_CANCEL_REQUESTS] =
@@ -132,8 +134,8 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " $3::int[], $4::int[], $5::int[], $6::int[], $7::text[],"
         " $8::text[], $9::text[], $10::bigint[], $11::bigint[],"
         " $12::bigint[], $13::text[], $14::bigint[], $15::bigint[],"
-        " $16::bigint[], $17::text[]) WITH ORDINALITY AS u(run, i, st, att,"
-        " fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe, tok, wf, n)),"
+        " $16::bigint[], $17::text[], $18::text[]) WITH ORDINALITY AS u(run, i, st,"
+        " att, fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe, tok, wf, hd, n)),"
         " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
         " WHERE id IN (SELECT run FROM u WHERE ow IS NOT NULL) FOR SHARE)"
         " UPDATE tasks AS t SET state = u.st, attempts = u.att,"
@@ -141,7 +143,9 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " error = u.err, output = u.out, ready_at = u.ra, started = u.sa,"
         " finished = u.fi,"
         " host = CASE WHEN u.fe <> t.fence THEN u.ow ELSE t.host END,"
-        " fence = u.fe, waiting_for = u.wf FROM u LEFT JOIN held h ON h.id = u.run"
+        " fence = u.fe, waiting_for = u.wf, hold = COALESCE(u.hd, "
+        SY_PG_HOLD_KEPT("u.st", "u.fe", "t.fence", "t.hold") ")"
+        " FROM u LEFT JOIN held h ON h.id = u.run"
         " WHERE t.run_id = u.run AND t.idx = u.i AND (u.ow IS NULL OR"
         " (t.fence = u.tok AND h.owner = u.ow AND h.lease_epoch = u.ep))"
         " RETURNING u.n",
@@ -229,7 +233,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " maps AS (DELETE FROM task_maps WHERE run_id = $1 AND idx = $2)"
         " UPDATE tasks SET state = 0, failures = 0, recoveries = 0,"
         " error = NULL, output = NULL, ready_at = 0, finished = 0,"
-        " waiting_for = NULL WHERE run_id = $1 AND idx = $2",
+        " waiting_for = NULL, hold = NULL WHERE run_id = $1 AND idx = $2",
     [SY_PG_RUN_STATE_OF] = "SELECT state FROM runs WHERE id = $1",
 };
 

@@ -65,6 +65,13 @@ int sy_pg_update_element(sy_store *s, int64_t run_id, const sy_store_fence *fenc
     sy_pg_int(&p, 16, t->fence);
     sy_pg_int(&p, 17, token);
     sy_pg_text(&p, 18, t->waiting_for);
+    /* The slots this write's attempt took in the batch, when it starts
+     * that attempt (postgres/holds.c). */
+    bool oom = false;
+    sy_pg_text(&p, 19, q->holds.n ? sy_pg_hold_text(q, run_id, t->idx, elem, t->fence, &oom)
+                                  : NULL);
+    if (oom)
+        return sy_store_fail(s, SY_ENOMEM, "out of memory");
     /* Most writes are to rows already there; a first write (token 0)
      * finds none and inserts it. */
     for (int i = 0; i < 2; i++) {

@@ -14,6 +14,8 @@
  *                         transactions and savepoints
  *   postgres/listen.c     wake-ups: NOTIFY, and LISTEN on a connection
  *                         of its own
+ *   postgres/holds.c      a batch's flow-control takes, kept for the
+ *                         writes that start their attempts
  *   postgres/schema.c     the tables, their version, migrations under an
  *                         advisory lock
  *   postgres/runs.c       definitions and run rows: create, read, list,
@@ -84,7 +86,7 @@ enum {
     /* Flow-control slots' statements, from here on: their SQL is in
      * postgres/slots.c. */
     SY_PG_SLOT_FIRST,
-    SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_TAKE, SY_PG_SLOT_HELD,
+    SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_ROWS, SY_PG_SLOT_HELD,
     SY_PG_SLOT_RETURN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
     SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
     SY_PG_SLOT_WAITERS,
@@ -95,6 +97,13 @@ enum {
     SY_PG_RATE_LOCK = SY_PG_RATE_FIRST, SY_PG_RATE_READ, SY_PG_RATE_WRITE,
     SY_PG_COUNT
 };
+
+/* The hold a task or element row keeps through a write that gives none
+ * (postgres/holds.c): none once the task leaves Running (2) or its
+ * attempt token moves on; else the row's.  SQL expressions: the state
+ * and token written, the row's token and hold. */
+#define SY_PG_HOLD_KEPT(state, token, fence, hold)                            \
+    "CASE WHEN " state " <> 2 OR " token " <> " fence " THEN NULL ELSE " hold " END"
 
 /* The SQL of statement SY_PG_MAP_FIRST + i. */
 extern const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST];
@@ -123,7 +132,7 @@ enum { SY_PG_LIST_RUNS_L, SY_PG_LIST_OWNERS_L, SY_PG_CANCEL_L, SY_PG_LISTS };
 
 /* A statement's parameters as libpq takes them: text, NULL for SQL NULL.
  * Numbers are formatted into the struct's own buffers. */
-#define SY_PG_MAX_PARAMS 18
+#define SY_PG_MAX_PARAMS 20
 typedef struct sy_pg_params {
     int n;
     const char *v[SY_PG_MAX_PARAMS];
@@ -148,6 +157,28 @@ typedef struct sy_pg_journal {
 } sy_pg_journal;
 
 /* The handle behind every sy_store this implementation opens. */
+/* One take of the open batch (postgres/holds.c), until the write that
+ * starts its attempt carries it in the attempt's row. */
+typedef struct sy_pg_hold {
+    int64_t run_id, elem, token, epoch, n, taken;
+    uint32_t idx;
+    size_t key, owner; /* where its key and owner start in the holds' text */
+    size_t order;      /* its place among the batch's takes */
+    bool written;      /* carried by its start write, or made a slot row */
+} sy_pg_hold;
+
+/* The open batch's takes, in the order given, sorted by holder at the
+ * first look-up after an add. */
+typedef struct sy_pg_holds {
+    sy_pg_hold *v;
+    size_t n, cap;
+    bool sorted;
+    char *text; /* the takes' keys and owners, NUL-terminated each */
+    size_t len, text_cap;
+    char *json; /* the last hold's text (sy_pg_hold_text) */
+    size_t json_cap;
+} sy_pg_holds;
+
 typedef struct sy_store_pg {
     sy_store base; /* first: the handle is cast both ways */
     PGconn *conn;
@@ -172,6 +203,7 @@ typedef struct sy_store_pg {
         char owner[128]; /* a longer owner is never cached */
     } held;
     sy_pg_journal journal; /* the open batch's statements */
+    sy_pg_holds holds;     /* the open batch's takes (postgres/holds.c) */
 } sy_store_pg;
 
 static inline sy_store_pg *sy_pg_handle(sy_store *s)
@@ -234,6 +266,23 @@ int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h, size_t n);
 int sy_pg_reap_slots(sy_store *s, int64_t now, size_t *n);
 int sy_pg_list_slots(sy_store *s, int64_t now,
                      int (*cb)(void *arg, const sy_slot_record *r), void *arg);
+
+/* --- postgres/holds.c: a batch's takes, carried by their attempts' rows ---- */
+
+/* Keeps the n takes under `owner` for their start writes. */
+int sy_pg_holds_add(sy_store_pg *q, const char *owner, const sy_slot_take *t, size_t n,
+                    int64_t now);
+/* The hold for the write that gives attempt `token` of (run, idx, elem):
+ * {"e":epoch,"k":[["key",n],...]}, the takes it carries marked written;
+ * NULL when it took nothing in this batch (or out of memory: *oom).
+ * Valid until the next call. */
+const char *sy_pg_hold_text(sy_store_pg *q, int64_t run_id, uint32_t idx, int64_t elem,
+                            int64_t token, bool *oom);
+/* The takes no start write carried, as slot rows (at the commit, and
+ * before a cancel request looks for holders). */
+int sy_pg_holds_to_rows(sy_store_pg *q);
+void sy_pg_holds_clear(sy_store_pg *q);
+void sy_pg_holds_free(sy_store_pg *q);
 
 /* --- postgres/journal.c ----------------------------------------------------- */
 
@@ -360,6 +409,9 @@ int sy_pg_fenced(sy_store_pg *q, int64_t run_id, const sy_store_fence *fence,
 /* A text[] literal of `n` strings, malloc'd ("{}" for none); NULL when
  * out of memory. */
 char *sy_pg_text_array(const char *const *v, size_t n);
+/* A bigint[] literal of the n values v[i * stride], malloc'd; NULL when
+ * out of memory. */
+char *sy_pg_int_array(const int64_t *v, size_t stride, size_t n);
 
 /* Writes v in decimal at o (room for 20 characters); the end.  By hand:
  * snprintf was most of the host's part of the arrays a turn sends (a

@@ -29,6 +29,7 @@ static void pg_close(sy_store *s)
         PQfinish(q->conn);
     sy_pg_listen_close(q);
     sy_pg_journal_free(q);
+    sy_pg_holds_free(q);
     free(q->conninfo);
     free(q->where);
     free(q);

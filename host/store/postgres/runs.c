@@ -79,6 +79,22 @@ char *sy_pg_text_array(const char *const *v, size_t n)
     return a;
 }
 
+char *sy_pg_int_array(const int64_t *v, size_t stride, size_t n)
+{
+    char *a = malloc(3 + n * 21), *o = a;
+    if (!a)
+        return NULL;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ',';
+        o = sy_pg_decimal(o, v[i * stride]);
+    }
+    *o++ = '}';
+    *o = '\0';
+    return a;
+}
+
 static int insert_run(sy_store_pg *q, const char *hash, const char *tenant,
                       const char *workflow, const char *context, size_t n,
                       int64_t now, int64_t *run_id)

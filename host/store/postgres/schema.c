@@ -274,6 +274,59 @@ static const char *const migrations[] = {
      * a row no take has written since. */
     "ALTER TABLE rate_buckets ADD COLUMN rate BIGINT NOT NULL DEFAULT 0,"
     "  ADD COLUMN burst BIGINT NOT NULL DEFAULT 0;",
+    /* Holds in the attempt's own row, counts per run, as on SQLite
+     * (postgres/holds.c, postgres/slots.c; docs/flow-control.md, "The
+     * cost of limits"): a take writes no row of its own, the keys it took
+     * are a column of the task or element row the start write sets; what
+     * a key holds is one jsonb object per run under the claim that took
+     * it, counted only while that claim is live, so exact.  Cancel
+     * requests get a table of their own (a hold has no row to mark), and
+     * `slot_holders` names every holder.  The live slot rows' counts
+     * carry over; the rows stay, as holders. */
+    "CREATE FUNCTION switchyard_counts_add(a jsonb, b jsonb) RETURNS jsonb"
+    " LANGUAGE sql IMMUTABLE AS 'SELECT COALESCE(jsonb_object_agg(key, v), ''{}''::jsonb)"
+    " FROM (SELECT key, sum(value::bigint) AS v FROM (SELECT * FROM jsonb_each_text(a)"
+    " UNION ALL SELECT * FROM jsonb_each_text(b)) e GROUP BY key"
+    " HAVING sum(value::bigint) > 0) m';"
+    "ALTER TABLE tasks ADD COLUMN hold TEXT;"
+    "ALTER TABLE task_elements ADD COLUMN hold TEXT;"
+    "CREATE TABLE slot_cancels ("
+    "  key TEXT NOT NULL,"
+    "  run_id BIGINT NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  elem BIGINT NOT NULL,"
+    "  token BIGINT NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  epoch BIGINT NOT NULL,"
+    "  taken BIGINT NOT NULL,"
+    "  why TEXT NOT NULL,"
+    "  PRIMARY KEY (run_id, idx, elem, token, key));"
+    "INSERT INTO slot_cancels SELECT key, run_id, idx, elem, token, owner, epoch, taken,"
+    " cancel_why FROM slots WHERE cancel_why IS NOT NULL;"
+    "ALTER TABLE slots DROP COLUMN cancel_why;"
+    "DROP TABLE slot_counts;"
+    "CREATE TABLE slot_counts ("
+    "  run_id BIGINT PRIMARY KEY,"
+    "  owner TEXT NOT NULL,"
+    "  epoch BIGINT NOT NULL,"
+    "  counts JSONB NOT NULL);"
+    "INSERT INTO slot_counts (run_id, owner, epoch, counts)"
+    " SELECT run_id, owner, epoch, jsonb_object_agg(key, n) FROM"
+    " (SELECT s.run_id, s.owner, s.epoch, s.key, SUM(s.n) AS n FROM slots s JOIN runs r ON"
+    " r.id = s.run_id AND r.owner = s.owner AND r.lease_epoch = s.epoch"
+    " GROUP BY s.run_id, s.owner, s.epoch, s.key) x GROUP BY run_id, owner, epoch;"
+    "CREATE VIEW slot_holders AS"
+    " SELECT key, run_id, idx, elem, token, n, owner, epoch, taken FROM slots"
+    " UNION ALL"
+    " SELECT k ->> 0, t.run_id, t.idx, -1::bigint, t.fence, (k ->> 1)::bigint, t.host,"
+    " (t.hold::jsonb ->> 'e')::bigint, t.started FROM runs r JOIN tasks t ON t.run_id = r.id"
+    " CROSS JOIN jsonb_array_elements(t.hold::jsonb -> 'k') k"
+    " WHERE r.state < 2 AND t.hold IS NOT NULL AND t.state = 2"
+    " UNION ALL"
+    " SELECT k ->> 0, t.run_id, t.idx, t.elem, t.fence, (k ->> 1)::bigint, t.host,"
+    " (t.hold::jsonb ->> 'e')::bigint, t.started FROM runs r JOIN task_elements t"
+    " ON t.run_id = r.id CROSS JOIN jsonb_array_elements(t.hold::jsonb -> 'k') k"
+    " WHERE r.state < 2 AND t.hold IS NOT NULL AND t.state = 2;",
 };
 #define SCHEMA_VERSION ((int)SY_ARRAY_LEN(migrations))
 

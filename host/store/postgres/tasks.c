@@ -21,6 +21,7 @@ int sy_pg_begin(sy_store *s)
         return sy_store_fail(s, SY_ESTATE, "begin: a batch is already open");
     q->held.valid = false;
     q->lost = false;
+    sy_pg_holds_clear(q);
     int status = sy_pg_transaction_begin(q, false);
     q->batch = status == SY_OK;
     return status;
@@ -38,6 +39,10 @@ int sy_pg_commit(sy_store *s)
                                          "inside the batch; nothing of it was "
                                          "written", q->where)
                          : SY_OK;
+    /* Takes no start write carried keep a row of their own. */
+    if (status == SY_OK)
+        status = sy_pg_holds_to_rows(q);
+    sy_pg_holds_clear(q);
     q->batch = false;
     q->lost = false;
     return sy_pg_transaction_end(q, false, status);
@@ -51,6 +56,7 @@ void sy_pg_rollback(sy_store *s)
     q->batch = false;
     q->lost = false;
     q->held.valid = false;
+    sy_pg_holds_clear(q);
     sy_pg_transaction_end(q, false, SY_ESTATE);
 }
 
@@ -84,6 +90,13 @@ int sy_pg_update_task(sy_store *s, int64_t run_id, const sy_store_fence *fence,
     sy_pg_int(&p, 15, t->fence);
     sy_pg_int(&p, 16, token);
     sy_pg_text(&p, 17, t->waiting_for);
+    /* The slots this write's attempt took in the batch, when it starts
+     * that attempt (postgres/holds.c). */
+    bool oom = false;
+    sy_pg_text(&p, 18, q->holds.n ? sy_pg_hold_text(q, run_id, t->idx, -1, t->fence, &oom)
+                                  : NULL);
+    if (oom)
+        return sy_store_fail(s, SY_ENOMEM, "out of memory");
     PGresult *r;
     int status = sy_pg_run(q, held ? SY_PG_UPDATE_TASK_HELD : SY_PG_UPDATE_TASK,
                            &p, &r, "update task");

@@ -114,10 +114,11 @@ static int pg_key_shares(sy_store *s, const char *key, int64_t now,
     sy_pg_int(&p, 2, now);
     PGresult *r;
     int status = sy_pg_query(q,
-                             "SELECT r.tenant, sum(s.n) FROM slots s JOIN runs r ON"
-                             " r.id = s.run_id AND r.owner = s.owner AND"
-                             " r.lease_epoch = s.epoch AND r.lease_until > $2::bigint"
-                             " WHERE s.key = $1 GROUP BY r.tenant ORDER BY r.tenant",
+                             "SELECT r.tenant, sum((k.counts ->> $1)::bigint) FROM"
+                             " slot_counts k JOIN runs r ON r.id = k.run_id AND"
+                             " r.owner = k.owner AND r.lease_epoch = k.epoch AND"
+                             " r.lease_until > $2::bigint WHERE k.counts ? $1"
+                             " GROUP BY r.tenant ORDER BY r.tenant",
                              &p, &r, "count a key's shares");
     for (int i = 0; status == SY_OK && i < PQntuples(r); i++)
         if (cb(arg, sy_pg_col(r, i, 0), sy_pg_col_int(r, i, 1)) != 0)
