@@ -79,8 +79,8 @@ static ledger_key *find(sy_ledger *l, const char *key)
     return &l->keys[i];
 }
 
-int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
-                   sy_slot_claim *fresh, size_t *n_fresh, uint32_t *at)
+int sy_ledger_read(sy_ledger *l, sy_store *s, const char *owner, const sy_slot_claim *c,
+                   size_t n, int64_t now, sy_slot_claim *fresh, size_t *n_fresh, uint32_t *at)
 {
     if (n_fresh)
         *n_fresh = 0;
@@ -93,8 +93,15 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
         ledger_key *known = find(l, c[i].key);
         if (at)
             at[i] = (uint32_t)(known ? (size_t)(known - l->keys) : l->n_keys) + 1;
-        if (known)
+        if (known) {
+            /* Asked in this read: what the turn may take of it grows. */
+            size_t k = (size_t)(known - l->keys);
+            if (ask && k >= first) {
+                sy_slot_claim *a = &ask[k - first];
+                a->n = a->n + c[i].n < a->limit ? a->n + c[i].n : a->limit;
+            }
             continue;
+        }
         if (!ask)
             ask = sy_xmalloc(n * sizeof *ask);
         l->keys = sy_engine_grow(l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
@@ -110,7 +117,7 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, 
         *n_fresh = m;
     }
     int64_t *held = sy_xmalloc(m * sizeof *held);
-    int status = sy_store_slot_room(s, ask, m, now, held);
+    int status = sy_store_slot_room_as(s, owner, ask, m, now, held);
     for (size_t i = 0; i < m; i++) {
         ledger_key *k = &l->keys[first + i];
         k->held = status == SY_OK ? held[i] : -1; /* failed: the turn is lost */
@@ -137,7 +144,7 @@ int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
     if (missing) {
         /* Keys the turn's read (sy_limits_prepare) did not name: a task
          * that became Ready since.  Read together, then found. */
-        status = sy_ledger_read(l, s, c, n, now, NULL, NULL, NULL);
+        status = sy_ledger_read(l, s, fence->owner, c, n, now, NULL, NULL, NULL);
         if (status != SY_OK)
             return status;
         for (size_t i = 0; i < n; i++)
@@ -151,7 +158,7 @@ int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
              * or is dropped by its strategy, count the live ones.  A
              * claim of the whole limit makes the store count them. */
             sy_slot_claim whole = {c[i].key, c[i].limit, c[i].limit};
-            status = sy_store_slot_room(s, &whole, 1, now, &k[i]->held);
+            status = sy_store_slot_room_as(s, fence->owner, &whole, 1, now, &k[i]->held);
             if (status != SY_OK)
                 return status;
             k[i]->exact = true;

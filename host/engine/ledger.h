@@ -30,12 +30,14 @@ sy_ledger *sy_ledger_new(void);
 void sy_ledger_free(sy_ledger *l);
 
 /* Reads, in one store call, the keys of the n claims the turn has not
- * read yet.  With `fresh` (room for n), the claims read, one per key, are
- * copied there, *n_fresh of them.  With `at` (n of them), at[i] is set
+ * read yet, for the host `owner` (sy_store_slot_room_as: the slots a
+ * claim names are summed per key, what the turn may take of it).  With
+ * `fresh` (room for n), the claims read, one per key, are copied there,
+ * *n_fresh of them.  With `at` (n of them), at[i] is set
  * to where claim i's key is in the turn's ledger (for sy_ledger_take).
  * A store error is returned with its message in the store. */
-int sy_ledger_read(sy_ledger *l, sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
-                   sy_slot_claim *fresh, size_t *n_fresh, uint32_t *at);
+int sy_ledger_read(sy_ledger *l, sy_store *s, const char *owner, const sy_slot_claim *c,
+                   size_t n, int64_t now, sy_slot_claim *fresh, size_t *n_fresh, uint32_t *at);
 
 /* Decides the n claims for attempt h of a run held under `fence`: all
  * taken (*taken; written at sy_ledger_write), or none, with *full the

@@ -233,6 +233,8 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
     int64_t *room = sy_xmalloc((e->n_instances ? e->n_instances : 1) * sizeof *room);
     for (size_t k = 0; k < e->n_instances; k++)
         room[k] = -1;
+    /* The host the keys are read for: every run here has its owner. */
+    const char *owner = NULL;
     for (size_t i = 0; i < q->n && !e->fatal; i++) {
         sy_task_ref ref = q->v[(q->head + i) % q->cap];
         sy_live_run *r = ref.run;
@@ -266,6 +268,7 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
          * why; here it names none.  The keys named are kept for its take
          * (engine/claims.h). */
         claims_of(r, ref.idx, &m, &lost, why, sizeof why);
+        owner = r->fence.owner;
     }
     size_t n = 0, m = 0;
     uint32_t *at = NULL;
@@ -275,7 +278,7 @@ void sy_limits_prepare(sy_engine *e, int64_t now)
      * those are every key named. */
     sy_slot_claim *fresh = n > 0 ? sy_xmalloc(n * sizeof *fresh) : NULL;
     if (n > 0 && !e->fatal &&
-        (sy_ledger_read(l->ledger, e->o.store, c, n, now, fresh, &m, at) != SY_OK ||
+        (sy_ledger_read(l->ledger, e->o.store, owner, c, n, now, fresh, &m, at) != SY_OK ||
          sy_waiters_prepare(e, fresh, m, now) != SY_OK)) {
         sy_log(SY_LOG_ERROR, "store", "cannot read the keys' slots: %s",
                sy_store_errmsg(e->o.store));

@@ -155,8 +155,8 @@ struct sy_store_ops {
     int (*take_slots)(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                       const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                       size_t *full, int64_t *held);
-    int (*slot_room)(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
-                     int64_t *held);
+    int (*slot_room)(sy_store *s, const char *owner, const sy_slot_claim *c, size_t n,
+                     int64_t now, int64_t *held);
     int (*put_slots)(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                      int64_t now, bool *put);
     int (*return_takes)(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);

@@ -39,6 +39,12 @@ static bool key_ok(const char *key)
 int sy_store_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
                        int64_t *held)
 {
+    return sy_store_slot_room_as(s, NULL, c, n, now, held);
+}
+
+int sy_store_slot_room_as(sy_store *s, const char *owner, const sy_slot_claim *c, size_t n,
+                          int64_t now, int64_t *held)
+{
     if (!s)
         return SY_EINVAL;
     if (n && (!c || !held))
@@ -50,7 +56,7 @@ int sy_store_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t no
                                  i, SY_SLOT_KEY_MAX);
     if (n == 0)
         return SY_OK;
-    return s->ops->slot_room(s, c, n, now, held);
+    return s->ops->slot_room(s, owner, c, n, now, held);
 }
 
 int sy_store_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,

@@ -7,23 +7,28 @@
  * was taken under (the run's owner and lease epoch, store.h "Fencing").
  * Both stores keep it in the row of the attempt that took it, set by the
  * write that starts the attempt in the same batch (a take no start write
- * carries becomes a row of its own), and count what each key holds per
- * run, under the claim the run's takes were made under.
- * A holder counts only while that claim is live: the run's row still
- * names the same owner and epoch and its lease has not ended.  So a dead
- * host's slots come back when its lease ends, exactly then, and once: a
- * claim by another host bumps the epoch, so the old holders can never
- * count again, and reaping them later is housekeeping only.
+ * carries becomes a row of its own), and count what each key holds:
+ * SQLite per run, under the claim the run's takes were made under;
+ * PostgreSQL per host, until the host's leases end.  A holder counts
+ * only while that claim is live: the run's row still names the same
+ * owner and epoch and its lease has not ended (the host's count lives
+ * no longer).  So a dead host's slots come back when its lease ends,
+ * exactly then, and once: a claim by another host bumps the epoch, so
+ * the old holders can never count again, and reaping them later is
+ * housekeeping only.
  *
  * Taking is all or nothing over a task's keys and happens inside the
  * open batch, in the transaction that writes the attempt's start: a turn
  * that rolls back took nothing.  On SQLite the batch holds the file's
- * write lock, so the count and the insert see every other host's
- * holders.  On PostgreSQL each key is first locked for the transaction
- * (pg_try_advisory_xact_lock, in key order); a key another host's open
- * batch is taking counts as full for this turn (never a wait, so never a
- * deadlock between hosts), and the count runs as its own statement after
- * the lock, so it sees every holder committed before.
+ * write lock, so the count and the take see every other host's
+ * holders.  On PostgreSQL a host takes within slots granted to it ahead
+ * (store/postgres/grants.c): a grant is made under the key's advisory
+ * lock taken exclusive, a take within one under the same lock shared
+ * (pg_try_advisory_xact_lock and _shared, in key order); a key whose
+ * lock another host's open batch holds counts as busy for this turn
+ * (never a wait, so never a deadlock between hosts), and each read runs
+ * as its own statement after its lock, so it sees every grant and
+ * holder committed before.
  *
  * Same threading and error contract as store.h.
  */
@@ -81,6 +86,18 @@ int sy_store_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_
  * is full for this batch.  SY_ESTATE outside a batch. */
 int sy_store_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
                        int64_t *held);
+
+/* sy_store_slot_room for the host `owner` (this host's runs' owner; NULL
+ * as sy_store_slot_room), which takes the keys it reads in this batch:
+ * on PostgreSQL, slots of a key granted to that owner ahead (a grant,
+ * store/postgres/grants.c) are read without locking the key, and a key
+ * locked gets a grant for c[i].n (what the turn may take of it) and,
+ * while the key has plenty of room, some more for later turns.  held[i]
+ * is then what leaves room for the owner's grant only: a key's slots are
+ * taken by one host within its grant, never more.  SQLite ignores the
+ * owner (its batch holds the write lock). */
+int sy_store_slot_room_as(sy_store *s, const char *owner, const sy_slot_claim *c, size_t n,
+                          int64_t now, int64_t *held);
 
 /* One take decided by the engine: n slots of `key` (whose bound, as the
  * task names it, is `limit`) for attempt `holder`, under the claim of

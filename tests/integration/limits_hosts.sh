@@ -26,8 +26,9 @@ WF
 NOW="(extract(epoch from clock_timestamp()) * 1000)::bigint"
 LIVE="EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner AND r.lease_epoch = s.epoch AND r.lease_until > $NOW)"
 # Two counts of the key: its live holders (slot_holders: the attempts'
-# rows and any slot rows) and the runs' counts the takes read; the larger.
-HELD_COUNTS="SELECT COALESCE(sum((k.counts ->> 'key:db')::bigint), 0) FROM slot_counts k JOIN runs r ON r.id = k.run_id AND r.owner = k.owner AND r.lease_epoch = k.epoch AND r.lease_until > $NOW"
+# rows and any slot rows) and the hosts' counts the takes read, each
+# host's the greater of what it holds and was granted; the larger.
+HELD_COUNTS="SELECT COALESCE(sum(GREATEST(held, granted)), 0) FROM slot_counts WHERE key = 'key:db' AND until > $NOW"
 held() { "$PSQL" -qtA "$url" -c "SELECT GREATEST((SELECT COALESCE(sum(n), 0) FROM slot_holders s WHERE key = 'key:db' AND $LIVE), ($HELD_COUNTS))"; }
 
 ids=""

@@ -73,10 +73,11 @@ until_is "SELECT count(*) FROM runs WHERE state IN (0, 1)" 0
 ok $? "every run is over"
 first=$(q "SELECT run_id FROM tasks t JOIN runs r ON r.id = t.run_id WHERE r.workflow <> 'blocker' ORDER BY t.started LIMIT 1")
 [ "$first" = "$high" ]
+first_ok=$?
 # How long the slot stood free between A's holder and B's waiter: B is
 # woken by A's give-back (store/postgres/slots.c), not left to its retry.
 gap=$(q "SELECT h.started - b.finished FROM tasks h, tasks b JOIN runs r ON r.id = b.run_id WHERE h.run_id = $high AND r.workflow = 'blocker'")
-ok $? "B's task of priority 10 started first, before A's older waiters (first: run $first, high: run $high; $gap ms after A's holder ended)"
+ok $first_ok "B's task of priority 10 started first, before A's older waiters (first: run $first, high: run $high; $gap ms after A's holder ended)"
 order=$(q "SELECT string_agg(t.run_id::text, ' ' ORDER BY t.started) FROM tasks t JOIN runs r ON r.id = t.run_id WHERE r.workflow = 'low'")
 [ " $order" = "$lows" ]
 ok $? "A's waiters then in order of readiness ($order; submitted$lows)"

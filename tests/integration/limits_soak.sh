@@ -42,8 +42,9 @@ done
 NOW="(extract(epoch from clock_timestamp()) * 1000)::bigint"
 LIVE="EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner AND r.lease_epoch = s.epoch AND r.lease_until > $NOW)"
 # The most any key holds, by its live holders (the attempts' rows and any
-# slot rows) or by the runs' counts the takes read, whichever is more.
-most_held="SELECT GREATEST((SELECT COALESCE(max(h), 0) FROM (SELECT sum(n) AS h FROM slot_holders s WHERE $LIVE GROUP BY key) x), (SELECT COALESCE(max(h), 0) FROM (SELECT e.key, sum(e.value::bigint) AS h FROM slot_counts k JOIN runs r ON r.id = k.run_id AND r.owner = k.owner AND r.lease_epoch = k.epoch AND r.lease_until > $NOW CROSS JOIN jsonb_each_text(k.counts) e GROUP BY e.key) y))"
+# slot rows) or by the hosts' counts the takes read (each host's the
+# greater of what it holds and was granted), whichever is more.
+most_held="SELECT GREATEST((SELECT COALESCE(max(h), 0) FROM (SELECT sum(n) AS h FROM slot_holders s WHERE $LIVE GROUP BY key) x), (SELECT COALESCE(max(h), 0) FROM (SELECT key, sum(GREATEST(held, granted)) AS h FROM slot_counts WHERE until > $NOW GROUP BY key) y))"
 declare -a pid
 start_host() { "$SWITCHYARD" serve >>"$host/h$1.log" 2>&1 & pid[$1]=$!; }
 for h in 1 2 3; do start_host "$h"; done

@@ -94,10 +94,13 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         "SELECT DISTINCT owner FROM runs WHERE state IN (0, 1)"
         " AND owner IS NOT NULL ORDER BY owner",
     /* An expired lease is left alone: another host may be claiming it. */
-    [SY_PG_RENEW] = "UPDATE runs SET lease_until = $2"
+    /* A host's slot counts (postgres/grants.c) live as its leases do. */
+    [SY_PG_RENEW] = "WITH g AS (UPDATE slot_counts SET until = $2 WHERE owner = $1"
+                    " AND until >= $3) UPDATE runs SET lease_until = $2"
                     " WHERE owner = $1 AND state IN (0, 1)"
                     " AND lease_until >= $3 RETURNING id",
-    [SY_PG_RELEASE_OWNER] = "UPDATE runs SET owner = NULL, lease_until = 0"
+    [SY_PG_RELEASE_OWNER] = "WITH g AS (DELETE FROM slot_counts WHERE owner = $1)"
+                            " UPDATE runs SET owner = NULL, lease_until = 0"
                             " WHERE owner = $1 AND state IN (0, 1)",
     [SY_PG_RUN_STATE] =
         "SELECT state, owner IS NULL FROM runs WHERE id = $1 FOR UPDATE",

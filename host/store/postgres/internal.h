@@ -89,7 +89,8 @@ enum {
     SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_ROWS, SY_PG_SLOT_HELD,
     SY_PG_SLOT_RETURN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
     SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
-    SY_PG_SLOT_WAITERS,
+    SY_PG_SLOT_WAITERS, SY_PG_GRANT_SHARE, SY_PG_GRANT_READ, SY_PG_GRANT_TOPUP,
+    SY_PG_GRANT_TRIM,
 
     /* Rate limits' statements, from here on: their SQL is in
      * postgres/rates.c. */
@@ -104,6 +105,47 @@ enum {
  * and token written, the row's token and hold. */
 #define SY_PG_HOLD_KEPT(state, token, fence, hold)                            \
     "CASE WHEN " state " <> 2 OR " token " <> " fence " THEN NULL ELSE " hold " END"
+
+/* Flow control's counts, in SQL (postgres/slots.c, postgres/grants.c):
+ * slot_counts has a row per key and host, what the host's attempts hold
+ * of the key and what was granted to it, counted while its `until` (the
+ * host's lease end) is after `now`.  `key`, `owner` and `now` are SQL
+ * expressions.
+ *
+ * SY_PG_USED: what every host but `owner` (every one for NULL) holds of
+ * `key` or was granted of it, the greater of the two per host. */
+#define SY_PG_USED(key, owner, now)                                           \
+    "(SELECT COALESCE(sum(GREATEST(k.held, k.granted)), 0)::bigint FROM slot_counts k" \
+    " WHERE k.key = " key " AND k.until > " now " AND k.owner IS DISTINCT FROM " \
+    owner ")"
+
+/* SY_PG_HELD_BY_OTHERS: what they hold, grants left out. */
+#define SY_PG_HELD_BY_OTHERS(key, owner, now)                                 \
+    "(SELECT COALESCE(sum(k.held), 0)::bigint FROM slot_counts k WHERE k.key = " key \
+    " AND k.until > " now " AND k.owner IS DISTINCT FROM " owner ")"
+
+/* The earliest lease end of `owner`'s runs live at `now` (NULL: it holds
+ * none): when its counts stop counting.  A run whose lease ended holds
+ * nothing already. */
+#define SY_PG_LEASE_END(owner, now)                                           \
+    "(SELECT min(lease_until) FROM runs WHERE owner = " owner " AND state IN (0, 1)" \
+    " AND lease_until > " now ")"
+
+/* SY_PG_TENANTS_ADD: jsonb `obj` ({"tenant":n,...}) with the batch's
+ * `count` tenants added, `plus` as an object, or, for one tenant (the
+ * rule), `tenant` and its `n` (negative to take off), by jsonb_set
+ * rather than the SQL function; a tenant left at 0 or less dropped. */
+#define SY_PG_TENANTS_ADD(obj, count, tenant, n, plus)                       \
+    "CASE WHEN " count " = 1 THEN CASE WHEN COALESCE((" obj " ->> " tenant    \
+    ")::bigint, 0) + " n " > 0 THEN jsonb_set(" obj ", ARRAY[" tenant "],"    \
+    " to_jsonb(COALESCE((" obj " ->> " tenant ")::bigint, 0) + " n "))"       \
+    " ELSE " obj " - " tenant " END ELSE switchyard_counts_add(" obj ","      \
+    " COALESCE(" plus ", '{}'::jsonb)) END"
+
+/* SY_PG_WAITED: whether `key` has a waiter under its run's claim. */
+#define SY_PG_WAITED(key)                                                     \
+    "EXISTS (SELECT 1 FROM slot_waiters w JOIN runs r ON r.id = w.run_id AND"  \
+    " r.owner = w.owner AND r.lease_epoch = w.epoch WHERE w.key = " key ")"
 
 /* The SQL of statement SY_PG_MAP_FIRST + i. */
 extern const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST];
@@ -177,6 +219,12 @@ typedef struct sy_pg_holds {
     size_t len, text_cap;
     char *json; /* the last hold's text (sy_pg_hold_text) */
     size_t json_cap;
+    /* The last hold of one take, kept: most attempts of a turn take the
+     * same key (a pool, a workflow's limit) under one epoch, and their
+     * holds are the same text. */
+    char *memo;     /* its key, NUL, then its text; NULL before the first */
+    size_t memo_cap, memo_text;
+    int64_t memo_epoch, memo_n;
 } sy_pg_holds;
 
 typedef struct sy_store_pg {
@@ -204,6 +252,12 @@ typedef struct sy_store_pg {
     } held;
     sy_pg_journal journal; /* the open batch's statements */
     sy_pg_holds holds;     /* the open batch's takes (postgres/holds.c) */
+    /* The keys whose grants the open batch made (postgres/grants.c),
+     * "{...}" text[] literals joined, and their owner: trimmed at the
+     * commit to what is held and the extra. */
+    char *granted_keys;
+    size_t granted_len, granted_cap;
+    char *granted_owner;
 } sy_store_pg;
 
 static inline sy_store_pg *sy_pg_handle(sy_store *s)
@@ -257,8 +311,21 @@ int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *
 int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                      const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                      size_t *full, int64_t *held);
-int sy_pg_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
-                    int64_t *held);
+/* --- postgres/grants.c: a turn's keys read, slots granted ahead -------------- */
+
+int sy_pg_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size_t n,
+                    int64_t now, int64_t *held);
+/* The next number of a PostgreSQL bigint[] text at *p ("{1,-2,3}"; NULL
+ * for none), *p moved past it; false when none is left. */
+bool sy_pg_next_int(const char **p, int64_t *v);
+/* The SQL of SY_PG_GRANT_SHARE, _READ, _TOPUP and _TRIM. */
+extern const char sy_pg_grant_share_sql[], sy_pg_grant_read_sql[], sy_pg_grant_topup_sql[],
+    sy_pg_grant_trim_sql[];
+/* At the commit: the grants the batch made kept to what the host holds
+ * and its extra (none while the key has a waiter), so that a grant made
+ * for a turn that took less is not left to another host to take back. */
+int sy_pg_grants_trim(sy_store_pg *q);
+void sy_pg_grants_clear(sy_store_pg *q);
 int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                     int64_t now, bool *put);
 int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);

@@ -30,6 +30,8 @@ static void pg_close(sy_store *s)
     sy_pg_listen_close(q);
     sy_pg_journal_free(q);
     sy_pg_holds_free(q);
+    sy_pg_grants_clear(q);
+    free(q->granted_keys);
     free(q->conninfo);
     free(q->where);
     free(q);

@@ -274,22 +274,24 @@ static const char *const migrations[] = {
      * a row no take has written since. */
     "ALTER TABLE rate_buckets ADD COLUMN rate BIGINT NOT NULL DEFAULT 0,"
     "  ADD COLUMN burst BIGINT NOT NULL DEFAULT 0;",
-    /* Holds in the attempt's own row, counts per run, as on SQLite
-     * (postgres/holds.c, postgres/slots.c; docs/flow-control.md, "The
-     * cost of limits"): a take writes no row of its own, the keys it took
-     * are a column of the task or element row the start write sets; what
-     * a key holds is one jsonb object per run under the claim that took
-     * it, counted only while that claim is live, so exact.  Cancel
-     * requests get a table of their own (a hold has no row to mark), and
-     * `slot_holders` names every holder.  The live slot rows' counts
-     * carry over; the rows stay, as holders. */
+    /* Holds in the attempt's own row (postgres/holds.c): a take writes no
+     * row of its own, the keys it took are a column of the task or
+     * element row the start write sets.  What a key holds is counted per
+     * host (slot_counts: key, owner), with the slots granted to that host
+     * ahead (postgres/grants.c); a host's count lives until its leases
+     * end (`until`, renewed with them).  Cancel requests get a table of
+     * their own (a hold has no row to mark), and `slot_holders` names
+     * every holder.  The live slot rows' counts carry over; the rows
+     * stay, as holders. */
+    "ALTER TABLE tasks ADD COLUMN hold TEXT;"
+    "ALTER TABLE task_elements ADD COLUMN hold TEXT;"
+    /* What a host holds of a key, by tenant ({"a":2,...}): a key with
+     * waiters reads its tenants' shares every turn.  Added as sums. */
     "CREATE FUNCTION switchyard_counts_add(a jsonb, b jsonb) RETURNS jsonb"
     " LANGUAGE sql IMMUTABLE AS 'SELECT COALESCE(jsonb_object_agg(key, v), ''{}''::jsonb)"
     " FROM (SELECT key, sum(value::bigint) AS v FROM (SELECT * FROM jsonb_each_text(a)"
     " UNION ALL SELECT * FROM jsonb_each_text(b)) e GROUP BY key"
     " HAVING sum(value::bigint) > 0) m';"
-    "ALTER TABLE tasks ADD COLUMN hold TEXT;"
-    "ALTER TABLE task_elements ADD COLUMN hold TEXT;"
     "CREATE TABLE slot_cancels ("
     "  key TEXT NOT NULL,"
     "  run_id BIGINT NOT NULL,"
@@ -306,15 +308,19 @@ static const char *const migrations[] = {
     "ALTER TABLE slots DROP COLUMN cancel_why;"
     "DROP TABLE slot_counts;"
     "CREATE TABLE slot_counts ("
-    "  run_id BIGINT PRIMARY KEY,"
+    "  key TEXT NOT NULL,"
     "  owner TEXT NOT NULL,"
-    "  epoch BIGINT NOT NULL,"
-    "  counts JSONB NOT NULL);"
-    "INSERT INTO slot_counts (run_id, owner, epoch, counts)"
-    " SELECT run_id, owner, epoch, jsonb_object_agg(key, n) FROM"
-    " (SELECT s.run_id, s.owner, s.epoch, s.key, SUM(s.n) AS n FROM slots s JOIN runs r ON"
-    " r.id = s.run_id AND r.owner = s.owner AND r.lease_epoch = s.epoch"
-    " GROUP BY s.run_id, s.owner, s.epoch, s.key) x GROUP BY run_id, owner, epoch;"
+    "  held BIGINT NOT NULL,"
+    "  granted BIGINT NOT NULL,"
+    "  extra BIGINT NOT NULL,"
+    "  until BIGINT NOT NULL,"
+    "  tenants JSONB NOT NULL,"
+    "  PRIMARY KEY (key, owner));"
+    "INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants)"
+    " SELECT key, owner, SUM(n), SUM(n), 0, MIN(until), jsonb_object_agg(tenant, n) FROM"
+    " (SELECT s.key, s.owner, r.tenant, SUM(s.n) AS n, MIN(r.lease_until) AS until"
+    " FROM slots s JOIN runs r ON r.id = s.run_id AND r.owner = s.owner AND"
+    " r.lease_epoch = s.epoch GROUP BY s.key, s.owner, r.tenant) x GROUP BY key, owner;"
     "CREATE VIEW slot_holders AS"
     " SELECT key, run_id, idx, elem, token, n, owner, epoch, taken FROM slots"
     " UNION ALL"

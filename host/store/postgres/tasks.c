@@ -22,6 +22,7 @@ int sy_pg_begin(sy_store *s)
     q->held.valid = false;
     q->lost = false;
     sy_pg_holds_clear(q);
+    sy_pg_grants_clear(q);
     int status = sy_pg_transaction_begin(q, false);
     q->batch = status == SY_OK;
     return status;
@@ -39,10 +40,14 @@ int sy_pg_commit(sy_store *s)
                                          "inside the batch; nothing of it was "
                                          "written", q->where)
                          : SY_OK;
-    /* Takes no start write carried keep a row of their own. */
+    /* Takes no start write carried keep a row of their own; grants made
+     * for more than was taken keep no more than their extra. */
     if (status == SY_OK)
         status = sy_pg_holds_to_rows(q);
+    if (status == SY_OK)
+        status = sy_pg_grants_trim(q);
     sy_pg_holds_clear(q);
+    sy_pg_grants_clear(q);
     q->batch = false;
     q->lost = false;
     return sy_pg_transaction_end(q, false, status);
@@ -57,6 +62,7 @@ void sy_pg_rollback(sy_store *s)
     q->lost = false;
     q->held.valid = false;
     sy_pg_holds_clear(q);
+    sy_pg_grants_clear(q);
     sy_pg_transaction_end(q, false, SY_ESTATE);
 }
 

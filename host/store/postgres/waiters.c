@@ -114,11 +114,9 @@ static int pg_key_shares(sy_store *s, const char *key, int64_t now,
     sy_pg_int(&p, 2, now);
     PGresult *r;
     int status = sy_pg_query(q,
-                             "SELECT r.tenant, sum((k.counts ->> $1)::bigint) FROM"
-                             " slot_counts k JOIN runs r ON r.id = k.run_id AND"
-                             " r.owner = k.owner AND r.lease_epoch = k.epoch AND"
-                             " r.lease_until > $2::bigint WHERE k.counts ? $1"
-                             " GROUP BY r.tenant ORDER BY r.tenant",
+                             "SELECT e.key, sum(e.value::bigint) FROM slot_counts k"
+                             " CROSS JOIN jsonb_each_text(k.tenants) e WHERE k.key = $1"
+                             " AND k.until > $2::bigint GROUP BY e.key ORDER BY e.key",
                              &p, &r, "count a key's shares");
     for (int i = 0; status == SY_OK && i < PQntuples(r); i++)
         if (cb(arg, sy_pg_col(r, i, 0), sy_pg_col_int(r, i, 1)) != 0)

@@ -391,8 +391,8 @@ void sy_sqlite_counts_free(sy_store_sqlite *q);
 int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_holder *h,
                          const sy_slot_claim *c, size_t n, int64_t now, bool *taken,
                          size_t *full, int64_t *held);
-int sy_sqlite_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
-                        int64_t *held);
+int sy_sqlite_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size_t n,
+                        int64_t now, int64_t *held);
 int sy_sqlite_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                         int64_t now, bool *put);
 int sy_sqlite_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);

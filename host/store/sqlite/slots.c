@@ -66,9 +66,10 @@ int sy_sqlite_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot
     return SY_OK;
 }
 
-int sy_sqlite_slot_room(sy_store *s, const sy_slot_claim *c, size_t n, int64_t now,
-                        int64_t *held)
+int sy_sqlite_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size_t n,
+                        int64_t now, int64_t *held)
 {
+    (void)owner; /* one writer at a time: nothing is granted ahead */
     sy_store_sqlite *q = sy_sqlite_handle(s);
     if (!in_tx(q))
         return sy_store_fail(s, SY_ESTATE, "slot_room: no batch is open");

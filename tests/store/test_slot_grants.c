@@ -1,0 +1,242 @@
+/* Slots granted to a host ahead (store/slots.h, sy_store_slot_room_as;
+ * store/postgres/grants.c): a host reading a key for its turn is granted
+ * what the turn may take and, while the key has plenty of room, an
+ * extra for its next turns; every other host counts the grant as held,
+ * so grants and holders together never pass the limit; a host takes
+ * within its grant under the key's lock in shared mode, which another
+ * host's grant being made (exclusive) makes busy; a grant left unused
+ * is taken back by a host that needs the room; a grant ends with its
+ * host's leases and is renewed with them.  PostgreSQL on a throwaway
+ * server (two handles standing for two hosts, "h1" and "h2", each
+ * holding a run); on SQLite, whose batch holds the write lock, the
+ * owner changes nothing. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../helpers.h"
+#ifdef SY_HAVE_LIBPQ
+#include "../helpers_pg.h"
+#endif
+#include "base/util.h"
+#include "store/slots.h"
+#include "fixture.h"
+
+#define NOW 100  /* inside both leases (claimed at 10 until 1000) */
+#define KEY "pool:p"
+
+/* What `owner` reads of KEY (limit, n) in a batch of its own, or with
+ * `keep` in the batch left open. */
+static int64_t read_as(sy_store *s, const char *owner, int64_t limit, int64_t n, int64_t now,
+                       bool keep)
+{
+    sy_slot_claim c = {KEY, limit, n};
+    int64_t held = -2;
+    OK(s, sy_store_begin(s));
+    OK(s, sy_store_slot_room_as(s, owner, &c, 1, now, &held));
+    if (!keep)
+        OK(s, sy_store_commit(s));
+    return held;
+}
+
+static sy_slot_take take_of(int64_t run, int64_t limit, int64_t n, int64_t elem,
+                            int64_t epoch)
+{
+    return (sy_slot_take){KEY, limit, n, {run, 0, elem, 1}, epoch};
+}
+
+/* Puts t in the open batch and commits; whether it was written. */
+static bool put_and_commit(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
+                           int64_t now)
+{
+    bool done = false;
+    OK(s, sy_store_put_slots(s, owner, t, n, now, &done));
+    OK(s, sy_store_commit(s));
+    return done;
+}
+
+/* A second run, claimed by h2 on handle b until 1000; its epoch. */
+static int64_t run_of_h2(fx *f, int64_t *run)
+{
+    static const char *const ids[] = {"x"};
+    static const char *const ns[] = {"public::w::x"};
+    bool got = false;
+    OK(f->b, sy_store_create_run(f->b, HASH, "public", "w", "{}", 1, ids, ns, 1, run));
+    OK(f->b, sy_store_claim_run(f->b, *run, "h2", 1000, 10, NULL, 0, &got));
+    assert_true(got);
+    return fx_epoch(f->b, *run);
+}
+
+/* Both hosts' leases renewed to 100000: a grant is taken within only
+ * while its host's lease has 5 s left (store/postgres/grants.c). */
+static void long_leases(fx *f)
+{
+    OK(f->a, sy_store_renew(f->a, "h1", 100000, NOW, NULL, NULL));
+    OK(f->b, sy_store_renew(f->b, "h2", 100000, NOW, NULL, NULL));
+}
+
+static bool on_pg(void)
+{
+    return strncmp(fx_store_url, "postgres", 8) == 0;
+}
+
+/* A grant counts as held for the other host; the holder's takes stay
+ * within it; what is given back is free in the grant again. */
+static void test_grant_counted_by_others(void **state)
+{
+    fx *f = *state;
+    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    long_leases(f);
+    /* h1 may take 1 of 1000: granted 1 and, the key empty, an extra of
+     * min(max(4 * 1, 1024), (1000 - 1) / 4) = 249. */
+    int64_t h1 = read_as(f->a, "h1", 1000, 1, NOW, true);
+    assert_int_equal(h1, on_pg() ? 1000 - 250 : 0);
+    sy_slot_take t = take_of(f->run, 1000, 1, 0, f->h1.epoch);
+    assert_true(put_and_commit(f->a, "h1", &t, 1, NOW));
+    /* Read by another host (or none): h1's grant, not its one take. */
+    int64_t held = -2;
+    sy_slot_claim c = {KEY, 1000, 1};
+    OK(f->b, sy_store_begin(f->b));
+    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &held));
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(held, on_pg() ? 250 : 1);
+    /* h2 may take 700: 750 are free beside h1's grant. */
+    int64_t h2 = read_as(f->b, "h2", 1000, 700, NOW, true);
+    assert_true(h2 >= 0 && h2 + 700 <= 1000);
+    sy_slot_take big = {KEY, 1000, 700, {run2, 0, 0, 1}, e2};
+    assert_true(put_and_commit(f->b, "h2", &big, 1, NOW));
+    if (!on_pg())
+        return;
+    /* Past its grant, a take counts every other host: 1 + 300 held by
+     * h1 and 700 by h2 would pass the limit (a batch replayed after h2
+     * took the rest fails). */
+    sy_slot_take over = take_of(f->run, 1000, 300, 1, f->h1.epoch);
+    OK(f->a, sy_store_begin(f->a));
+    assert_false(put_and_commit(f->a, "h1", &over, 1, NOW));
+    /* Given back: free in h1's grant again, which keeps no more than
+     * its extra (249) beyond what h1 holds (0 now); read within it. */
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_return_takes(f->a, "h1", &t, 1));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), 1000 - 249);
+}
+
+/* Within a grant, the key's lock is taken shared: another host's grant
+ * being made (the lock exclusive) makes the key busy, a host without
+ * room in its grant needs the lock exclusive, which a shared holder
+ * makes busy. */
+static void test_grant_locks(void **state)
+{
+    fx *f = *state;
+    int64_t run2 = 0;
+    run_of_h2(f, &run2);
+    long_leases(f);
+    /* Granted 1 and an extra of 249; at the commit, as nothing was
+     * taken, no more than the extra beyond what h1 holds: 249. */
+    assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), 1000 - 250);
+    /* h1 reads within its grant (shared) and stays in its batch. */
+    assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, true), 1000 - 249);
+    /* h2 has no grant: it needs the lock exclusive, and h1 shares it. */
+    assert_int_equal(read_as(f->b, "h2", 1000, 1, NOW, false), -1);
+    OK(f->a, sy_store_commit(f->a));
+    /* Now h2 is granted, holding the lock exclusive in its open batch:
+     * h1, within its grant, finds the key busy. */
+    assert_true(read_as(f->b, "h2", 1000, 1, NOW, true) >= 0);
+    assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), -1);
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), 1000 - 249);
+}
+
+/* A grant made for a turn that took nothing (its tasks were behind
+ * another host's waiter) is taken back by the host that needs the room:
+ * on a key of 1, h1's grant of the only slot goes to h2. */
+static void test_grant_taken_back(void **state)
+{
+    fx *f = *state;
+    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    assert_int_equal(read_as(f->a, "h1", 1, 1, NOW, false), 0); /* granted 1 */
+    int64_t held = read_as(f->b, "h2", 1, 1, NOW, true);
+    assert_int_equal(held, 0);
+    sy_slot_take t = {KEY, 1, 1, {run2, 0, 0, 1}, e2};
+    assert_true(put_and_commit(f->b, "h2", &t, 1, NOW));
+    /* h1's grant is gone: the key is h2's. */
+    assert_int_equal(read_as(f->a, "h1", 1, 1, NOW, false), 1);
+    sy_slot_take mine = take_of(f->run, 1, 1, 0, f->h1.epoch);
+    OK(f->a, sy_store_begin(f->a));
+    assert_false(put_and_commit(f->a, "h1", &mine, 1, NOW));
+}
+
+/* A grant made for a turn that took less keeps, at its commit, no more
+ * than its extra beyond what its host holds. */
+static void test_grant_trimmed_at_commit(void **state)
+{
+    fx *f = *state;
+    long_leases(f);
+    /* Limit 8: no extra (too little room); granted 5, 2 taken. */
+    assert_int_equal(read_as(f->a, "h1", 8, 5, NOW, true), 8 - 5);
+    sy_slot_take t = take_of(f->run, 8, 2, 0, f->h1.epoch);
+    assert_true(put_and_commit(f->a, "h1", &t, 1, NOW));
+    int64_t held = -2;
+    sy_slot_claim c = {KEY, 8, 1};
+    OK(f->b, sy_store_begin(f->b));
+    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &held));
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(held, 2);
+    /* Granted 3 more, none taken: back to what is held at the commit. */
+    assert_int_equal(read_as(f->a, "h1", 8, 3, NOW, false), 8 - 3);
+    OK(f->b, sy_store_begin(f->b));
+    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &held));
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(held, 2);
+}
+
+/* A grant ends with its host's leases (then it holds nothing for the
+ * others) and is renewed with them. */
+static void test_grant_lives_with_lease(void **state)
+{
+    fx *f = *state;
+    int64_t run2 = 0;
+    run_of_h2(f, &run2);
+    assert_true(read_as(f->a, "h1", 1000, 1, NOW, false) >= 0);
+    /* h2 may take 700 of the 750 free beside it: no extra (50 left). */
+    assert_int_equal(read_as(f->b, "h2", 1000, 700, NOW, false), 1000 - 700);
+    /* h1 renews to 3000: its grant lives on past 1000, h2's (not
+     * renewed) ends there. */
+    OK(f->a, sy_store_renew(f->a, "h1", 3000, 500, NULL, NULL));
+    int64_t held = -2;
+    sy_slot_claim c = {KEY, 1000, 1};
+    OK(f->b, sy_store_begin(f->b));
+    OK(f->b, sy_store_slot_room(f->b, &c, 1, 1500, &held));
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(held, 249); /* its extra, kept after its commit */
+    /* Past 3000 h1's leases ended: its grant holds nothing. */
+    OK(f->b, sy_store_begin(f->b));
+    OK(f->b, sy_store_slot_room(f->b, &c, 1, 3500, &held));
+    OK(f->b, sy_store_commit(f->b));
+    assert_int_equal(held, 0);
+}
+
+#define PG(fn) {#fn " (postgresql)", fn, fx_setup_pg, fx_teardown, NULL}
+#define BOTH(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+    const struct CMUnitTest sqlite[] = {BOTH(test_grant_counted_by_others)};
+#ifdef SY_HAVE_LIBPQ
+    const struct CMUnitTest pg[] = {
+        PG(test_grant_counted_by_others), PG(test_grant_locks),
+        PG(test_grant_taken_back),        PG(test_grant_lives_with_lease),
+        PG(test_grant_trimmed_at_commit),
+    };
+    return fx_run_groups("store_slot_grants", sqlite, SY_ARRAY_LEN(sqlite), pg,
+                         SY_ARRAY_LEN(pg));
+#else
+    return fx_run_groups("store_slot_grants", sqlite, SY_ARRAY_LEN(sqlite), NULL, 0);
+#endif
+}
