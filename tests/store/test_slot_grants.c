@@ -45,6 +45,18 @@ static int64_t read_as(sy_store *s, const char *owner, int64_t limit, int64_t n,
     return held;
 }
 
+/* What KEY holds (limit) for no host in particular, read by handle s in
+ * a batch of its own at `now`: every host's holders and grants. */
+static int64_t read_all(sy_store *s, int64_t limit, int64_t now)
+{
+    sy_slot_claim c = {KEY, limit, 1};
+    int64_t held = -2;
+    OK(s, sy_store_begin(s));
+    OK(s, sy_store_slot_room(s, &c, 1, now, &held));
+    OK(s, sy_store_commit(s));
+    return held;
+}
+
 static sy_slot_take take_of(int64_t run, int64_t limit, int64_t n, int64_t elem,
                             int64_t epoch)
 {
@@ -100,12 +112,7 @@ static void test_grant_counted_by_others(void **state)
     sy_slot_take t = take_of(f->run, 1000, 1, 0, f->h1.epoch);
     assert_true(put_and_commit(f->a, "h1", &t, 1, NOW));
     /* Read by another host (or none): h1's grant, not its one take. */
-    int64_t held = -2;
-    sy_slot_claim c = {KEY, 1000, 1};
-    OK(f->b, sy_store_begin(f->b));
-    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &held));
-    OK(f->b, sy_store_commit(f->b));
-    assert_int_equal(held, on_pg() ? 250 : 1);
+    assert_int_equal(read_all(f->b, 1000, NOW), on_pg() ? 250 : 1);
     /* h2 may take 700: 750 are free beside h1's grant. */
     int64_t h2 = read_as(f->b, "h2", 1000, 700, NOW, true);
     assert_true(h2 >= 0 && h2 + 700 <= 1000);
@@ -182,18 +189,10 @@ static void test_grant_trimmed_at_commit(void **state)
     assert_int_equal(read_as(f->a, "h1", 8, 5, NOW, true), 8 - 5);
     sy_slot_take t = take_of(f->run, 8, 2, 0, f->h1.epoch);
     assert_true(put_and_commit(f->a, "h1", &t, 1, NOW));
-    int64_t held = -2;
-    sy_slot_claim c = {KEY, 8, 1};
-    OK(f->b, sy_store_begin(f->b));
-    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &held));
-    OK(f->b, sy_store_commit(f->b));
-    assert_int_equal(held, 2);
+    assert_int_equal(read_all(f->b, 8, NOW), 2);
     /* Granted 3 more, none taken: back to what is held at the commit. */
     assert_int_equal(read_as(f->a, "h1", 8, 3, NOW, false), 8 - 3);
-    OK(f->b, sy_store_begin(f->b));
-    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &held));
-    OK(f->b, sy_store_commit(f->b));
-    assert_int_equal(held, 2);
+    assert_int_equal(read_all(f->b, 8, NOW), 2);
 }
 
 /* A grant ends with its host's leases (then it holds nothing for the
@@ -209,17 +208,9 @@ static void test_grant_lives_with_lease(void **state)
     /* h1 renews to 3000: its grant lives on past 1000, h2's (not
      * renewed) ends there. */
     OK(f->a, sy_store_renew(f->a, "h1", 3000, 500, NULL, NULL));
-    int64_t held = -2;
-    sy_slot_claim c = {KEY, 1000, 1};
-    OK(f->b, sy_store_begin(f->b));
-    OK(f->b, sy_store_slot_room(f->b, &c, 1, 1500, &held));
-    OK(f->b, sy_store_commit(f->b));
-    assert_int_equal(held, 249); /* its extra, kept after its commit */
+    assert_int_equal(read_all(f->b, 1000, 1500), 249); /* its extra, kept after its commit */
     /* Past 3000 h1's leases ended: its grant holds nothing. */
-    OK(f->b, sy_store_begin(f->b));
-    OK(f->b, sy_store_slot_room(f->b, &c, 1, 3500, &held));
-    OK(f->b, sy_store_commit(f->b));
-    assert_int_equal(held, 0);
+    assert_int_equal(read_all(f->b, 1000, 3500), 0);
 }
 
 #define PG(fn) {#fn " (postgresql)", fn, fx_setup_pg, fx_teardown, NULL}
