@@ -1,8 +1,9 @@
-/* An SQLite store made before holds moved into the attempts' rows (schema
- * 22: a slot row per take, counters per key and host, cancel requests on
- * the slot rows) keeps what it held when this build migrates it: the live
- * holders are listed and counted as before, a dead claim's are not, and
- * a cancel request stays with its holder. */
+/* A store made before holds moved into the attempts' rows (a slot row per
+ * take, counters per key and host, cancel requests on the slot rows)
+ * keeps what it held when this build migrates it: the live holders are
+ * listed and counted as before, a dead claim's are not, and a cancel
+ * request stays with its holder.  SQLite (schema 22), then PostgreSQL
+ * when this build has libpq. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,9 @@
 #include <string.h>
 
 #include "../helpers.h"
+#ifdef SY_HAVE_LIBPQ
+#include "../helpers_pg.h"
+#endif
 #include "store/driver.h"
 #include "store/preempt.h"
 #include "store/slots.h"
@@ -58,6 +62,8 @@ static int count_request(void *arg, const sy_cancel_request *r)
     return 0;
 }
 
+static void migrated_holders_kept(fx *f);
+
 static void test_holders_kept(void **state)
 {
     fx *f = *state;
@@ -93,6 +99,69 @@ static void test_holders_kept(void **state)
     exec(db, sql);
     sqlite3_close(db);
 
+    migrated_holders_kept(f);
+}
+
+#ifdef SY_HAVE_LIBPQ
+/* The PostgreSQL tables before the last migration, from this build's:
+ * what it changes, undone. */
+static const char old_schema_pg[] =
+    "DROP VIEW slot_holders; DROP TABLE slot_cancels; DROP TABLE slot_counts;"
+    "DROP FUNCTION switchyard_counts_add(jsonb, jsonb);"
+    "CREATE TABLE slot_counts (key TEXT NOT NULL, owner TEXT NOT NULL,"
+    " held BIGINT NOT NULL, PRIMARY KEY (key, owner));"
+    "ALTER TABLE slots ADD COLUMN cancel_why TEXT;"
+    "ALTER TABLE tasks DROP COLUMN hold; ALTER TABLE task_elements DROP COLUMN hold;";
+
+static void test_holders_kept_pg(void **state)
+{
+    fx *f = *state;
+    static const char *const ids[] = {"x"};
+    static const char *const ns[] = {"public::w::x"};
+    int64_t other = 0;
+    bool got = false;
+    OK(f->a, sy_store_create_run(f->a, HASH, "public", "w", "{}", 1, ids, ns, 1, &other));
+    OK(f->a, sy_store_claim_run(f->a, other, "h2", 1000, 10, NULL, 0, &got));
+    int64_t stale = fx_epoch(f->a, other) - 1;
+    sy_store_close(f->a);
+    sy_store_close(f->b);
+    f->a = f->b = NULL;
+    char sql[2048];
+    th_pg_exec(fx_store_url, old_schema_pg);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch, taken,"
+             " cancel_why) VALUES"
+             " ('pool:gpu', %lld, 0, -1, 1, 2, 'h1', %lld, 10, 'newer'),"
+             " ('pool:gpu', %lld, 1, -1, 1, 1, 'h1', %lld, 11, NULL),"
+             " ('pool:gpu', %lld, 0, -1, 1, 4, 'h2', %lld, 12, NULL);"
+             "INSERT INTO slot_counts SELECT key, owner, SUM(n) FROM slots GROUP BY 1, 2;"
+             "DELETE FROM switchyard_schema; INSERT INTO switchyard_schema VALUES (%d);",
+             (long long)f->run, (long long)f->h1.epoch, (long long)f->run,
+             (long long)f->h1.epoch, (long long)other, (long long)stale,
+             sy_store_postgres_schema_version - 1);
+    th_pg_exec(fx_store_url, sql);
+    migrated_holders_kept(f);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_holders_kept, fx_setup, fx_teardown),
+    };
+#ifdef SY_HAVE_LIBPQ
+    const struct CMUnitTest pg[] = {
+        {"test_holders_kept (postgresql)", test_holders_kept_pg, fx_setup_pg, fx_teardown, NULL},
+    };
+    return fx_run_groups("store_slot_migration", tests, 1, pg, 1);
+#else
+    return fx_run_groups("store_slot_migration", tests, 1, NULL, 0);
+#endif
+}
+
+/* Opens the store (migrating it) and checks what it held. */
+static void migrated_holders_kept(fx *f)
+{
     f->a = fx_open(f->dir); /* migrates */
     f->b = fx_open(f->dir);
     held h = {0};
@@ -117,12 +186,4 @@ static void test_holders_kept(void **state)
     OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &n));
     OK(f->b, sy_store_commit(f->b));
     assert_int_equal(n, 0);
-}
-
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_holders_kept, fx_setup, fx_teardown),
-    };
-    return fx_run_groups("store_slot_migration", tests, 1, NULL, 0);
 }
