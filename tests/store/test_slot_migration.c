@@ -64,11 +64,14 @@ static int count_request(void *arg, const sy_cancel_request *r)
 
 static void migrated_holders_kept(fx *f);
 
-static void test_holders_kept(void **state)
+/* A second run, claimed by h2 and taken over since (its epoch moved
+ * on): its slot row counts for nothing.  The handles closed, the old
+ * layout's rows as SQL into sql: three slot rows (two live, h1's, one
+ * with a cancel request; h2's under its stale epoch), the counters made
+ * from them, then `version_sql` with `version` (the schema before the
+ * last migration). */
+static void old_rows(fx *f, char *sql, size_t len, const char *version_sql, int version)
 {
-    fx *f = *state;
-    /* A second run, claimed by h2 and taken over since (its epoch moved
-     * on): its slot row counts for nothing. */
     static const char *const ids[] = {"x"};
     static const char *const ns[] = {"public::w::x"};
     int64_t other = 0;
@@ -79,26 +82,31 @@ static void test_holders_kept(void **state)
     sy_store_close(f->a);
     sy_store_close(f->b);
     f->a = f->b = NULL;
-
-    char path[1024], sql[2048];
-    snprintf(path, sizeof path, "%s/store.db", f->dir);
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    exec(db, old_schema);
-    snprintf(sql, sizeof sql,
+    char tail[128];
+    snprintf(tail, sizeof tail, version_sql, version);
+    snprintf(sql, len,
              "INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch, taken,"
              " cancel_why) VALUES"
              " ('pool:gpu', %lld, 0, -1, 1, 2, 'h1', %lld, 10, 'newer'),"
              " ('pool:gpu', %lld, 1, -1, 1, 1, 'h1', %lld, 11, NULL),"
              " ('pool:gpu', %lld, 0, -1, 1, 4, 'h2', %lld, 12, NULL);"
-             "INSERT INTO slot_counts SELECT key, owner, SUM(n) FROM slots GROUP BY 1, 2;"
-             "PRAGMA user_version = %d;",
+             "INSERT INTO slot_counts SELECT key, owner, SUM(n) FROM slots GROUP BY 1, 2;%s",
              (long long)f->run, (long long)f->h1.epoch, (long long)f->run,
-             (long long)f->h1.epoch, (long long)other, (long long)stale,
+             (long long)f->h1.epoch, (long long)other, (long long)stale, tail);
+}
+
+static void test_holders_kept(void **state)
+{
+    fx *f = *state;
+    char path[1024], sql[2048];
+    old_rows(f, sql, sizeof sql, "PRAGMA user_version = %d;",
              sy_store_sqlite_schema_version - 1);
+    snprintf(path, sizeof path, "%s/store.db", f->dir);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    exec(db, old_schema);
     exec(db, sql);
     sqlite3_close(db);
-
     migrated_holders_kept(f);
 }
 
@@ -116,29 +124,11 @@ static const char old_schema_pg[] =
 static void test_holders_kept_pg(void **state)
 {
     fx *f = *state;
-    static const char *const ids[] = {"x"};
-    static const char *const ns[] = {"public::w::x"};
-    int64_t other = 0;
-    bool got = false;
-    OK(f->a, sy_store_create_run(f->a, HASH, "public", "w", "{}", 1, ids, ns, 1, &other));
-    OK(f->a, sy_store_claim_run(f->a, other, "h2", 1000, 10, NULL, 0, &got));
-    int64_t stale = fx_epoch(f->a, other) - 1;
-    sy_store_close(f->a);
-    sy_store_close(f->b);
-    f->a = f->b = NULL;
     char sql[2048];
-    th_pg_exec(fx_store_url, old_schema_pg);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO slots (key, run_id, idx, elem, token, n, owner, epoch, taken,"
-             " cancel_why) VALUES"
-             " ('pool:gpu', %lld, 0, -1, 1, 2, 'h1', %lld, 10, 'newer'),"
-             " ('pool:gpu', %lld, 1, -1, 1, 1, 'h1', %lld, 11, NULL),"
-             " ('pool:gpu', %lld, 0, -1, 1, 4, 'h2', %lld, 12, NULL);"
-             "INSERT INTO slot_counts SELECT key, owner, SUM(n) FROM slots GROUP BY 1, 2;"
+    old_rows(f, sql, sizeof sql,
              "DELETE FROM switchyard_schema; INSERT INTO switchyard_schema VALUES (%d);",
-             (long long)f->run, (long long)f->h1.epoch, (long long)f->run,
-             (long long)f->h1.epoch, (long long)other, (long long)stale,
              sy_store_postgres_schema_version - 1);
+    th_pg_exec(fx_store_url, old_schema_pg);
     th_pg_exec(fx_store_url, sql);
     migrated_holders_kept(f);
 }
