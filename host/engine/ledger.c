@@ -16,7 +16,8 @@ typedef struct {
 } ledger_key;
 
 typedef struct {
-    sy_slot_take take;   /* take.key borrows its ledger_key's */
+    sy_slot_take take;   /* take.key borrows its ledger_key's, take.tenant
+                            the run's workflow's */
     size_t key;          /* index in keys */
     const char *owner;   /* the run's fence's, borrowed */
 } pending;
@@ -131,8 +132,9 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const char *owner, const sy_slot_c
 }
 
 int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
-                   const sy_slot_holder *h, const sy_slot_claim *c, size_t n, int64_t now,
-                   const uint32_t *at, bool *taken, size_t *full, int64_t *held)
+                   const char *tenant, const sy_slot_holder *h, const sy_slot_claim *c,
+                   size_t n, int64_t now, const uint32_t *at, bool *taken, size_t *full,
+                   int64_t *held)
 {
     *taken = false;
     int status = SY_OK;
@@ -172,7 +174,7 @@ int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
     l->p = sy_engine_grow(l->p, &l->cap_p, l->n_p + n, sizeof *l->p);
     for (size_t i = 0; i < n; i++) {
         k[i]->added += c[i].n;
-        l->p[l->n_p++] = (pending){{k[i]->key, c[i].limit, c[i].n, *h, fence->epoch},
+        l->p[l->n_p++] = (pending){{k[i]->key, c[i].limit, c[i].n, *h, fence->epoch, tenant},
                                    (size_t)(k[i] - l->keys), fence->owner};
     }
     *taken = true;

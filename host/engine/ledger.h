@@ -44,10 +44,12 @@ int sy_ledger_read(sy_ledger *l, sy_store *s, const char *owner, const sy_slot_c
  * index of a claim with no room and *held what its key holds (-1: being
  * taken by another host).  Reads the keys not read yet first.  `at`
  * (NULL, or n of them): where this turn's sy_ledger_read put each
- * claim's key, 0 where unknown (then it is looked up). */
+ * claim's key, 0 where unknown (then it is looked up).  `tenant` is the
+ * run's, borrowed until sy_ledger_write (NULL: the store reads it). */
 int sy_ledger_take(sy_ledger *l, sy_store *s, const sy_store_fence *fence,
-                   const sy_slot_holder *h, const sy_slot_claim *c, size_t n, int64_t now,
-                   const uint32_t *at, bool *taken, size_t *full, int64_t *held);
+                   const char *tenant, const sy_slot_holder *h, const sy_slot_claim *c,
+                   size_t n, int64_t now, const uint32_t *at, bool *taken, size_t *full,
+                   int64_t *held);
 
 /* Takes back the unwritten takes of attempt h (the turn's last), as if
  * never decided. */

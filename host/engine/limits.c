@@ -17,7 +17,8 @@
 #include "store/slots.h"
 
 /* What an attempt took, kept by its task (sy_live_task.held) until given
- * back: one allocation, the keys and the owner's name behind the takes. */
+ * back: one allocation, the keys, the owner's name and the run's tenant
+ * behind the takes. */
 struct sy_slot_held {
     const char *owner;
     size_t n;
@@ -25,19 +26,24 @@ struct sy_slot_held {
 };
 
 static struct sy_slot_held *held_new(const sy_slot_claim *c, size_t n, const sy_slot_holder *h,
-                                     const sy_store_fence *fence)
+                                     const sy_store_fence *fence, const char *tenant)
 {
     size_t len = sizeof(struct sy_slot_held) + n * sizeof(sy_slot_take) +
-                 strlen(fence->owner) + 1;
+                 strlen(fence->owner) + 1 + (tenant ? strlen(tenant) + 1 : 0);
     for (size_t i = 0; i < n; i++)
         len += strlen(c[i].key) + 1;
     struct sy_slot_held *b = sy_xmalloc(len);
     char *o = (char *)&b->t[n];
     b->owner = strcpy(o, fence->owner);
     o += strlen(o) + 1;
+    const char *t = NULL;
+    if (tenant) {
+        t = strcpy(o, tenant);
+        o += strlen(o) + 1;
+    }
     b->n = n;
     for (size_t i = 0; i < n; i++) {
-        b->t[i] = (sy_slot_take){strcpy(o, c[i].key), c[i].limit, c[i].n, *h, fence->epoch};
+        b->t[i] = (sy_slot_take){strcpy(o, c[i].key), c[i].limit, c[i].n, *h, fence->epoch, t};
         o += strlen(o) + 1;
     }
     return b;
@@ -340,8 +346,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
                      c[blocked].key, position, count);
             result = 0;
         } else if (rc == SY_OK) {
-            rc = sy_ledger_take(l->ledger, e->o.store, &r->fence, &h, c, n, now,
-                                read ? at : NULL, &taken, &full, &held);
+            rc = sy_ledger_take(l->ledger, e->o.store, &r->fence, r->wf->tenant, &h, c, n,
+                                now, read ? at : NULL, &taken, &full, &held);
             if (rc == SY_OK && taken)
                 rc = sy_waiters_taken(r, idx, c, n);
             else if (rc == SY_OK && held >= 0 && !(f && full < f->n_limits &&
@@ -359,7 +365,7 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         } else if (taken) {
             r->t[idx].holds_slots = true;
             free(r->t[idx].held);
-            r->t[idx].held = held_new(c, n, &h, &r->fence);
+            r->t[idx].held = held_new(c, n, &h, &r->fence, r->wf->tenant);
         } else if (held < 0) {
             /* Not found full: another host's batch is taking it, and is
              * done in a few milliseconds.  No waiter is written for it,

@@ -101,13 +101,17 @@ int sy_store_slot_room_as(sy_store *s, const char *owner, const sy_slot_claim *c
 
 /* One take decided by the engine: n slots of `key` (whose bound, as the
  * task names it, is `limit`) for attempt `holder`, under the claim of
- * its run whose lease epoch is `epoch`.  Strings borrowed. */
+ * its run whose lease epoch is `epoch`.  `tenant` is the run's tenant:
+ * a store that counts by tenant sums the takes by key and tenant before
+ * it writes (PostgreSQL: one row a key and tenant, not one a take);
+ * NULL makes it read the run's.  Strings borrowed. */
 typedef struct sy_slot_take {
     const char *key;
     int64_t limit;
     int64_t n;
     sy_slot_holder holder;
     int64_t epoch;
+    const char *tenant;
 } sy_slot_take;
 
 /* Inside a batch, after sy_store_slot_room of every key named: writes the

@@ -60,7 +60,7 @@ static int64_t read_all(sy_store *s, int64_t limit, int64_t now)
 static sy_slot_take take_of(int64_t run, int64_t limit, int64_t n, int64_t elem,
                             int64_t epoch)
 {
-    return (sy_slot_take){KEY, limit, n, {run, 0, elem, 1}, epoch};
+    return (sy_slot_take){KEY, limit, n, {run, 0, elem, 1}, epoch, NULL};
 }
 
 /* Puts t in the open batch and commits; whether it was written. */
@@ -116,7 +116,7 @@ static void test_grant_counted_by_others(void **state)
     /* h2 may take 700: 750 are free beside h1's grant. */
     int64_t h2 = read_as(f->b, "h2", 1000, 700, NOW, true);
     assert_true(h2 >= 0 && h2 + 700 <= 1000);
-    sy_slot_take big = {KEY, 1000, 700, {run2, 0, 0, 1}, e2};
+    sy_slot_take big = {KEY, 1000, 700, {run2, 0, 0, 1}, e2, NULL};
     assert_true(put_and_commit(f->b, "h2", &big, 1, NOW));
     if (!on_pg())
         return;
@@ -170,7 +170,7 @@ static void test_grant_taken_back(void **state)
     assert_int_equal(read_as(f->a, "h1", 1, 1, NOW, false), 0); /* granted 1 */
     int64_t held = read_as(f->b, "h2", 1, 1, NOW, true);
     assert_int_equal(held, 0);
-    sy_slot_take t = {KEY, 1, 1, {run2, 0, 0, 1}, e2};
+    sy_slot_take t = {KEY, 1, 1, {run2, 0, 0, 1}, e2, NULL};
     assert_true(put_and_commit(f->b, "h2", &t, 1, NOW));
     /* h1's grant is gone: the key is h2's. */
     assert_int_equal(read_as(f->a, "h1", 1, 1, NOW, false), 1);

@@ -91,7 +91,7 @@ static int64_t room(sy_store *s, const char *key, int64_t now)
 
 static sy_slot_take take_of(const fx *f, const char *key, uint32_t idx, int64_t elem)
 {
-    return (sy_slot_take){key, 10, 1, {f->run, idx, elem, 1}, f->h1.epoch};
+    return (sy_slot_take){key, 10, 1, {f->run, idx, elem, 1}, f->h1.epoch, "public"};
 }
 
 static sy_task_record started(uint32_t idx)
@@ -183,6 +183,51 @@ static void test_element_hold(void **state)
     assert_int_equal(room(f->b, "db:acme", NOW), 0);
 }
 
+/* A turn's writes batched (sy_store_update_tasks, _elements): several
+ * attempts holding one text (PostgreSQL sends it once), another text,
+ * and a write that starts nothing; each row holds its own, and the
+ * elements' rows inserted by the batch hold theirs too. */
+static void test_batched_holds(void **state)
+{
+    fx *f = *state;
+    sy_slot_take t[] = {take_of(f, "db:acme", 0, -1), take_of(f, "db:acme", 1, -1)};
+    sy_slot_take e[] = {take_of(f, "db:acme", 1, 0), take_of(f, "db:other", 1, 1),
+                        take_of(f, "db:acme", 1, 2)};
+    sy_task_record r0 = started(0), r1 = started(1), el[3] = {started(1), started(1),
+                                                               started(1)};
+    sy_store_task_write w[] = {{f->run, &f->h1, 0, &r0}, {f->run, &f->h1, 0, &r1}};
+    sy_store_element_write we[4];
+    for (int i = 0; i < 3; i++)
+        we[i] = (sy_store_element_write){f->run, &f->h1, 0, i, &el[i]};
+    sy_task_record idle = {.idx = 1, .state = SY_TASK_READY};
+    we[3] = (sy_store_element_write){f->run, &f->h1, 0, 3, &idle};
+    fx_refusals refused = {.s = f->a};
+    bool put = false;
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 1, 4));
+    OK(f->a, sy_store_put_slots(f->a, "h1", t, 2, NOW, &put));
+    assert_true(put);
+    OK(f->a, sy_store_put_slots(f->a, "h1", e, 3, NOW, &put));
+    assert_true(put);
+    OK(f->a, sy_store_update_tasks(f->a, w, 2, fx_note_refusal, &refused));
+    OK(f->a, sy_store_update_elements(f->a, we, 4, fx_note_refusal, &refused));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(refused.n, 0);
+    assert_int_equal(listed(f->a, "db:acme", NOW).live, 4);
+    assert_int_equal(listed(f->a, "db:other", NOW).live, 1);
+    assert_int_equal(room(f->b, "db:acme", NOW), 4);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM slots"), 0);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM tasks WHERE hold IS NOT NULL"), 2);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM task_elements WHERE hold IS NOT NULL"),
+                     3);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM task_elements WHERE elem = 1 AND"
+                                  " hold LIKE '%db:other%'"),
+                     1);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM task_elements WHERE elem = 3 AND"
+                                  " hold IS NULL"),
+                     1);
+}
+
 /* An attempt refused before its start write: its take is listed all the
  * same (a row of its own) and given back by it. */
 static void test_take_without_start(void **state)
@@ -220,7 +265,7 @@ static void test_hold_after_takeover(void **state)
     assert_int_equal(c.live, 0);
     /* h2 takes the key for task 1; h1's late give-back changes nothing. */
     sy_store_fence h2 = {"h2", fx_epoch(f->b, f->run)};
-    sy_slot_take t2 = {"db:acme", 10, 1, {f->run, 1, -1, 1}, h2.epoch};
+    sy_slot_take t2 = {"db:acme", 10, 1, {f->run, 1, -1, 1}, h2.epoch, "public"};
     bool put = false;
     OK(f->b, sy_store_begin(f->b));
     OK(f->b, sy_store_put_slots(f->b, "h2", &t2, 1, 1500, &put));
@@ -306,12 +351,14 @@ int main(void)
         BOTH(test_task_hold),           BOTH(test_element_hold),
         BOTH(test_take_without_start),  BOTH(test_hold_after_takeover),
         BOTH(test_cancel_request_on_hold), BOTH(test_two_handles_one_claim),
+        BOTH(test_batched_holds),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
         PG(test_task_hold),          PG(test_element_hold),
         PG(test_take_without_start), PG(test_hold_after_takeover),
         PG(test_cancel_request_on_hold), PG(test_two_handles_one_claim),
+        PG(test_batched_holds),
     };
     return fx_run_groups("store_slot_holds", sqlite, SY_ARRAY_LEN(sqlite), pg,
                          SY_ARRAY_LEN(pg));

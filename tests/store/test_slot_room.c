@@ -30,7 +30,7 @@
 static sy_slot_take take_of(const fx *f, const char *key, int64_t limit, int64_t n,
                             int64_t elem, const sy_store_fence *fence)
 {
-    return (sy_slot_take){key, limit, n, {f->run, 0, elem, 1}, fence->epoch};
+    return (sy_slot_take){key, limit, n, {f->run, 0, elem, 1}, fence->epoch, NULL};
 }
 
 /* What key's counters or live holders say, in a batch of its own. */

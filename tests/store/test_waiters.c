@@ -201,6 +201,67 @@ static void test_shares_by_tenant(void **state)
     assert_int_equal(s.n, 0);
 }
 
+/* What a key holds, read by another handle. */
+static int64_t held_now(sy_store *s, const char *key)
+{
+    sy_slot_claim c = {key, 10, 1};
+    int64_t held = -1;
+    OK(s, sy_store_begin(s));
+    OK(s, sy_store_slot_room(s, &c, 1, NOW, &held));
+    OK(s, sy_store_commit(s));
+    return held;
+}
+
+/* The turn's takes as the engine writes them, with their runs' tenants,
+ * in no order (PostgreSQL sums them by key and tenant before it writes):
+ * the counts and the shares are per tenant, and a give-back of some takes
+ * off what they took. */
+static void test_shares_of_summed_takes(void **state)
+{
+    fx *f = *state;
+    const char *ids[] = {"x"}, *ns[] = {"w.x"};
+    int64_t run_b = 0;
+    bool got = false, put = false;
+    OK(f->a, sy_store_create_run(f->a, HASH, "b", "w", "{}", 1, ids, ns, 1, &run_b));
+    OK(f->a, sy_store_claim_run(f->a, run_b, "h1", 1000, 10, NULL, 0, &got));
+    assert_true(got);
+    int64_t eb = fx_epoch(f->a, run_b);
+    sy_slot_take t[] = {
+        {"pool:p", 10, 1, {f->run, 0, 0, 1}, f->h1.epoch, "public"},
+        {"pool:p", 10, 2, {run_b, 0, -1, 1}, eb, "b"},
+        {"pool:q", 10, 1, {f->run, 0, 2, 1}, f->h1.epoch, "public"},
+        {"pool:p", 8, 1, {f->run, 0, 1, 1}, f->h1.epoch, "public"},
+    };
+    sy_slot_claim c[] = {{"pool:p", 10, 4}, {"pool:q", 10, 1}};
+    int64_t held[2];
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_slot_room_as(f->a, "h1", c, 2, NOW, held));
+    OK(f->a, sy_store_put_slots(f->a, "h1", t, 4, NOW, &put));
+    assert_true(put);
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(held_now(f->b, "pool:p"), 4);
+    assert_int_equal(held_now(f->b, "pool:q"), 1);
+    shares s = {0};
+    OK(f->b, sy_store_key_shares(f->b, "pool:p", NOW, note_share, &s));
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.tenant[0], "b");
+    assert_int_equal(s.held[0], 2);
+    assert_string_equal(s.tenant[1], "public");
+    assert_int_equal(s.held[1], 2);
+    /* Tenant b's take and one of public's given back. */
+    sy_slot_take back[] = {t[1], t[3]};
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_return_takes(f->a, "h1", back, 2));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(held_now(f->b, "pool:p"), 1);
+    assert_int_equal(held_now(f->b, "pool:q"), 1);
+    s = (shares){0};
+    OK(f->b, sy_store_key_shares(f->b, "pool:p", NOW, note_share, &s));
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.tenant[0], "public");
+    assert_int_equal(s.held[0], 1);
+}
+
 static void test_bad_arguments(void **state)
 {
     fx *f = *state;
@@ -236,11 +297,13 @@ int main(void)
     const struct CMUnitTest sqlite[] = {
         BOTH(test_register_once_and_move), BOTH(test_fenced_by_lease_and_claim),
         BOTH(test_shares_by_tenant),       BOTH(test_bad_arguments),
+        BOTH(test_shares_of_summed_takes),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
         PG(test_register_once_and_move), PG(test_fenced_by_lease_and_claim),
         PG(test_shares_by_tenant),       PG(test_bad_arguments),
+        PG(test_shares_of_summed_takes),
     };
     return fx_run_groups("store_waiters", sqlite, SY_ARRAY_LEN(sqlite), pg, SY_ARRAY_LEN(pg));
 #else

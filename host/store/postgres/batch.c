@@ -22,6 +22,7 @@
 
 #include "store/postgres/internal.h"
 
+/* The columns, one array each; the statement's distinct holds follow. */
 enum { TASK_COLS = 18, ELEMENT_COLS = 19 };
 
 /* An array literal being built; `bad` once out of memory. */
@@ -86,6 +87,78 @@ static void put_text(literal *a, size_t i, const char *s)
     put(a, "\"", 1);
 }
 
+/* A statement's distinct holds: their array literal, sent as its last
+ * parameter, each row naming its hold by index.  A turn's attempts mostly
+ * hold the same text (a pool, a workflow's limit); escaped into every
+ * row's array it cost the host about 800 instructions a task, and the
+ * server a read of it a row.  Found by the last one and a small table by
+ * hash; a text the table has lost is sent again (only longer, never
+ * wrong). */
+enum { HOLD_SLOTS = 256 };
+typedef struct {
+    literal list;  /* "{text,...", the holds sent */
+    size_t n;      /* how many */
+    literal text;  /* the same, NUL-separated, to compare with */
+    struct {
+        size_t index; /* + 1; 0: free */
+        size_t at;    /* where it starts in `text` */
+    } slot[HOLD_SLOTS], last;
+} holds_seen;
+
+static uint32_t hold_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The hold's index + 1 in the statement's holds, added if not found; 0
+ * only out of memory (list.bad). */
+static size_t hold_index(holds_seen *h, const char *hold)
+{
+    if (h->last.index && strcmp(h->text.v + h->last.at, hold) == 0)
+        return h->last.index;
+    uint32_t k = hold_hash(hold) % HOLD_SLOTS;
+    if (h->slot[k].index && strcmp(h->text.v + h->slot[k].at, hold) == 0) {
+        h->last = h->slot[k];
+        return h->last.index;
+    }
+    if (h->n)
+        put(&h->text, "", 1); /* the NUL that ends the one before */
+    size_t at = h->text.n;
+    put(&h->text, hold, strlen(hold));
+    put_text(&h->list, h->n, hold);
+    h->list.bad |= h->text.bad;
+    if (h->list.bad)
+        return 0;
+    h->n++;
+    h->slot[k].index = h->n;
+    h->slot[k].at = at;
+    h->last = h->slot[k];
+    return h->n;
+}
+
+/* The statement's holds as its last parameter, c: "{...}" once sent. */
+static void holds_done(holds_seen *h, literal *c)
+{
+    if (h->n == 0)
+        put(&h->list, "{", 1);
+    *c = h->list;
+    free(h->text.v);
+}
+
+/* The slots the write's attempt took in this batch, when it starts that
+ * attempt (postgres/holds.c): its index in the statement's holds, or 0. */
+static void put_hold(sy_store_pg *q, literal *c, size_t i, holds_seen *seen, int64_t run_id,
+                     uint32_t idx, int64_t elem, int64_t token)
+{
+    bool oom = false;
+    const char *hold = q->holds.n ? sy_pg_hold_text(q, run_id, idx, elem, token, &oom) : NULL;
+    c->bad |= oom;
+    put_int(c, i, hold ? (int64_t)hold_index(seen, hold) : 0);
+}
+
 /* The row's mutable columns from c[0] on (state ... finished), as both
  * statements take them. */
 static void put_record(literal *c, size_t i, const sy_task_record *t)
@@ -116,28 +189,19 @@ static void put_fence(literal *c, size_t i, const sy_store_fence *fence, int64_t
     put_int(&c[3], i, token);
 }
 
-/* The slots the write's attempt took in this batch, when it starts that
- * attempt (postgres/holds.c), or NULL. */
-static void put_hold(sy_store_pg *q, literal *c, size_t i, int64_t run_id, uint32_t idx,
-                     int64_t elem, int64_t token)
-{
-    bool oom = false;
-    const char *hold = q->holds.n ? sy_pg_hold_text(q, run_id, idx, elem, token, &oom) : NULL;
-    c->bad |= oom;
-    put_text(c, i, hold);
-}
-
-static void put_row(sy_store_pg *q, literal *c, size_t i, const sy_store_task_write *w)
+static void put_row(sy_store_pg *q, literal *c, size_t i, holds_seen *seen,
+                    const sy_store_task_write *w)
 {
     put_int(&c[0], i, w->run_id);
     put_int(&c[1], i, w->t->idx);
     put_record(&c[2], i, w->t);
     put_fence(&c[12], i, w->fence, w->t->fence, w->token);
     put_text(&c[16], i, w->t->waiting_for);
-    put_hold(q, &c[17], i, w->run_id, w->t->idx, -1, w->t->fence);
+    put_hold(q, &c[17], i, seen, w->run_id, w->t->idx, -1, w->t->fence);
 }
 
-static void put_element(sy_store_pg *q, literal *c, size_t i, const sy_store_element_write *w)
+static void put_element(sy_store_pg *q, literal *c, size_t i, holds_seen *seen,
+                        const sy_store_element_write *w)
 {
     put_int(&c[0], i, w->run_id);
     put_int(&c[1], i, w->t->idx);
@@ -145,7 +209,7 @@ static void put_element(sy_store_pg *q, literal *c, size_t i, const sy_store_ele
     put_record(&c[3], i, w->t);
     put_fence(&c[13], i, w->fence, w->t->fence, w->token);
     put_text(&c[17], i, w->t->waiting_for);
-    put_hold(q, &c[18], i, w->run_id, w->t->idx, w->elem, w->t->fence);
+    put_hold(q, &c[18], i, seen, w->run_id, w->t->idx, w->elem, w->t->fence);
 }
 
 /* Sends statement `id` with the k arrays (freed here); landed[i] set for
@@ -209,12 +273,18 @@ int sy_pg_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
         return sy_store_fail(s, SY_ESTATE, "update_tasks: no batch is open");
     if (n == 0)
         return SY_OK;
-    literal c[TASK_COLS] = {{0}};
+    literal c[TASK_COLS + 1] = {{0}};
+    holds_seen *seen = calloc(1, sizeof *seen);
+    if (!seen)
+        return sy_store_fail(s, SY_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        put_row(q, c, i, &w[i]);
+        put_row(q, c, i, seen, &w[i]);
+    holds_done(seen, &c[TASK_COLS]);
+    free(seen);
     bool *landed = calloc(n, sizeof *landed);
     size_t rows = 0;
-    int status = send(q, SY_PG_UPDATE_TASKS, c, TASK_COLS, landed, n, &rows, "update tasks");
+    int status =
+        send(q, SY_PG_UPDATE_TASKS, c, TASK_COLS + 1, landed, n, &rows, "update tasks");
     if (status == SY_OK && rows < n)
         status = name_refused(q, w, n, landed, refused, arg);
     free(landed);
@@ -229,13 +299,18 @@ int sy_pg_update_elements(sy_store *s, const sy_store_element_write *w, size_t n
         return sy_store_fail(s, SY_ESTATE, "update_elements: no batch is open");
     if (n == 0)
         return SY_OK;
-    literal c[ELEMENT_COLS] = {{0}};
+    literal c[ELEMENT_COLS + 1] = {{0}};
+    holds_seen *seen = calloc(1, sizeof *seen);
+    if (!seen)
+        return sy_store_fail(s, SY_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        put_element(q, c, i, &w[i]);
+        put_element(q, c, i, seen, &w[i]);
+    holds_done(seen, &c[ELEMENT_COLS]);
+    free(seen);
     bool *landed = calloc(n, sizeof *landed);
     size_t rows = 0;
-    int status =
-        send(q, SY_PG_UPDATE_ELEMENTS, c, ELEMENT_COLS, landed, n, &rows, "write elements");
+    int status = send(q, SY_PG_UPDATE_ELEMENTS, c, ELEMENT_COLS + 1, landed, n, &rows,
+                      "write elements");
     /* Each write not made, with its cause, as the single write finds it. */
     for (size_t i = 0; status == SY_OK && rows < n && i < n; i++) {
         if (landed[i])

@@ -131,13 +131,15 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
      * once per statement, not once per row: `held` share-locks the run
      * rows the writes name (FOR SHARE returns the newest version of a
      * row a claim changed meanwhile, and makes later claims wait for the
-     * batch, as SY_PG_FENCE does) and each row compares its fence with it. */
+     * batch, as SY_PG_FENCE does) and each row compares its fence with it.
+     * A row's hold (`hd`) is an index into $19, the statement's distinct
+     * holds (0: none): a turn's holds of a pool are one text, sent once. */
     [SY_PG_UPDATE_TASKS] =
         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::int[],"
         " $3::int[], $4::int[], $5::int[], $6::int[], $7::text[],"
         " $8::text[], $9::text[], $10::bigint[], $11::bigint[],"
         " $12::bigint[], $13::text[], $14::bigint[], $15::bigint[],"
-        " $16::bigint[], $17::text[], $18::text[]) WITH ORDINALITY AS u(run, i, st,"
+        " $16::bigint[], $17::text[], $18::int[]) WITH ORDINALITY AS u(run, i, st,"
         " att, fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe, tok, wf, hd, n)),"
         " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
         " WHERE id IN (SELECT run FROM u WHERE ow IS NOT NULL) FOR SHARE)"
@@ -146,7 +148,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " error = u.err, output = u.out, ready_at = u.ra, started = u.sa,"
         " finished = u.fi,"
         " host = CASE WHEN u.fe <> t.fence THEN u.ow ELSE t.host END,"
-        " fence = u.fe, waiting_for = u.wf, hold = COALESCE(u.hd, "
+        " fence = u.fe, waiting_for = u.wf, hold = COALESCE(($19::text[])[u.hd], "
         SY_PG_HOLD_KEPT("u.st", "u.fe", "t.fence", "t.hold") ")"
         " FROM u LEFT JOIN held h ON h.id = u.run"
         " WHERE t.run_id = u.run AND t.idx = u.i AND (u.ow IS NULL OR"

@@ -20,6 +20,7 @@
  *   {"e":epoch,"k":[["key",n],...]}
  * the row says the rest (attempt token, host, started).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +240,11 @@ const char *sy_pg_hold_text(sy_store_pg *q, int64_t run_id, uint32_t idx, int64_
     return any && ok ? hs->json : NULL;
 }
 
+/* Set once, never cleared: any handle, any thread (postgres/slots.c). */
+static atomic_bool slot_rows_made;
+
+bool sy_pg_slot_rows_made(void) { return atomic_load(&slot_rows_made); }
+
 int sy_pg_holds_to_rows(sy_store_pg *q)
 {
     sy_pg_holds *hs = &q->holds;
@@ -275,6 +281,7 @@ int sy_pg_holds_to_rows(sy_store_pg *q)
         sy_pg_params p = {0};
         for (int c = 0; c < 9; c++)
             sy_pg_text(&p, c + 1, arrays[c]);
+        atomic_store(&slot_rows_made, true); /* before: a replay makes them too */
         status = sy_pg_run(q, SY_PG_SLOT_ROWS, &p, NULL, "write slots");
     }
     for (size_t i = 0; status == SY_OK && i < hs->n; i++)

@@ -89,6 +89,7 @@ enum {
     SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_ROWS, SY_PG_SLOT_HELD,
     SY_PG_SLOT_RETURN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
     SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
+    SY_PG_SLOT_DELETE_TAKES,
     SY_PG_SLOT_WAITERS, SY_PG_GRANT_SHARE, SY_PG_GRANT_READ, SY_PG_GRANT_TOPUP,
     SY_PG_GRANT_TRIM,
 
@@ -348,6 +349,9 @@ const char *sy_pg_hold_text(sy_store_pg *q, int64_t run_id, uint32_t idx, int64_
 /* The takes no start write carried, as slot rows (at the commit, and
  * before a cancel request looks for holders). */
 int sy_pg_holds_to_rows(sy_store_pg *q);
+/* Whether sy_pg_holds_to_rows wrote slot rows in this process (any handle):
+ * until then a give-back has none to delete (an owner is one process). */
+bool sy_pg_slot_rows_made(void);
 void sy_pg_holds_clear(sy_store_pg *q);
 void sy_pg_holds_free(sy_store_pg *q);
 

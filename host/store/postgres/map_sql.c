@@ -36,12 +36,13 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
      * as UPDATE_TASKS does; a row there is updated under its token, a row
      * not there yet (token 0, within its map) inserted.  Both see the
      * statement's one snapshot, so each write takes one of the two paths;
-     * the positions of the writes that landed come back. */
+     * the positions of the writes that landed come back.  Holds as in
+     * UPDATE_TASKS: an index per row into $20. */
     [SY_PG_UPDATE_ELEMENTS - SY_PG_MAP_FIRST] =
         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[],"
         " $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[],"
         " $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[],"
-        " $15::bigint[], $16::bigint[], $17::bigint[], $18::text[], $19::text[])"
+        " $15::bigint[], $16::bigint[], $17::bigint[], $18::text[], $19::int[])"
         " WITH ORDINALITY AS u(run, i, el, st, att, fail, rec, ex, err, out, ra, sa, fi,"
         " ow, ep, fe, tok, wf, hd, n)),"
         " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
@@ -52,7 +53,7 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
         " failures = u.fail, recoveries = u.rec, executor = u.ex, error = u.err,"
         " output = u.out, ready_at = u.ra, started = u.sa, finished = u.fi,"
         " host = CASE WHEN u.fe <> t.fence THEN u.ow ELSE t.host END,"
-        " fence = u.fe, waiting_for = u.wf, hold = COALESCE(u.hd, "
+        " fence = u.fe, waiting_for = u.wf, hold = COALESCE(($20::text[])[u.hd], "
         SY_PG_HOLD_KEPT("u.st", "u.fe", "t.fence", "t.hold") ") FROM ok u WHERE t.run_id = u.run"
         " AND t.idx = u.i"
         " AND t.elem = u.el AND (u.ow IS NULL OR t.fence = u.tok) RETURNING u.n),"
@@ -60,7 +61,8 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
         " failures, recoveries, executor, error, output, ready_at, started,"
         " finished, host, fence, waiting_for, hold) SELECT u.run, u.i, u.el, u.st,"
         " u.att, u.fail, u.rec, u.ex, u.err, u.out, u.ra, u.sa, u.fi,"
-        " CASE WHEN u.fe <> 0 THEN u.ow END, u.fe, u.wf, u.hd FROM ok u JOIN task_maps m"
+        " CASE WHEN u.fe <> 0 THEN u.ow END, u.fe, u.wf, ($20::text[])[u.hd] FROM ok u"
+        " JOIN task_maps m"
         " ON m.run_id = u.run AND m.idx = u.i WHERE u.tok = 0 AND m.size > u.el"
         " AND NOT EXISTS (SELECT 1 FROM task_elements t WHERE t.run_id = u.run"
         " AND t.idx = u.i AND t.elem = u.el) ON CONFLICT DO NOTHING"

@@ -24,6 +24,7 @@
  * names both, for listings, tenants' shares and cancel requests.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "store/postgres/internal.h"
 
@@ -36,6 +37,13 @@
 /* What key `key` (an SQL expression) holds at `now`: every host's
  * count, or its grant where that is more. */
 #define HELD(key, now) SY_PG_USED(key, "NULL::text", now)
+
+/* The tenant of summed takes row `u` (takes_summed): its own, or where
+ * the host did not know it (run_id not 0), its run's; '' for a run no
+ * longer there (its count then has nothing to take off). */
+#define TENANT(u)                                                             \
+    "CASE WHEN " u ".run_id = 0 THEN " u ".tenant ELSE COALESCE((SELECT r.tenant" \
+    " FROM runs r WHERE r.id = " u ".run_id), '') END"
 
 const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     /* 21338: the slots' class of advisory locks (21337 is the ticks').
@@ -108,58 +116,60 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * host holds is counted by tenant too, for the shares of a key with
      * waiters. */
     [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
-        "WITH p AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[],"
-        " $4::bigint[]) AS p(key, lim, n, run_id)),"
+        "WITH p AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[],"
+        " $5::bigint[]) AS p(key, lim, n, tenant, run_id)),"
         " tn AS (SELECT key, count(*) AS nt, min(tenant) AS tenant, sum(n)::bigint AS n,"
-        " jsonb_object_agg(tenant, n) AS plus FROM (SELECT p.key, r.tenant, sum(p.n)::bigint"
-        " AS n FROM p JOIN runs r ON r.id = p.run_id GROUP BY p.key, r.tenant) x GROUP BY key),"
+        " jsonb_object_agg(tenant, n) AS plus FROM (SELECT key, tenant, sum(n)::bigint AS n"
+        " FROM (SELECT p.key, p.n, " TENANT("p") " AS tenant FROM p) y GROUP BY key, tenant) x"
+        " GROUP BY key),"
         " m AS MATERIALIZED (SELECT g.key, g.lim, g.n, COALESCE(k.held, 0) AS mine,"
         " COALESCE(k.held, 0) + g.n AS after, k.granted, COALESCE(k.extra, 0) AS extra,"
         " COALESCE(k.tenants, '{}'::jsonb) AS tenants FROM (SELECT key, max(lim) AS lim,"
         " sum(n)::bigint AS n FROM p GROUP BY key) g LEFT JOIN slot_counts k ON"
-        " k.key = g.key AND k.owner = $5::text AND k.until > $6::bigint),"
+        " k.key = g.key AND k.owner = $6::text AND k.until > $7::bigint),"
         " over AS MATERIALIZED (SELECT 1 FROM m WHERE COALESCE(m.granted, 0) < m.after AND"
-        " m.after + " SY_PG_USED("m.key", "$5::text", "$6::bigint") " > m.lim LIMIT 1),"
-        " e AS MATERIALIZED (SELECT " SY_PG_LEASE_END("$5::text", "$6::bigint") " AS until),"
+        " m.after + " SY_PG_USED("m.key", "$6::text", "$7::bigint") " > m.lim LIMIT 1),"
+        " e AS MATERIALIZED (SELECT " SY_PG_LEASE_END("$6::text", "$7::bigint") " AS until),"
         " ins AS (INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants)"
-        " SELECT m.key, $5::text, m.after, GREATEST(m.after, LEAST(COALESCE(m.granted, 0),"
+        " SELECT m.key, $6::text, m.after, GREATEST(m.after, LEAST(COALESCE(m.granted, 0),"
         " m.after + CASE WHEN " SY_PG_WAITED("m.key") " THEN 0 ELSE m.extra END)), m.extra,"
         " e.until, " SY_PG_TENANTS_ADD("m.tenants", "tn.nt", "tn.tenant", "tn.n", "tn.plus")
         " FROM m"
-        " LEFT JOIN tn ON tn.key = m.key CROSS JOIN e WHERE e.until > $6::bigint AND NOT"
+        " LEFT JOIN tn ON tn.key = m.key CROSS JOIN e WHERE e.until > $7::bigint AND NOT"
         " EXISTS (SELECT 1 FROM over) ON CONFLICT (key, owner) DO UPDATE SET"
         " held = excluded.held, granted = excluded.granted, extra = excluded.extra,"
         " until = excluded.until, tenants = excluded.tenants RETURNING 1)"
         " SELECT count(*) FROM ins HAVING NOT EXISTS (SELECT 1 FROM over)",
-    /* Takes given back by their keys: the host's counts, and any slot
-     * rows (primary key seeks); the grant keeps what it had, the slots
-     * given back free in it again, but no more beyond what the host then
-     * holds than its extra, and none while the key has a waiter
-     * (postgres/grants.c).  When a key given back
-     * has a waiter on another host, that host is woken at the commit
-     * (the channel of postgres/listen.c), so the waiter first in the
-     * key's order takes the slot at once, not at its next retry; `woken`
-     * is read by the update's condition so that it runs. */
+    /* Takes given back, summed by key and tenant (takes_summed): the
+     * host's counts; the grant keeps what it had, the slots given back
+     * free in it again, but no more beyond what the host then holds than
+     * its extra, and none while the key has a waiter (postgres/grants.c).
+     * When a key given back has a waiter on another host, that host is
+     * woken at the commit (the channel of postgres/listen.c), so the
+     * waiter first in the key's order takes the slot at once, not at its
+     * next retry; `woken` is read by the update's condition so that it
+     * runs. */
     [SY_PG_SLOT_RETURN_TAKES - SY_PG_SLOT_FIRST] =
-        "WITH t AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[],"
-        " $5::bigint[], $6::bigint[], $7::bigint[]) AS t(key, n, run_id, idx, elem, token,"
-        " epoch)),"
-        " d AS (DELETE FROM slots s USING t WHERE s.key = t.key AND"
-        " s.run_id = t.run_id AND s.idx = t.idx AND s.elem = t.elem AND s.token = t.token"
-        " AND s.owner = $8 RETURNING 1),"
+        "WITH t AS MATERIALIZED (SELECT u.key, u.n, " TENANT("u") " AS tenant FROM"
+        " unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(key, n, tenant,"
+        " run_id)),"
         " woken AS (SELECT pg_notify('switchyard', '') FROM (SELECT 1 FROM slot_waiters w"
         " JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch"
-        " WHERE w.key IN (SELECT key FROM t) AND w.owner <> $8 LIMIT 1) x)"
+        " WHERE w.key IN (SELECT key FROM t) AND w.owner <> $5 LIMIT 1) x)"
         " UPDATE slot_counts k SET held = GREATEST(0, k.held - x.n), granted = LEAST(k.granted,"
         " GREATEST(0, k.held - x.n) + CASE WHEN " SY_PG_WAITED("x.key") " THEN 0 ELSE k.extra END),"
-        " tenants = " SY_PG_TENANTS_ADD("k.tenants", "x.nt", "x.tenant", "-x.tn", "x.minus")
-        " FROM (SELECT a.key, a.n, b.nt, b.tenant, b.tn, b.minus FROM (SELECT key,"
-        " sum(n)::bigint AS n FROM t GROUP BY key) a LEFT JOIN (SELECT key, count(*) AS nt,"
-        " min(tenant) AS tenant, sum(n)::bigint AS tn, jsonb_object_agg(tenant, -n) AS minus"
-        " FROM (SELECT t.key, r.tenant, sum(t.n)::bigint AS n FROM t JOIN runs r ON"
-        " r.id = t.run_id GROUP BY t.key, r.tenant) y GROUP BY key) b ON b.key = a.key) x"
-        " WHERE k.key = x.key AND"
-        " k.owner = $8::text AND (SELECT count(*) FROM woken) + (SELECT count(*) FROM d) >= 0",
+        " tenants = " SY_PG_TENANTS_ADD("k.tenants", "x.nt", "x.tenant", "-x.n", "x.minus")
+        " FROM (SELECT key, sum(n)::bigint AS n, count(*) AS nt, min(tenant) AS tenant,"
+        " jsonb_object_agg(tenant, -n) AS minus FROM (SELECT key, tenant, sum(n)::bigint AS n"
+        " FROM t GROUP BY key, tenant) y GROUP BY key) x WHERE k.key = x.key AND"
+        " k.owner = $5::text AND (SELECT count(*) FROM woken) >= 0",
+    /* The slot rows of takes given back (sy_pg_holds_to_rows made them),
+     * by primary key: only on a connection that made any. */
+    [SY_PG_SLOT_DELETE_TAKES - SY_PG_SLOT_FIRST] =
+        "DELETE FROM slots s USING unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[],"
+        " $5::bigint[]) AS t(key, run_id, idx, elem, token) WHERE s.key = t.key AND"
+        " s.run_id = t.run_id AND s.idx = t.idx AND s.elem = t.elem AND s.token = t.token"
+        " AND s.owner = $6",
     /* The live waiters of a turn's keys (postgres/waiters.c), asked once
      * a turn: prepared like the takes. */
     [SY_PG_SLOT_WAITERS - SY_PG_SLOT_FIRST] =
@@ -271,7 +281,7 @@ int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_hol
         }
     sy_slot_take t[SY_SLOT_CLAIMS_MAX];
     for (size_t i = 0; i < n; i++)
-        t[i] = (sy_slot_take){c[i].key, c[i].limit, c[i].n, *h, fence->epoch};
+        t[i] = (sy_slot_take){c[i].key, c[i].limit, c[i].n, *h, fence->epoch, NULL};
     if (status == SY_OK)
         status = sy_pg_put_slots(s, fence->owner, t, n, now, taken);
     /* One attempt's take, with no start write to carry it: rows now. */
@@ -291,33 +301,75 @@ int sy_pg_take_slots(sy_store *s, const sy_store_fence *fence, const sy_slot_hol
     return status;
 }
 
-/* The arrays of n takes, $1 on: their keys, then with `limits` their
- * limits, slots and runs; without, their slots and holders (run, idx,
- * elem, token) and epochs.  False for want of memory. */
-static bool takes_arrays(arrays *a, const sy_slot_take *t, size_t n, bool limits)
+static bool same_sum(const sy_slot_take *x, const sy_slot_take *y)
 {
-    const char **key = malloc((n ? n : 1) * sizeof *key);
-    int64_t *v = malloc((n ? n : 1) * 7 * sizeof *v); /* row i: lim n run idx elem token epoch */
-    if (key && v) {
+    if (strcmp(x->key, y->key) != 0)
+        return false;
+    if (x->tenant && y->tenant)
+        return strcmp(x->tenant, y->tenant) == 0;
+    return !x->tenant && !y->tenant && x->holder.run_id == y->holder.run_id;
+}
+
+static uint64_t sum_hash(const sy_slot_take *t)
+{
+    uint64_t h = 14695981039346656037u;
+    for (const char *s = t->key; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    h = (h ^ 0xff) * 1099511628211u;
+    if (t->tenant)
+        for (const char *s = t->tenant; *s; s++)
+            h = (h ^ (unsigned char)*s) * 1099511628211u;
+    else
+        h = (h ^ (uint64_t)t->holder.run_id) * 1099511628211u;
+    return h;
+}
+
+/* The arrays of n takes summed by key and tenant, $1 on: the keys, with
+ * `limits` the largest limit each names, the slots, the tenants and the
+ * runs (0 where the tenant is known; else the run whose tenant the
+ * statement reads).  A turn's takes of a pool are one row, not one a
+ * take: the statement's cost on the server was per row (a run read for
+ * its tenant, the sums).  Rows are found by hash, in the order first
+ * seen.  False for want of memory. */
+static bool takes_summed(arrays *a, const sy_slot_take *t, size_t n, bool limits)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof *slot); /* row + 1; 0: free */
+    const sy_slot_take **first = malloc((n ? n : 1) * sizeof *first);
+    const char **key = malloc((n ? 2 * n : 1) * sizeof *key), **tenant = key + n;
+    int64_t *v = malloc((n ? 3 * n : 1) * sizeof *v); /* lim[], n[], run[] */
+    size_t m = 0;
+    if (slot && first && key && v) {
         for (size_t i = 0; i < n; i++) {
-            key[i] = t[i].key;
-            int64_t *row = &v[7 * i];
-            row[0] = t[i].limit;
-            row[1] = t[i].n;
-            row[2] = t[i].holder.run_id;
-            row[3] = t[i].holder.idx;
-            row[4] = t[i].holder.elem;
-            row[5] = t[i].holder.token;
-            row[6] = t[i].epoch;
+            size_t k = (size_t)sum_hash(&t[i]) & (cap - 1);
+            while (slot[k] && !same_sum(first[slot[k] - 1], &t[i]))
+                k = (k + 1) & (cap - 1);
+            if (!slot[k]) {
+                first[m] = &t[i];
+                key[m] = t[i].key;
+                tenant[m] = t[i].tenant ? t[i].tenant : "";
+                v[m] = t[i].limit;
+                v[n + m] = 0;
+                v[2 * n + m] = t[i].tenant ? 0 : t[i].holder.run_id;
+                slot[k] = ++m;
+            }
+            size_t row = slot[k] - 1;
+            if (t[i].limit > v[row])
+                v[row] = t[i].limit;
+            v[n + row] += t[i].n;
         }
-        arrays_add(a, sy_pg_text_array(key, n));
-        static const int with_limits[] = {0, 1, 2}, with_holders[] = {1, 2, 3, 4, 5, 6};
-        const int *col = limits ? with_limits : with_holders;
-        size_t cols = limits ? 3 : 6;
-        for (size_t j = 0; j < cols; j++)
-            arrays_add(a, sy_pg_int_array(v + col[j], 7, n));
+        arrays_add(a, sy_pg_text_array(key, m));
+        if (limits)
+            arrays_add(a, sy_pg_int_array(v, 1, m));
+        arrays_add(a, sy_pg_int_array(v + n, 1, m));
+        arrays_add(a, sy_pg_text_array(tenant, m));
+        arrays_add(a, sy_pg_int_array(v + 2 * n, 1, m));
     }
-    a->oom |= !key || !v;
+    a->oom |= !slot || !first || !key || !v;
+    free(slot);
+    free(first);
     free(key);
     free(v);
     return !a->oom;
@@ -331,10 +383,10 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
         return sy_store_fail(s, SY_ESTATE, "put_slots: no batch is open");
     *put = false;
     arrays a = {0};
-    takes_arrays(&a, t, n, true);
+    takes_summed(&a, t, n, true);
     sy_pg_params p = {0};
-    sy_pg_text(&p, 5, owner);
-    sy_pg_int(&p, 6, now);
+    sy_pg_text(&p, 6, owner);
+    sy_pg_int(&p, 7, now);
     PGresult *r = NULL;
     int status = run_arrays(q, SY_PG_SLOT_PUT, &a, &p, &r, "take slots");
     *put = status == SY_OK && PQntuples(r) == 1;
@@ -346,17 +398,50 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
     return status;
 }
 
+/* The slot rows of n takes given back, by primary key, deleted. */
+static int delete_takes(sy_store_pg *q, const char *owner, const sy_slot_take *t, size_t n)
+{
+    const char **key = malloc((n ? n : 1) * sizeof *key);
+    int64_t *v = malloc((n ? n : 1) * 4 * sizeof *v); /* row i: run idx elem token */
+    arrays a = {0};
+    if (key && v) {
+        for (size_t i = 0; i < n; i++) {
+            key[i] = t[i].key;
+            int64_t *row = &v[4 * i];
+            row[0] = t[i].holder.run_id;
+            row[1] = t[i].holder.idx;
+            row[2] = t[i].holder.elem;
+            row[3] = t[i].holder.token;
+        }
+        arrays_add(&a, sy_pg_text_array(key, n));
+        for (size_t j = 0; j < 4; j++)
+            arrays_add(&a, sy_pg_int_array(v + j, 4, n));
+    }
+    a.oom |= !key || !v;
+    free(key);
+    free(v);
+    sy_pg_params p = {0};
+    sy_pg_text(&p, 6, owner);
+    int status = run_arrays(q, SY_PG_SLOT_DELETE_TAKES, &a, &p, NULL, "return slots");
+    arrays_free(&a);
+    return status;
+}
+
 int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n)
 {
     sy_store_pg *q = sy_pg_handle(s);
     if (!q->batch)
         return sy_store_fail(s, SY_ESTATE, "return_takes: no batch is open");
     arrays a = {0};
-    takes_arrays(&a, t, n, false);
+    takes_summed(&a, t, n, false);
     sy_pg_params p = {0};
-    sy_pg_text(&p, 8, owner);
+    sy_pg_text(&p, 5, owner);
     int status = run_arrays(q, SY_PG_SLOT_RETURN_TAKES, &a, &p, NULL, "return slots");
     arrays_free(&a);
+    /* A take is a row of its own only where no start write carried it
+     * (sy_pg_holds_to_rows), which the process remembers. */
+    if (status == SY_OK && sy_pg_slot_rows_made())
+        status = delete_takes(q, owner, t, n);
     return status;
 }
 
