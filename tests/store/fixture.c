@@ -14,6 +14,7 @@
 #include "../helpers_pg.h"
 #endif
 #include "fixture.h"
+#include "store/slots.h"
 
 const char *fx_store_url = "sqlite:store.db";
 
@@ -33,6 +34,16 @@ int64_t fx_epoch(sy_store *s, int64_t run)
     int64_t epoch = r.lease_epoch;
     sy_run_record_clear(&r);
     return epoch;
+}
+
+int64_t fx_room(sy_store *s, const char *key, int64_t limit, int64_t now)
+{
+    sy_slot_claim c = {key, limit, 1};
+    int64_t held = -2;
+    OK(s, sy_store_begin(s));
+    OK(s, sy_store_slot_room(s, &c, 1, now, &held));
+    OK(s, sy_store_commit(s));
+    return held;
 }
 
 void fx_assert_contains(const char *haystack, const char *needle)

@@ -48,6 +48,11 @@ sy_store *fx_open(const char *dir);
 /* The lease epoch of `run`. */
 int64_t fx_epoch(sy_store *s, int64_t run);
 
+/* What `key` holds at `now`, read in a batch of its own as a take of one
+ * slot under `limit` reads it (sy_store_slot_room; a key that has no
+ * room for it is counted exactly, store/slots.h). */
+int64_t fx_room(sy_store *s, const char *key, int64_t limit, int64_t now);
+
 void fx_assert_contains(const char *haystack, const char *needle);
 
 /* Copies `s` (or "(null)") into dst, cut to len. */

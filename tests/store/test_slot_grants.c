@@ -49,12 +49,7 @@ static int64_t read_as(sy_store *s, const char *owner, int64_t limit, int64_t n,
  * a batch of its own at `now`: every host's holders and grants. */
 static int64_t read_all(sy_store *s, int64_t limit, int64_t now)
 {
-    sy_slot_claim c = {KEY, limit, 1};
-    int64_t held = -2;
-    OK(s, sy_store_begin(s));
-    OK(s, sy_store_slot_room(s, &c, 1, now, &held));
-    OK(s, sy_store_commit(s));
-    return held;
+    return fx_room(s, KEY, limit, now);
 }
 
 static sy_slot_take take_of(int64_t run, int64_t limit, int64_t n, int64_t elem,

@@ -81,12 +81,7 @@ static count_arg listed(sy_store *s, const char *key, int64_t now)
  * read it: a key with no room is counted exactly (store/slots.h). */
 static int64_t room(sy_store *s, const char *key, int64_t now)
 {
-    sy_slot_claim c = {key, 1, 1};
-    int64_t held = -2;
-    OK(s, sy_store_begin(s));
-    OK(s, sy_store_slot_room(s, &c, 1, now, &held));
-    OK(s, sy_store_commit(s));
-    return held;
+    return fx_room(s, key, 1, now);
 }
 
 static sy_slot_take take_of(const fx *f, const char *key, uint32_t idx, int64_t elem)

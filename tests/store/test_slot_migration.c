@@ -158,12 +158,7 @@ static void migrated_holders_kept(fx *f)
     OK(f->a, sy_store_list_slots(f->a, NOW, add_up, &h));
     assert_int_equal(h.live, 3);
     assert_int_equal(h.dead, 4);
-    sy_slot_claim c = {"pool:gpu", 3, 1};
-    int64_t n = -1;
-    OK(f->b, sy_store_begin(f->b));
-    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &n));
-    OK(f->b, sy_store_commit(f->b));
-    assert_int_equal(n, 3);
+    assert_int_equal(fx_room(f->b, "pool:gpu", 3, NOW), 3);
     int requests = 0;
     OK(f->a, sy_store_list_cancel_requests(f->a, "h1", NOW, count_request, &requests));
     assert_int_equal(requests, 1);
@@ -172,8 +167,5 @@ static void migrated_holders_kept(fx *f)
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, sy_store_return_slots(f->a, gone, 2));
     OK(f->a, sy_store_commit(f->a));
-    OK(f->b, sy_store_begin(f->b));
-    OK(f->b, sy_store_slot_room(f->b, &c, 1, NOW, &n));
-    OK(f->b, sy_store_commit(f->b));
-    assert_int_equal(n, 0);
+    assert_int_equal(fx_room(f->b, "pool:gpu", 3, NOW), 0);
 }

@@ -162,6 +162,21 @@ static int note_share(void *arg, const char *tenant, int64_t held)
     return 0;
 }
 
+/* Key's shares by tenant at `now`, as another host reads them. */
+static shares shares_of(sy_store *st, const char *key, int64_t now)
+{
+    shares s = {0};
+    OK(st, sy_store_key_shares(st, key, now, note_share, &s));
+    return s;
+}
+
+static void share_is(const shares *s, size_t i, const char *tenant, int64_t held)
+{
+    assert_true(i < s->n);
+    assert_string_equal(s->tenant[i], tenant);
+    assert_int_equal(s->held[i], held);
+}
+
 static void test_shares_by_tenant(void **state)
 {
     fx *f = *state;
@@ -188,28 +203,12 @@ static void test_shares_by_tenant(void **state)
     OK(f->a, sy_store_take_slots(f->a, &fb, &hb, &c, 1, NOW, &taken, &full, &held));
     assert_true(taken);
     OK(f->a, sy_store_commit(f->a));
-    shares s = {0};
-    OK(f->b, sy_store_key_shares(f->b, "pool:p", NOW, note_share, &s));
+    shares s = shares_of(f->b, "pool:p", NOW);
     assert_int_equal(s.n, 2);
-    assert_string_equal(s.tenant[0], "b");
-    assert_int_equal(s.held[0], 1);
-    assert_string_equal(s.tenant[1], "public");
-    assert_int_equal(s.held[1], 6);
+    share_is(&s, 0, "b", 1);
+    share_is(&s, 1, "public", 6);
     /* Past the lease: nobody holds anything. */
-    s = (shares){0};
-    OK(f->b, sy_store_key_shares(f->b, "pool:p", 1000, note_share, &s));
-    assert_int_equal(s.n, 0);
-}
-
-/* What a key holds, read by another handle. */
-static int64_t held_now(sy_store *s, const char *key)
-{
-    sy_slot_claim c = {key, 10, 1};
-    int64_t held = -1;
-    OK(s, sy_store_begin(s));
-    OK(s, sy_store_slot_room(s, &c, 1, NOW, &held));
-    OK(s, sy_store_commit(s));
-    return held;
+    assert_int_equal(shares_of(f->b, "pool:p", 1000).n, 0);
 }
 
 /* The turn's takes as the engine writes them, with their runs' tenants,
@@ -239,27 +238,22 @@ static void test_shares_of_summed_takes(void **state)
     OK(f->a, sy_store_put_slots(f->a, "h1", t, 4, NOW, &put));
     assert_true(put);
     OK(f->a, sy_store_commit(f->a));
-    assert_int_equal(held_now(f->b, "pool:p"), 4);
-    assert_int_equal(held_now(f->b, "pool:q"), 1);
-    shares s = {0};
-    OK(f->b, sy_store_key_shares(f->b, "pool:p", NOW, note_share, &s));
+    assert_int_equal(fx_room(f->b, "pool:p", 10, NOW), 4);
+    assert_int_equal(fx_room(f->b, "pool:q", 10, NOW), 1);
+    shares s = shares_of(f->b, "pool:p", NOW);
     assert_int_equal(s.n, 2);
-    assert_string_equal(s.tenant[0], "b");
-    assert_int_equal(s.held[0], 2);
-    assert_string_equal(s.tenant[1], "public");
-    assert_int_equal(s.held[1], 2);
+    share_is(&s, 0, "b", 2);
+    share_is(&s, 1, "public", 2);
     /* Tenant b's take and one of public's given back. */
     sy_slot_take back[] = {t[1], t[3]};
     OK(f->a, sy_store_begin(f->a));
     OK(f->a, sy_store_return_takes(f->a, "h1", back, 2));
     OK(f->a, sy_store_commit(f->a));
-    assert_int_equal(held_now(f->b, "pool:p"), 1);
-    assert_int_equal(held_now(f->b, "pool:q"), 1);
-    s = (shares){0};
-    OK(f->b, sy_store_key_shares(f->b, "pool:p", NOW, note_share, &s));
+    assert_int_equal(fx_room(f->b, "pool:p", 10, NOW), 1);
+    assert_int_equal(fx_room(f->b, "pool:q", 10, NOW), 1);
+    s = shares_of(f->b, "pool:p", NOW);
     assert_int_equal(s.n, 1);
-    assert_string_equal(s.tenant[0], "public");
-    assert_int_equal(s.held[0], 1);
+    share_is(&s, 0, "public", 1);
 }
 
 static void test_bad_arguments(void **state)
