@@ -71,4 +71,14 @@ void sy_oom_context(const char *what);
  * restarted host resumes (docs/reliability.md, "Allocation failures"). */
 _Noreturn void sy_oom(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* FNV-1a of the string `s` continuing from `h` (start with
+ * SY_FNV_START): for tables that find strings by hash. */
+#define SY_FNV_START 14695981039346656037ULL
+static inline uint64_t sy_fnv1a(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
 #endif

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "store/postgres/internal.h"
 
 /* The columns, one array each; the statement's distinct holds follow. */
@@ -105,21 +106,13 @@ typedef struct {
     } slot[HOLD_SLOTS], last;
 } holds_seen;
 
-static uint32_t hold_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 /* The hold's index + 1 in the statement's holds, added if not found; 0
  * only out of memory (list.bad). */
 static size_t hold_index(holds_seen *h, const char *hold)
 {
     if (h->last.index && strcmp(h->text.v + h->last.at, hold) == 0)
         return h->last.index;
-    uint32_t k = hold_hash(hold) % HOLD_SLOTS;
+    size_t k = (size_t)(sy_fnv1a(SY_FNV_START, hold) % HOLD_SLOTS);
     if (h->slot[k].index && strcmp(h->text.v + h->slot[k].at, hold) == 0) {
         h->last = h->slot[k];
         return h->last.index;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "store/postgres/internal.h"
 
 /* The live condition of holder `s` (slot row or slot_holders) at `now`
@@ -312,16 +313,8 @@ static bool same_sum(const sy_slot_take *x, const sy_slot_take *y)
 
 static uint64_t sum_hash(const sy_slot_take *t)
 {
-    uint64_t h = 14695981039346656037u;
-    for (const char *s = t->key; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    h = (h ^ 0xff) * 1099511628211u;
-    if (t->tenant)
-        for (const char *s = t->tenant; *s; s++)
-            h = (h ^ (unsigned char)*s) * 1099511628211u;
-    else
-        h = (h ^ (uint64_t)t->holder.run_id) * 1099511628211u;
-    return h;
+    uint64_t h = sy_fnv1a(SY_FNV_START, t->key);
+    return t->tenant ? sy_fnv1a(h * 31, t->tenant) : h * 31 + (uint64_t)t->holder.run_id;
 }
 
 /* The arrays of n takes summed by key and tenant, $1 on: the keys, with
