@@ -165,7 +165,7 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " FROM t GROUP BY key, tenant) y GROUP BY key) x WHERE k.key = x.key AND"
         " k.owner = $5::text AND (SELECT count(*) FROM woken) >= 0",
     /* The slot rows of takes given back (sy_pg_holds_to_rows made them),
-     * by primary key: only on a connection that made any. */
+     * by primary key: only in a process that made any (sy_pg_slot_rows_made). */
     [SY_PG_SLOT_DELETE_TAKES - SY_PG_SLOT_FIRST] =
         "DELETE FROM slots s USING unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[],"
         " $5::bigint[]) AS t(key, run_id, idx, elem, token) WHERE s.key = t.key AND"
