@@ -28,6 +28,7 @@ HOST_LDADD = libsyhost.la $(SDK_LIB) $(DEP_LIBS)
 # base: errors and diagnostics, logging, small utilities.
 libsyhost_la_SOURCES = \
 	host/base/util.c host/base/util.h \
+	host/base/library.c host/base/library.h \
 	host/base/clock.c host/base/clock.h \
 	host/base/tz.c host/base/tz.h \
 	host/base/diagnostics.c host/base/diagnostics.h \
@@ -113,6 +114,7 @@ libsyhost_la_SOURCES += \
 if HAVE_LIBPQ
 libsyhost_la_SOURCES += \
 	host/store/postgres/postgres.c host/store/postgres/internal.h \
+	host/store/postgres/libpq.c host/store/postgres/libpq.h \
 	host/store/postgres/dial.c \
 	host/store/postgres/journal.c host/store/postgres/conn.c \
 	host/store/postgres/schema.c \
@@ -200,7 +202,7 @@ libsyhost_la_SOURCES += \
 	host/admin/server.c host/admin/router.c host/admin/router.h \
 	host/admin/routes.c host/admin/auth.c host/admin/auth.h \
 	host/admin/reply.c host/admin/stream.c \
-	host/admin/request.c host/admin/mhd.c host/admin/deadline.c host/admin/tokens.c host/admin/tokens.h host/admin/tls.c \
+	host/admin/request.c host/admin/mhd.c host/admin/libmicrohttpd.c host/admin/libmicrohttpd.h host/admin/deadline.c host/admin/tokens.c host/admin/tokens.h host/admin/tls.c \
 	host/admin/parse.c host/admin/parse.h \
 	host/admin/api_runs.c host/admin/api_config.c host/admin/api_host.c \
 	host/admin/api_logs.c host/admin/api_events.c \
@@ -215,11 +217,15 @@ switchyard_SOURCES = host/main.c \
 	host/cli/run.c host/cli/status.c host/cli/graph.c host/cli/serve.c \
 	host/cli/retry.c host/cli/logs.c host/cli/emit.c host/cli/triggers.c host/cli/remote.c \
 	host/cli/remote.h host/cli/token.c host/cli/audit.c
-# libcurl (when found) for --host; without it --host says so.
+# libcurl (when found) for --host, opened when a command first sends a
+# request (cli/libcurl.h); without it --host says so.
+if HAVE_LIBCURL
+switchyard_SOURCES += host/cli/libcurl.c host/cli/libcurl.h
+endif
 switchyard_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(LIBCURL_CFLAGS)
 # mimalloc first: its malloc then serves the whole process (libconfig,
 # SQLite, the plugins) ahead of the C library's.
-switchyard_LDADD = $(MIMALLOC_LIBS) $(HOST_LDADD) $(LIBCURL_LIBS)
+switchyard_LDADD = $(MIMALLOC_LIBS) $(HOST_LDADD)
 if MIMALLOC
 switchyard_CFLAGS += -DSY_MIMALLOC
 endif

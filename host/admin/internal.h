@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
+#include "admin/libmicrohttpd.h"
 #include <uv.h>
 
 #include "admin/admin.h"

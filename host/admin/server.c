@@ -272,6 +272,11 @@ int sy_admin_start(sy_admin **out, sy_service *sv, const sy_admin_config *cfg, c
                    size_t err_len)
 {
     *out = NULL;
+    char why[300];
+    if (sy_libmicrohttpd_load(why, sizeof why) != 0) {
+        sy_errf(err, err_len, "admin.listen %s: %s", cfg->listen, why);
+        return SY_ENOTSUP;
+    }
     sy_admin *a = calloc(1, sizeof *a);
     if (!a)
         return sy_errf(err, err_len, "out of memory"), SY_ENOMEM;

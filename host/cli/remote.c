@@ -59,7 +59,7 @@ int sy_remote_lines(const sy_cli *cli, const char *cmd, const char *path,
 
 #else
 
-#include <curl/curl.h>
+#include "cli/libcurl.h"
 
 typedef struct reply {
     char *buf;
@@ -167,6 +167,12 @@ static int request(const sy_cli *cli, const char *cmd, const char *method, const
         rc = token_header(cli, cmd, &auth);
     if (rc != SY_EXIT_OK)
         return rc;
+    char why_not[300];
+    if (sy_libcurl_load(why_not, sizeof why_not) != 0) {
+        free(auth);
+        fprintf(stderr, "switchyard: %s: --host: %s\n", cmd, why_not);
+        return SY_EXIT_FAIL;
+    }
     CURL *c = curl_easy_init();
     if (!c) {
         free(auth);

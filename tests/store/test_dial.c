@@ -120,6 +120,13 @@ int main(void)
         printf("1..0 # SKIP no PostgreSQL server\n");
         return 0;
     }
+    /* sy_pg_dial is called here without a store, whose opening would
+     * load libpq first. */
+    char why[300];
+    if (sy_libpq_load(why, sizeof why) != 0) {
+        printf("Bail out! %s\n", why);
+        return 1;
+    }
     return cmocka_run_group_tests_name("dial", tests, NULL, NULL);
 #else
     printf("1..0 # SKIP built without libpq\n");

@@ -38,10 +38,10 @@
 #ifndef SY_STORE_POSTGRES_INTERNAL_H
 #define SY_STORE_POSTGRES_INTERNAL_H
 
-#include <libpq-fe.h>
 #include <stdbool.h>
 
 #include "store/driver.h"
+#include "store/postgres/libpq.h"
 #include "store/slots.h"
 #include "store/rates.h"
 #include "store/preempt.h"

@@ -169,6 +169,11 @@ static int pg_open(const char *target, const char *base_dir, sy_store **out,
         prefix = "postgres://";
     else if (strncmp(target - 11, "postgresql:", 11) == 0)
         prefix = "postgresql:";
+    char why[300];
+    if (sy_libpq_load(why, sizeof why) != 0) {
+        sy_errf(err, err_len, "store \"%s...\": %s", prefix, why);
+        return SY_ENOTSUP;
+    }
     char *conninfo = conninfo_of(prefix, target);
     if (!conninfo) {
         sy_errf(err, err_len, "out of memory");
