@@ -6,13 +6,9 @@
 
 #include "base/util.h"
 
-/* FNV-1a. */
 static uint32_t hash_of(const char *key)
 {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    return h;
+    return (uint32_t)sy_fnv1a(SY_FNV_START, key);
 }
 
 /* The slot of `key`: its entry's, or the empty one it would take. */
@@ -36,6 +32,19 @@ ptrdiff_t sy_key_index_find(const sy_key_index *x, const char *key, sy_key_of ke
     return *s ? (ptrdiff_t)*s - 1 : -1;
 }
 
+ptrdiff_t sy_key_index_find_again(sy_key_index *x, const char *key, sy_key_of key_of,
+                                  const void *arg)
+{
+    if (key == x->last)
+        return (ptrdiff_t)x->last_at;
+    ptrdiff_t i = sy_key_index_find(x, key, key_of, arg);
+    if (i >= 0) {
+        x->last = key;
+        x->last_at = (size_t)i;
+    }
+    return i;
+}
+
 void sy_key_index_add(sy_key_index *x, sy_key_of key_of, const void *arg)
 {
     if (2 * (x->n + 1) > x->size) {
@@ -55,6 +64,7 @@ void sy_key_index_clear(sy_key_index *x)
     if (x->slot && x->n)
         memset(x->slot, 0, x->size * sizeof *x->slot);
     x->n = 0;
+    x->last = NULL;
 }
 
 void sy_key_index_free(sy_key_index *x)

@@ -19,6 +19,9 @@ typedef struct sy_key_index {
     uint32_t *slot;  /* position + 1 in the caller's array; 0 empty */
     size_t size;     /* a power of 2, more than twice the entries */
     size_t n;        /* entries */
+    const char *last; /* the key sy_key_index_find_again found last, by
+                         its address, and its position */
+    size_t last_at;
 } sy_key_index;
 
 /* The key of the caller's entry i (arg: the caller's array). */
@@ -27,6 +30,14 @@ typedef const char *(*sy_key_of)(const void *arg, size_t i);
 /* The position of `key` in the caller's array, or -1. */
 ptrdiff_t sy_key_index_find(const sy_key_index *x, const char *key, sy_key_of key_of,
                             const void *arg);
+
+/* The same, first comparing `key`'s address with the last key this
+ * found: a turn's claims of one pool or tenant name the same string
+ * (engine/claims.h), found again without a hash.  Only for strings that
+ * stay where they are until the index is cleared: a key freed and
+ * another allocated at its address would be taken for it. */
+ptrdiff_t sy_key_index_find_again(sy_key_index *x, const char *key, sy_key_of key_of,
+                                  const void *arg);
 
 /* Entry n (the caller's newest, at position x->n) is in the array now. */
 void sy_key_index_add(sy_key_index *x, sy_key_of key_of, const void *arg);

@@ -29,10 +29,6 @@ struct sy_ledger {
     pending *p;
     size_t n_p, cap_p;
     size_t written;      /* p[0..written) are in the store */
-    /* The key last found: a turn's claims of one pool or tenant name the
-     * same string (engine/claims.h), found again by its address. */
-    const char *last;
-    size_t last_at;
 };
 
 sy_ledger *sy_ledger_new(void)
@@ -47,7 +43,6 @@ void sy_ledger_forget(sy_ledger *l)
     for (size_t i = 0; i < l->n_keys; i++)
         free(l->keys[i].key);
     l->n_keys = 0;
-    l->last = NULL;
     sy_key_index_clear(&l->index);
     l->n_p = l->written = 0;
 }
@@ -70,14 +65,8 @@ static const char *key_at(const void *arg, size_t i)
 
 static ledger_key *find(sy_ledger *l, const char *key)
 {
-    if (key == l->last)
-        return &l->keys[l->last_at];
-    ptrdiff_t i = sy_key_index_find(&l->index, key, key_at, l);
-    if (i < 0)
-        return NULL;
-    l->last = key;
-    l->last_at = (size_t)i;
-    return &l->keys[i];
+    ptrdiff_t i = sy_key_index_find_again(&l->index, key, key_at, l);
+    return i < 0 ? NULL : &l->keys[i];
 }
 
 int sy_ledger_read(sy_ledger *l, sy_store *s, const char *owner, const sy_slot_claim *c,

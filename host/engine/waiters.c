@@ -37,10 +37,6 @@ struct sy_waiters {
     sy_key_index index; /* of keys */
     size_t contended; /* views read this turn with waiters (a view's
                          waiters never come from 0 within the turn) */
-    /* The key last found: a turn's claims of one pool or tenant name the
-     * same string (engine/claims.h), found again by its address. */
-    const char *last;
-    size_t last_at;
     sy_slot_holder *ended; /* rows to delete at the end of the turn */
     size_t n_ended, cap_ended;
 };
@@ -63,7 +59,6 @@ static void forget_view(struct sy_waiters *w)
     }
     w->n_keys = 0;
     w->contended = 0;
-    w->last = NULL;
     sy_key_index_clear(&w->index);
 }
 
@@ -87,14 +82,8 @@ static const char *key_at(const void *arg, size_t i)
 
 static key_view *find(struct sy_waiters *w, const char *key)
 {
-    if (key == w->last)
-        return &w->keys[w->last_at];
-    ptrdiff_t i = sy_key_index_find(&w->index, key, key_at, w);
-    if (i < 0)
-        return NULL;
-    w->last = key;
-    w->last_at = (size_t)i;
-    return &w->keys[i];
+    ptrdiff_t i = sy_key_index_find_again(&w->index, key, key_at, w);
+    return i < 0 ? NULL : &w->keys[i];
 }
 
 /* A task's row identity, as the store keeps it (a map's element under
@@ -313,12 +302,10 @@ int sy_waiters_taken(sy_live_run *r, size_t idx, const sy_slot_claim *c, size_t 
     return sy_store_unwait_slot(e->o.store, &t, false);
 }
 
-/* FNV-1a, never 0 (0 says "no row"). */
+/* Never 0 (0 says "no row"). */
 static uint32_t key_hash(const char *key)
 {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-        h = (h ^ *p) * 16777619u;
+    uint32_t h = (uint32_t)sy_fnv1a(SY_FNV_START, key);
     return h ? h : 1;
 }
 

@@ -347,10 +347,7 @@ static bool ids_unique(const sy_workflow *wf)
     memset(slot, 0xff, cap * sizeof *slot);
     bool unique = true;
     for (size_t i = 0; i < wf->n_tasks && unique; i++) {
-        uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-        for (const char *c = wf->tasks[i].id; *c; c++)
-            h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-        size_t k = (size_t)h & (cap - 1);
+        size_t k = (size_t)sy_fnv1a(SY_FNV_START, wf->tasks[i].id) & (cap - 1);
         for (; slot[k] != UINT32_MAX; k = (k + 1) & (cap - 1))
             if (strcmp(wf->tasks[slot[k]].id, wf->tasks[i].id) == 0) {
                 unique = false;

@@ -49,18 +49,10 @@ typedef struct id_index {
     size_t mask;
 } id_index;
 
-static uint64_t id_hash(const char *s)
-{
-    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* The slot of `id`: the one holding it, or the empty one it would go in. */
 static size_t id_slot(const id_index *ix, const char *id)
 {
-    size_t k = id_hash(id) & ix->mask;
+    size_t k = (size_t)sy_fnv1a(SY_FNV_START, id) & ix->mask;
     while (ix->slot[k] && strcmp(ix->slot[k]->id, id) != 0)
         k = (k + 1) & ix->mask;
     return k;
