@@ -18,7 +18,8 @@
 static const char *const top_keys[] = {
     "store", "plugin_dirs", "workflow_dirs", "routes", "executors",
     "strict_plugins", "max_context_bytes", "lease", "max_recoveries", "shutdown_grace",
-    "log_limit", "log", "admin", "workflow_cache", "pools", "tenants", "submit_key_window",
+    "log_limit", "log", "admin", "workflow_cache", "pools", "rate_limits", "tenants",
+    "submit_key_window",
     "audit_keep", "events_keep", NULL,
 };
 
@@ -361,7 +362,9 @@ static int read_top(sy_config *cfg, const config_setting_t *s, sy_diags *d)
         return sy_config_pools_read(&cfg->flow, s, d);
     if (strcmp(name, "tenants") == 0)
         return sy_config_tenants_read(&cfg->flow, s, d);
-    char known[256];
+    if (strcmp(name, "rate_limits") == 0)
+        return sy_config_rates_read(&cfg->flow, s, d);
+    char known[400];
     sy_error(d, SRC_FILE(s), SRC_LINE(s), "unknown key '%s' (known: %s)", name,
              known_list(top_keys, known, sizeof known));
     return 1;

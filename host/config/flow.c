@@ -1,10 +1,12 @@
-/* switchyard.cfg's `pools` and `tenants` (config/flow.h). */
+/* switchyard.cfg's `pools`, `rate_limits` and `tenants` (config/flow.h). */
 #include "config/flow.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <switchyard/sdk.h>
 
 #include "base/util.h"
 
@@ -123,6 +125,92 @@ int sy_config_tenants_read(sy_flow_config *f, const config_setting_t *s, sy_diag
     return errors;
 }
 
+int sy_config_rate_interval_read(const config_setting_t *s, const char *what, int64_t *ms,
+                                 sy_diags *d)
+{
+    int type = config_setting_type(s);
+    int64_t v = -1;
+    char why[256] = "";
+    if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64)
+        v = config_setting_get_int64(s);
+    else if (type == CONFIG_TYPE_STRING &&
+             sy_sdk_duration_parse(config_setting_get_string(s), &v, why, sizeof why) != SY_OK)
+        v = -1;
+    if (v < 1 || v > SY_RATE_INTERVAL_MAX_MS) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "%s must be a duration from 1ms to 1d, such as "
+                 "\"1s\" or \"1m\"%s%s", what, why[0] ? ": " : "", why);
+        return 1;
+    }
+    *ms = v;
+    return 0;
+}
+
+static int read_rate(sy_rate_config *r, const config_setting_t *g, sy_diags *d)
+{
+    const char *name = config_setting_name(g);
+    if (!name_valid(name)) {
+        sy_error(d, SRC_FILE(g), SRC_LINE(g), "invalid rate limit name '%s': letters, digits, "
+                 "'_' and '-', 1 to 64 characters", name);
+        return 1;
+    }
+    if (!config_setting_is_group(g)) {
+        sy_error(d, SRC_FILE(g), SRC_LINE(g), "rate limit '%s' must be a group, e.g. %s = { "
+                 "rate = 10; interval = \"1s\"; burst = 2; };", name, name);
+        return 1;
+    }
+    int errors = 0;
+    char what[160];
+    bool have_rate = false, have_interval = false;
+    for (int i = 0; i < config_setting_length(g); i++) {
+        const config_setting_t *k = config_setting_get_elem(g, (unsigned)i);
+        const char *key = config_setting_name(k);
+        snprintf(what, sizeof what, "rate limit '%s': '%s'", name, key);
+        if (strcmp(key, "rate") == 0) {
+            errors += read_int(k, 1, SY_RATE_MAX, what, &r->rate, d);
+            have_rate = true;
+        } else if (strcmp(key, "interval") == 0) {
+            errors += sy_config_rate_interval_read(k, what, &r->interval_ms, d);
+            have_interval = true;
+        } else if (strcmp(key, "burst") == 0) {
+            errors += read_int(k, 1, SY_RATE_MAX, what, &r->burst, d);
+        } else {
+            sy_error(d, SRC_FILE(k), SRC_LINE(k), "unknown key '%s' in rate limit '%s' (known: "
+                     "rate, interval, burst)", key, name);
+            errors++;
+        }
+    }
+    if (!have_rate || !have_interval) {
+        sy_error(d, SRC_FILE(g), SRC_LINE(g), "rate limit '%s' has no '%s' (e.g. %s = { rate = "
+                 "10; interval = \"1s\"; };)", name, have_rate ? "interval" : "rate", name);
+        errors++;
+    }
+    if (!r->burst)
+        r->burst = r->rate;
+    return errors;
+}
+
+int sy_config_rates_read(sy_flow_config *f, const config_setting_t *s, sy_diags *d)
+{
+    if (!config_setting_is_group(s)) {
+        sy_error(d, SRC_FILE(s), SRC_LINE(s), "'rate_limits' must be a group of named rate "
+                 "limits, e.g. rate_limits = { crm = { rate = 10; interval = \"1s\"; }; };");
+        return 1;
+    }
+    int errors = 0;
+    for (int i = 0; i < config_setting_length(s); i++) {
+        const config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
+        sy_rate_config r = {.line = SRC_LINE(g)};
+        int bad = read_rate(&r, g, d);
+        errors += bad;
+        if (bad)
+            continue;
+        r.name = sy_xstrdup(config_setting_name(g));
+        f->rates = grow(f->rates, f->n_rates, sizeof *f->rates);
+        f->rates[f->n_rates++] = r;
+    }
+    return errors;
+}
+
 const sy_pool_config *sy_config_pool(const sy_flow_config *f, const char *name)
 {
     for (size_t i = 0; name && i < f->n_pools; i++)
@@ -139,16 +227,47 @@ const sy_tenant_config *sy_config_tenant(const sy_flow_config *f, const char *na
     return NULL;
 }
 
-const char *sy_config_pool_names(const sy_flow_config *f, char *buf, size_t len)
+const sy_rate_config *sy_config_rate(const sy_flow_config *f, const char *name)
+{
+    for (size_t i = 0; name && i < f->n_rates; i++)
+        if (strcmp(f->rates[i].name, name) == 0)
+            return &f->rates[i];
+    return NULL;
+}
+
+static const char *pool_at(const sy_flow_config *f, size_t i)
+{
+    return f->pools[i].name;
+}
+
+static const char *rate_at(const sy_flow_config *f, size_t i)
+{
+    return f->rates[i].name;
+}
+
+/* The n names name_at gives, joined. */
+static const char *names_of(const sy_flow_config *f, size_t n,
+                            const char *(*name_at)(const sy_flow_config *, size_t), char *buf,
+                            size_t len)
 {
     size_t off = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < f->n_pools; i++)
+    for (size_t i = 0; i < n; i++)
         off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s", i ? ", " : "",
-                                f->pools[i].name);
-    if (!f->n_pools)
+                                name_at(f, i));
+    if (!n)
         snprintf(buf, len, "none");
     return buf;
+}
+
+const char *sy_config_pool_names(const sy_flow_config *f, char *buf, size_t len)
+{
+    return names_of(f, f->n_pools, pool_at, buf, len);
+}
+
+const char *sy_config_rate_names(const sy_flow_config *f, char *buf, size_t len)
+{
+    return names_of(f, f->n_rates, rate_at, buf, len);
 }
 
 void sy_flow_config_free(sy_flow_config *f)
@@ -157,6 +276,9 @@ void sy_flow_config_free(sy_flow_config *f)
         free(f->pools[i].name);
     for (size_t i = 0; i < f->n_tenants; i++)
         free(f->tenants[i].name);
+    for (size_t i = 0; i < f->n_rates; i++)
+        free(f->rates[i].name);
+    free(f->rates);
     free(f->pools);
     free(f->tenants);
     memset(f, 0, sizeof *f);

@@ -328,6 +328,27 @@ void sy_dispatch_offer_waiting(sy_engine *e)
     }
 }
 
+void sy_dispatch_offer_rate_waiting(sy_engine *e)
+{
+    /* Those waiting for a token sit on their timer, in no list: found
+     * here, once a reload (not at every turn). */
+    for (sy_live_run *r = e->runs; r; r = r->next) {
+        if (r->lost || r->finished)
+            continue;
+        for (size_t i = 0; i < r->n_t; i++) {
+            sy_live_task *t = &r->t[i];
+            const sy_task_def *def = sy_live_def(r, i);
+            if (t->state != SY_TASK_WAITING || t->waits_slot || !t->backoff.slot ||
+                !def->flow || !def->flow->n_rates)
+                continue;
+            sy_timer_stop(&e->timers, &t->backoff);
+            t->ready_at = 0;
+            sy_live_offer(r, i);
+        }
+    }
+    sy_dispatch_offer_waiting(e);
+}
+
 void sy_dispatch_forget_run(sy_engine *e, const sy_live_run *r)
 {
     sy_limits_forget_run(e, r);

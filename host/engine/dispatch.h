@@ -37,4 +37,9 @@ void sy_dispatch_forget_run(sy_engine *e, const sy_live_run *r);
  * are offered again, this turn. */
 void sy_dispatch_offer_waiting(sy_engine *e);
 
+/* The named rate limits changed (a reload): the tasks parked until a
+ * token of the old rate was due are offered again now, this turn, as
+ * are those that found a key full. */
+void sy_dispatch_offer_rate_waiting(sy_engine *e);
+
 #endif

@@ -245,6 +245,14 @@ void sy_engine_set_limits(sy_engine *e, const sy_pool_config *pools, size_t n_po
     sy_wake_send(&e->done);
 }
 
+void sy_engine_set_rates(sy_engine *e, const sy_rate_config *rates, size_t n)
+{
+    sy_limits_set_rates(e, rates, n);
+    /* A faster rate may have a token now: the waiting try again. */
+    sy_dispatch_offer_rate_waiting(e);
+    sy_wake_send(&e->done);
+}
+
 void sy_engine_drain(sy_engine *e)
 {
     e->drain++;

@@ -92,6 +92,11 @@ typedef struct sy_engine_opts {
      * are. */
     const sy_pool_config *pools;
     size_t n_pools;
+    /* Named rate limits (switchyard.cfg `rate_limits`; borrowed, copied at
+     * sy_engine_new): the rate, interval and burst of a task's rate
+     * limit that names one, read at each take (engine/rates.h). */
+    const sy_rate_config *rates;
+    size_t n_rates;
     bool serve;               /* pick up submitted runs, honour cancel
                                  requests, renew leases */
     bool exit_when_idle;      /* serve: stop when nothing is left to do */
@@ -187,6 +192,12 @@ int sy_engine_reload(sy_engine *e, const sy_routes *routes, sy_instance_entry *i
  * `tenants`, copied): each tenant keeps its pass, so the change costs no
  * burst; a tenant no longer listed gets weight 1. */
 void sy_engine_set_tenants(sy_engine *e, const sy_tenant_config *tenants, size_t n);
+
+/* New named rate limits (a reload's `rate_limits`, copied): the next
+ * token a task takes of one is at its new rate; one no longer named
+ * limits nothing (a reload that removes one in use is refused by the
+ * workflows' check first). */
+void sy_engine_set_rates(sy_engine *e, const sy_rate_config *rates, size_t n);
 
 /* New pool sizes and tenants' bounds (a reload's `pools` and `tenants`,
  * copied): the next start compares with them; slots held stay held. */

@@ -60,6 +60,8 @@ typedef struct {
 struct sy_limits {
     named_bound *pools, *tenants;
     size_t n_pools, n_tenants;
+    sy_rate_config *rates;   /* named rate limits, owned copies */
+    size_t n_rates;
     struct sy_slot_held **returns; /* slots to give back in this turn's
                                       batch, owned */
     size_t n_returns, cap_returns;
@@ -107,12 +109,34 @@ void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
                               tenants[i].max_running};
 }
 
+static void rates_free(sy_limits *l)
+{
+    for (size_t i = 0; i < l->n_rates; i++)
+        free(l->rates[i].name);
+    free(l->rates);
+    l->rates = NULL;
+    l->n_rates = 0;
+}
+
+void sy_limits_set_rates(sy_engine *e, const sy_rate_config *rates, size_t n)
+{
+    sy_limits *l = e->limits;
+    rates_free(l);
+    l->rates = sy_xmalloc((n ? n : 1) * sizeof *l->rates);
+    for (size_t i = 0; i < n; i++) {
+        l->rates[i] = rates[i];
+        l->rates[i].name = sy_xstrdup(rates[i].name);
+    }
+    l->n_rates = n;
+}
+
 void sy_limits_init(sy_engine *e)
 {
     e->limits = sy_xmalloc(sizeof *e->limits);
     *e->limits = (sy_limits){.ledger = sy_ledger_new(), .claims = sy_claims_new()};
     sy_waiters_init(e);
     sy_limits_set(e, e->o.pools, e->o.n_pools, e->o.tenants, e->o.n_tenants);
+    sy_limits_set_rates(e, e->o.rates, e->o.n_rates);
 }
 
 void sy_limits_free(sy_engine *e)
@@ -122,6 +146,7 @@ void sy_limits_free(sy_engine *e)
         return;
     bounds_free(l->pools, l->n_pools);
     bounds_free(l->tenants, l->n_tenants);
+    rates_free(l);
     for (size_t i = 0; i < l->n_returns; i++)
         free(l->returns[i]);
     free(l->returns);
@@ -404,7 +429,8 @@ int sy_limits_take(sy_live_run *r, size_t idx, int64_t token, int64_t now, char 
         }
     }
     if (result == 1 && f && f->n_rates) {
-        result = sy_rates_take(r, idx, now, &l->rate_waits, why, why_len, &l->retry_at);
+        result = sy_rates_take(r, idx, now, l->rates, l->n_rates, &l->rate_waits, why, why_len,
+                               &l->retry_at);
         l->rate_wait = result == 0;
         if (result != 1 && r->t[idx].holds_slots && !e->fatal) {
             /* All or none: the slots just taken were never taken. */

@@ -28,6 +28,10 @@
 
 void sy_limits_init(sy_engine *e);
 
+/* The named rate limits in force from now on (sy_engine_set_rates):
+ * copied. */
+void sy_limits_set_rates(sy_engine *e, const sy_rate_config *rates, size_t n);
+
 /* The bounds in force from now on (sy_engine_set_limits): copied. */
 void sy_limits_set(sy_engine *e, const sy_pool_config *pools, size_t n_pools,
                    const sy_tenant_config *tenants, size_t n_tenants);

@@ -44,8 +44,18 @@ static int64_t queue_behind(sy_rate_waits *w, const sy_rate_claim *c,
     return due;
 }
 
-int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, sy_rate_waits *waits, char *why,
-                  size_t why_len, int64_t *retry_at)
+/* The named rate limit `name` in force, or NULL. */
+static const sy_rate_config *named_rate(const sy_rate_config *named, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(named[i].name, name) == 0)
+            return &named[i];
+    return NULL;
+}
+
+int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, const sy_rate_config *named,
+                  size_t n_named, sy_rate_waits *waits, char *why, size_t why_len,
+                  int64_t *retry_at)
 {
     sy_engine *e = r->e;
     const sy_task_def *def = sy_live_def(r, idx);
@@ -58,19 +68,34 @@ int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, sy_rate_waits *waits,
     int result = 1;
     for (size_t i = 0; i < f->n_rates && i < SY_RATE_CLAIMS_MAX; i++) {
         const sy_rate_limit *rl = &f->rates[i];
+        const sy_rate_config *nr = rl->name ? named_rate(named, n_named, rl->name) : NULL;
+        if (rl->name && !nr) {
+            sy_log(SY_LOG_WARN, "engine", "%s: rate limit '%s' is not defined any more; not "
+                   "limited", def->ns, rl->name);
+            continue;
+        }
         char err[512];
-        char *key = sy_limit_key_render(rl->key, r->context, r->wf, def, err, sizeof err);
+        char *key = rl->key ? sy_limit_key_render(rl->key, r->context, r->wf, def, err,
+                                                  sizeof err)
+                            : sy_xstrdup("");
         if (!key) {
             snprintf(why, why_len, "%s", err);
             result = -1;
             break;
         }
-        keys[n] = sy_xasprintf("rate:%s", key);
+        /* A named one's buckets are its own ("rate:@crm", "rate:@crm:acme"),
+         * never a workflow's key that happens to read the same. */
+        if (nr)
+            keys[n] = rl->key ? sy_xasprintf("rate:@%s:%s", nr->name, key)
+                              : sy_xasprintf("rate:@%s", nr->name);
+        else
+            keys[n] = sy_xasprintf("rate:%s", key);
         free(key);
-        c[n] = (sy_rate_claim){keys[n], rl->rate, rl->interval_ms, rl->burst};
+        c[n] = nr ? (sy_rate_claim){keys[n], nr->rate, nr->interval_ms, nr->burst}
+                  : (sy_rate_claim){keys[n], rl->rate, rl->interval_ms, rl->burst};
         n++;
     }
-    if (result == 1) {
+    if (result == 1 && n > 0) {
         bool taken = false;
         size_t empty = 0;
         int64_t wait = 0;

@@ -39,8 +39,12 @@ void sy_rate_waits_free(sy_rate_waits *w);
  * or the store failed (e->fatal set), 4 when a bucket is being taken by
  * another host's open batch (PostgreSQL; *retry_at a few milliseconds
  * on, not Waiting: sy_limits_take's 4).  A refused fence (another host
- * holds the run) gives 0 and marks the run fenced. */
-int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, sy_rate_waits *waits, char *why,
-                  size_t why_len, int64_t *retry_at);
+ * holds the run) gives 0 and marks the run fenced.  `named`: the
+ * named rate limits in force (switchyard.cfg), whose rate, interval and
+ * burst a task's rate limit that names one takes its token at; one not
+ * among them (removed since the workflow was checked) limits nothing. */
+int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, const sy_rate_config *named,
+                  size_t n_named, sy_rate_waits *waits, char *why, size_t why_len,
+                  int64_t *retry_at);
 
 #endif

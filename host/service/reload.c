@@ -33,6 +33,20 @@ static void refuse(const sy_diags *d, const char *why)
     sy_log(SY_LOG_ERROR, "reload", "reload refused: %s; the configuration in force stays", why);
 }
 
+/* What a reload that goes ahead found wrong: the errors of the workflow
+ * files it left out (SY_SETUP_SKIP_BAD_WORKFLOWS: a file that no longer
+ * checks, say one naming a pool or rate limit the new configuration
+ * lacks) and the warnings, each logged, or the workflow would vanish from
+ * the host without a word. */
+static void report(const sy_diags *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        char line[1536];
+        sy_log(d->v[i].level == SY_DIAG_ERROR ? SY_LOG_ERROR : SY_LOG_WARN, "reload", "%s",
+               sy_diag_format(&d->v[i], line, sizeof line));
+    }
+}
+
 /* Plugins found now that the configuration in force did not have: a
  * `.so` dropped into a plugin directory is loaded by the reload. */
 static void log_new_plugins(const sy_setup *next, const sy_setup *old)
@@ -130,6 +144,7 @@ int sy_service_reload(sy_service *sv)
         free(next);
         return -1;
     }
+    report(&d);
     sy_diags_free(&d);
     warn_replaced(next, old);
     if (sy_engine_reload(sv->engine, &next->cfg.routes, next->instances, next->n_instances,
@@ -142,6 +157,7 @@ int sy_service_reload(sy_service *sv)
     sy_engine_set_tenants(sv->engine, next->cfg.flow.tenants, next->cfg.flow.n_tenants);
     sy_engine_set_limits(sv->engine, next->cfg.flow.pools, next->cfg.flow.n_pools,
                          next->cfg.flow.tenants, next->cfg.flow.n_tenants);
+    sy_engine_set_rates(sv->engine, next->cfg.flow.rates, next->cfg.flow.n_rates);
     sv->reloads[sv->n_reloads++] = next;
     release_unused(sv);
     sy_log(SY_LOG_INFO, "reload",

@@ -189,6 +189,8 @@ int sy_service_start(sy_service *sv, const sy_engine_opts *mode, char *err, size
     o.n_tenants = cfg->flow.n_tenants;
     o.pools = cfg->flow.pools;
     o.n_pools = cfg->flow.n_pools;
+    o.rates = cfg->flow.rates;
+    o.n_rates = cfg->flow.n_rates;
     sv->owner = sy_engine_owner_id();
     o.owner = sv->owner;
     open_call_record(sv);

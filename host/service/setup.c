@@ -267,6 +267,20 @@ static int check_task(void *arg, const sy_workflow *wf, const sy_task_def *t,
                  sy_config_pool_names(&s->cfg.flow, names, sizeof names));
         errors++;
     }
+    /* So is a named rate limit. */
+    for (size_t i = 0; t->flow && i < t->flow->n_rates; i++) {
+        const char *name = t->flow->rates[i].name;
+        int line = t->flow->rates[i].line;
+        if (name && !sy_config_rate(&s->cfg.flow, name)) {
+            char names[512];
+            sy_error(d, setting ? config_setting_source_file(setting) : wf->file,
+                     setting && line ? line : t->line,
+                     "task '%s' (%s): rate limit '%s' is not defined in %s (defined: %s)",
+                     t->id, t->ns, name, s->cfg.path,
+                     sy_config_rate_names(&s->cfg.flow, names, sizeof names));
+            errors++;
+        }
+    }
     size_t n = 0;
     const sy_route_rule *win = sy_routes_resolve(&s->cfg.routes, t->ns, NULL, NULL);
     const char *const *to = sy_routes_targets(&s->cfg.routes, win, &n);

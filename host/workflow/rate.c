@@ -11,8 +11,8 @@
 #include "base/util.h"
 #include "workflow/internal.h"
 
-static const char *const rate_keys[] = {"key", "rate", "interval", "burst", NULL};
-static const char *const json_keys[] = {"key", "rate", "interval_ms", "burst", NULL};
+static const char *const rate_keys[] = {"key", "rate", "interval", "burst", "name", NULL};
+static const char *const json_keys[] = {"key", "rate", "interval_ms", "burst", "name", NULL};
 
 static void *zalloc(size_t n, size_t size)
 {
@@ -22,10 +22,16 @@ static void *zalloc(size_t n, size_t size)
     return p;
 }
 
+static void rate_free(sy_rate_limit *r)
+{
+    free(r->key);
+    free(r->name);
+}
+
 void sy_flow_rates_free(sy_flow *f)
 {
     for (size_t i = 0; i < f->n_rates; i++)
-        free(f->rates[i].key);
+        rate_free(&f->rates[i]);
     free(f->rates);
     f->rates = NULL;
     f->n_rates = 0;
@@ -38,33 +44,56 @@ void sy_flow_rates_copy(sy_flow *dst, const sy_flow *src)
     dst->rates = zalloc(src->n_rates, sizeof *dst->rates);
     for (size_t i = 0; i < src->n_rates; i++) {
         dst->rates[i] = src->rates[i];
-        dst->rates[i].key = sy_xstrdup(src->rates[i].key);
+        dst->rates[i].key = src->rates[i].key ? sy_xstrdup(src->rates[i].key) : NULL;
+        dst->rates[i].name = src->rates[i].name ? sy_xstrdup(src->rates[i].name) : NULL;
     }
     dst->n_rates = src->n_rates;
 }
 
-/* `interval`: a duration of 1 ms to a day, as a string ("1s") or integer
- * milliseconds. */
-static int read_interval(const config_setting_t *s, int64_t *ms, const char *where,
-                         sy_diags *d)
+/* Whether two rate limits name the same buckets. */
+static bool same_buckets(const sy_rate_limit *a, const sy_rate_limit *b)
 {
-    int type = config_setting_type(s);
-    int64_t v = -1;
-    char why[256] = "";
-    if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64)
-        v = config_setting_get_int64(s);
-    else if (type == CONFIG_TYPE_STRING &&
-             sy_sdk_duration_parse(config_setting_get_string(s), &v, why, sizeof why) != SY_OK)
-        v = -1;
-    if (v < 1 || v > SY_RATE_INTERVAL_MAX_MS) {
-        sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s),
-                 "%s: 'interval' must be a duration from 1ms to 1d, such as \"1s\" or "
-                 "\"1m\"%s%s",
-                 where, why[0] ? ": " : "", why);
+    bool names = a->name && b->name ? strcmp(a->name, b->name) == 0 : !a->name && !b->name;
+    bool keys = a->key && b->key ? strcmp(a->key, b->key) == 0 : !a->key && !b->key;
+    return names && keys;
+}
+
+/* As switchyard.cfg's names (config/flow.c). */
+static bool name_valid(const char *name)
+{
+    size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+    return n == strlen(name) && n >= 1 && n <= 64;
+}
+
+/* An entry naming a rate limit of switchyard.cfg (`name`): its own
+ * `key` only, the rate, interval and burst being the named one's. */
+static int read_named(const config_setting_t *e, const config_setting_t *n, const char *where,
+                      sy_rate_limit *r, sy_diags *d)
+{
+    const char *name = config_setting_get_string(n);
+    if (!name || !name_valid(name)) {
+        sy_error(d, SY_SRC_FILE(n), SY_SRC_LINE(n), "%s: 'name' must name a rate limit of "
+                 "switchyard.cfg (letters, digits, '_' and '-'), e.g. name = \"crm\";", where);
         return 1;
     }
-    *ms = v;
-    return 0;
+    int errors = 0;
+    static const char *const own[] = {"rate", "interval", "burst"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        const config_setting_t *s = config_setting_get_member(e, own[i]);
+        if (s) {
+            sy_error(d, SY_SRC_FILE(s), SY_SRC_LINE(s), "%s: '%s' with 'name': the rate "
+                     "limit '%s' of switchyard.cfg says it", where, own[i], name);
+            errors++;
+        }
+    }
+    const char *key = NULL;
+    if (config_setting_get_member(e, "key"))
+        errors += sy_limit_key_read(e, where, "{customer}", &key, d);
+    if (!errors) {
+        r->name = sy_xstrdup(name);
+        r->key = key ? sy_xstrdup(key) : NULL;
+    }
+    return errors;
 }
 
 /* One entry of `rate_limits` into *r; the errors it found. */
@@ -80,12 +109,16 @@ static int read_rate(const config_setting_t *e, int k, sy_rate_limit *r, const c
         return 1;
     }
     int errors = sy_setting_check_keys(e, rate_keys, where, d);
+    r->line = SY_SRC_LINE(e);
+    const config_setting_t *s = config_setting_get_member(e, "name");
+    if (s)
+        return errors + read_named(e, s, where, r, d);
     const char *key = NULL;
     errors += sy_limit_key_read(e, where, "api:{customer}", &key, d);
-    const config_setting_t *s;
     long long v = 0;
     if (!(s = config_setting_get_member(e, "rate"))) {
-        sy_error(d, SY_SRC_FILE(e), SY_SRC_LINE(e), "%s has no 'rate' (e.g. rate = 10;)", where);
+        sy_error(d, SY_SRC_FILE(e), SY_SRC_LINE(e), "%s has no 'rate' (e.g. rate = 10;), nor a "
+                 "'name' of switchyard.cfg's rate_limits", where);
         errors++;
     } else if (sy_flow_read_int(s, 1, SY_LIMIT_MAX, &v, where, "rate", d) == 0) {
         r->rate = (uint32_t)v;
@@ -97,7 +130,9 @@ static int read_rate(const config_setting_t *e, int k, sy_rate_limit *r, const c
                  "\"1s\";)", where);
         errors++;
     } else {
-        errors += read_interval(s, &r->interval_ms, where, d);
+        char what[240];
+        snprintf(what, sizeof what, "%s: 'interval'", where);
+        errors += sy_config_rate_interval_read(s, what, &r->interval_ms, d);
     }
     r->burst = r->rate;
     if ((s = config_setting_get_member(e, "burst"))) {
@@ -135,12 +170,17 @@ int sy_flow_rates_read(const config_setting_t *s, sy_flow *f, const char *who, s
         sy_rate_limit r = {0};
         int bad = read_rate(e, k + 1, &r, who, d);
         for (size_t j = 0; !bad && j < f->n_rates; j++)
-            if (strcmp(f->rates[j].key, r.key) == 0) {
-                char q[300];
-                sy_error(d, SY_SRC_FILE(e), SY_SRC_LINE(e), "%s: rate_limits entry %d: key %s "
-                         "is already rate limited by entry %zu", who, k + 1,
-                         sy_wf_quote(r.key, q, sizeof q), j + 1);
-                free(r.key);
+            if (same_buckets(&f->rates[j], &r)) {
+                char q[300], what[400];
+                if (r.name)
+                    snprintf(what, sizeof what, "rate limit '%s'%s%s", r.name,
+                             r.key ? " with key " : "", r.key ? sy_wf_quote(r.key, q, sizeof q) : "");
+                else
+                    snprintf(what, sizeof what, "key %s", sy_wf_quote(r.key, q, sizeof q));
+                sy_error(d, SY_SRC_FILE(e), SY_SRC_LINE(e), "%s: rate_limits entry %d: %s is "
+                         "already %s by entry %zu", who, k + 1, what,
+                         r.name ? "named" : "rate limited", j + 1);
+                rate_free(&r);
                 bad = 1;
             }
         errors += bad;
@@ -159,9 +199,15 @@ int sy_flow_rates_json(const sy_flow *f, json_t *o)
         return -1;
     for (size_t i = 0; i < f->n_rates; i++) {
         const sy_rate_limit *r = &f->rates[i];
-        json_t *e = json_pack("{s:s, s:I, s:I, s:I}", "key", r->key, "rate",
-                              (json_int_t)r->rate, "interval_ms", (json_int_t)r->interval_ms,
-                              "burst", (json_int_t)r->burst);
+        json_t *e = r->name ? json_pack("{s:s}", "name", r->name)
+                            : json_pack("{s:s, s:I, s:I, s:I}", "key", r->key, "rate",
+                                        (json_int_t)r->rate, "interval_ms",
+                                        (json_int_t)r->interval_ms, "burst",
+                                        (json_int_t)r->burst);
+        if (e && r->name && r->key && json_object_set_new(e, "key", json_string(r->key)) != 0) {
+            json_decref(e);
+            e = NULL;
+        }
         if (!e || json_array_append_new(a, e) != 0)
             return -1;
     }
@@ -192,7 +238,24 @@ static bool rate_from_json(const json_t *e, sy_rate_limit *r, char *err, size_t 
             p++;
         known = known && *p;
     }
+    const char *name = json_string_value(json_object_get(e, "name"));
+    if (known && name) {
+        const char *why = !name_valid(name) ? "a rate limit's \"name\" is not a valid name"
+                          : json_object_get(e, "rate") || json_object_get(e, "interval_ms") ||
+                                  json_object_get(e, "burst")
+                              ? "a named rate limit has its own rate"
+                          : json_object_get(e, "key") && (!key || sy_limit_key_problem(key))
+                              ? "a rate limit's key is not a valid template"
+                              : NULL;
+        if (why) {
+            snprintf(err, err_len, "%s", why);
+            return false;
+        }
+        *r = (sy_rate_limit){.key = key ? sy_xstrdup(key) : NULL, .name = sy_xstrdup(name)};
+        return true;
+    }
     const char *why = !known ? "a rate limit has unknown members"
+                      : json_object_get(e, "name") ? "a rate limit's \"name\" is not a string"
                       : !key || sy_limit_key_problem(key)
                           ? "a rate limit's key is not a valid template"
                       : !int_in(e, "rate", 1, SY_LIMIT_MAX, &rate)
@@ -206,7 +269,7 @@ static bool rate_from_json(const json_t *e, sy_rate_limit *r, char *err, size_t 
         snprintf(err, err_len, "%s", why);
         return false;
     }
-    *r = (sy_rate_limit){sy_xstrdup(key), (uint32_t)rate, interval, (uint32_t)burst};
+    *r = (sy_rate_limit){sy_xstrdup(key), (uint32_t)rate, interval, (uint32_t)burst, NULL, 0};
     return true;
 }
 
@@ -223,9 +286,9 @@ bool sy_flow_rates_from_json(const json_t *a, sy_flow *f, char *err, size_t err_
         if (!rate_from_json(json_array_get(a, i), &r, err, err_len))
             return false;
         for (size_t j = 0; j < f->n_rates; j++)
-            if (strcmp(f->rates[j].key, r.key) == 0) {
+            if (same_buckets(&f->rates[j], &r)) {
                 snprintf(err, err_len, "a rate limit's key is named twice");
-                free(r.key);
+                rate_free(&r);
                 return false;
             }
         f->rates[f->n_rates++] = r;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "base/diagnostics.h"
+#include "config/flow.h"
 
 typedef enum sy_trigger {
     SY_TRIGGER_ALL_SUCCESS = 0, /* default: every dependency Completed */
@@ -110,14 +111,24 @@ typedef struct sy_limit {
 } sy_limit;
 
 /* One rate limit: a token bucket per rendered key, `rate` tokens per
- * `interval_ms`, holding at most `burst`; a start takes one token. */
-#define SY_RATE_INTERVAL_MAX_MS 86400000 /* one day */
+ * `interval_ms`, holding at most `burst`; a start takes one token.  Or
+ * one that names a rate limit of switchyard.cfg (config/flow.h), whose
+ * rate, interval and burst apply, read at each take. */
 typedef struct sy_rate_limit {
     char *key;                   /* owned: the key's template, as a
-                                    limit's (sy_limit_key_problem) */
-    uint32_t rate;               /* tokens per interval: 1..SY_LIMIT_MAX */
-    int64_t interval_ms;         /* 1..SY_RATE_INTERVAL_MAX_MS */
-    uint32_t burst;              /* 1..SY_LIMIT_MAX; `rate` unless set */
+                                    limit's (sy_limit_key_problem); NULL
+                                    for a named one without a key (one
+                                    bucket, "rate:@NAME") */
+    uint32_t rate;               /* tokens per interval: 1..SY_LIMIT_MAX;
+                                    0 for a named one */
+    int64_t interval_ms;         /* 1..SY_RATE_INTERVAL_MAX_MS; 0 named */
+    uint32_t burst;              /* 1..SY_LIMIT_MAX; `rate` unless set; 0
+                                    named */
+    char *name;                  /* owned: the rate limit of switchyard.cfg
+                                    it names (buckets "rate:@NAME" and
+                                    "rate:@NAME:KEY"); NULL: its own */
+    int line;                    /* where it was written; 0 when read
+                                    from JSON */
 } sy_rate_limit;
 
 /* A task's limits and pool: the task's own, else its workflow's. */

@@ -1,5 +1,6 @@
-/* switchyard.cfg's `pools` and `tenants`, and a workflow's `pool` checked
- * against them: every error names FILE:LINE. */
+/* switchyard.cfg's `pools`, `rate_limits` and `tenants`, and a
+ * workflow's `pool` and named rate limits checked against them: every
+ * error names FILE:LINE. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -145,6 +146,83 @@ static void test_unknown_pool(void **state)
     EXPECT("w.cfg:6: error: task 'c' (public::w::c): pool 'gpu' is not defined");
 }
 
+static void test_rates_valid(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(open_cfg(f, BASE "rate_limits = { crm = { rate = 10; interval = \"1s\";\n"
+                                      "  burst = 2; }; api = { rate = 3; interval = 250; };\n"
+                                      "  slow = { rate = 1; interval = \"1d\"; }; };\n",
+                              "workflow = { name = \"w\"; rate_limits = ( { name = \"crm\"; } );\n"
+                              "  tasks = ( { id = \"a\"; rate_limits = ( { name = \"api\";\n"
+                              "    key = \"{customer}\"; }, { name = \"crm\"; } ); } ); };\n"),
+                     0);
+    const sy_flow_config *fl = &f->s.cfg.flow;
+    assert_int_equal(fl->n_rates, 3);
+    assert_string_equal(fl->rates[0].name, "crm");
+    assert_int_equal(fl->rates[0].rate, 10);
+    assert_int_equal(fl->rates[0].interval_ms, 1000);
+    assert_int_equal(fl->rates[0].burst, 2);
+    const sy_rate_config *api = sy_config_rate(fl, "api");
+    assert_non_null(api);
+    assert_int_equal(api->interval_ms, 250);
+    assert_int_equal(api->burst, 3); /* the rate, unless set */
+    assert_int_equal(sy_config_rate(fl, "slow")->interval_ms, 86400000);
+    assert_null(sy_config_rate(fl, "nope"));
+    char names[64];
+    assert_string_equal(sy_config_rate_names(fl, names, sizeof names), "crm, api, slow");
+}
+
+static void test_rate_errors(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(open_cfg(f, BASE "rate_limits = {\n"                                /* 5 */
+                                      "  a = { rate = 0; interval = \"1s\"; };\n"          /* 6 */
+                                      "  b = { interval = \"1s\"; };\n"                   /* 7 */
+                                      "  c = { rate = 1; interval = \"2d\"; };\n"          /* 8 */
+                                      "  d = 5;\n"                                         /* 9 */
+                                      "  e = { rate = 1; interval = 10; per = 1; };\n"     /* 10 */
+                                      "  f = { rate = 1; interval = \"1s\"; burst = 2000000; };\n" /* 11 */
+                                      "  g = { rate = 1; interval = \"soon\"; };\n"        /* 12 */
+                                      "  h = { rate = 1; }; };\n",                         /* 13 */
+                              NULL),
+                     8);
+    EXPECT("switchyard.cfg:6: error: rate limit 'a': 'rate' must be an integer from 1 to 1000000");
+    EXPECT("switchyard.cfg:7: error: rate limit 'b' has no 'rate'");
+    EXPECT("switchyard.cfg:8: error: rate limit 'c': 'interval' must be a duration from 1ms to 1d");
+    EXPECT("switchyard.cfg:9: error: rate limit 'd' must be a group");
+    EXPECT("switchyard.cfg:10: error: unknown key 'per' in rate limit 'e' (known: rate, "
+           "interval, burst)");
+    EXPECT("switchyard.cfg:11: error: rate limit 'f': 'burst' must be an integer from 1 to");
+    EXPECT("switchyard.cfg:12: error: rate limit 'g': 'interval' must be a duration");
+    EXPECT("switchyard.cfg:13: error: rate limit 'h' has no 'interval'");
+    assert_int_equal(f->s.cfg.flow.n_rates, 0);
+}
+
+static void test_rates_not_a_group(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(open_cfg(f, BASE "rate_limits = ( 1 );\n", NULL), 1);
+    EXPECT("switchyard.cfg:5: error: 'rate_limits' must be a group of named rate limits");
+}
+
+/* A named rate limit must be one of switchyard.cfg's: named at the line
+ * of the entry, the task's own or its workflow's. */
+static void test_unknown_rate(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(open_cfg(f, BASE "rate_limits = { crm = { rate = 1; interval = 10; }; };\n",
+                              "workflow = { name = \"w\";\n"                          /* 1 */
+                              "  rate_limits = ( { name = \"crmx\"; } );\n"            /* 2 */
+                              "  tasks = ( { id = \"a\"; },\n"                         /* 3 */
+                              "    { id = \"b\"; rate_limits = ( { name = \"crm\"; } ); },\n" /* 4 */
+                              "    { id = \"c\"; rate_limits = (\n"                    /* 5 */
+                              "      { name = \"api\"; } ); } ); };\n"),                /* 6 */
+                     2);
+    EXPECT("w.cfg:2: error: task 'a' (public::w::a): rate limit 'crmx' is not defined in",
+           "switchyard.cfg (defined: crm)");
+    EXPECT("w.cfg:6: error: task 'c' (public::w::c): rate limit 'api' is not defined");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -153,6 +231,10 @@ int main(void)
         T(test_errors),
         T(test_not_groups),
         T(test_unknown_pool),
+        T(test_rates_valid),
+        T(test_rate_errors),
+        T(test_rates_not_a_group),
+        T(test_unknown_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,8 @@ static int64_t clock_ms(void) { return pool_env_now; }
 
 const sy_pool_config *pool_env_pools;
 size_t pool_env_n_pools;
+const sy_rate_config *pool_env_rates;
+size_t pool_env_n_rates;
 
 /* The options of the last engine made, for pool_env_restart. */
 static sy_engine_opts last_opts;
@@ -137,6 +139,8 @@ void pool_env_open_with(env *v, const char *workflow, const char *routes, int64_
         .n_tenants = n_tenants,
         .pools = pool_env_pools,
         .n_pools = pool_env_n_pools,
+        .rates = pool_env_rates,
+        .n_rates = pool_env_n_rates,
     };
     last_opts = o;
     assert_int_equal(sy_engine_new(&v->engine, &v->loop, &o, err, sizeof err), SY_OK);

@@ -81,6 +81,9 @@ int64_t pool_env_held(env *v, const char *key, int64_t *rows);
  * none unless a test sets them. */
 extern const sy_pool_config *pool_env_pools;
 extern size_t pool_env_n_pools;
+/* The same for named rate limits (`rate_limits`). */
+extern const sy_rate_config *pool_env_rates;
+extern size_t pool_env_n_rates;
 
 /* Turns the loop until nothing is left to do now (bounded). */
 void turn(env *v);

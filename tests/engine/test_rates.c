@@ -3,7 +3,8 @@
  * per 1/rate, each offered again when its token is due (not before, and
  * not polled); a task that waits for a token holds none of its slots (all
  * or none); a key whose path is not in the context fails its task with
- * why. */
+ * why; a rate limit of switchyard.cfg named by tasks paces them at its
+ * rate, the one in force at each take (a reload's). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +93,53 @@ static void test_slots_all_or_none(void **state)
     close_env(&v);
 }
 
+/* Named: the configuration's rate, one bucket for every task naming it
+ * ("rate:@crm"), another per key beside it; a reload's new rate applies
+ * at the next take, and a rate no longer defined limits nothing. */
+static void test_named_rate_and_reload(void **state)
+{
+    (void)state;
+    sy_rate_config crm = {.name = "crm", .rate = 10, .interval_ms = 1000, .burst = 2};
+    pool_env_rates = &crm;
+    pool_env_n_rates = 1;
+    env v;
+    pool_env_open(&v,
+                  "workflow = { name = \"w\"; rate_limits = ( { name = \"crm\"; } ); tasks = (\n"
+                  "  { id = \"a\"; }, { id = \"b\"; }, { id = \"c\"; }, { id = \"d\"; },"
+                  " { id = \"e\"; }, { id = \"f\"; },\n"
+                  "  { id = \"k\"; rate_limits = ( { name = \"crm\"; key = \"{@task}\"; } ); }"
+                  " ); };\n",
+                  ONE, 7, 0);
+    pool_env_rates = NULL;
+    pool_env_n_rates = 0;
+    /* The burst, and k on a bucket of its own. */
+    assert_string_equal(pools[0].got, "a b k");
+    sy_rate_bucket b;
+    bool found = false;
+    assert_int_equal(sy_store_rate_bucket(v.store, "rate:@crm", &b, &found), SY_OK);
+    assert_true(found);
+    assert_int_equal(sy_store_rate_bucket(v.store, "rate:@crm:k", &b, &found), SY_OK);
+    assert_true(found);
+    advance(&v, 99);
+    assert_string_equal(pools[0].got, "a b k");
+    advance(&v, 1);
+    assert_string_equal(pools[0].got, "a b k c");
+    /* A reload: a token a millisecond from now on. */
+    sy_rate_config faster = {.name = "crm", .rate = 1000, .interval_ms = 1000, .burst = 1};
+    sy_engine_set_rates(v.engine, &faster, 1);
+    turn(&v);
+    assert_string_equal(pools[0].got, "a b k c");
+    advance(&v, 1);
+    assert_string_equal(pools[0].got, "a b k c d");
+    advance(&v, 1);
+    assert_string_equal(pools[0].got, "a b k c d e");
+    /* Removed: f is not held back. */
+    sy_engine_set_rates(v.engine, NULL, 0);
+    turn(&v);
+    assert_string_equal(pools[0].got, "a b k c d e f");
+    close_env(&v);
+}
+
 typedef struct { const char *id; sy_task_state st; char err[512]; } row_arg;
 
 static int find_row(void *arg, const sy_task_record *t)
@@ -128,6 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_then_rate),
         cmocka_unit_test(test_slots_all_or_none),
+        cmocka_unit_test(test_named_rate_and_reload),
         cmocka_unit_test(test_missing_path_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
