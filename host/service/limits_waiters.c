@@ -22,6 +22,7 @@ typedef struct {
     queued *v;        /* in grant order once read */
     size_t n, cap;
     queued **by_task; /* v by (run, idx, elem), for finding a task */
+    int64_t held;     /* what its live holders hold, every tenant's */
 } key_queue;
 
 struct sy_waiter_queues {
@@ -49,7 +50,7 @@ static key_queue *key_of(sy_waiter_queues *q, const char *key)
         if (strcmp(q->k[i].key, key) == 0)
             return &q->k[i];
     q->k = grow(q->k, &q->cap, q->n, sizeof *q->k);
-    q->k[q->n] = (key_queue){sy_xstrdup(key), NULL, 0, 0, NULL};
+    q->k[q->n] = (key_queue){sy_xstrdup(key), NULL, 0, 0, NULL, 0};
     return &q->k[q->n++];
 }
 
@@ -83,6 +84,7 @@ typedef struct {
 static int on_share(void *arg, const char *tenant, int64_t held)
 {
     sharing *s = arg;
+    s->k->held += held;
     for (size_t i = 0; i < s->k->n; i++)
         if (strcmp(s->k->v[i].tenant, tenant) == 0)
             s->k->v[i].g.share = held * (SY_GRANT_SCALE / weight_of(s->flow, tenant));
@@ -177,11 +179,25 @@ int sy_waiter_queues_read(sy_store *s, const sy_flow_config *flow, int64_t now,
     return SY_OK;
 }
 
+static const key_queue *find_key(const sy_waiter_queues *q, const char *key)
+{
+    key_queue probe = {.key = (char *)key};
+    return q && q->n ? bsearch(&probe, q->k, q->n, sizeof *q->k, by_key) : NULL;
+}
+
+bool sy_waiter_queues_held(const sy_waiter_queues *q, const char *key, int64_t *held)
+{
+    const key_queue *k = find_key(q, key);
+    if (!k || k->n == 0)
+        return false;
+    *held = k->held;
+    return true;
+}
+
 bool sy_waiter_queues_position(const sy_waiter_queues *q, const char *key, int64_t run_id,
                                uint32_t idx, int64_t elem, size_t *position, size_t *count)
 {
-    key_queue probe = {.key = (char *)key};
-    const key_queue *k = q && q->n ? bsearch(&probe, q->k, q->n, sizeof *q->k, by_key) : NULL;
+    const key_queue *k = find_key(q, key);
     if (!k || k->n == 0)
         return false;
     queued me = {.g = {.run_id = run_id, .idx = idx, .elem = elem}};

@@ -38,6 +38,11 @@ int sy_waiter_queues_read(sy_store *s, const sy_flow_config *flow, int64_t now,
 bool sy_waiter_queues_position(const sy_waiter_queues *q, const char *key, int64_t run_id,
                                uint32_t idx, int64_t elem, size_t *position, size_t *count);
 
+/* What `key`'s live holders hold at the read, every tenant's together
+ * (the store's shares): false (*held left alone) when `key` has no
+ * waiter in q. */
+bool sy_waiter_queues_held(const sy_waiter_queues *q, const char *key, int64_t *held);
+
 /* NULL is fine. */
 void sy_waiter_queues_free(sy_waiter_queues *q);
 

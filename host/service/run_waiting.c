@@ -80,6 +80,27 @@ static char *current(const char *why, size_t position, size_t count)
     return sy_xasprintf("%s (%s)", why, place);
 }
 
+/* `why` with the count of its "(H of L held" the key's now, as the engine
+ * writes it when a key is full (engine/limits.c); NULL when it says no
+ * such count. */
+static char *held_now(const char *why, int64_t held)
+{
+    const char *open = strstr(why, " (");
+    if (!open)
+        return NULL;
+    const char *digits = open + 2, *p = digits;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (p == digits || strncmp(p, " of ", 4) != 0)
+        return NULL;
+    const char *limit = p + 4, *q = limit;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    if (q == limit || strncmp(q, " held", 5) != 0)
+        return NULL;
+    return sy_xasprintf("%.*s%lld%s", (int)(digits - why), why, (long long)held, p);
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -96,8 +117,15 @@ static void place(waiter *x, const sy_waiter_queues *q, int64_t run_id)
         json_object_set_new(x->o, "waiting_count", json_null());
         return;
     }
-    char *text = current(json_string_value(json_object_get(x->o, "waiting_for")), position,
-                         count);
+    const char *why = json_string_value(json_object_get(x->o, "waiting_for"));
+    int64_t held = 0;
+    char *counted = NULL;
+    if (sy_waiter_queues_held(q, x->key, &held)) {
+        json_object_set_new(x->o, "waiting_held", json_integer((json_int_t)held));
+        counted = held_now(why, held);
+    }
+    char *text = current(counted ? counted : why, position, count);
+    free(counted);
     json_object_set_new(x->o, "waiting_for", json_string(text));
     free(text);
     json_object_set_new(x->o, "waiting_position", json_integer((json_int_t)position));

@@ -112,9 +112,11 @@ int sy_runs_add_maps(sy_store *st, int64_t run_id, json_t *tasks,
  * and its name) "waiting_key", and "waiting_position" and
  * "waiting_count": where it stands at `now` (the leases' clock,
  * sy_clock_now_ms) among the key's live waiters in grant order (engine/grant.h, the tenants' weights of `flow`), null when
- * the store has no live waiter row of it there (a rate's wait).  With
- * those, its "waiting_for" says "(position P of N waiting)" as now: the
- * engine writes the reason once per key, as first seen.  Reads the
+ * the store has no live waiter row of it there (a rate's wait), and
+ * "waiting_held", what the key's live holders hold now (absent with no
+ * waiter row).  With those, its "waiting_for" says "(H of L held" and
+ * "position P of N waiting)" as now: the engine writes the reason once
+ * per key, as first seen.  Reads the
  * store's waiter rows once, and only when something waits.  A store
  * error with its reason in err (tasks then left as they were). */
 int sy_runs_add_waiting(sy_store *st, const sy_flow_config *flow, int64_t now,

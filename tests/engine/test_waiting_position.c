@@ -1,8 +1,9 @@
-/* A Waiting task's place in its key's queue, computed when read
- * (service/runs.h, sy_runs_add_waiting): from the store's waiter rows in
- * grant order, while the engine's stored reason keeps the place first
- * seen; the reason's text gets the place whatever its shape, and a text
- * that names no key is left alone. */
+/* A Waiting task's place in its key's queue and what the key's holders
+ * hold, computed when read (service/runs.h, sy_runs_add_waiting): from
+ * the store's waiter rows in grant order and the key's holders, while
+ * the engine's stored reason keeps the counts first seen; the reason's
+ * text gets them whatever its shape, and a text that names no key is
+ * left alone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -133,6 +134,13 @@ static void test_reason_shapes(void **state)
          "waiting for key:db:w (position 1 of 2 waiting)", "key:db:w", "1/2"},
         {"waiting for key:db:w (1 of 1 held)",
          "waiting for key:db:w (1 of 1 held; position 1 of 2 waiting)", "key:db:w", "1/2"},
+        /* The count held is the key's now (b holds it), not the text's. */
+        {"waiting for key:db:w (7 of 1 held)",
+         "waiting for key:db:w (1 of 1 held; position 1 of 2 waiting)", "key:db:w", "1/2"},
+        {"waiting for key:db:w (x of 1 held)",
+         "waiting for key:db:w (x of 1 held; position 1 of 2 waiting)", "key:db:w", "1/2"},
+        {"waiting for key:db:w (7 of held)",
+         "waiting for key:db:w (7 of held; position 1 of 2 waiting)", "key:db:w", "1/2"},
         {"waiting for key:db:w (position 9 of 9 waiting) and more",
          "waiting for key:db:w (position 1 of 2 waiting) and more", "key:db:w", "1/2"},
         {"waiting for key:db:w (position", "waiting for key:db:w (position (position 1 of 2 "
@@ -169,6 +177,12 @@ static void test_reason_shapes(void **state)
         else
             assert_null(json_object_get(task(run, 2), "waiting_key"));
         assert_string_equal(place(run, 2, buf, sizeof buf), cases[i].place);
+        /* With a waiter row, the key's holders now: b. */
+        json_t *held = json_object_get(task(run, 2), "waiting_held");
+        if (strcmp(cases[i].place, "1/2") == 0)
+            assert_int_equal(json_integer_value(held), 1);
+        else
+            assert_null(held);
         assert_string_equal(place(run, 1, buf, sizeof buf), "absent");
         assert_string_equal(why(run, 1), cases[i].in);
         json_decref(run);
