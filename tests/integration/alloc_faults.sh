@@ -59,6 +59,7 @@ plugin_dirs = ["plugins"];
 workflow_dirs = ["workflows"];
 executors = { default = { plugin = "thread"; workers = 2; }; };
 pools = { db = 4; };
+rate_limits = { api = { rate = 1000; interval = "1s"; burst = 10; }; };
 tenants = { public = { weight = 2; max_running = 8; }; };
 routes = { default = "default"; rules = ( { match = "*::small::**"; executor = ["default"]; } ); };
 CFG
@@ -78,7 +79,8 @@ workflow = {
   tasks = (
     { id = "a"; command = ["/bin/sh", "-c", "$sh_task"]; },
     { id = "b"; after = ["a"]; function = "../lib/tasks.so:record_run"; pool = "db"; },
-    { id = "c"; after = ["a"]; command = ["/bin/sh", "-c", "$sh_task"]; },
+    { id = "c"; after = ["a"]; command = ["/bin/sh", "-c", "$sh_task"];
+      rate_limits = ( { name = "api"; key = "{@task}"; } ); },
     { id = "d"; after = ["b", "c"]; function = "../lib/tasks.so:record_run"; }
   );
 };
