@@ -7,6 +7,7 @@
 #include "base/util.h"
 #include "engine/batch.h"
 #include "engine/run.h"
+#include "workflow/state.h"
 
 static const char *const kind_names[SY_WAITING_KIND_COUNT] = {"key", "pool", "tenant",
                                                               "other"};
@@ -18,13 +19,13 @@ const char *sy_waiting_kind_name(sy_waiting_kind k)
 
 sy_waiting_kind sy_waiting_kind_of(const char *why)
 {
-    static const char lead[] = "waiting for ";
-    if (!why || strncmp(why, lead, sizeof lead - 1) != 0)
+    const char *key = NULL;
+    if (!sy_waiting_key(why, &key))
         return SY_WAITING_OTHER;
-    const char *what = why + sizeof lead - 1;
+    /* A rate's wait ("rate:...") has no kind of its own here. */
     for (int k = 0; k < SY_WAITING_OTHER; k++) {
         size_t n = strlen(kind_names[k]);
-        if (strncmp(what, kind_names[k], n) == 0 && what[n] == ':')
+        if (strncmp(key, kind_names[k], n) == 0 && key[n] == ':')
             return (sy_waiting_kind)k;
     }
     return SY_WAITING_OTHER;

@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "service/limits_waiters.h"
 #include "store/slots.h"
+#include "workflow/state.h"
 
 /* A Waiting task or element of the view, and the key its reason names. */
 typedef struct {
@@ -29,16 +30,9 @@ typedef struct {
  * a wait of another kind ("waiting for capacity: ...", engine/dispatch.c). */
 static char *key_named(const char *why)
 {
-    static const char lead[] = "waiting for ";
-    static const char *const kinds[] = {"key:", "pool:", "tenant:", "rate:"};
-    if (!why || strncmp(why, lead, sizeof lead - 1) != 0)
-        return NULL;
-    const char *key = why + sizeof lead - 1, *end = strstr(key, " (");
-    size_t n = end ? (size_t)(end - key) : strlen(key);
-    bool named = false;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        named = named || strncmp(key, kinds[i], strlen(kinds[i])) == 0;
-    if (!named || n > SY_SLOT_KEY_MAX)
+    const char *key = NULL;
+    size_t n = sy_waiting_key(why, &key);
+    if (n == 0 || n > SY_SLOT_KEY_MAX)
         return NULL;
     char *k = sy_xmalloc(n + 1);
     memcpy(k, key, n);

@@ -98,3 +98,18 @@ bool sy_run_transition_ok(sy_run_state from, sy_run_state to)
         return false;
     return (run_next[from] >> to) & 1u;
 }
+
+size_t sy_waiting_key(const char *why, const char **key)
+{
+    static const char lead[] = "waiting for ";
+    static const char *const kinds[] = {"key:", "pool:", "tenant:", "rate:"};
+    if (!why || strncmp(why, lead, sizeof lead - 1) != 0)
+        return 0;
+    const char *k = why + sizeof lead - 1, *end = strstr(k, " (");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strncmp(k, kinds[i], strlen(kinds[i])) == 0) {
+            *key = k;
+            return end ? (size_t)(end - k) : strlen(k);
+        }
+    return 0;
+}

@@ -20,6 +20,7 @@
 #define SY_STATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum sy_task_state {
     SY_TASK_NOT_STARTED = 0,
@@ -65,5 +66,14 @@ bool sy_run_state_terminal(sy_run_state s);
  * is not a transition and is illegal. */
 bool sy_task_transition_ok(sy_task_state from, sy_task_state to);
 bool sy_run_transition_ok(sy_run_state from, sy_run_state to);
+
+/* The bound a Waiting task's reason names, as the engine writes it
+ * ("waiting for KEY" or "waiting for KEY (...)", KEY one of "key:...",
+ * "pool:...", "tenant:...", "rate:..."): *key points at KEY in `why`,
+ * and the result is its length; 0 (*key left alone) for NULL or any
+ * other text (a wait for an executor's capacity).  The one reader of
+ * reasons: the metrics' kinds (engine/waiting.c) and where a Waiting
+ * task stands (service/run_waiting.c). */
+size_t sy_waiting_key(const char *why, const char **key);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -118,6 +119,39 @@ static void test_run_transitions(void **state)
     assert_false(sy_run_transition_ok((sy_run_state)5, SY_RUN_RUNNING));
 }
 
+/* The bound a Waiting task's reason names: each kind, with and without
+ * its counts; anything else names none. */
+static void test_waiting_key(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *why, *key;
+    } cases[] = {
+        {"waiting for key:db:acme (2 of 2 held; position 1 of 3 waiting)", "key:db:acme"},
+        {"waiting for pool:gpu", "pool:gpu"},
+        {"waiting for tenant:a (8 of 8 held)", "tenant:a"},
+        {"waiting for rate:@crm:acme (next token in 80 ms)", "rate:@crm:acme"},
+        {"waiting for key: (1 of 1 held)", "key:"},
+        {"waiting for capacity: executor 'local' is full", NULL},
+        {"waiting for keys:db", NULL},
+        {"waiting for ", NULL},
+        {"Waiting for key:db", NULL},
+        {"", NULL},
+        {NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *key = "untouched";
+        size_t n = sy_waiting_key(cases[i].why, &key);
+        if (!cases[i].key) {
+            assert_int_equal(n, 0);
+            assert_string_equal(key, "untouched");
+            continue;
+        }
+        assert_int_equal(n, strlen(cases[i].key));
+        assert_memory_equal(key, cases[i].key, n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_terminal),
         cmocka_unit_test(test_task_transitions),
         cmocka_unit_test(test_run_transitions),
+        cmocka_unit_test(test_waiting_key),
     };
     return cmocka_run_group_tests_name("state", tests, NULL, NULL);
 }
