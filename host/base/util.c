@@ -190,3 +190,24 @@ char *sy_xstrdup(const char *s)
     size_t n = strlen(s) + 1;
     return memcpy(sy_xmalloc(n), s, n);
 }
+
+void *sy_grow(void *v, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need == 0)
+        need = 1;
+    if (need <= *cap && v)
+        return v;
+    size_t c = *cap ? *cap : (first ? first : 1);
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / size)
+            return NULL;
+        c *= 2;
+    }
+    if (c > SIZE_MAX / size)
+        return NULL;
+    void *nv = realloc(v, c * size);
+    if (!nv)
+        return NULL;
+    *cap = c;
+    return nv;
+}

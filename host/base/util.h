@@ -71,6 +71,14 @@ void sy_oom_context(const char *what);
  * restarted host resumes (docs/reliability.md, "Allocation failures"). */
 _Noreturn void sy_oom(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Room for `need` elements (at least 1) of `size` bytes in v, whose
+ * capacity is *cap: v when it has it, else v reallocated to `first`
+ * elements (or *cap) doubled until they hold `need`, *cap updated.  NULL
+ * when out of memory, v and *cap left as they were (v is still the
+ * caller's).  For the stores' buffers, which answer SY_ENOMEM; the
+ * engine's lists end the process instead (engine/batch.h). */
+void *sy_grow(void *v, size_t *cap, size_t need, size_t size, size_t first);
+
 /* FNV-1a of the string `s` continuing from `h` (start with
  * SY_FNV_START): for tables that find strings by hash. */
 #define SY_FNV_START 14695981039346656037ULL

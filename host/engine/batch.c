@@ -14,13 +14,9 @@ void *sy_engine_grow(void *v, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return v;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *nv = realloc(v, c * elem);
+    void *nv = sy_grow(v, cap, need, elem, 64);
     if (!nv)
         sy_oom("growing the engine's lists");
-    *cap = c;
     return nv;
 }
 

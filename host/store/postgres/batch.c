@@ -38,16 +38,12 @@ static void put(literal *a, const char *s, size_t len)
     if (a->bad)
         return;
     if (a->n + len + 2 > a->cap) {
-        size_t cap = a->cap ? a->cap : 256;
-        while (a->n + len + 2 > cap)
-            cap *= 2;
-        char *v = realloc(a->v, cap);
+        char *v = sy_grow(a->v, &a->cap, a->n + len + 2, 1, 256);
         if (!v) {
             a->bad = true;
             return;
         }
         a->v = v;
-        a->cap = cap;
     }
     memcpy(a->v + a->n, s, len);
     a->n += len;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "store/postgres/internal.h"
 
 /* Appends s and its NUL to the holds' text; its offset, or SIZE_MAX when
@@ -32,14 +33,10 @@ static size_t keep_text(sy_pg_holds *hs, const char *s)
 {
     size_t len = strlen(s) + 1;
     if (hs->len + len > hs->text_cap) {
-        size_t cap = hs->text_cap ? hs->text_cap : 1024;
-        while (hs->len + len > cap)
-            cap *= 2;
-        char *t = realloc(hs->text, cap);
+        char *t = sy_grow(hs->text, &hs->text_cap, hs->len + len, 1, 1024);
         if (!t)
             return SIZE_MAX;
         hs->text = t;
-        hs->text_cap = cap;
     }
     size_t at = hs->len;
     memcpy(hs->text + at, s, len);
@@ -52,14 +49,10 @@ int sy_pg_holds_add(sy_store_pg *q, const char *owner, const sy_slot_take *t, si
 {
     sy_pg_holds *hs = &q->holds;
     if (hs->n + n > hs->cap) {
-        size_t cap = hs->cap ? hs->cap : 64;
-        while (hs->n + n > cap)
-            cap *= 2;
-        sy_pg_hold *v = realloc(hs->v, cap * sizeof *v);
+        sy_pg_hold *v = sy_grow(hs->v, &hs->cap, hs->n + n, sizeof *v, 64);
         if (!v)
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
         hs->v = v;
-        hs->cap = cap;
     }
     /* One copy of the owner per call: every take of a call has it. */
     size_t who = keep_text(hs, owner);
@@ -116,14 +109,10 @@ static size_t first_of(sy_pg_holds *hs, int64_t run_id, uint32_t idx, int64_t el
 static bool json_put(sy_pg_holds *hs, size_t *len, const char *s, size_t n)
 {
     if (*len + n + 1 > hs->json_cap) {
-        size_t cap = hs->json_cap ? hs->json_cap : 256;
-        while (*len + n + 1 > cap)
-            cap *= 2;
-        char *j = realloc(hs->json, cap);
+        char *j = sy_grow(hs->json, &hs->json_cap, *len + n + 1, 1, 256);
         if (!j)
             return false;
         hs->json = j;
-        hs->json_cap = cap;
     }
     memcpy(hs->json + *len, s, n);
     *len += n;

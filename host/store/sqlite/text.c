@@ -8,20 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "store/sqlite/internal.h"
 
 bool sy_sqlite_text_reserve(sy_sqlite_text *b, size_t more)
 {
-    if (b->len + more + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (b->len + more + 1 > cap)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return false;
-        b->p = p;
-        b->cap = cap;
-    }
+    if (b->len + more + 1 <= b->cap)
+        return true;
+    char *p = sy_grow(b->p, &b->cap, b->len + more + 1, 1, 64);
+    if (!p)
+        return false;
+    b->p = p;
     return true;
 }
 
