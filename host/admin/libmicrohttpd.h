@@ -20,37 +20,37 @@
 #include <gnutls/gnutls.h>
 #include <stddef.h>
 
+#include "base/library.h"
+
 /* The functions the admin API calls, in alphabetical order. */
-#define SY_LIBMICROHTTPD_FUNCTIONS(X) \
-    X(MHD_add_response_header) \
-    X(MHD_create_response_from_buffer) \
-    X(MHD_create_response_from_callback) \
-    X(MHD_destroy_response) \
-    X(MHD_get_connection_info) \
-    X(MHD_get_daemon_info) \
-    X(MHD_get_timeout) \
-    X(MHD_lookup_connection_value) \
-    X(MHD_queue_response) \
-    X(MHD_resume_connection) \
-    X(MHD_run) \
-    X(MHD_start_daemon) \
-    X(MHD_stop_daemon) \
-    X(MHD_suspend_connection) \
-    X(gnutls_certificate_verify_peers2) \
+#define SY_LIBMICROHTTPD_FUNCTIONS(X, t) \
+    X(t, MHD_add_response_header) \
+    X(t, MHD_create_response_from_buffer) \
+    X(t, MHD_create_response_from_callback) \
+    X(t, MHD_destroy_response) \
+    X(t, MHD_get_connection_info) \
+    X(t, MHD_get_daemon_info) \
+    X(t, MHD_get_timeout) \
+    X(t, MHD_lookup_connection_value) \
+    X(t, MHD_queue_response) \
+    X(t, MHD_resume_connection) \
+    X(t, MHD_run) \
+    X(t, MHD_start_daemon) \
+    X(t, MHD_stop_daemon) \
+    X(t, MHD_suspend_connection) \
+    X(t, gnutls_certificate_verify_peers2) \
 
 /* Each function's address, typed by the library's header.  Written once
  * by sy_libmicrohttpd_load, read by any thread after it. */
 struct sy_libmicrohttpd {
-#define SY_LIBMICROHTTPD_SLOT(name) __typeof__(name) *name;
-    SY_LIBMICROHTTPD_FUNCTIONS(SY_LIBMICROHTTPD_SLOT)
-#undef SY_LIBMICROHTTPD_SLOT
+    SY_LIBMICROHTTPD_FUNCTIONS(SY_LIBRARY_SLOT, sy_libmicrohttpd)
 };
 extern struct sy_libmicrohttpd sy_libmicrohttpd;
 
-/* Loads the library and fills sy_libmicrohttpd, once per process (any thread).
- * 0, or -1 with "{soname} cannot be loaded (...): install the Debian
- * package libmicrohttpd12" (or the function it lacks) in err, the same on
- * every call. */
+/* Loads the library and fills sy_libmicrohttpd, once per process (any
+ * thread).  0, or -1 with "libmicrohttpd.so.12 cannot be loaded (...):
+ * install the Debian package libmicrohttpd12" (or the function it lacks)
+ * in err, the same on every call. */
 int sy_libmicrohttpd_load(char *err, size_t err_len);
 
 #define MHD_add_response_header(...) (sy_libmicrohttpd.MHD_add_response_header(__VA_ARGS__))

@@ -52,4 +52,29 @@ typedef struct sy_library {
  * "NAME has no function F: ..." in err.  The handle is never closed. */
 int sy_library_load(sy_library *l, char *err, size_t err_len);
 
+/* A binding's parts, from its list LIST(X, t) of X(t, FUNCTION):
+ * SY_LIBRARY_SLOT makes the table's members, each typed by the
+ * library's own header (`struct TABLE { LIST(SY_LIBRARY_SLOT, TABLE) };`
+ * in the binding's header), and SY_LIBRARY_DEFINE, in its one source
+ * file, the table, its sy_library and `int LOAD(char *err, size_t
+ * err_len)`, which loads it (sy_library_load). */
+#define SY_LIBRARY_SLOT(t, name) __typeof__(name) *name;
+#define SY_LIBRARY_NAME(t, name) #name,
+#define SY_LIBRARY_ADDRESS(t, name) (void **)&t.name,
+#define SY_LIBRARY_DEFINE(TABLE, LIST, SONAME, PACKAGE, LOAD)                  \
+    struct TABLE TABLE;                                                        \
+    static const char *const TABLE##_names[] = {LIST(SY_LIBRARY_NAME, TABLE)}; \
+    static void **const TABLE##_slots[] = {LIST(SY_LIBRARY_ADDRESS, TABLE)};   \
+    static sy_library TABLE##_library = {                                      \
+        .soname = SONAME,                                                      \
+        .package = PACKAGE,                                                    \
+        .names = TABLE##_names,                                                \
+        .slots = TABLE##_slots,                                                \
+        .count = sizeof TABLE##_names / sizeof TABLE##_names[0],               \
+    };                                                                         \
+    int LOAD(char *err, size_t err_len)                                        \
+    {                                                                          \
+        return sy_library_load(&TABLE##_library, err, err_len);                \
+    }
+
 #endif

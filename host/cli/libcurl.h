@@ -15,33 +15,33 @@
 #include <curl/curl.h>
 #include <stddef.h>
 
+#include "base/library.h"
+
 /* <curl/curl.h> makes these two macros (type checks with GCC); the
  * calls go through the table instead. */
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 
 /* The functions `--host` calls, in alphabetical order. */
-#define SY_LIBCURL_FUNCTIONS(X) \
-    X(curl_easy_cleanup) \
-    X(curl_easy_getinfo) \
-    X(curl_easy_init) \
-    X(curl_easy_perform) \
-    X(curl_easy_setopt) \
-    X(curl_easy_strerror) \
-    X(curl_slist_append) \
-    X(curl_slist_free_all) \
+#define SY_LIBCURL_FUNCTIONS(X, t) \
+    X(t, curl_easy_cleanup) \
+    X(t, curl_easy_getinfo) \
+    X(t, curl_easy_init) \
+    X(t, curl_easy_perform) \
+    X(t, curl_easy_setopt) \
+    X(t, curl_easy_strerror) \
+    X(t, curl_slist_append) \
+    X(t, curl_slist_free_all) \
 
 /* Each function's address, typed by the library's header.  Written once
  * by sy_libcurl_load, read by any thread after it. */
 struct sy_libcurl {
-#define SY_LIBCURL_SLOT(name) __typeof__(name) *name;
-    SY_LIBCURL_FUNCTIONS(SY_LIBCURL_SLOT)
-#undef SY_LIBCURL_SLOT
+    SY_LIBCURL_FUNCTIONS(SY_LIBRARY_SLOT, sy_libcurl)
 };
 extern struct sy_libcurl sy_libcurl;
 
 /* Loads the library and fills sy_libcurl, once per process (any thread).
- * 0, or -1 with "{soname} cannot be loaded (...): install the Debian
+ * 0, or -1 with "libcurl.so.4 cannot be loaded (...): install the Debian
  * package libcurl4" (or the function it lacks) in err, the same on
  * every call. */
 int sy_libcurl_load(char *err, size_t err_len);

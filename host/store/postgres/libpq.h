@@ -15,52 +15,52 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
+#include "base/library.h"
+
 /* The functions the store calls, in alphabetical order. */
-#define SY_LIBPQ_FUNCTIONS(X) \
-    X(PQclear) \
-    X(PQcmdStatus) \
-    X(PQcmdTuples) \
-    X(PQconnectdbParams) \
-    X(PQconninfoFree) \
-    X(PQconninfoParse) \
-    X(PQconsumeInput) \
-    X(PQdb) \
-    X(PQerrorMessage) \
-    X(PQexec) \
-    X(PQexecParams) \
-    X(PQexecPrepared) \
-    X(PQfinish) \
-    X(PQfreemem) \
-    X(PQgetisnull) \
-    X(PQgetvalue) \
-    X(PQhost) \
-    X(PQnfields) \
-    X(PQnotifies) \
-    X(PQntuples) \
-    X(PQport) \
-    X(PQprepare) \
-    X(PQreset) \
-    X(PQresultErrorField) \
-    X(PQresultErrorMessage) \
-    X(PQresultStatus) \
-    X(PQsetNoticeReceiver) \
-    X(PQsetnonblocking) \
-    X(PQsocket) \
-    X(PQstatus) \
-    X(PQtransactionStatus) \
-    X(PQuser) \
+#define SY_LIBPQ_FUNCTIONS(X, t) \
+    X(t, PQclear) \
+    X(t, PQcmdStatus) \
+    X(t, PQcmdTuples) \
+    X(t, PQconnectdbParams) \
+    X(t, PQconninfoFree) \
+    X(t, PQconninfoParse) \
+    X(t, PQconsumeInput) \
+    X(t, PQdb) \
+    X(t, PQerrorMessage) \
+    X(t, PQexec) \
+    X(t, PQexecParams) \
+    X(t, PQexecPrepared) \
+    X(t, PQfinish) \
+    X(t, PQfreemem) \
+    X(t, PQgetisnull) \
+    X(t, PQgetvalue) \
+    X(t, PQhost) \
+    X(t, PQnfields) \
+    X(t, PQnotifies) \
+    X(t, PQntuples) \
+    X(t, PQport) \
+    X(t, PQprepare) \
+    X(t, PQreset) \
+    X(t, PQresultErrorField) \
+    X(t, PQresultErrorMessage) \
+    X(t, PQresultStatus) \
+    X(t, PQsetNoticeReceiver) \
+    X(t, PQsetnonblocking) \
+    X(t, PQsocket) \
+    X(t, PQstatus) \
+    X(t, PQtransactionStatus) \
+    X(t, PQuser) \
 
 /* Each function's address, typed by the library's header.  Written once
  * by sy_libpq_load, read by any thread after it. */
 struct sy_libpq {
-#define SY_LIBPQ_SLOT(name) __typeof__(name) *name;
-    SY_LIBPQ_FUNCTIONS(SY_LIBPQ_SLOT)
-#undef SY_LIBPQ_SLOT
+    SY_LIBPQ_FUNCTIONS(SY_LIBRARY_SLOT, sy_libpq)
 };
 extern struct sy_libpq sy_libpq;
 
 /* Loads the library and fills sy_libpq, once per process (any thread).
- * 0, or -1 with "{soname} cannot be loaded (...): install the Debian
+ * 0, or -1 with "libpq.so.5 cannot be loaded (...): install the Debian
  * package libpq5" (or the function it lacks) in err, the same on
  * every call. */
 int sy_libpq_load(char *err, size_t err_len);
