@@ -60,6 +60,45 @@ static int add_bucket(void *arg, const sy_rate_bucket_row *b)
     return 0;
 }
 
+/* `list`'s objects in the order of their "key" (few: an insertion sort). */
+static void sort_by_key(json_t *list)
+{
+    size_t n = json_array_size(list);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0; j--) {
+            json_t *a = json_array_get(list, j - 1), *b = json_array_get(list, j);
+            if (strcmp(json_string_value(json_object_get(a, "key")),
+                       json_string_value(json_object_get(b, "key"))) <= 0)
+                break;
+            json_incref(a);
+            json_array_set(list, j - 1, b);
+            json_array_set_new(list, j, a);
+        }
+}
+
+/* The named rate limits of `flow` no take has made a bucket of yet
+ * ("rate:@NAME"): listed full, at their rate, so that the configured
+ * ones show before their first task. */
+static void add_named_rates(json_t *rates, const sy_flow_config *flow)
+{
+    for (size_t i = 0; flow && i < flow->n_rates; i++) {
+        const sy_rate_config *r = &flow->rates[i];
+        char key[80];
+        snprintf(key, sizeof key, "rate:@%s", r->name);
+        bool listed = false;
+        size_t j;
+        json_t *row;
+        json_array_foreach(rates, j, row)
+            listed = listed || strcmp(json_string_value(json_object_get(row, "key")), key) == 0;
+        if (!listed)
+            json_array_append_new(
+                rates, json_pack("{s:s, s:I, s:I, s:I, s:I, s:n}", "key", key, "tokens",
+                                 (json_int_t)r->burst, "rate", (json_int_t)r->rate,
+                                 "interval_ms", (json_int_t)r->interval_ms, "burst",
+                                 (json_int_t)r->burst, "next_token_ms"));
+    }
+}
+
 json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, char *err,
                        size_t err_len)
 {
@@ -91,17 +130,7 @@ json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, cha
     json_object_foreach(keys, k, v)
         json_array_append(list, v);
     json_decref(keys);
-    size_t n = json_array_size(list);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0; j--) {
-            json_t *a = json_array_get(list, j - 1), *b = json_array_get(list, j);
-            if (strcmp(json_string_value(json_object_get(a, "key")),
-                       json_string_value(json_object_get(b, "key"))) <= 0)
-                break;
-            json_incref(a);
-            json_array_set(list, j - 1, b);
-            json_array_set_new(list, j, a);
-        }
+    sort_by_key(list);
     bucket_list c = {json_array(), now};
     if (sy_store_list_rate_buckets(s, add_bucket, &c) != SY_OK) {
         snprintf(err, err_len, "%s", sy_store_errmsg(s));
@@ -109,5 +138,7 @@ json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, cha
         json_decref(list);
         return NULL;
     }
+    add_named_rates(c.list, flow);
+    sort_by_key(c.list);
     return json_pack("{s:o, s:o}", "keys", list, "rates", c.list);
 }

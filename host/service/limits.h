@@ -21,7 +21,9 @@
  * tenant of `flow` listed even with none; every rate limit's bucket in
  * key order, its whole tokens at `now` and the ms until the next is due
  * (null when full; tokens, rate, burst and next_token_ms null for a
- * bucket last taken from by a build that did not keep its rate).
+ * bucket last taken from by a build that did not keep its rate), and
+ * every named rate limit of `flow` whose bucket ("rate:@NAME") no take
+ * has made yet, full at its rate.
  * NULL with the reason in err when the store fails. */
 json_t *sy_limits_list(sy_store *s, const sy_flow_config *flow, int64_t now, char *err,
                        size_t err_len);

@@ -2,7 +2,7 @@
 # A rate limit of switchyard.cfg (`rate_limits = { crm = {...}; }`) named
 # by a workflow's tasks: they share its one bucket ("rate:@crm") at its
 # rate, the waiting ones say so in `status` and `switchyard limits` lists
-# it; a SIGHUP that makes it faster applies to the tasks already waiting,
+# it (before its first take too); a SIGHUP that makes it faster applies to the tasks already waiting,
 # and a reload that removes it while a workflow names it leaves that
 # workflow out, saying why in the host's log.
 . "$SY_SRCDIR/tests/integration/lib.sh"
@@ -19,6 +19,9 @@ dispatched() { grep -c "^dispatch public::calls::" "$host/dispatch.log" 2>/dev/n
 
 run check
 rc_is 0 "check accepts a workflow naming a rate limit of switchyard.cfg"
+run limits
+has "rate:@crm: 2 token(s) of 2, 1 per 3600000 ms, full" \
+    "switchyard limits lists the configured rate before any task took of it"
 
 $SY_WRAP "$SWITCHYARD" serve >"$host/serve.log" 2>&1 &
 pid=$!
