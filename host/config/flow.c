@@ -227,12 +227,17 @@ const sy_tenant_config *sy_config_tenant(const sy_flow_config *f, const char *na
     return NULL;
 }
 
+const sy_rate_config *sy_config_rate_in(const sy_rate_config *rates, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(rates[i].name, name) == 0)
+            return &rates[i];
+    return NULL;
+}
+
 const sy_rate_config *sy_config_rate(const sy_flow_config *f, const char *name)
 {
-    for (size_t i = 0; name && i < f->n_rates; i++)
-        if (strcmp(f->rates[i].name, name) == 0)
-            return &f->rates[i];
-    return NULL;
+    return sy_config_rate_in(f->rates, f->n_rates, name);
 }
 
 static const char *pool_at(const sy_flow_config *f, size_t i)

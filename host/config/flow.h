@@ -77,6 +77,8 @@ int sy_config_rate_interval_read(const config_setting_t *s, const char *what, in
 const sy_pool_config *sy_config_pool(const sy_flow_config *f, const char *name);
 const sy_tenant_config *sy_config_tenant(const sy_flow_config *f, const char *name);
 const sy_rate_config *sy_config_rate(const sy_flow_config *f, const char *name);
+/* The same among n rate limits of a copy (the engine's). */
+const sy_rate_config *sy_config_rate_in(const sy_rate_config *rates, size_t n, const char *name);
 
 /* "a, b, c" (the pools' or the named rate limits' names) into buf,
  * "none" for none; returns buf. */

@@ -44,15 +44,6 @@ static int64_t queue_behind(sy_rate_waits *w, const sy_rate_claim *c,
     return due;
 }
 
-/* The named rate limit `name` in force, or NULL. */
-static const sy_rate_config *named_rate(const sy_rate_config *named, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(named[i].name, name) == 0)
-            return &named[i];
-    return NULL;
-}
-
 int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, const sy_rate_config *named,
                   size_t n_named, sy_rate_waits *waits, char *why, size_t why_len,
                   int64_t *retry_at)
@@ -68,7 +59,7 @@ int sy_rates_take(sy_live_run *r, size_t idx, int64_t now, const sy_rate_config 
     int result = 1;
     for (size_t i = 0; i < f->n_rates && i < SY_RATE_CLAIMS_MAX; i++) {
         const sy_rate_limit *rl = &f->rates[i];
-        const sy_rate_config *nr = rl->name ? named_rate(named, n_named, rl->name) : NULL;
+        const sy_rate_config *nr = rl->name ? sy_config_rate_in(named, n_named, rl->name) : NULL;
         if (rl->name && !nr) {
             sy_log(SY_LOG_WARN, "engine", "%s: rate limit '%s' is not defined any more; not "
                    "limited", def->ns, rl->name);

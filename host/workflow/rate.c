@@ -9,6 +9,7 @@
 #include <switchyard/sdk.h>
 
 #include "base/util.h"
+#include "config/config.h"
 #include "workflow/internal.h"
 
 static const char *const rate_keys[] = {"key", "rate", "interval", "burst", "name", NULL};
@@ -58,20 +59,13 @@ static bool same_buckets(const sy_rate_limit *a, const sy_rate_limit *b)
     return names && keys;
 }
 
-/* As switchyard.cfg's names (config/flow.c). */
-static bool name_valid(const char *name)
-{
-    size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
-    return n == strlen(name) && n >= 1 && n <= 64;
-}
-
 /* An entry naming a rate limit of switchyard.cfg (`name`): its own
  * `key` only, the rate, interval and burst being the named one's. */
 static int read_named(const config_setting_t *e, const config_setting_t *n, const char *where,
                       sy_rate_limit *r, sy_diags *d)
 {
     const char *name = config_setting_get_string(n);
-    if (!name || !name_valid(name)) {
+    if (!name || !sy_name_valid(name)) {
         sy_error(d, SY_SRC_FILE(n), SY_SRC_LINE(n), "%s: 'name' must name a rate limit of "
                  "switchyard.cfg (letters, digits, '_' and '-'), e.g. name = \"crm\";", where);
         return 1;
@@ -238,24 +232,18 @@ static bool rate_from_json(const json_t *e, sy_rate_limit *r, char *err, size_t 
             p++;
         known = known && *p;
     }
+    /* A named one: its name and its key, if any, alone. */
     const char *name = json_string_value(json_object_get(e, "name"));
-    if (known && name) {
-        const char *why = !name_valid(name) ? "a rate limit's \"name\" is not a valid name"
-                          : json_object_get(e, "rate") || json_object_get(e, "interval_ms") ||
-                                  json_object_get(e, "burst")
-                              ? "a named rate limit has its own rate"
-                          : json_object_get(e, "key") && (!key || sy_limit_key_problem(key))
-                              ? "a rate limit's key is not a valid template"
-                              : NULL;
-        if (why) {
-            snprintf(err, err_len, "%s", why);
-            return false;
-        }
-        *r = (sy_rate_limit){.key = key ? sy_xstrdup(key) : NULL, .name = sy_xstrdup(name)};
-        return true;
-    }
+    bool own = json_object_get(e, "rate") || json_object_get(e, "interval_ms") ||
+               json_object_get(e, "burst");
     const char *why = !known ? "a rate limit has unknown members"
-                      : json_object_get(e, "name") ? "a rate limit's \"name\" is not a string"
+                      : json_object_get(e, "name") && !name
+                          ? "a rate limit's \"name\" is not a string"
+                      : name && !sy_name_valid(name) ? "a rate limit's \"name\" is not a valid name"
+                      : name && own ? "a named rate limit has its own rate"
+                      : name && json_object_get(e, "key") && (!key || sy_limit_key_problem(key))
+                          ? "a rate limit's key is not a valid template"
+                      : name ? NULL
                       : !key || sy_limit_key_problem(key)
                           ? "a rate limit's key is not a valid template"
                       : !int_in(e, "rate", 1, SY_LIMIT_MAX, &rate)
@@ -269,7 +257,10 @@ static bool rate_from_json(const json_t *e, sy_rate_limit *r, char *err, size_t 
         snprintf(err, err_len, "%s", why);
         return false;
     }
-    *r = (sy_rate_limit){sy_xstrdup(key), (uint32_t)rate, interval, (uint32_t)burst, NULL, 0};
+    if (name)
+        *r = (sy_rate_limit){.key = key ? sy_xstrdup(key) : NULL, .name = sy_xstrdup(name)};
+    else
+        *r = (sy_rate_limit){sy_xstrdup(key), (uint32_t)rate, interval, (uint32_t)burst, NULL, 0};
     return true;
 }
 
