@@ -23,9 +23,18 @@ workflow = { name = "w"; limits = ( { key = "db"; limit = 1; } );
 WF
     start_serve
     ok $? "$1: serve listens"
-    curl -sN --max-time 30 "$base/api/v1/events" >"$host/events.sse" 2>/dev/null &
+    # The stream is killed below, once the run has ended; its first line
+    # (": switchyard events") says it is subscribed, and only then is the
+    # run submitted.  This waited 5 s at most and went on regardless, and
+    # curl gave up after 30: a fresh clone's sanitizer pass on a loaded
+    # machine once found no Waiting event in the PostgreSQL scenario (29
+    # November 2026), which a late subscription would explain.  Now the
+    # subscription is waited for, and checked.
+    curl -sN --max-time 300 "$base/api/v1/events" >"$host/events.sse" 2>/dev/null &
     sse=$!
-    for _ in $(seq 1 50); do [ -s "$host/events.sse" ] && break; sleep 0.1; done
+    for _ in $(seq 1 600); do [ -s "$host/events.sse" ] && break; sleep 0.1; done
+    [ -s "$host/events.sse" ]
+    ok $? "$1: the event stream is subscribed"
     api POST /api/v1/runs '{"workflow": "w"}' token
     code_is 201 "$1: a run submitted"
     id=$(printf '%s' "$body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
