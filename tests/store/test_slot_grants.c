@@ -26,6 +26,7 @@
 #endif
 #include "base/util.h"
 #include "store/slots.h"
+#include "store/waiters.h"
 #include "fixture.h"
 
 #define NOW 100  /* inside both leases (claimed at 10 until 1000) */
@@ -174,6 +175,118 @@ static void test_grant_taken_back(void **state)
     assert_false(put_and_commit(f->a, "h1", &mine, 1, NOW));
 }
 
+/* Slots given back are free again for a read and a take in the same
+ * batch: on PostgreSQL the give-back waits for the batch's take and goes
+ * with it, one write of the key's row (store/postgres/slots.c), and a
+ * give-back no take carries goes at the commit. */
+static void test_given_back_then_taken(void **state)
+{
+    fx *f = *state;
+    long_leases(f);
+    /* Limit 2, both held by h1 (no extra: too little room). */
+    int64_t held = read_as(f->a, "h1", 2, 2, NOW, true);
+    assert_int_equal(held, 0);
+    sy_slot_take two[] = {take_of(f->run, 2, 1, 0, f->h1.epoch),
+                          take_of(f->run, 2, 1, 1, f->h1.epoch)};
+    assert_true(put_and_commit(f->a, "h1", two, 2, NOW));
+    assert_int_equal(read_all(f->b, 2, NOW), 2);
+    /* One given back and, in the same batch, read and taken again. */
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_return_takes(f->a, "h1", &two[0], 1));
+    sy_slot_claim c = {KEY, 2, 1};
+    held = -2;
+    OK(f->a, sy_store_slot_room_as(f->a, "h1", &c, 1, NOW, &held));
+    assert_int_equal(held, 1);
+    sy_slot_take again = take_of(f->run, 2, 1, 2, f->h1.epoch);
+    assert_true(put_and_commit(f->a, "h1", &again, 1, NOW));
+    assert_int_equal(read_all(f->b, 2, NOW), 2);
+    /* Full again: one more would pass the limit, in the batch or after. */
+    assert_int_equal(read_as(f->a, "h1", 2, 1, NOW, false), 2);
+    /* Both given back, nothing taken: at the commit, free for h2. */
+    OK(f->a, sy_store_begin(f->a));
+    sy_slot_take back[] = {two[1], again};
+    OK(f->a, sy_store_return_takes(f->a, "h1", back, 2));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(read_all(f->b, 2, NOW), 0);
+}
+
+static int sum_share(void *arg, const char *tenant, int64_t held)
+{
+    (void)tenant;
+    *(int64_t *)arg += held;
+    return 0;
+}
+
+/* What KEY's holders hold by tenant, summed, read by handle s. */
+static int64_t shares_of(sy_store *s)
+{
+    int64_t sum = 0;
+    OK(s, sy_store_key_shares(s, KEY, NOW, sum_share, &sum));
+    return sum;
+}
+
+/* Within a grant, the give-back and the take of one batch on PostgreSQL
+ * are one write of the key's row: the read between them counts the
+ * slots given back as free, and what is held, by tenant too, comes out
+ * as if each had been written alone. */
+static void test_given_back_within_grant(void **state)
+{
+    fx *f = *state;
+    long_leases(f);
+    /* h1 is granted 2 and an extra of 249 and takes 2. */
+    assert_int_equal(read_as(f->a, "h1", 1000, 2, NOW, true), on_pg() ? 1000 - 251 : 0);
+    sy_slot_take two[] = {take_of(f->run, 1000, 1, 0, f->h1.epoch),
+                          take_of(f->run, 1000, 1, 1, f->h1.epoch)};
+    assert_true(put_and_commit(f->a, "h1", two, 2, NOW));
+    assert_int_equal(shares_of(f->b), 2);
+    /* One given back, then 3 read and taken: the grant had 249 free,
+     * and 250 with the one given back. */
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_return_takes(f->a, "h1", &two[0], 1));
+    sy_slot_claim c = {KEY, 1000, 3};
+    int64_t held = -2;
+    OK(f->a, sy_store_slot_room_as(f->a, "h1", &c, 1, NOW, &held));
+    assert_int_equal(held, on_pg() ? 1000 - 250 : 1);
+    sy_slot_take three = take_of(f->run, 1000, 3, 2, f->h1.epoch);
+    assert_true(put_and_commit(f->a, "h1", &three, 1, NOW));
+    /* Held: 2 - 1 + 3; the grant kept (251), as others count it. */
+    assert_int_equal(shares_of(f->b), 4);
+    assert_int_equal(read_all(f->b, 1000, NOW), on_pg() ? 251 : 4);
+    /* All given back with no take in the batch: sent at the commit. */
+    OK(f->a, sy_store_begin(f->a));
+    sy_slot_take rest[] = {two[1], three};
+    OK(f->a, sy_store_return_takes(f->a, "h1", rest, 2));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(shares_of(f->b), 0);
+    assert_int_equal(read_all(f->b, 1000, NOW), on_pg() ? 249 : 0);
+}
+
+/* A host remembers what its grants leave free, to lock only those keys
+ * shared without reading them first (store/postgres/hints.h).  A grant
+ * taken back since is read again under the lock: h1's hint of 74 free
+ * finds the key h2's, never a slot beyond the limit. */
+static void test_grant_hint_taken_back(void **state)
+{
+    fx *f = *state;
+    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    long_leases(f);
+    /* Limit 300: h1 is granted 1 and an extra of (300 - 1) / 4 = 74,
+     * which it keeps at the commit: its hint, 74 free. */
+    assert_int_equal(read_as(f->a, "h1", 300, 1, NOW, false), 300 - 75);
+    assert_int_equal(read_as(f->a, "h1", 300, 1, NOW, false), 300 - 74);
+    /* h2 needs all 300: it takes h1's unused grant back and takes them. */
+    assert_int_equal(read_as(f->b, "h2", 300, 300, NOW, true), 0);
+    sy_slot_take all = {KEY, 300, 300, {run2, 0, 0, 1}, e2, NULL};
+    assert_true(put_and_commit(f->b, "h2", &all, 1, NOW));
+    /* h1's hint still says 74: the read under the lock says the key is
+     * full, and no take of h1's passes. */
+    assert_int_equal(read_as(f->a, "h1", 300, 1, NOW, false), 300);
+    sy_slot_take mine = take_of(f->run, 300, 1, 0, f->h1.epoch);
+    OK(f->a, sy_store_begin(f->a));
+    assert_false(put_and_commit(f->a, "h1", &mine, 1, NOW));
+    assert_int_equal(read_all(f->b, 300, NOW), 300);
+}
+
 /* A grant made for a turn that took less keeps, at its commit, no more
  * than its extra beyond what its host holds. */
 static void test_grant_trimmed_at_commit(void **state)
@@ -213,12 +326,15 @@ static void test_grant_lives_with_lease(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest sqlite[] = {BOTH(test_grant_counted_by_others)};
+    const struct CMUnitTest sqlite[] = {BOTH(test_grant_counted_by_others),
+                                        BOTH(test_given_back_then_taken),
+                                        BOTH(test_given_back_within_grant)};
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
         PG(test_grant_counted_by_others), PG(test_grant_locks),
         PG(test_grant_taken_back),        PG(test_grant_lives_with_lease),
-        PG(test_grant_trimmed_at_commit),
+        PG(test_grant_trimmed_at_commit), PG(test_grant_hint_taken_back),
+        PG(test_given_back_then_taken),   PG(test_given_back_within_grant),
     };
     return fx_run_groups("store_slot_grants", sqlite, SY_ARRAY_LEN(sqlite), pg,
                          SY_ARRAY_LEN(pg));

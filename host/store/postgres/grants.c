@@ -37,6 +37,12 @@
  * first.  So a key near its limit is granted what each take needs and no
  * more: it is locked exclusive each turn, as without grants.
  *
+ * Which keys a turn locks shared: those the host last saw room for in
+ * its grants (postgres/key_table.h), from its own statements' answers,
+ * not from a read of its own before the lock; the read under the lock
+ * says what is free, the slots its batch gives back and has not sent
+ * yet counted free (its take sends them first, postgres/slots.c).
+ *
  * A grant lives in the host's row and ends with it, at the host's
  * earliest lease end, renewed with its leases (SY_PG_RENEW): a dead
  * host's grants end when its leases do, exactly then.  A host takes
@@ -63,11 +69,13 @@ const char sy_pg_grant_share_sql[] =
 /* After SY_PG_GRANT_SHARE (its own statement, so that this one's snapshot
  * is taken under the locks): the grants of host $2 for the keys $1 with
  * at least $3 left: one row, the indices of the keys it has one of and
- * what is free in it (granted less held). */
+ * what is free in it (granted less held), with the slots $4 of each the
+ * batch gives back and has not sent yet (postgres/slots.c) free too:
+ * its take sends them first, and keeps the grant. */
 const char sy_pg_grant_read_sql[] =
-    "SELECT array_agg(c.i), array_agg(k.granted - k.held) FROM unnest($1::text[])"
-    " WITH ORDINALITY AS c(key, i) JOIN slot_counts k ON k.key = c.key AND"
-    " k.owner = $2::text AND k.until > $3::bigint";
+    "SELECT array_agg(c.i), array_agg(k.granted - GREATEST(0, k.held - c.back))"
+    " FROM unnest($1::text[], $4::bigint[]) WITH ORDINALITY AS c(key, back, i)"
+    " JOIN slot_counts k ON k.key = c.key AND k.owner = $2::text AND k.until > $3::bigint";
 
 /* After SY_PG_SLOT_LOCK of the keys $1 (limits $2, what the turn may take
  * $3), for host $4 at $5: each key's grant made again against what the
@@ -105,11 +113,11 @@ const char sy_pg_grant_topup_sql[] =
     " WHERE (SELECT count(*) FROM back) >= 0";
 
 /* At the commit, the keys $2 (a text[] literal per grant made, joined)
- * of host $1. */
+ * of host $1; rows (key, what is free in its grant). */
 const char sy_pg_grant_trim_sql[] =
     "UPDATE slot_counts k SET granted = LEAST(k.granted, k.held + CASE WHEN "
     SY_PG_WAITED("k.key") " THEN 0 ELSE k.extra END) WHERE k.owner = $1::text AND"
-    " k.key = ANY($2::text[]) AND k.granted > k.held";
+    " k.key = ANY($2::text[]) AND k.granted > k.held RETURNING k.key, k.granted - k.held";
 
 /* Notes the keys of text[] literal `keys` (n of them, "{...}") as granted
  * in this batch by `owner`. */
@@ -155,9 +163,20 @@ int sy_pg_grants_trim(sy_store_pg *q)
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, q->granted_owner);
     sy_pg_text(&p, 2, q->granted_keys);
-    int status = sy_pg_run(q, SY_PG_GRANT_TRIM, &p, NULL, "trim slot grants");
+    PGresult *r = NULL;
+    int status = sy_pg_run(q, SY_PG_GRANT_TRIM, &p, &r, "trim slot grants");
+    if (status == SY_OK)
+        sy_pg_grants_seen(q, q->granted_owner, r);
+    PQclear(r);
     sy_pg_grants_clear(q);
     return status;
+}
+
+void sy_pg_grants_seen(sy_store_pg *q, const char *owner, const PGresult *r)
+{
+    for (int i = 0; i < PQntuples(r); i++)
+        if (sy_pg_col(r, i, 0) && sy_pg_col(r, i, 1))
+            sy_pg_key_set(&q->hints, owner, sy_pg_col(r, i, 0), sy_pg_col_int(r, i, 1));
 }
 
 void sy_pg_grants_clear(sy_store_pg *q)
@@ -280,21 +299,34 @@ static int grants_read(sy_store_pg *q, const char *owner, const sy_slot_claim *c
 {
     for (size_t j = 0; j < *k; j++) {
         key[j] = c[at[j]].key;
-        free_in[j] = -1;
+        /* The slots given back and not sent yet (free_in, until read). */
+        free_in[j] = 0;
+        if (q->back[4] && !strcmp(q->back[4], owner))
+            sy_pg_key_get(&q->back_by_key, owner, key[j], &free_in[j]);
     }
-    char *keys = sy_pg_text_array(key, *k);
-    if (!keys)
+    char *keys = sy_pg_text_array(key, *k), *backs = sy_pg_int_array(free_in, 1, *k);
+    if (!keys || !backs) {
+        free(keys);
+        free(backs);
         return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    }
+    for (size_t j = 0; j < *k; j++)
+        free_in[j] = -1;
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, keys);
     sy_pg_text(&p, 2, owner);
     sy_pg_int(&p, 3, now + SY_PG_GRANT_MARGIN_MS);
+    sy_pg_text(&p, 4, backs);
     PGresult *r = NULL;
     int status = sy_pg_run(q, SY_PG_GRANT_READ, &p, &r, "read slot grants");
     free(keys);
+    free(backs);
     if (status == SY_OK)
         pairs_into(r, free_in, *k);
     PQclear(r);
+    /* What the read found is the next turn's hint too (none: no room). */
+    for (size_t j = 0; status == SY_OK && j < *k; j++)
+        sy_pg_key_set(&q->hints, owner, key[j], free_in[j] > 0 ? free_in[j] : 0);
     size_t kept = 0;
     for (size_t j = 0; status == SY_OK && j < *k; j++) {
         const sy_slot_claim *ci = &c[at[j]];
@@ -350,22 +382,28 @@ int sy_pg_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size
         at[i] = i;
     if (status == SY_OK && owner) {
         /* The owner's grants first: a key whose grant has room for what
-         * the turn may take is read without its exclusive lock.  Read,
-         * then the keys with room locked shared, then read again (each a
-         * statement of its own, so that the second's snapshot sees any
+         * the turn may take is read without its exclusive lock.  The
+         * keys the host last saw room for in its grants, with what its
+         * batch gives back (postgres/key_table.h), locked shared, then
+         * read (a statement of its own, so that its snapshot sees any
          * grant taken back before the lock).  Only those: a key locked
          * shared by two hosts that both need it exclusive would be busy
-         * for both. */
+         * for both.  Finding them by a read before the lock was one
+         * statement a turn more. */
+        bool backs = q->back[4] && strcmp(q->back[4], owner) == 0;
+        size_t k = 0; /* the keys with room in their grants: c[at[0..k)] */
         for (size_t i = 0; i < n; i++) {
-            key[i] = c[i].key;
             held[i] = 0;
+            int64_t hint, back = 0;
+            if (backs)
+                sy_pg_key_get(&q->back_by_key, owner, c[i].key, &back);
+            if (sy_pg_key_get(&q->hints, owner, c[i].key, &hint) && hint + back >= c[i].n)
+                at[k++] = i;
         }
-        size_t k = n; /* the keys with room in their grants: c[at[0..k)] */
-        for (int pass = 0; pass < 2 && status == SY_OK && k > 0; pass++) {
+        if (k > 0)
+            status = lock_shared(q, c, at, &k, key, held);
+        if (status == SY_OK && k > 0)
             status = grants_read(q, owner, c, at, &k, key, free_in, now);
-            if (status == SY_OK && pass == 0 && k > 0)
-                status = lock_shared(q, c, at, &k, key, held);
-        }
         for (size_t j = 0; status == SY_OK && j < k; j++)
             held[at[j]] = c[at[j]].limit - free_in[j];
         /* The rest: locked exclusive, their grants made again. */
@@ -380,6 +418,10 @@ int sy_pg_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size
                 at[m++] = i;
         free(granted);
     }
+    /* The keys read under their exclusive locks are counted, and their
+     * grants made, from what the host holds after its give-back. */
+    if (status == SY_OK && m > 0)
+        status = sy_pg_returns_flush(q);
     if (status == SY_OK && m > 0) {
         sy_slot_claim *rest = malloc(m * sizeof *rest);
         int64_t *got = malloc(m * sizeof *got);

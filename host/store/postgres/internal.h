@@ -16,6 +16,7 @@
  *                         of its own
  *   postgres/holds.c      a batch's flow-control takes, kept for the
  *                         writes that start their attempts
+ *   postgres/key_table.c  a number per key: grants' hints, slots given back
  *   postgres/schema.c     the tables, their version, migrations under an
  *                         advisory lock
  *   postgres/runs.c       definitions and run rows: create, read, list,
@@ -41,6 +42,8 @@
 #include <stdbool.h>
 
 #include "store/driver.h"
+#include "store/postgres/holds.h"
+#include "store/postgres/key_table.h"
 #include "store/postgres/libpq.h"
 #include "store/slots.h"
 #include "store/rates.h"
@@ -101,9 +104,8 @@ enum {
 };
 
 /* The hold a task or element row keeps through a write that gives none
- * (postgres/holds.c): none once the task leaves Running (2) or its
- * attempt token moves on; else the row's.  SQL expressions: the state
- * and token written, the row's token and hold. */
+ * (postgres/holds.c): none once the task leaves Running (2) or its token
+ * moves on.  SQL: the state and token written, the row's token and hold. */
 #define SY_PG_HOLD_KEPT(state, token, fence, hold)                            \
     "CASE WHEN " state " <> 2 OR " token " <> " fence " THEN NULL ELSE " hold " END"
 
@@ -148,15 +150,12 @@ enum {
     "EXISTS (SELECT 1 FROM slot_waiters w JOIN runs r ON r.id = w.run_id AND"  \
     " r.owner = w.owner AND r.lease_epoch = w.epoch WHERE w.key = " key ")"
 
-/* The SQL of statement SY_PG_MAP_FIRST + i. */
+/* The SQL of statement SY_PG_MAP_FIRST + i, SY_PG_KEYED_FIRST + i, and
+ * so on for each group of the enum above. */
 extern const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST];
-/* The SQL of statement SY_PG_KEYED_FIRST + i. */
 extern const char *const sy_pg_keyed_sql[SY_PG_AUDIT_FIRST - SY_PG_KEYED_FIRST];
-/* The SQL of statement SY_PG_AUDIT_FIRST + i. */
 extern const char *const sy_pg_audit_sql[SY_PG_SLOT_FIRST - SY_PG_AUDIT_FIRST];
-/* The SQL of statement SY_PG_SLOT_FIRST + i. */
 extern const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST];
-/* The SQL of statement SY_PG_RATE_FIRST + i. */
 extern const char *const sy_pg_rate_sql[SY_PG_COUNT - SY_PG_RATE_FIRST];
 
 /* A fenced write's condition (store.h): the run is still held by the
@@ -200,34 +199,6 @@ typedef struct sy_pg_journal {
 } sy_pg_journal;
 
 /* The handle behind every sy_store this implementation opens. */
-/* One take of the open batch (postgres/holds.c), until the write that
- * starts its attempt carries it in the attempt's row. */
-typedef struct sy_pg_hold {
-    int64_t run_id, elem, token, epoch, n, taken;
-    uint32_t idx;
-    size_t key, owner; /* where its key and owner start in the holds' text */
-    size_t order;      /* its place among the batch's takes */
-    bool written;      /* carried by its start write, or made a slot row */
-} sy_pg_hold;
-
-/* The open batch's takes, in the order given, sorted by holder at the
- * first look-up after an add. */
-typedef struct sy_pg_holds {
-    sy_pg_hold *v;
-    size_t n, cap;
-    bool sorted;
-    char *text; /* the takes' keys and owners, NUL-terminated each */
-    size_t len, text_cap;
-    char *json; /* the last hold's text (sy_pg_hold_text) */
-    size_t json_cap;
-    /* The last hold of one take, kept: most attempts of a turn take the
-     * same key (a pool, a workflow's limit) under one epoch, and their
-     * holds are the same text. */
-    char *memo;     /* its key, NUL, then its text; NULL before the first */
-    size_t memo_cap, memo_text;
-    int64_t memo_epoch, memo_n;
-} sy_pg_holds;
-
 typedef struct sy_store_pg {
     sy_store base; /* first: the handle is cast both ways */
     PGconn *conn;
@@ -255,10 +226,14 @@ typedef struct sy_store_pg {
     sy_pg_holds holds;     /* the open batch's takes (postgres/holds.c) */
     /* The keys whose grants the open batch made (postgres/grants.c),
      * "{...}" text[] literals joined, and their owner: trimmed at the
-     * commit to what is held and the extra. */
-    char *granted_keys;
+     * commit to what is held and the extra; what is free in the grants. */
+    char *granted_keys, *granted_owner;
     size_t granted_len, granted_cap;
-    char *granted_owner;
+    sy_pg_key_table hints;
+    /* The open batch's give-back not sent yet (postgres/slots.c): $1..$4
+     * of SY_PG_SLOT_RETURN_TAKES and its owner; by key, its slots. */
+    char *back[5];
+    sy_pg_key_table back_by_key;
 } sy_store_pg;
 
 static inline sy_store_pg *sy_pg_handle(sy_store *s)
@@ -323,10 +298,14 @@ bool sy_pg_next_int(const char **p, int64_t *v);
 extern const char sy_pg_grant_share_sql[], sy_pg_grant_read_sql[], sy_pg_grant_topup_sql[],
     sy_pg_grant_trim_sql[];
 /* At the commit: the grants the batch made kept to what the host holds
- * and its extra (none while the key has a waiter), so that a grant made
- * for a turn that took less is not left to another host to take back. */
+ * and its extra (none while the key has a waiter). */
 int sy_pg_grants_trim(sy_store_pg *q);
 void sy_pg_grants_clear(sy_store_pg *q);
+/* Rows (key, free in the grant) of `owner`'s statement r, as hints. */
+void sy_pg_grants_seen(sy_store_pg *q, const char *owner, const PGresult *r);
+/* The give-back not sent yet (sy_pg_return_takes) sent alone, or dropped. */
+int sy_pg_returns_flush(sy_store_pg *q);
+void sy_pg_returns_clear(sy_store_pg *q);
 int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                     int64_t now, bool *put);
 int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n);

@@ -32,6 +32,9 @@ static void pg_close(sy_store *s)
     sy_pg_holds_free(q);
     sy_pg_grants_clear(q);
     free(q->granted_keys);
+    sy_pg_keys_free(&q->hints);
+    sy_pg_returns_clear(q);
+    sy_pg_keys_free(&q->back_by_key);
     free(q->conninfo);
     free(q->where);
     free(q);

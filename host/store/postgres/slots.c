@@ -19,6 +19,10 @@
  * otherwise, so a batch replayed on a new connection (postgres/journal.c)
  * that would find a key fuller fails rather than exceeding it.
  *
+ * Slots given back wait in the handle for the batch's take, whose
+ * statement writes each key's row once for both; they go alone before
+ * any statement that counts the keys otherwise, and at the commit.
+ *
  * Who holds a key is in the attempt's own row (postgres/holds.c), or a
  * slot row for a take no start write carried; the view slot_holders
  * names both, for listings, tenants' shares and cancel requests.
@@ -108,39 +112,59 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     [SY_PG_SLOT_ROOM - SY_PG_SLOT_FIRST] =
         "SELECT array_agg(i), array_agg(h) FROM (SELECT c.i, " HELD("c.key", "$2::bigint")
         " AS h FROM unnest($1::text[]) WITH ORDINALITY AS c(key, i)) x WHERE h <> 0",
-    /* A turn's takes by host $5 at $6, all or none: each key's within the
-     * host's grant or, with none (or too small), within its limit
-     * (the largest named for it) counting every other host; none when one
-     * would not be (a replayed batch, store/slots.h), and then no row
-     * comes back, else one.  What the grant keeps beyond what the host
-     * then holds: its extra, none while the key has a waiter.  What the
-     * host holds is counted by tenant too, for the shares of a key with
-     * waiters. */
+    /* A turn's takes by host $6 at $7 ($1..$5, takes_summed), all or
+     * none: each key's within the host's grant or, with none (or too
+     * small), within its limit (the largest named for it) counting every
+     * other host; none when one would not be (a replayed batch,
+     * store/slots.h), and then no row comes back, else one: the rows of
+     * $1 first naming each key and what is free in its grant then.  The
+     * batch's give-back not sent yet ($8..$11, SY_PG_SLOT_RETURN_TAKES's
+     * $1..$4) comes off first, its waiters woken as there; a key only
+     * given back keeps its `until`.  What the grant keeps beyond what
+     * the host then holds: its extra, none while the key has a waiter,
+     * never more than it had.  What is held is counted by tenant too.
+     * `(SELECT $1::text[])`: the planner cannot count the keys, so the
+     * plan is the same for any and the generic one is kept; a pool's one
+     * key had every take planned again (3 of its 4 ms on the server). */
     [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
-        "WITH p AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[],"
-        " $5::bigint[]) AS p(key, lim, n, tenant, run_id)),"
+        "WITH p AS (SELECT * FROM unnest((SELECT $1::text[]), $2::bigint[], $3::bigint[], $4::text[],"
+        " $5::bigint[]) WITH ORDINALITY AS p(key, lim, n, tenant, run_id, i)),"
+        " b AS (SELECT * FROM unnest((SELECT $8::text[]), $9::bigint[], $10::text[],"
+        " $11::bigint[]) AS b(key, n, tenant, run_id)),"
         " tn AS (SELECT key, count(*) AS nt, min(tenant) AS tenant, sum(n)::bigint AS n,"
         " jsonb_object_agg(tenant, n) AS plus FROM (SELECT key, tenant, sum(n)::bigint AS n"
-        " FROM (SELECT p.key, p.n, " TENANT("p") " AS tenant FROM p) y GROUP BY key, tenant) x"
-        " GROUP BY key),"
-        " m AS MATERIALIZED (SELECT g.key, g.lim, g.n, COALESCE(k.held, 0) AS mine,"
-        " COALESCE(k.held, 0) + g.n AS after, k.granted, COALESCE(k.extra, 0) AS extra,"
-        " COALESCE(k.tenants, '{}'::jsonb) AS tenants FROM (SELECT key, max(lim) AS lim,"
-        " sum(n)::bigint AS n FROM p GROUP BY key) g LEFT JOIN slot_counts k ON"
-        " k.key = g.key AND k.owner = $6::text AND k.until > $7::bigint),"
-        " over AS MATERIALIZED (SELECT 1 FROM m WHERE COALESCE(m.granted, 0) < m.after AND"
-        " m.after + " SY_PG_USED("m.key", "$6::text", "$7::bigint") " > m.lim LIMIT 1),"
+        " FROM (SELECT p.key, p.n, " TENANT("p") " AS tenant FROM p UNION ALL SELECT b.key,"
+        " -b.n, " TENANT("b") " FROM b) y GROUP BY key, tenant) x GROUP BY key),"
+        " g AS (SELECT COALESCE(t.key, v.key) AS key, t.i, COALESCE(t.lim, 0) AS lim,"
+        " COALESCE(t.n, 0) AS n, COALESCE(v.n, 0) AS back FROM (SELECT key, min(i) AS i,"
+        " max(lim) AS lim, sum(n)::bigint AS n FROM p GROUP BY key) t FULL JOIN (SELECT key,"
+        " sum(n)::bigint AS n FROM b GROUP BY key) v ON v.key = t.key),"
+        " m AS MATERIALIZED (SELECT g.key, g.i, g.lim, g.n, k.key IS NOT NULL AS had,"
+        " k.until AS was, GREATEST(0, COALESCE(k.held, 0) - g.back) + g.n AS after, k.granted,"
+        " COALESCE(k.extra, 0) AS extra, COALESCE(k.tenants, '{}'::jsonb) AS tenants FROM g"
+        " LEFT JOIN slot_counts k ON k.key = g.key AND k.owner = $6::text AND"
+        " k.until > $7::bigint),"
+        " over AS MATERIALIZED (SELECT 1 FROM m WHERE m.n > 0 AND COALESCE(m.granted, 0) <"
+        " m.after AND m.after + " SY_PG_USED("m.key", "$6::text", "$7::bigint") " > m.lim"
+        " LIMIT 1),"
         " e AS MATERIALIZED (SELECT " SY_PG_LEASE_END("$6::text", "$7::bigint") " AS until),"
+        " woken AS (SELECT pg_notify('switchyard', '') FROM (SELECT 1 FROM slot_waiters w"
+        " JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch"
+        " WHERE w.key IN (SELECT key FROM b) AND w.owner <> $6 LIMIT 1) x),"
         " ins AS (INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants)"
         " SELECT m.key, $6::text, m.after, GREATEST(m.after, LEAST(COALESCE(m.granted, 0),"
         " m.after + CASE WHEN " SY_PG_WAITED("m.key") " THEN 0 ELSE m.extra END)), m.extra,"
-        " e.until, " SY_PG_TENANTS_ADD("m.tenants", "tn.nt", "tn.tenant", "tn.n", "tn.plus")
-        " FROM m"
-        " LEFT JOIN tn ON tn.key = m.key CROSS JOIN e WHERE e.until > $7::bigint AND NOT"
-        " EXISTS (SELECT 1 FROM over) ON CONFLICT (key, owner) DO UPDATE SET"
+        " CASE WHEN m.n > 0 THEN e.until ELSE m.was END, "
+        SY_PG_TENANTS_ADD("m.tenants", "tn.nt", "tn.tenant", "tn.n", "tn.plus")
+        " FROM m LEFT JOIN tn ON tn.key = m.key CROSS JOIN e WHERE CASE WHEN m.n > 0 THEN"
+        " e.until > $7::bigint ELSE m.had END AND NOT EXISTS (SELECT 1 FROM over) AND"
+        " (SELECT count(*) FROM woken) >= 0 ON CONFLICT (key, owner) DO UPDATE SET"
         " held = excluded.held, granted = excluded.granted, extra = excluded.extra,"
-        " until = excluded.until, tenants = excluded.tenants RETURNING 1)"
-        " SELECT count(*) FROM ins HAVING NOT EXISTS (SELECT 1 FROM over)",
+        " until = excluded.until, tenants = excluded.tenants RETURNING key,"
+        " granted - held AS free)"
+        " SELECT count(*), array_agg(m.i) FILTER (WHERE m.i IS NOT NULL), array_agg(ins.free)"
+        " FILTER (WHERE m.i IS NOT NULL) FROM ins JOIN m ON m.key = ins.key"
+        " HAVING NOT EXISTS (SELECT 1 FROM over)",
     /* Takes given back, summed by key and tenant (takes_summed): the
      * host's counts; the grant keeps what it had, the slots given back
      * free in it again, but no more beyond what the host then holds than
@@ -149,10 +173,11 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * woken at the commit (the channel of postgres/listen.c), so the
      * waiter first in the key's order takes the slot at once, not at its
      * next retry; `woken` is read by the update's condition so that it
-     * runs. */
+     * runs.  Sent alone only when no take carried it (SY_PG_SLOT_PUT);
+     * planned once, as that one is. */
     [SY_PG_SLOT_RETURN_TAKES - SY_PG_SLOT_FIRST] =
         "WITH t AS MATERIALIZED (SELECT u.key, u.n, " TENANT("u") " AS tenant FROM"
-        " unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(key, n, tenant,"
+        " unnest((SELECT $1::text[]), $2::bigint[], $3::text[], $4::bigint[]) AS u(key, n, tenant,"
         " run_id)),"
         " woken AS (SELECT pg_notify('switchyard', '') FROM (SELECT 1 FROM slot_waiters w"
         " JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch"
@@ -217,11 +242,14 @@ int sy_pg_lock_keys(sy_store_pg *q, int id, const char *keys, size_t n, size_t *
 
 static int held_of(sy_store_pg *q, const char *key, int64_t now, int64_t *held)
 {
+    int status = sy_pg_returns_flush(q);
+    if (status != SY_OK)
+        return status;
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, key);
     sy_pg_int(&p, 2, now);
     PGresult *r;
-    int status = sy_pg_run(q, SY_PG_SLOT_HELD, &p, &r, "count a key's holders");
+    status = sy_pg_run(q, SY_PG_SLOT_HELD, &p, &r, "count a key's holders");
     if (status == SY_OK)
         *held = sy_pg_col_int(r, 0, 0);
     PQclear(r);
@@ -323,8 +351,10 @@ static uint64_t sum_hash(const sy_slot_take *t)
  * statement reads).  A turn's takes of a pool are one row, not one a
  * take: the statement's cost on the server was per row (a run read for
  * its tenant, the sums).  Rows are found by hash, in the order first
- * seen.  False for want of memory. */
-static bool takes_summed(arrays *a, const sy_slot_take *t, size_t n, bool limits)
+ * seen.  With `row_keys`, *row_keys is set to the rows' keys (t's, in
+ * memory the caller frees).  False for want of memory. */
+static bool takes_summed(arrays *a, const sy_slot_take *t, size_t n, bool limits,
+                         const char ***row_keys)
 {
     size_t cap = 16;
     while (cap < 2 * n)
@@ -363,7 +393,10 @@ static bool takes_summed(arrays *a, const sy_slot_take *t, size_t n, bool limits
     a->oom |= !slot || !first || !key || !v;
     free(slot);
     free(first);
-    free(key);
+    if (row_keys && !a->oom)
+        *row_keys = key; /* the caller's now */
+    else
+        free(key);
     free(v);
     return !a->oom;
 }
@@ -375,14 +408,29 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
     if (!q->batch)
         return sy_store_fail(s, SY_ESTATE, "put_slots: no batch is open");
     *put = false;
+    /* Another owner's give-back (tests) goes alone; this owner's with
+     * the takes. */
+    int status = q->back[4] && strcmp(q->back[4], owner) != 0 ? sy_pg_returns_flush(q) : SY_OK;
+    if (status != SY_OK)
+        return status;
     arrays a = {0};
-    takes_summed(&a, t, n, true);
+    const char **row_key = NULL;
+    takes_summed(&a, t, n, true, &row_key);
     sy_pg_params p = {0};
     sy_pg_text(&p, 6, owner);
     sy_pg_int(&p, 7, now);
+    for (int i = 0; i < 4; i++)
+        sy_pg_text(&p, 8 + i, q->back[4] ? q->back[i] : "{}");
     PGresult *r = NULL;
-    int status = run_arrays(q, SY_PG_SLOT_PUT, &a, &p, &r, "take slots");
+    status = run_arrays(q, SY_PG_SLOT_PUT, &a, &p, &r, "take slots");
     *put = status == SY_OK && PQntuples(r) == 1;
+    sy_pg_returns_clear(q); /* sent, or the batch is lost */
+    /* What each key's grant leaves free now: the next turn's hint. */
+    const char *row = *put ? sy_pg_col(r, 0, 1) : NULL, *left = *put ? sy_pg_col(r, 0, 2) : NULL;
+    for (int64_t i, f; sy_pg_next_int(&row, &i) && sy_pg_next_int(&left, &f);)
+        if (i >= 1 && (size_t)i <= n)
+            sy_pg_key_set(&q->hints, owner, row_key[i - 1], f);
+    free(row_key);
     PQclear(r);
     arrays_free(&a);
     /* Kept for the writes that start the attempts (postgres/holds.c). */
@@ -420,16 +468,51 @@ static int delete_takes(sy_store_pg *q, const char *owner, const sy_slot_take *t
     return status;
 }
 
+void sy_pg_returns_clear(sy_store_pg *q)
+{
+    for (int i = 0; i < 5; i++) {
+        free(q->back[i]);
+        q->back[i] = NULL;
+    }
+    sy_pg_keys_clear(&q->back_by_key);
+}
+
+int sy_pg_returns_flush(sy_store_pg *q)
+{
+    if (!q->back[4])
+        return SY_OK;
+    sy_pg_params p = {0};
+    for (int i = 0; i < 5; i++)
+        sy_pg_text(&p, i + 1, q->back[i]);
+    int status = sy_pg_run(q, SY_PG_SLOT_RETURN_TAKES, &p, NULL, "return slots");
+    sy_pg_returns_clear(q);
+    return status;
+}
+
 int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, size_t n)
 {
     sy_store_pg *q = sy_pg_handle(s);
     if (!q->batch)
         return sy_store_fail(s, SY_ESTATE, "return_takes: no batch is open");
+    /* One give-back waits at a time: an earlier one goes now. */
+    int status = sy_pg_returns_flush(q);
     arrays a = {0};
-    takes_summed(&a, t, n, false);
-    sy_pg_params p = {0};
-    sy_pg_text(&p, 5, owner);
-    int status = run_arrays(q, SY_PG_SLOT_RETURN_TAKES, &a, &p, NULL, "return slots");
+    if (status == SY_OK && n > 0 && takes_summed(&a, t, n, false, NULL)) {
+        /* Kept for the batch's next take (SY_PG_SLOT_PUT), or sent alone
+         * before anything else counts the keys (sy_pg_returns_flush). */
+        for (int i = 0; i < 4; i++) {
+            q->back[i] = a.v[i];
+            a.v[i] = NULL;
+        }
+        if (!(q->back[4] = strdup(owner)))
+            a.oom = true;
+        for (size_t i = 0; !a.oom && i < n; i++)
+            sy_pg_key_add(&q->back_by_key, owner, t[i].key, t[i].n);
+    }
+    if (status == SY_OK && a.oom) {
+        sy_pg_returns_clear(q);
+        status = sy_store_fail(s, SY_ENOMEM, "out of memory");
+    }
     arrays_free(&a);
     /* A take is a row of its own only where no start write carried it
      * (sy_pg_holds_to_rows), which the process remembers. */
@@ -443,8 +526,11 @@ int sy_pg_return_slots(sy_store *s, const sy_slot_holder *h, size_t n)
     sy_store_pg *q = sy_pg_handle(s);
     if (!q->batch)
         return sy_store_fail(s, SY_ESTATE, "return_slots: no batch is open");
-    /* The batch's takes not written yet are holders too. */
-    int status = sy_pg_holds_to_rows(q);
+    /* The batch's takes not written yet are holders too; its give-back
+     * goes first, as it went before. */
+    int status = sy_pg_returns_flush(q);
+    if (status == SY_OK)
+        status = sy_pg_holds_to_rows(q);
     int64_t *v = malloc((n ? n : 1) * 4 * sizeof *v);
     if (status != SY_OK || !v) {
         free(v);
@@ -488,7 +574,9 @@ int sy_pg_list_slots(sy_store *s, int64_t now,
 {
     sy_store_pg *q = sy_pg_handle(s);
     /* The batch's takes not written yet are holders too. */
-    int status = q->batch ? sy_pg_holds_to_rows(q) : SY_OK;
+    int status = q->batch ? sy_pg_returns_flush(q) : SY_OK;
+    if (status == SY_OK && q->batch)
+        status = sy_pg_holds_to_rows(q);
     sy_pg_params p = {0};
     sy_pg_int(&p, 1, now);
     PGresult *r = NULL;

@@ -23,6 +23,7 @@ int sy_pg_begin(sy_store *s)
     q->lost = false;
     sy_pg_holds_clear(q);
     sy_pg_grants_clear(q);
+    sy_pg_returns_clear(q);
     int status = sy_pg_transaction_begin(q, false);
     q->batch = status == SY_OK;
     return status;
@@ -40,17 +41,24 @@ int sy_pg_commit(sy_store *s)
                                          "inside the batch; nothing of it was "
                                          "written", q->where)
                          : SY_OK;
-    /* Takes no start write carried keep a row of their own; grants made
-     * for more than was taken keep no more than their extra. */
+    /* A give-back no take carried goes now; takes no start write carried
+     * keep a row of their own; grants made for more than was taken keep
+     * no more than their extra. */
+    if (status == SY_OK)
+        status = sy_pg_returns_flush(q);
     if (status == SY_OK)
         status = sy_pg_holds_to_rows(q);
     if (status == SY_OK)
         status = sy_pg_grants_trim(q);
     sy_pg_holds_clear(q);
     sy_pg_grants_clear(q);
+    sy_pg_returns_clear(q);
     q->batch = false;
     q->lost = false;
-    return sy_pg_transaction_end(q, false, status);
+    status = sy_pg_transaction_end(q, false, status);
+    if (status != SY_OK)
+        sy_pg_keys_clear(&q->hints); /* they saw what was not written */
+    return status;
 }
 
 void sy_pg_rollback(sy_store *s)
@@ -63,6 +71,8 @@ void sy_pg_rollback(sy_store *s)
     q->held.valid = false;
     sy_pg_holds_clear(q);
     sy_pg_grants_clear(q);
+    sy_pg_returns_clear(q);
+    sy_pg_keys_clear(&q->hints);
     sy_pg_transaction_end(q, false, SY_ESTATE);
 }
 

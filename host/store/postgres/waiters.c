@@ -109,11 +109,15 @@ static int pg_key_shares(sy_store *s, const char *key, int64_t now,
                          int (*cb)(void *arg, const char *tenant, int64_t held), void *arg)
 {
     sy_store_pg *q = sy_pg_handle(s);
+    /* The batch's give-back counts: it goes first. */
+    int status = q->batch ? sy_pg_returns_flush(q) : SY_OK;
+    if (status != SY_OK)
+        return status;
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, key);
     sy_pg_int(&p, 2, now);
     PGresult *r;
-    int status = sy_pg_query(q,
+    status = sy_pg_query(q,
                              "SELECT e.key, sum(e.value::bigint) FROM slot_counts k"
                              " CROSS JOIN jsonb_each_text(k.tenants) e WHERE k.key = $1"
                              " AND k.until > $2::bigint GROUP BY e.key ORDER BY e.key",

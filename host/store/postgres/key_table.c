@@ -1,0 +1,84 @@
+/* A number per key, for one owner (postgres/key_table.h). */
+#include "store/postgres/key_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+static size_t slot_of(const sy_pg_key_table *t, const char *key)
+{
+    size_t i = (size_t)sy_fnv1a(SY_FNV_START, key) & (t->cap - 1);
+    while (t->v[i].key && strcmp(t->v[i].key, key) != 0)
+        i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+bool sy_pg_key_get(const sy_pg_key_table *t, const char *owner, const char *key,
+                   int64_t *value)
+{
+    if (!t->n || !t->owner || strcmp(t->owner, owner) != 0)
+        return false;
+    const sy_pg_key_entry *e = &t->v[slot_of(t, key)];
+    if (!e->key)
+        return false;
+    *value = e->value;
+    return true;
+}
+
+void sy_pg_keys_clear(sy_pg_key_table *t)
+{
+    for (size_t i = 0; t->n && i < t->cap; i++) {
+        free(t->v[i].key);
+        t->v[i].key = NULL;
+    }
+    t->n = 0;
+    free(t->owner);
+    t->owner = NULL;
+}
+
+void sy_pg_keys_free(sy_pg_key_table *t)
+{
+    sy_pg_keys_clear(t);
+    free(t->v);
+    *t = (sy_pg_key_table){0};
+}
+
+/* The entry of `key`, made (value 0) if need be; NULL for want of memory. */
+static sy_pg_key_entry *entry(sy_pg_key_table *t, const char *owner, const char *key)
+{
+    if (t->owner && strcmp(t->owner, owner) != 0)
+        sy_pg_keys_clear(t);
+    if (t->n >= SY_PG_KEY_TABLE_MAX)
+        sy_pg_keys_clear(t);
+    if (!t->owner && !(t->owner = strdup(owner)))
+        return NULL;
+    if (!t->cap) {
+        /* Twice the most keys kept: the probes stay short. */
+        if (!(t->v = calloc(2 * SY_PG_KEY_TABLE_MAX, sizeof *t->v)))
+            return NULL;
+        t->cap = 2 * SY_PG_KEY_TABLE_MAX;
+    }
+    sy_pg_key_entry *e = &t->v[slot_of(t, key)];
+    if (!e->key) {
+        if (!(e->key = strdup(key)))
+            return NULL;
+        e->value = 0;
+        t->n++;
+    }
+    return e;
+}
+
+void sy_pg_key_set(sy_pg_key_table *t, const char *owner, const char *key, int64_t value)
+{
+    sy_pg_key_entry *e = entry(t, owner, key);
+    if (e)
+        e->value = value;
+}
+
+void sy_pg_key_add(sy_pg_key_table *t, const char *owner, const char *key, int64_t delta)
+{
+    sy_pg_key_entry *e = entry(t, owner, key);
+    if (e)
+        e->value += delta;
+}
