@@ -4,8 +4,8 @@
  * written Waiting (that batch ends within milliseconds), nor any waiter
  * row; found so again, twice as late; once the other batch ends, the
  * retry starts it.  The other batch
- * is a connection holding the key's advisory lock
- * (store/postgres/slots.c) in an open transaction.  A rate bucket being
+ * is a connection holding the key's grants' advisory lock
+ * (store/postgres/grants.c) in an open transaction.  A rate bucket being
  * taken the same.  Skipped without libpq or a PostgreSQL to start. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,12 +56,12 @@ static void test_busy_key_not_waiting(void **state)
     if (!url)
         skip();
     th_pg_reset(url);
-    /* Another host's batch, taking key:db (the slots' class of advisory
-     * locks) until it ends. */
+    /* Another host's batch, making a grant of key:db (the grants' class
+     * of advisory locks) until it ends. */
     PGconn *other = PQconnectdb(url);
     assert_int_equal(PQstatus(other), CONNECTION_OK);
     run_sql(other, "BEGIN");
-    run_sql(other, "SELECT pg_advisory_xact_lock(21338, hashtext('key:db'))");
+    run_sql(other, "SELECT pg_advisory_xact_lock(21340, hashtext('key:db'))");
 
     fake_store_url = url;
     fake_env env;

@@ -130,10 +130,11 @@ static void test_grant_counted_by_others(void **state)
     assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), 1000 - 249);
 }
 
-/* Within a grant, the key's lock is taken shared: another host's grant
- * being made (the lock exclusive) makes the key busy, a host without
- * room in its grant needs the lock exclusive, which a shared holder
- * makes busy. */
+/* Within a grant, the key's slots' lock is taken shared; making or
+ * raising a grant takes the key's grants' lock exclusive, which takes
+ * within a grant do not take: a host is granted while another takes
+ * within its own, and a second host making a grant at the same moment
+ * finds the key busy. */
 static void test_grant_locks(void **state)
 {
     fx *f = *state;
@@ -145,15 +146,36 @@ static void test_grant_locks(void **state)
     assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), 1000 - 250);
     /* h1 reads within its grant (shared) and stays in its batch. */
     assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, true), 1000 - 249);
-    /* h2 has no grant: it needs the lock exclusive, and h1 shares it. */
-    assert_int_equal(read_as(f->b, "h2", 1000, 1, NOW, false), -1);
+    /* h2 has no grant: it is granted 1 and an extra of (751 - 1) / 4,
+     * h1's grant counted, while h1 takes within its own. */
+    assert_int_equal(read_as(f->b, "h2", 1000, 1, NOW, true), 1000 - 1 - 187);
     OK(f->a, sy_store_commit(f->a));
-    /* Now h2 is granted, holding the lock exclusive in its open batch:
-     * h1, within its grant, finds the key busy. */
-    assert_true(read_as(f->b, "h2", 1000, 1, NOW, true) >= 0);
-    assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), -1);
-    OK(f->b, sy_store_commit(f->b));
+    /* h2 holds the grants' lock in its open batch: h1 still takes within
+     * its grant, and finds the key busy only to raise it. */
     assert_int_equal(read_as(f->a, "h1", 1000, 1, NOW, false), 1000 - 249);
+    assert_int_equal(read_as(f->a, "h1", 1000, 300, NOW, false), -1);
+    OK(f->b, sy_store_commit(f->b));
+    assert_true(read_as(f->a, "h1", 1000, 300, NOW, false) >= 0);
+}
+
+/* Taking a grant back counts the other hosts' holders: it needs the
+ * key's slots' lock exclusive too, which a host taking within its grant
+ * shares.  h2 needs all of a key of 300 while h1 takes within its grant
+ * of 74: h2 finds the key too full (not busy), and takes the grant back
+ * once h1's batch is over. */
+static void test_grant_take_back_locks(void **state)
+{
+    fx *f = *state;
+    int64_t run2 = 0;
+    run_of_h2(f, &run2);
+    long_leases(f);
+    assert_int_equal(read_as(f->a, "h1", 300, 1, NOW, false), 300 - 75);
+    assert_int_equal(read_as(f->a, "h1", 300, 1, NOW, true), 300 - 74);
+    /* 226 free beside h1's grant: what h2's grant can have, not 300. */
+    assert_int_equal(read_as(f->b, "h2", 300, 300, NOW, false), 74);
+    OK(f->a, sy_store_commit(f->a));
+    /* Now h1's unused grant is taken back: all 300 for h2. */
+    assert_int_equal(read_as(f->b, "h2", 300, 300, NOW, false), 0);
 }
 
 /* A grant made for a turn that took nothing (its tasks were behind
@@ -335,6 +357,7 @@ int main(void)
         PG(test_grant_taken_back),        PG(test_grant_lives_with_lease),
         PG(test_grant_trimmed_at_commit), PG(test_grant_hint_taken_back),
         PG(test_given_back_then_taken),   PG(test_given_back_within_grant),
+        PG(test_grant_take_back_locks),
     };
     return fx_run_groups("store_slot_grants", sqlite, SY_ARRAY_LEN(sqlite), pg,
                          SY_ARRAY_LEN(pg));

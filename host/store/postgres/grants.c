@@ -15,12 +15,21 @@
  * key's advisory lock taken shared, which other hosts taking within
  * theirs share.  Every host counts another's grant as held (SY_PG_USED:
  * per host, the greater of what it holds and its grant), so grants and
- * holders together never pass the limit: a grant is made, raised or
- * taken back only under the key's lock taken exclusive, which no batch
- * taking within a grant shares, against everything else held or
- * granted; and a take within a grant (checked again by the take's
- * statement, SY_PG_SLOT_PUT) leaves the host's holders within it.
- * Lowering one's own grant needs no lock: it only makes room.
+ * holders together never pass the limit: a grant is made or raised, and
+ * a take beyond a grant made, only under the key's grants' lock (class
+ * 21340) taken exclusive, against everything else held or granted; and
+ * a take within a grant (checked again by the take's statement,
+ * SY_PG_SLOT_PUT) leaves the host's holders within it, so it moves no
+ * other host's count of the key and needs no grants' lock: a host
+ * making its grant waits for no host taking within its own.  Taking a
+ * grant back, which counts the other hosts' holders, needs those
+ * settled: it is done only under the slots' lock (class 21338) taken
+ * exclusive as well, which the takes within a grant take shared.  With
+ * one lock for both, a host whose grant had room kept the key shared
+ * in batch after batch, and the other, needing it exclusive for its
+ * first grant, found it busy turn after turn (bench/limits with a pool
+ * on 2 hosts: 29,000 to 49,000 tasks a run put off so).  Lowering
+ * one's own grant needs no lock: it only makes room.
  *
  * How much: what the turn may take of the key (the engine sums its
  * claims) and, only while the key has plenty of room (at least four
@@ -30,12 +39,15 @@
  * host then holds and its extra (none while the key has a waiter); a
  * give-back frees its slots in the grant again, up to the same bound.
  * A host that finds a key too full for what its turn may take, under
- * the exclusive lock, takes back what the others' grants hold beyond
- * their holders (no batch of theirs is taking within them then): a grant
+ * both locks, takes back what the others' grants hold beyond their
+ * holders (no batch of theirs is taking within them then): a grant
  * made for a turn that took nothing (its tasks were behind another
  * host's waiter) never keeps a slot from the host whose waiter comes
- * first.  So a key near its limit is granted what each take needs and no
- * more: it is locked exclusive each turn, as without grants.
+ * first; it takes the slots' lock only where the key looks that full
+ * (SY_PG_GRANT_LOCK), so a grant made or raised with room to spare
+ * makes no taker busy.  So a key near its limit is granted what each
+ * take needs and no more: it is locked exclusive each turn, as without
+ * grants.
  *
  * Which keys a turn locks shared: those the host last saw room for in
  * its grants (postgres/key_table.h), from its own statements' answers,
@@ -77,10 +89,29 @@ const char sy_pg_grant_read_sql[] =
     " FROM unnest($1::text[], $4::bigint[]) WITH ORDINALITY AS c(key, back, i)"
     " JOIN slot_counts k ON k.key = c.key AND k.owner = $2::text AND k.until > $3::bigint";
 
-/* After SY_PG_SLOT_LOCK of the keys $1 (limits $2, what the turn may take
- * $3), for host $4 at $5: each key's grant made again against what the
- * others hold or were granted (what their grants hold beyond their
- * holders taken back when that leaves too little), what the turn may
+/* The keys $1 (limits $2, what the turn may take $3) of host $4 at $5
+ * locked for making grants: the grants' class exclusive (21340), which
+ * takes within a grant do not take, and, only where the key looks too
+ * full without taking other hosts' unused grants back, the slots' class
+ * exclusive too (which they share), without which nothing is taken
+ * back.  In key order.  One row: the indices of the keys whose grants'
+ * lock another host holds (busy), and of those locked for taking back. */
+const char sy_pg_grant_lock_sql[] =
+    "SELECT array_agg(i) FILTER (WHERE NOT got), array_agg(i) FILTER (WHERE back) FROM"
+    " (SELECT y.i, y.got, y.got AND y.lim - y.others - y.mine < y.n AND"
+    " y.others > y.others_held AND pg_try_advisory_xact_lock(21338, hashtext(y.key)) AS back"
+    " FROM (SELECT c.i, c.key, c.lim, c.n, pg_try_advisory_xact_lock(21340, hashtext(c.key))"
+    " AS got, " SY_PG_USED("c.key", "$4::text", "$5::bigint") " AS others, "
+    SY_PG_HELD_BY_OTHERS("c.key", "$4::text", "$5::bigint") " AS others_held,"
+    " COALESCE((SELECT k.held FROM slot_counts k WHERE k.key = c.key AND k.owner = $4::text"
+    " AND k.until > $5::bigint), 0) AS mine FROM unnest($1::text[], $2::bigint[],"
+    " $3::bigint[]) WITH ORDINALITY AS c(key, lim, n, i) ORDER BY c.key OFFSET 0) y) x";
+
+/* After SY_PG_GRANT_LOCK of the keys $1 (limits $2, what the turn may
+ * take $3; $6: 1 where the key is locked for taking back), for host $4
+ * at $5: each key's grant made again against what the others hold or
+ * were granted (what their grants hold beyond their holders taken back,
+ * where locked for it, when that leaves too little), what the turn may
  * take if there is room for it, and the extra while the key has plenty
  * and no waiter.  One row: per key, what leaves the room of its grant
  * (the limit less the grant's free), or what is held where no grant
@@ -90,10 +121,10 @@ const char sy_pg_grant_topup_sql[] =
     " COALESCE(k.tenants, '{}'::jsonb) AS tenants, "
     SY_PG_USED("c.key", "$4::text", "$5::bigint") " AS others, "
     SY_PG_HELD_BY_OTHERS("c.key", "$4::text", "$5::bigint") " AS others_held, "
-    SY_PG_WAITED("c.key") " AS waited FROM unnest($1::text[], $2::bigint[], $3::bigint[])"
-    " WITH ORDINALITY AS c(key, lim, n, i) LEFT JOIN slot_counts k ON k.key = c.key AND"
-    " k.owner = $4::text AND k.until > $5::bigint),"
-    " t AS MATERIALIZED (SELECT m.*, m.lim - m.others - m.mine < m.n AND"
+    SY_PG_WAITED("c.key") " AS waited FROM unnest($1::text[], $2::bigint[], $3::bigint[],"
+    " $6::bigint[]) WITH ORDINALITY AS c(key, lim, n, back_ok, i) LEFT JOIN slot_counts k ON"
+    " k.key = c.key AND k.owner = $4::text AND k.until > $5::bigint),"
+    " t AS MATERIALIZED (SELECT m.*, m.back_ok = 1 AND m.lim - m.others - m.mine < m.n AND"
     " m.others > m.others_held AS take_back FROM m),"
     " f AS MATERIALIZED (SELECT t.*, GREATEST(0, t.lim - t.mine - CASE WHEN t.take_back"
     " THEN t.others_held ELSE t.others END) AS free FROM t),"
@@ -216,50 +247,87 @@ static void pairs_into(const PGresult *r, int64_t *v, size_t n)
             v[j - 1] = x;
 }
 
-/* A turn's read without an owner: every key locked, what it holds. */
-static int room_locked(sy_store_pg *q, const char *owner, const sy_slot_claim *c, size_t n,
-                       int64_t now, int64_t *held, const char **key, size_t *at)
+/* The keys' locks for a turn's read under them: for an owner, the
+ * grants' (SY_PG_GRANT_LOCK: back[i] set where locked for taking back
+ * too), else the slots' and the grants' both (SY_PG_SLOT_LOCK); held[i]
+ * -1 where another host holds one, else 0. */
+static int lock_keys(sy_store_pg *q, const char *owner, const sy_slot_claim *c, size_t n,
+                     int64_t now, int64_t *held, const char **key, int64_t *back)
 {
-    char *keys = NULL;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         key[i] = c[i].key;
-    if (!(keys = sy_pg_text_array(key, n)))
-        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
-    /* The locks first, in a statement of their own: the count after them
-     * takes its snapshot once they are held (READ COMMITTED). */
+        held[i] = back[i] = 0;
+    }
+    int64_t *v = malloc((n ? 2 * n : 1) * sizeof *v);
+    for (size_t i = 0; v && i < n; i++) {
+        v[i] = c[i].limit;
+        v[n + i] = c[i].n;
+    }
+    char *keys = sy_pg_text_array(key, n), *limits = v ? sy_pg_int_array(v, 1, n) : NULL,
+         *wants = v ? sy_pg_int_array(v + n, 1, n) : NULL;
+    int status = keys && limits && wants ? SY_OK
+                                         : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
     PGresult *r = NULL;
     sy_pg_params p = {0};
     sy_pg_text(&p, 1, keys);
-    int status = sy_pg_run(q, SY_PG_SLOT_LOCK, &p, &r, "lock keys");
+    if (status == SY_OK && owner) {
+        sy_pg_text(&p, 2, limits);
+        sy_pg_text(&p, 3, wants);
+        sy_pg_text(&p, 4, owner);
+        sy_pg_int(&p, 5, now);
+        status = sy_pg_run(q, SY_PG_GRANT_LOCK, &p, &r, "lock keys");
+    } else if (status == SY_OK) {
+        status = sy_pg_run(q, SY_PG_SLOT_LOCK, &p, &r, "lock keys");
+    }
     free(keys);
-    if (status != SY_OK)
-        return status;
-    for (size_t i = 0; i < n; i++)
-        held[i] = 0;
-    /* The keys not locked (-1: another host's batch is taking them). */
-    const char *busy = PQntuples(r) == 1 ? sy_pg_col(r, 0, 0) : NULL;
+    free(limits);
+    free(wants);
+    free(v);
+    /* The keys not locked (-1: another host's batch is granting them). */
+    const char *busy = status == SY_OK && PQntuples(r) == 1 ? sy_pg_col(r, 0, 0) : NULL;
     for (int64_t k; sy_pg_next_int(&busy, &k);)
         if (k >= 1 && (size_t)k <= n)
             held[k - 1] = -1;
+    const char *locked =
+        owner && status == SY_OK && PQntuples(r) == 1 ? sy_pg_col(r, 0, 1) : NULL;
+    for (int64_t k; sy_pg_next_int(&locked, &k);)
+        if (k >= 1 && (size_t)k <= n)
+            back[k - 1] = 1;
     PQclear(r);
-    size_t m = 0; /* the keys locked: c[at[0..m)] */
-    for (size_t i = 0; i < n; i++)
-        if (held[i] == 0)
-            at[m++] = i;
-    if (m == 0)
-        return SY_OK;
-    int64_t *v = malloc(2 * m * sizeof *v);
+    return status;
+}
+
+/* A turn's read under the keys' locks (lock_keys), what each holds or,
+ * for an owner, leaves of its grant made again. */
+static int room_locked(sy_store_pg *q, const char *owner, const sy_slot_claim *c, size_t n,
+                       int64_t now, int64_t *held, const char **key, size_t *at)
+{
+    /* The locks first, in a statement of their own: the count after them
+     * takes its snapshot once they are held (READ COMMITTED). */
+    int64_t *v = malloc((n ? 3 * n : 1) * sizeof *v), *back = v ? v + 2 * n : NULL;
     if (!v)
         return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    int status = lock_keys(q, owner, c, n, now, held, key, back);
+    size_t m = 0; /* the keys locked: c[at[0..m)] */
+    for (size_t i = 0; status == SY_OK && i < n; i++)
+        if (held[i] == 0)
+            at[m++] = i;
+    if (status != SY_OK || m == 0) {
+        free(v);
+        return status;
+    }
     for (size_t j = 0; j < m; j++) {
         key[j] = c[at[j]].key;
         v[j] = c[at[j]].limit;
         v[m + j] = c[at[j]].n;
+        back[j] = back[at[j]]; /* at[j] >= j: read before written */
     }
     char *locked = sy_pg_text_array(key, m), *limits = sy_pg_int_array(v, 1, m),
-         *wants = sy_pg_int_array(v + m, 1, m);
-    status = locked && limits && wants ? SY_OK
-                                       : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+         *wants = sy_pg_int_array(v + m, 1, m), *backs = sy_pg_int_array(back, 1, m);
+    status = locked && limits && wants && backs
+                 ? SY_OK
+                 : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    PGresult *r = NULL;
     if (status == SY_OK) {
         sy_pg_params t = {0};
         sy_pg_text(&t, 1, locked);
@@ -268,6 +336,7 @@ static int room_locked(sy_store_pg *q, const char *owner, const sy_slot_claim *c
             sy_pg_text(&t, 3, wants);
             sy_pg_text(&t, 4, owner);
             sy_pg_int(&t, 5, now);
+            sy_pg_text(&t, 6, backs);
             status = sy_pg_run(q, SY_PG_GRANT_TOPUP, &t, &r, "grant slots");
             if (status == SY_OK)
                 status = note_granted(q, owner, locked);
@@ -287,6 +356,7 @@ static int room_locked(sy_store_pg *q, const char *owner, const sy_slot_claim *c
     free(locked);
     free(limits);
     free(wants);
+    free(backs);
     free(v);
     return status;
 }

@@ -94,7 +94,7 @@ enum {
     SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
     SY_PG_SLOT_DELETE_TAKES,
     SY_PG_SLOT_WAITERS, SY_PG_GRANT_SHARE, SY_PG_GRANT_READ, SY_PG_GRANT_TOPUP,
-    SY_PG_GRANT_TRIM,
+    SY_PG_GRANT_TRIM, SY_PG_GRANT_LOCK,
 
     /* Rate limits' statements, from here on: their SQL is in
      * postgres/rates.c. */
@@ -294,9 +294,9 @@ int sy_pg_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size
 /* The next number of a PostgreSQL bigint[] text at *p ("{1,-2,3}"; NULL
  * for none), *p moved past it; false when none is left. */
 bool sy_pg_next_int(const char **p, int64_t *v);
-/* The SQL of SY_PG_GRANT_SHARE, _READ, _TOPUP and _TRIM. */
+/* The SQL of SY_PG_GRANT_SHARE, _READ, _TOPUP, _TRIM and _LOCK. */
 extern const char sy_pg_grant_share_sql[], sy_pg_grant_read_sql[], sy_pg_grant_topup_sql[],
-    sy_pg_grant_trim_sql[];
+    sy_pg_grant_trim_sql[], sy_pg_grant_lock_sql[];
 /* At the commit: the grants the batch made kept to what the host holds
  * and its extra (none while the key has a waiter). */
 int sy_pg_grants_trim(sy_store_pg *q);

@@ -51,17 +51,17 @@
     " FROM runs r WHERE r.id = " u ".run_id), '') END"
 
 const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
-    /* 21338: the slots' class of advisory locks (21337 is the ticks').
-     * Tried in key order (the sort is below the call in the plan); one
-     * row, the indices of the keys not locked (NULL: none), so that a
-     * turn's keys, all locked as a rule, cost no row each, and a batch's
-     * replay (postgres/journal.c) finds one row as ever. */
+    /* 21338: the slots' class of advisory locks (21337 is the ticks'),
+     * and 21340 the grants' (postgres/grants.c): both exclusive, for a
+     * count no grant or take moves.  In key order; one row, the indices
+     * of the keys not locked (NULL: none), so that a replay
+     * (postgres/journal.c) finds one row as ever. */
     [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
         "SELECT array_agg(i) FILTER (WHERE NOT got) FROM (SELECT k.i,"
+        " pg_try_advisory_xact_lock(21340, hashtext(k.key)) AND"
         " pg_try_advisory_xact_lock(21338, hashtext(k.key)) AS got"
         " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key) x",
-    /* Takes no start write carried, as rows (postgres/holds.c): they
-     * were counted by the take. */
+    /* Takes no start write carried, as rows (postgres/holds.c). */
     [SY_PG_SLOT_ROWS - SY_PG_SLOT_FIRST] =
         "INSERT INTO slots (key, owner, run_id, idx, elem, token, n, epoch, taken)"
         " SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[],"
@@ -206,6 +206,7 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     [SY_PG_GRANT_SHARE - SY_PG_SLOT_FIRST] = sy_pg_grant_share_sql,
     [SY_PG_GRANT_READ - SY_PG_SLOT_FIRST] = sy_pg_grant_read_sql,
     [SY_PG_GRANT_TOPUP - SY_PG_SLOT_FIRST] = sy_pg_grant_topup_sql,
+    [SY_PG_GRANT_LOCK - SY_PG_SLOT_FIRST] = sy_pg_grant_lock_sql,
     [SY_PG_GRANT_TRIM - SY_PG_SLOT_FIRST] = sy_pg_grant_trim_sql,
     [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
         "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
@@ -434,9 +435,7 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
     PQclear(r);
     arrays_free(&a);
     /* Kept for the writes that start the attempts (postgres/holds.c). */
-    if (status == SY_OK && *put)
-        status = sy_pg_holds_add(q, owner, t, n, now);
-    return status;
+    return status == SY_OK && *put ? sy_pg_holds_add(q, owner, t, n, now) : status;
 }
 
 /* The slot rows of n takes given back, by primary key, deleted. */
