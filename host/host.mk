@@ -123,7 +123,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/tasks.c host/store/postgres/processes.c \
 	host/store/postgres/schedule.c host/store/postgres/logs.c host/store/postgres/audit.c \
 	host/store/postgres/elements.c host/store/postgres/batch.c \
-	host/store/postgres/map_sql.c host/store/postgres/keyed.c \
+	host/store/postgres/map_sql.c host/store/postgres/slot_sql.c host/store/postgres/keyed.c \
 	host/store/postgres/cache.c \
 	host/store/postgres/slots.c host/store/postgres/holds.c host/store/postgres/grants.c \
 	host/store/postgres/key_table.c host/store/postgres/key_table.h host/store/postgres/holds.h \

@@ -394,9 +394,13 @@ static int grants_read(sy_store_pg *q, const char *owner, const sy_slot_claim *c
     if (status == SY_OK)
         pairs_into(r, free_in, *k);
     PQclear(r);
-    /* What the read found is the next turn's hint too (none: no room). */
-    for (size_t j = 0; status == SY_OK && j < *k; j++)
+    /* What the read found is the next turn's hint too (none: no room);
+     * and the turn may take it all, so nothing lowers these grants before
+     * the take (sy_pg_returns_flush). */
+    for (size_t j = 0; status == SY_OK && j < *k; j++) {
         sy_pg_key_set(&q->hints, owner, key[j], free_in[j] > 0 ? free_in[j] : 0);
+        sy_pg_key_set(&q->read_shared, owner, key[j], 1);
+    }
     size_t kept = 0;
     for (size_t j = 0; status == SY_OK && j < *k; j++) {
         const sy_slot_claim *ci = &c[at[j]];

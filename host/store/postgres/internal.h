@@ -87,7 +87,7 @@ enum {
     SY_PG_ADD_AUDIT = SY_PG_AUDIT_FIRST, SY_PG_LIST_AUDIT, SY_PG_DELETE_AUDIT,
 
     /* Flow-control slots' statements, from here on: their SQL is in
-     * postgres/slots.c. */
+     * postgres/slot_sql.c. */
     SY_PG_SLOT_FIRST,
     SY_PG_SLOT_LOCK = SY_PG_SLOT_FIRST, SY_PG_SLOT_ROWS, SY_PG_SLOT_HELD,
     SY_PG_SLOT_RETURN, SY_PG_SLOT_REAP, SY_PG_SLOT_LIST,
@@ -234,6 +234,9 @@ typedef struct sy_store_pg {
      * of SY_PG_SLOT_RETURN_TAKES and its owner; by key, its slots. */
     char *back[5];
     sy_pg_key_table back_by_key;
+    /* The keys the open batch read under their shared locks: a give-back
+     * sent alone keeps their grants, which the turn takes within. */
+    sy_pg_key_table read_shared;
 } sy_store_pg;
 
 static inline sy_store_pg *sy_pg_handle(sy_store *s)

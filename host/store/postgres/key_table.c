@@ -26,7 +26,8 @@ bool sy_pg_key_get(const sy_pg_key_table *t, const char *owner, const char *key,
     return true;
 }
 
-void sy_pg_keys_clear(sy_pg_key_table *t)
+/* Empties the table, keeping whether keys were lost. */
+static void empty(sy_pg_key_table *t)
 {
     for (size_t i = 0; t->n && i < t->cap; i++) {
         free(t->v[i].key);
@@ -35,6 +36,22 @@ void sy_pg_keys_clear(sy_pg_key_table *t)
     t->n = 0;
     free(t->owner);
     t->owner = NULL;
+}
+
+void sy_pg_keys_clear(sy_pg_key_table *t)
+{
+    empty(t);
+    t->dropped = false;
+}
+
+void sy_pg_keys_each(const sy_pg_key_table *t, const char *owner,
+                     void (*fn)(void *arg, const char *key), void *arg)
+{
+    if (!t->owner || strcmp(t->owner, owner) != 0)
+        return;
+    for (size_t i = 0; t->n && i < t->cap; i++)
+        if (t->v[i].key)
+            fn(arg, t->v[i].key);
 }
 
 void sy_pg_keys_free(sy_pg_key_table *t)
@@ -47,22 +64,28 @@ void sy_pg_keys_free(sy_pg_key_table *t)
 /* The entry of `key`, made (value 0) if need be; NULL for want of memory. */
 static sy_pg_key_entry *entry(sy_pg_key_table *t, const char *owner, const char *key)
 {
-    if (t->owner && strcmp(t->owner, owner) != 0)
-        sy_pg_keys_clear(t);
-    if (t->n >= SY_PG_KEY_TABLE_MAX)
-        sy_pg_keys_clear(t);
-    if (!t->owner && !(t->owner = strdup(owner)))
+    if ((t->owner && strcmp(t->owner, owner) != 0) || t->n >= SY_PG_KEY_TABLE_MAX) {
+        t->dropped |= t->n > 0;
+        empty(t);
+    }
+    if (!t->owner && !(t->owner = strdup(owner))) {
+        t->dropped = true;
         return NULL;
+    }
     if (!t->cap) {
         /* Twice the most keys kept: the probes stay short. */
-        if (!(t->v = calloc(2 * SY_PG_KEY_TABLE_MAX, sizeof *t->v)))
+        if (!(t->v = calloc(2 * SY_PG_KEY_TABLE_MAX, sizeof *t->v))) {
+            t->dropped = true;
             return NULL;
+        }
         t->cap = 2 * SY_PG_KEY_TABLE_MAX;
     }
     sy_pg_key_entry *e = &t->v[slot_of(t, key)];
     if (!e->key) {
-        if (!(e->key = strdup(key)))
+        if (!(e->key = strdup(key))) {
+            t->dropped = true;
             return NULL;
+        }
         e->value = 0;
         t->n++;
     }

@@ -33,6 +33,8 @@ typedef struct {
     sy_pg_key_entry *v; /* open addressing, cap a power of two */
     size_t n, cap;
     char *owner;        /* whose keys (owned); another owner's empty the table */
+    bool dropped;       /* keys were lost since the last sy_pg_keys_clear (too
+                           many, no memory, another owner) */
 } sy_pg_key_table;
 
 /* The value of `key` for `owner`: true with *value set, false when none
@@ -47,7 +49,11 @@ void sy_pg_key_set(sy_pg_key_table *t, const char *owner, const char *key, int64
 /* Adds `delta` to it (0 when none is kept), as sy_pg_key_set. */
 void sy_pg_key_add(sy_pg_key_table *t, const char *owner, const char *key, int64_t delta);
 
-/* Forgets every key; the table stays usable. */
+/* Calls fn(arg, key) for each key kept for `owner`. */
+void sy_pg_keys_each(const sy_pg_key_table *t, const char *owner,
+                     void (*fn)(void *arg, const char *key), void *arg);
+
+/* Forgets every key, and that any were lost; the table stays usable. */
 void sy_pg_keys_clear(sy_pg_key_table *t);
 
 /* Frees the table's memory. */

@@ -35,6 +35,7 @@ static void pg_close(sy_store *s)
     sy_pg_keys_free(&q->hints);
     sy_pg_returns_clear(q);
     sy_pg_keys_free(&q->back_by_key);
+    sy_pg_keys_free(&q->read_shared);
     free(q->conninfo);
     free(q->where);
     free(q);

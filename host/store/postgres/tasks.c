@@ -24,6 +24,7 @@ int sy_pg_begin(sy_store *s)
     sy_pg_holds_clear(q);
     sy_pg_grants_clear(q);
     sy_pg_returns_clear(q);
+    sy_pg_keys_clear(&q->read_shared);
     int status = sy_pg_transaction_begin(q, false);
     q->batch = status == SY_OK;
     return status;
@@ -53,6 +54,7 @@ int sy_pg_commit(sy_store *s)
     sy_pg_holds_clear(q);
     sy_pg_grants_clear(q);
     sy_pg_returns_clear(q);
+    sy_pg_keys_clear(&q->read_shared);
     q->batch = false;
     q->lost = false;
     status = sy_pg_transaction_end(q, false, status);
@@ -72,6 +74,7 @@ void sy_pg_rollback(sy_store *s)
     sy_pg_holds_clear(q);
     sy_pg_grants_clear(q);
     sy_pg_returns_clear(q);
+    sy_pg_keys_clear(&q->read_shared);
     sy_pg_keys_clear(&q->hints);
     sy_pg_transaction_end(q, false, SY_ESTATE);
 }

@@ -1,0 +1,192 @@
+/*
+ * store/postgres/slot_sql.c -- the SQL of the PostgreSQL store's
+ * flow-control statements (postgres/slots.c, postgres/grants.c,
+ * postgres/waiters.c), prepared as the others are (postgres/conn.c, by
+ * their number from SY_PG_SLOT_FIRST).  What they do and why is said at
+ * each statement; how they keep a limit exact across hosts, at the top
+ * of postgres/slots.c and postgres/grants.c.
+ */
+#include "store/postgres/internal.h"
+
+/* The live condition of holder `s` (slot row or slot_holders) at `now`
+ * (store/slots.h). */
+#define LIVE(now)                                                             \
+    " EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.owner = s.owner" \
+    " AND r.lease_epoch = s.epoch AND r.lease_until > " now ")"
+
+/* What key `key` (an SQL expression) holds at `now`: every host's
+ * count, or its grant where that is more. */
+#define HELD(key, now) SY_PG_USED(key, "NULL::text", now)
+
+/* The tenant of summed takes row `u` (takes_summed): its own, or where
+ * the host did not know it (run_id not 0), its run's; '' for a run no
+ * longer there (its count then has nothing to take off). */
+#define TENANT(u)                                                             \
+    "CASE WHEN " u ".run_id = 0 THEN " u ".tenant ELSE COALESCE((SELECT r.tenant" \
+    " FROM runs r WHERE r.id = " u ".run_id), '') END"
+
+const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
+    /* 21338: the slots' class of advisory locks (21337 is the ticks'),
+     * and 21340 the grants' (postgres/grants.c): both exclusive, for a
+     * count no grant or take moves.  In key order; one row, the indices
+     * of the keys not locked (NULL: none), so that a replay
+     * (postgres/journal.c) finds one row as ever. */
+    [SY_PG_SLOT_LOCK - SY_PG_SLOT_FIRST] =
+        "SELECT array_agg(i) FILTER (WHERE NOT got) FROM (SELECT k.i,"
+        " pg_try_advisory_xact_lock(21340, hashtext(k.key)) AND"
+        " pg_try_advisory_xact_lock(21338, hashtext(k.key)) AS got"
+        " FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) ORDER BY k.key) x",
+    /* Takes no start write carried, as rows (postgres/holds.c). */
+    [SY_PG_SLOT_ROWS - SY_PG_SLOT_FIRST] =
+        "INSERT INTO slots (key, owner, run_id, idx, elem, token, n, epoch, taken)"
+        " SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[],"
+        " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[])"
+        " ON CONFLICT (key, run_id, idx, elem, token) DO UPDATE SET n = excluded.n,"
+        " owner = excluded.owner, epoch = excluded.epoch, taken = excluded.taken",
+    [SY_PG_SLOT_HELD - SY_PG_SLOT_FIRST] = "SELECT " HELD("$1::text", "$2::bigint"),
+    /* The holders given back: (run, idx, elem, token), token 0 for the
+     * whole run; what they hold taken off their hosts' counts and
+     * grants, their holds cleared and their rows deleted. */
+    [SY_PG_SLOT_RETURN - SY_PG_SLOT_FIRST] =
+        "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::bigint[])"
+        " AS h(run_id, idx, elem, token)),"
+        " held AS MATERIALIZED (SELECT s.key, s.n, s.owner, s.run_id FROM slot_holders s JOIN h ON"
+        " s.run_id = h.run_id AND (h.token = 0 OR (s.idx = h.idx AND s.elem = h.elem AND"
+        " s.token = h.token))),"
+        " d AS (DELETE FROM slots s USING h WHERE s.run_id = h.run_id AND (h.token = 0 OR"
+        " (s.idx = h.idx AND s.elem = h.elem AND s.token = h.token)) RETURNING 1),"
+        " ct AS (UPDATE tasks t SET hold = NULL FROM h WHERE t.run_id = h.run_id AND"
+        " t.hold IS NOT NULL AND (h.token = 0 OR (t.idx = h.idx AND h.elem = -1 AND"
+        " t.fence = h.token)) RETURNING 1),"
+        " ce AS (UPDATE task_elements t SET hold = NULL FROM h WHERE t.run_id = h.run_id AND"
+        " t.hold IS NOT NULL AND (h.token = 0 OR (t.idx = h.idx AND t.elem = h.elem AND"
+        " t.fence = h.token)) RETURNING 1)"
+        " UPDATE slot_counts k SET held = GREATEST(0, k.held - g.n),"
+        " granted = GREATEST(0, k.granted - g.n), tenants = switchyard_counts_add(k.tenants,"
+        " g.minus) FROM (SELECT key, owner, sum(n)::bigint AS n, jsonb_object_agg(tenant, -n)"
+        " AS minus FROM (SELECT held.key, held.owner, r.tenant, sum(held.n)::bigint AS n FROM"
+        " held JOIN runs r ON r.id = held.run_id GROUP BY held.key, held.owner, r.tenant) y"
+        " GROUP BY key, owner) g WHERE k.key = g.key AND k.owner = g.owner AND"
+        " (SELECT count(*) FROM d) + (SELECT count(*) FROM ct) + (SELECT count(*) FROM ce)"
+        " >= 0",
+    /* The rows and cancel requests of holders no longer live. */
+    [SY_PG_SLOT_REAP - SY_PG_SLOT_FIRST] =
+        "WITH d AS (DELETE FROM slots s WHERE NOT" LIVE("$1::bigint") " RETURNING 1),"
+        " c AS (DELETE FROM slot_cancels s WHERE NOT" LIVE("$1::bigint") " RETURNING 1)"
+        " SELECT count(*) + 0 * (SELECT count(*) FROM c) FROM d",
+    /* Counts that ended, or hold and grant nothing.  SKIP LOCKED: a row
+     * another host's open batch is writing is left for a later reap,
+     * never waited on. */
+    [SY_PG_SLOT_FORGET - SY_PG_SLOT_FIRST] =
+        "DELETE FROM slot_counts WHERE ctid IN (SELECT ctid FROM slot_counts WHERE"
+        " until <= $1::bigint OR (held = 0 AND granted = 0) FOR UPDATE SKIP LOCKED)",
+    /* A turn's keys for no host in particular (after SY_PG_SLOT_LOCK):
+     * one row, the indices of the keys that hold any and what they hold
+     * (NULL: none), so that a key nobody holds costs nothing to read and
+     * a replay finds one row. */
+    [SY_PG_SLOT_ROOM - SY_PG_SLOT_FIRST] =
+        "SELECT array_agg(i), array_agg(h) FROM (SELECT c.i, " HELD("c.key", "$2::bigint")
+        " AS h FROM unnest($1::text[]) WITH ORDINALITY AS c(key, i)) x WHERE h <> 0",
+    /* A turn's takes by host $6 at $7 ($1..$5, takes_summed), all or
+     * none: each key's within the host's grant or, with none (or too
+     * small), within its limit (the largest named for it) counting every
+     * other host; none when one would not be (a replayed batch,
+     * store/slots.h), and then no row comes back, else one: the rows of
+     * $1 first naming each key and what is free in its grant then.  The
+     * batch's give-back not sent yet ($8..$11, SY_PG_SLOT_RETURN_TAKES's
+     * $1..$4) comes off first, its waiters woken as there; a key only
+     * given back keeps its `until`.  What the grant keeps beyond what
+     * the host then holds: its extra, none while the key has a waiter,
+     * never more than it had.  What is held is counted by tenant too.
+     * `(SELECT $1::text[])`: the planner cannot count the keys, so the
+     * plan is the same for any and the generic one is kept; a pool's one
+     * key had every take planned again (3 of its 4 ms on the server). */
+    [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
+        "WITH p AS (SELECT * FROM unnest((SELECT $1::text[]), $2::bigint[], $3::bigint[], $4::text[],"
+        " $5::bigint[]) WITH ORDINALITY AS p(key, lim, n, tenant, run_id, i)),"
+        " b AS (SELECT * FROM unnest((SELECT $8::text[]), $9::bigint[], $10::text[],"
+        " $11::bigint[]) AS b(key, n, tenant, run_id)),"
+        " tn AS (SELECT key, count(*) AS nt, min(tenant) AS tenant, sum(n)::bigint AS n,"
+        " jsonb_object_agg(tenant, n) AS plus FROM (SELECT key, tenant, sum(n)::bigint AS n"
+        " FROM (SELECT p.key, p.n, " TENANT("p") " AS tenant FROM p UNION ALL SELECT b.key,"
+        " -b.n, " TENANT("b") " FROM b) y GROUP BY key, tenant) x GROUP BY key),"
+        " g AS (SELECT COALESCE(t.key, v.key) AS key, t.i, COALESCE(t.lim, 0) AS lim,"
+        " COALESCE(t.n, 0) AS n, COALESCE(v.n, 0) AS back FROM (SELECT key, min(i) AS i,"
+        " max(lim) AS lim, sum(n)::bigint AS n FROM p GROUP BY key) t FULL JOIN (SELECT key,"
+        " sum(n)::bigint AS n FROM b GROUP BY key) v ON v.key = t.key),"
+        " m AS MATERIALIZED (SELECT g.key, g.i, g.lim, g.n, k.key IS NOT NULL AS had,"
+        " k.until AS was, GREATEST(0, COALESCE(k.held, 0) - g.back) + g.n AS after, k.granted,"
+        " COALESCE(k.extra, 0) AS extra, COALESCE(k.tenants, '{}'::jsonb) AS tenants FROM g"
+        " LEFT JOIN slot_counts k ON k.key = g.key AND k.owner = $6::text AND"
+        " k.until > $7::bigint),"
+        " over AS MATERIALIZED (SELECT 1 FROM m WHERE m.n > 0 AND COALESCE(m.granted, 0) <"
+        " m.after AND m.after + " SY_PG_USED("m.key", "$6::text", "$7::bigint") " > m.lim"
+        " LIMIT 1),"
+        " e AS MATERIALIZED (SELECT " SY_PG_LEASE_END("$6::text", "$7::bigint") " AS until),"
+        " woken AS (SELECT pg_notify('switchyard', '') FROM (SELECT 1 FROM slot_waiters w"
+        " JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch"
+        " WHERE w.key IN (SELECT key FROM b) AND w.owner <> $6 LIMIT 1) x),"
+        " ins AS (INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants)"
+        " SELECT m.key, $6::text, m.after, GREATEST(m.after, LEAST(COALESCE(m.granted, 0),"
+        " m.after + CASE WHEN " SY_PG_WAITED("m.key") " THEN 0 ELSE m.extra END)), m.extra,"
+        " CASE WHEN m.n > 0 THEN e.until ELSE m.was END, "
+        SY_PG_TENANTS_ADD("m.tenants", "tn.nt", "tn.tenant", "tn.n", "tn.plus")
+        " FROM m LEFT JOIN tn ON tn.key = m.key CROSS JOIN e WHERE CASE WHEN m.n > 0 THEN"
+        " e.until > $7::bigint ELSE m.had END AND NOT EXISTS (SELECT 1 FROM over) AND"
+        " (SELECT count(*) FROM woken) >= 0 ON CONFLICT (key, owner) DO UPDATE SET"
+        " held = excluded.held, granted = excluded.granted, extra = excluded.extra,"
+        " until = excluded.until, tenants = excluded.tenants RETURNING key,"
+        " granted - held AS free)"
+        " SELECT count(*), array_agg(m.i) FILTER (WHERE m.i IS NOT NULL), array_agg(ins.free)"
+        " FILTER (WHERE m.i IS NOT NULL) FROM ins JOIN m ON m.key = ins.key"
+        " HAVING NOT EXISTS (SELECT 1 FROM over)",
+    /* Takes given back, summed by key and tenant (takes_summed): the
+     * host's counts; the grant keeps what it had, the slots given back
+     * free in it again, but no more beyond what the host then holds than
+     * its extra, and none while the key has a waiter (postgres/grants.c).
+     * When a key given back has a waiter on another host, that host is
+     * woken at the commit (the channel of postgres/listen.c), so the
+     * waiter first in the key's order takes the slot at once, not at its
+     * next retry; `woken` is read by the update's condition so that it
+     * runs.  Sent alone only when no take carried it (SY_PG_SLOT_PUT);
+     * planned once, as that one is. */
+    [SY_PG_SLOT_RETURN_TAKES - SY_PG_SLOT_FIRST] =
+        "WITH t AS MATERIALIZED (SELECT u.key, u.n, " TENANT("u") " AS tenant FROM"
+        " unnest((SELECT $1::text[]), $2::bigint[], $3::text[], $4::bigint[]) AS u(key, n, tenant,"
+        " run_id)),"
+        " woken AS (SELECT pg_notify('switchyard', '') FROM (SELECT 1 FROM slot_waiters w"
+        " JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch"
+        " WHERE w.key IN (SELECT key FROM t) AND w.owner <> $5 LIMIT 1) x)"
+        " UPDATE slot_counts k SET held = GREATEST(0, k.held - x.n), granted = CASE WHEN"
+        " $6::boolean OR x.key = ANY($7::text[]) THEN k.granted ELSE LEAST(k.granted,"
+        " GREATEST(0, k.held - x.n) + CASE WHEN " SY_PG_WAITED("x.key") " THEN 0 ELSE k.extra END)"
+        " END,"
+        " tenants = " SY_PG_TENANTS_ADD("k.tenants", "x.nt", "x.tenant", "-x.n", "x.minus")
+        " FROM (SELECT key, sum(n)::bigint AS n, count(*) AS nt, min(tenant) AS tenant,"
+        " jsonb_object_agg(tenant, -n) AS minus FROM (SELECT key, tenant, sum(n)::bigint AS n"
+        " FROM t GROUP BY key, tenant) y GROUP BY key) x WHERE k.key = x.key AND"
+        " k.owner = $5::text AND (SELECT count(*) FROM woken) >= 0",
+    /* The slot rows of takes given back (sy_pg_holds_to_rows made them),
+     * by primary key: only in a process that made any (sy_pg_slot_rows_made). */
+    [SY_PG_SLOT_DELETE_TAKES - SY_PG_SLOT_FIRST] =
+        "DELETE FROM slots s USING unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[],"
+        " $5::bigint[]) AS t(key, run_id, idx, elem, token) WHERE s.key = t.key AND"
+        " s.run_id = t.run_id AND s.idx = t.idx AND s.elem = t.elem AND s.token = t.token"
+        " AND s.owner = $6",
+    /* The live waiters of a turn's keys (postgres/waiters.c), asked once
+     * a turn: prepared like the takes. */
+    [SY_PG_SLOT_WAITERS - SY_PG_SLOT_FIRST] =
+        "SELECT w.key, w.run_id, w.idx, w.elem, w.tenant, w.priority, w.since, w.n, w.owner"
+        " FROM slot_waiters w WHERE w.key = ANY($1::text[]) AND EXISTS (SELECT 1 FROM runs r"
+        " WHERE r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch AND"
+        " r.lease_until > $2::bigint)",
+    [SY_PG_GRANT_SHARE - SY_PG_SLOT_FIRST] = sy_pg_grant_share_sql,
+    [SY_PG_GRANT_READ - SY_PG_SLOT_FIRST] = sy_pg_grant_read_sql,
+    [SY_PG_GRANT_TOPUP - SY_PG_SLOT_FIRST] = sy_pg_grant_topup_sql,
+    [SY_PG_GRANT_LOCK - SY_PG_SLOT_FIRST] = sy_pg_grant_lock_sql,
+    [SY_PG_GRANT_TRIM - SY_PG_SLOT_FIRST] = sy_pg_grant_trim_sql,
+    [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
+        "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
+        LIVE("$1::bigint") " FROM slot_holders s ORDER BY s.key, s.taken, s.run_id, s.idx,"
+        " s.elem",
+};
