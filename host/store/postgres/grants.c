@@ -196,18 +196,14 @@ int sy_pg_grants_trim(sy_store_pg *q)
     sy_pg_text(&p, 2, q->granted_keys);
     PGresult *r = NULL;
     int status = sy_pg_run(q, SY_PG_GRANT_TRIM, &p, &r, "trim slot grants");
-    if (status == SY_OK)
-        sy_pg_grants_seen(q, q->granted_owner, r);
+    /* What each trimmed grant leaves free: the next turn's hint. */
+    for (int i = 0; status == SY_OK && i < PQntuples(r); i++)
+        if (sy_pg_col(r, i, 0) && sy_pg_col(r, i, 1))
+            sy_pg_key_set(&q->hints, q->granted_owner, sy_pg_col(r, i, 0),
+                          sy_pg_col_int(r, i, 1));
     PQclear(r);
     sy_pg_grants_clear(q);
     return status;
-}
-
-void sy_pg_grants_seen(sy_store_pg *q, const char *owner, const PGresult *r)
-{
-    for (int i = 0; i < PQntuples(r); i++)
-        if (sy_pg_col(r, i, 0) && sy_pg_col(r, i, 1))
-            sy_pg_key_set(&q->hints, owner, sy_pg_col(r, i, 0), sy_pg_col_int(r, i, 1));
 }
 
 void sy_pg_grants_clear(sy_store_pg *q)
@@ -361,6 +357,16 @@ static int room_locked(sy_store_pg *q, const char *owner, const sy_slot_claim *c
     return status;
 }
 
+/* The slots of `key` the open batch gives back for `owner` and has not
+ * sent yet (sy_pg_return_takes): free in its grant for this turn. */
+static int64_t given_back(const sy_store_pg *q, const char *owner, const char *key)
+{
+    int64_t n = 0;
+    if (q->back[4] && strcmp(q->back[4], owner) == 0)
+        sy_pg_key_get(&q->back_by_key, owner, key, &n);
+    return n;
+}
+
 /* The owner's grants of the *k keys c[at[0..*k)] (key[] scratch): those
  * with room for their claim's n kept, in order, with what is free in
  * their grants (free_in[0..*k)). */
@@ -369,10 +375,7 @@ static int grants_read(sy_store_pg *q, const char *owner, const sy_slot_claim *c
 {
     for (size_t j = 0; j < *k; j++) {
         key[j] = c[at[j]].key;
-        /* The slots given back and not sent yet (free_in, until read). */
-        free_in[j] = 0;
-        if (q->back[4] && !strcmp(q->back[4], owner))
-            sy_pg_key_get(&q->back_by_key, owner, key[j], &free_in[j]);
+        free_in[j] = given_back(q, owner, key[j]); /* until read */
     }
     char *keys = sy_pg_text_array(key, *k), *backs = sy_pg_int_array(free_in, 1, *k);
     if (!keys || !backs) {
@@ -464,14 +467,12 @@ int sy_pg_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size
          * shared by two hosts that both need it exclusive would be busy
          * for both.  Finding them by a read before the lock was one
          * statement a turn more. */
-        bool backs = q->back[4] && strcmp(q->back[4], owner) == 0;
         size_t k = 0; /* the keys with room in their grants: c[at[0..k)] */
         for (size_t i = 0; i < n; i++) {
             held[i] = 0;
-            int64_t hint, back = 0;
-            if (backs)
-                sy_pg_key_get(&q->back_by_key, owner, c[i].key, &back);
-            if (sy_pg_key_get(&q->hints, owner, c[i].key, &hint) && hint + back >= c[i].n)
+            int64_t hint;
+            if (sy_pg_key_get(&q->hints, owner, c[i].key, &hint) &&
+                hint + given_back(q, owner, c[i].key) >= c[i].n)
                 at[k++] = i;
         }
         if (k > 0)

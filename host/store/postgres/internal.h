@@ -304,8 +304,6 @@ extern const char sy_pg_grant_share_sql[], sy_pg_grant_read_sql[], sy_pg_grant_t
  * and its extra (none while the key has a waiter). */
 int sy_pg_grants_trim(sy_store_pg *q);
 void sy_pg_grants_clear(sy_store_pg *q);
-/* Rows (key, free in the grant) of `owner`'s statement r, as hints. */
-void sy_pg_grants_seen(sy_store_pg *q, const char *owner, const PGresult *r);
 /* The give-back not sent yet (sy_pg_return_takes) sent alone, or dropped. */
 int sy_pg_returns_flush(sy_store_pg *q);
 void sy_pg_returns_clear(sy_store_pg *q);
