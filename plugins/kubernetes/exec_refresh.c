@@ -8,7 +8,8 @@
  * (half its life before, when it lives less than two minutes) and when
  * the API server answers 401.  Until the new credential arrives, requests
  * carry the old one while it is still good; once it has expired, or after
- * a 401, they are held (sy_k8s_exec_hold) and started when it arrives.  A
+ * a 401, they are held (sy_k8s_exec_hold) and started when it arrives;
+ * the refused request itself is held and sent once more (loop.c).  A
  * refresh that fails (30 s at most) answers the held requests 401 with
  * its one line (the file, the field, the exit status, the stderr tail;
  * never the token), is logged, and is tried again in 10 s.
@@ -225,15 +226,22 @@ void sy_k8s_exec_start(sy_instance *inst)
         arm(inst, wall_ms());
 }
 
-void sy_k8s_exec_unauthorized(sy_instance *inst)
+bool sy_k8s_exec_unauthorized(sy_instance *inst)
 {
-    if (!inst->set.conn.exec || inst->exec_running ||
-        (inst->exec_last_ms && sy_k8s_now_ms() - inst->exec_last_ms < 5000))
-        return;
+    if (!inst->set.conn.exec)
+        return false;
+    if (inst->exec_running) {
+        /* a refresh already on its way: what follows waits for it */
+        inst->exec_stale = true;
+        return true;
+    }
+    if (inst->exec_last_ms && sy_k8s_now_ms() - inst->exec_last_ms < 5000)
+        return false;
     inst->api->log(inst->host, SY_LOG_INFO, "kubernetes: the API server "
                    "answered 401; running the exec credential plugin again");
     begin(inst);
     inst->exec_stale = inst->exec_running;
+    return inst->exec_stale;
 }
 
 void sy_k8s_exec_join(sy_instance *inst)

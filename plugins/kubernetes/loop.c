@@ -275,8 +275,18 @@ static void on_done(void *arg, CURL *e, CURLcode code)
     drain_lines(inst, r);
     curl_easy_cleanup(e);
     r->easy = NULL;
-    if (r->status == 401)
-        sy_k8s_exec_unauthorized(inst);
+    if (r->status == 401 && sy_k8s_exec_unauthorized(inst) && !r->resent) {
+        /* As client-go does: the refused request waits for the refreshed
+         * credential and goes once more, so a token that expired early
+         * does not fail an attempt; a refresh that fails answers it with
+         * the command's one line (exec_refresh.c). */
+        char why[256];
+        r->resent = true;
+        if (sy_k8s_http_start(inst, r, why, sizeof why) == SY_OK)
+            return;
+        r->status = 401; /* not sent again: the first answer stands */
+        r->code = CURLE_OK;
+    }
     r->done(inst, r); /* may free r, or start it again */
 }
 

@@ -116,7 +116,8 @@ grep -q "$SY_K8S_TOKEN" "$dir/status.json"; [ $? -ne 0 ]; ok $? "nor in status -
 [ -s "$dir/metrics.prom" ] && ! grep -q "$SY_K8S_TOKEN" "$dir/metrics.prom"; ok $? "nor in the metrics file"
 
 # A credential the server refuses: the 401 runs the plugin again, the
-# requests after it wait for the new token, the run completes.
+# refused request and those after it wait for the new token and go with
+# it, the task completes on its first attempt.
 workflow retry <<'WF'
 workflow = {
   name = "k8s::retry";
@@ -132,15 +133,20 @@ rc_is 0 "a refused (stale) token: refreshed on the 401, the task completes"
 [ ! -e "$dir/stale" ] && [ "$(runs)" -ge 2 ]; ok $? "the plugin ran again after the 401 ($(runs) runs)"
 n=$(k8s_requests 'q.get("code") == 401')
 [ "$n" -ge 1 ]; ok $? "the server did answer 401 ($n times)"
+printf '%s\n' "$out" | grep -q 'Completed  *attempt 1$'
+ok $? "the refused create waited for the new credential and went again: done on its first attempt"
 hasnt "stale-token" "the refused token is not in the output"
 
-# The 401's refresh fails: the waiting requests are answered with the
-# command's line, the host says it, and stops (destroy() ends the helper).
+# The 401's refresh fails: the waiting requests (the refused create among
+# them) are answered with the command's line, the host says it, and stops
+# (destroy() ends the helper).
 kc flaky ""
 run run k8s::one
 [ "$rc" -ne 0 ]; ok $? "a refresh that fails: the task fails"
 has "cannot refresh the credential: kubeconfig $dir/kc/exec.yaml: users[u].user.exec: command \"$dir/kc/cred.sh\" exited with status 1; stderr: token service down" \
     "the host says why, in one line with the stderr tail"
+printf '%s\n' "$out" | grep -q 'Failed  *attempt 1: the API server refused Job [^ ]* (HTTP 401): kubeconfig '
+ok $? "the refused create waited for the refresh, and its failure carries the command's line"
 hasnt "stale-token" "without the token"
 
 # A plugin that fails: one line, the file, the field, status, stderr tail.
