@@ -9,10 +9,12 @@
  * the API server answers 401.  Until the new credential arrives, requests
  * carry the old one while it is still good; once it has expired, or after
  * a 401, they are held (sy_k8s_exec_hold) and started when it arrives;
- * the refused request itself is held and sent once more (loop.c).  A
- * refresh that fails (30 s at most) answers the held requests 401 with
- * its one line (the file, the field, the exit status, the stderr tail;
- * never the token), is logged, and is tried again in 10 s.
+ * the refused request itself is held and sent once more (loop.c), as is
+ * one refused after a refresh that came since it was sent.  A refresh
+ * that fails (30 s at most) answers the held requests 401 with its one
+ * line (the file, the field, the exit status, the stderr tail; never the
+ * token), and any refused in the 10 s after it; it is logged, and tried
+ * again after those 10 s.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -98,6 +100,20 @@ static void replace(char **slot, char *v, size_t len)
     *slot = v;
 }
 
+/* r's answer made the server's refusal, `why` its Status message. */
+static void refuse(sy_k8s_req *r, const char *why)
+{
+    json_t *st = json_pack("{s:s, s:s, s:i}", "kind", "Status", "message",
+                           why, "code", 401);
+    char *body = st ? json_dumps(st, JSON_COMPACT) : NULL;
+    json_decref(st);
+    free(r->body);
+    r->body = body;
+    r->body_len = r->body_cap = body ? strlen(body) : 0;
+    r->status = 401;
+    r->code = CURLE_OK;
+}
+
 /* The held requests: started with the new credential (err NULL), or
  * answered as the server would refuse them, the command's error their
  * Status message. */
@@ -114,15 +130,7 @@ static void release(sy_instance *inst, const char *err)
             r = next;
             continue;
         }
-        json_t *st = json_pack("{s:s, s:s, s:i}", "kind", "Status",
-                               "message", err ? err : why, "code", 401);
-        char *body = st ? json_dumps(st, JSON_COMPACT) : NULL;
-        json_decref(st);
-        free(r->body);
-        r->body = body;
-        r->body_len = r->body_cap = body ? strlen(body) : 0;
-        r->status = 401;
-        r->code = CURLE_OK;
+        refuse(r, err ? err : why);
         r->done(inst, r); /* may free r */
         r = next;
     }
@@ -212,6 +220,7 @@ static void on_result(uv_async_t *a)
     inst->api->log(inst->host, SY_LOG_DEBUG, "kubernetes: %s: the credential "
                    "was refreshed; new requests use it", c->exec->where);
     inst->exec_failed_ms = 0;
+    inst->exec_credential++;
     arm(inst, wall_ms());
     release(inst, NULL);
 }
@@ -226,7 +235,7 @@ void sy_k8s_exec_start(sy_instance *inst)
         arm(inst, wall_ms());
 }
 
-bool sy_k8s_exec_unauthorized(sy_instance *inst)
+bool sy_k8s_exec_unauthorized(sy_instance *inst, sy_k8s_req *r)
 {
     if (!inst->set.conn.exec)
         return false;
@@ -234,6 +243,20 @@ bool sy_k8s_exec_unauthorized(sy_instance *inst)
         /* a refresh already on its way: what follows waits for it */
         inst->exec_stale = true;
         return true;
+    }
+    if (r->credential != inst->exec_credential)
+        return true; /* sent before the refresh: it goes with the new one */
+    if (inst->exec_failed_ms &&
+        sy_k8s_now_ms() - inst->exec_failed_ms < RETRY_MS) {
+        /* refused after a refresh that failed: what failed is the why,
+         * as for the requests that waited for it (not the server's bare
+         * "Unauthorized") */
+        char err[512];
+        pthread_mutex_lock(&inst->exec_mu);
+        snprintf(err, sizeof err, "%s", inst->exec_err);
+        pthread_mutex_unlock(&inst->exec_mu);
+        refuse(r, err);
+        return false;
     }
     if (inst->exec_last_ms && sy_k8s_now_ms() - inst->exec_last_ms < 5000)
         return false;

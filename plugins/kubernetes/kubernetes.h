@@ -254,8 +254,8 @@ struct sy_k8s_req {
     void *arg;                  /* the owner (a sy_k8s_job, a watch) */
     sy_k8s_req *held_next;      /* in inst->exec_held: waiting for an
                                    exec credential's refresh */
-    bool resent;                /* sent again once after a 401, with the
-                                   refreshed exec credential */
+    bool resent;                /* sent again once after a 401 */
+    unsigned credential;        /* inst->exec_credential when sent */
 };
 
 /* Makes a request for path (which starts with `/`; the server is
@@ -543,6 +543,7 @@ struct sy_instance {
     bool exec_running;              /* loop only: exec_thread is live */
     int64_t exec_last_ms;           /* loop only: the last refresh began */
     int64_t exec_failed_ms;         /* loop only: the last one failed */
+    unsigned exec_credential;       /* loop only: refreshes that worked */
     bool exec_stale;                /* loop only: a 401 began the refresh */
     sy_k8s_req *exec_held;          /* loop only: requests started while
                                        the credential is expired or was
@@ -574,11 +575,11 @@ void sy_k8s_loop_stop(sy_instance *inst);
 /* In sy_k8s_loop_start, before the thread: the refresh's handles, its
  * timer set from conn.expiry_ms.  Nothing when there is no exec plugin. */
 void sy_k8s_exec_start(sy_instance *inst);
-/* An answer was 401: refresh, unless one runs or ran in the last 5 s.
- * True when a refresh is on its way and requests now wait for it (the
- * refused one may be sent again); false with no exec plugin, or when one
- * ran in the last 5 s (the 401 stands). */
-bool sy_k8s_exec_unauthorized(sy_instance *inst);
+/* r's answer was 401: refresh, unless one runs or ran in the last 5 s.
+ * True when r may go again (a refresh is on its way, or a newer
+ * credential came since r was sent); false with no exec plugin, or
+ * after a refresh: the 401 stands (the line of one that failed). */
+bool sy_k8s_exec_unauthorized(sy_instance *inst, sy_k8s_req *r);
 /* In sy_k8s_http_start: true when the request is held until a refresh
  * ends (the credential expired, or a 401 began the refresh); it is then
  * started with the new credential, or answered 401 with the command's

@@ -147,6 +147,7 @@ int sy_k8s_http_start(sy_instance *inst, sy_k8s_req *r, char *err,
     const sy_k8s_conn *c = &inst->set.conn;
     if (sy_k8s_exec_hold(inst, r))
         return SY_OK;
+    r->credential = inst->exec_credential;
     CURL *e = curl_easy_init();
     if (!e) {
         sy_sdk_errf(err, err_len, "out of memory (curl_easy_init)");
@@ -275,7 +276,7 @@ static void on_done(void *arg, CURL *e, CURLcode code)
     drain_lines(inst, r);
     curl_easy_cleanup(e);
     r->easy = NULL;
-    if (r->status == 401 && sy_k8s_exec_unauthorized(inst) && !r->resent) {
+    if (r->status == 401 && sy_k8s_exec_unauthorized(inst, r) && !r->resent) {
         /* As client-go does: the refused request waits for the refreshed
          * credential and goes once more, so a token that expired early
          * does not fail an attempt; a refresh that fails answers it with

@@ -148,6 +148,23 @@ has "cannot refresh the credential: kubeconfig $dir/kc/exec.yaml: users[u].user.
 printf '%s\n' "$out" | grep -q 'Failed  *attempt 1: the API server refused Job [^ ]* (HTTP 401): kubeconfig '
 ok $? "the refused create waited for the refresh, and its failure carries the command's line"
 hasnt "stale-token" "without the token"
+# A request refused after that refresh failed (b starts once a has
+# failed, inside the 10 s before the next try): its failure carries the
+# command's line too, not the server's bare "Unauthorized".
+workflow after_failed <<'WF'
+workflow = {
+  name = "k8s::after_failed";
+  retry = { attempts = 1; };
+  tasks = (
+    { id = "a"; command = ["sh", "-c", "echo '{\"ok\": 1}'"]; },
+    { id = "b"; after = ["a"]; trigger = "all_done"; command = ["sh", "-c", "echo '{\"ok\": 2}'"]; }
+  );
+};
+WF
+rm -f "$dir/flaky"
+run run k8s::after_failed
+printf '%s\n' "$out" | grep -q 'b  *Failed  *attempt 1: the API server refused Job [^ ]* (HTTP 401): kubeconfig '
+ok $? "a request refused after the refresh failed: its failure carries the command's line"
 
 # A plugin that fails: one line, the file, the field, status, stderr tail.
 kc fail ""
