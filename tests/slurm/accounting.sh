@@ -79,6 +79,10 @@ WF
 serve_bg slm::pre
 wait_jobs "$id" RUNNING 1
 ok $? "the low-tier job runs"
+# As in defer.sh: preempted before its first command, the job submitted
+# again would take the sleeping branch.
+for _ in $(seq 1 300); do [ -e "$dir/pre_once" ] && break; sleep 0.1; done
+[ -e "$dir/pre_once" ]; ok $? "its command started"
 sbatch --parsable --partition=high --cpus-per-task=2 --wrap 'sleep 1' >/dev/null
 serve_end
 is '["Completed", 1, 2]' "$id" '[t["p"]["status"], t["p"]["attempts"], t["p"]["output"]["p"]]' \

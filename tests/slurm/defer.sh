@@ -12,6 +12,11 @@ WF
 serve_bg slm::node
 wait_jobs "$id" RUNNING 1
 ok $? "the job runs"
+# RUNNING comes before the batch script's first command; a node failed in
+# between kills a job that never made $dir/once, and the job submitted
+# again then takes the sleeping branch.
+for _ in $(seq 1 300); do [ -e "$dir/once" ] && break; sleep 0.1; done
+[ -e "$dir/once" ]; ok $? "its command started"
 scontrol update NodeName=localhost State=DOWN Reason=sytest
 for _ in $(seq 1 50); do run_jobs "$id" all | grep -q NODE_FAIL && break; sleep 0.1; done
 run_jobs "$id" all | grep -q NODE_FAIL
