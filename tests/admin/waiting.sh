@@ -67,7 +67,22 @@ WF
     wait_status "$id" Completed
     ok $? "$1: both run once the key is free"
     jq_is '[null, null]' '[t["waiting_for"] for t in b["tasks"]]' "$1: and neither waits any more"
-    sleep 0.3
+    # The stream is read once it has carried the run's end (its last
+    # event): a fixed pause here was too short for a loaded machine's
+    # delivery, and the Waiting event, told seconds before, is in order
+    # before it.
+    for _ in $(seq 1 600); do
+        python3 - "$host/events.sse" "$id" <<'PY' && break
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("data: "):
+        d = json.loads(line[6:])
+        if d.get("run_id") == int(sys.argv[2]) and d.get("task") is None and d.get("state") == "Completed":
+            sys.exit(0)
+sys.exit(1)
+PY
+        sleep 0.1
+    done
     kill "$sse" 2>/dev/null
     wait "$sse" 2>/dev/null
     body=$(python3 - "$host/events.sse" <<'PY'
@@ -82,7 +97,13 @@ print(json.dumps(seen))
 PY
 )
     [ "$body" = '["waiting for key:db (1 of 1 held)"]' ]
-    ok $? "$1: the event stream told it once, with the key (got $body)"
+    r=$?
+    ok $r "$1: the event stream told it once, with the key (got $body)"
+    if [ $r -ne 0 ]; then
+        # What the stream carried and what the host said, for the record.
+        sed 's/^/# events.sse: /' "$host/events.sse"
+        tail -n 40 "$host/serve.log" | sed 's/^/# serve.log: /'
+    fi
     stop_serve
     ok $? "$1: serve stops cleanly"
 }
