@@ -127,6 +127,7 @@ libsyhost_la_SOURCES += \
 	host/store/postgres/cache.c \
 	host/store/postgres/slots.c host/store/postgres/holds.c host/store/postgres/grants.c \
 	host/store/postgres/key_table.c host/store/postgres/key_table.h host/store/postgres/holds.h \
+	host/store/postgres/unwritten.c host/store/postgres/unwritten.h \
 	host/store/postgres/named_events.c \
 	host/store/postgres/settlements.c host/store/postgres/waiters.c \
 	host/store/postgres/rates.c host/store/postgres/preempt.c

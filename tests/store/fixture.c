@@ -106,10 +106,11 @@ int fx_run_groups(const char *name, const struct CMUnitTest *sqlite, size_t n,
 #else
     n_pg = 0;
 #endif
-    struct CMUnitTest *all = calloc(n + n_pg, sizeof *all);
+    struct CMUnitTest *all = calloc(n + n_pg + 1, sizeof *all);
     if (!all)
         return 1;
-    memcpy(all, sqlite, n * sizeof *all);
+    if (n) /* a program of PostgreSQL tests only has no SQLite group */
+        memcpy(all, sqlite, n * sizeof *all);
     if (n_pg)
         memcpy(all + n, pg, n_pg * sizeof *all);
     int failed = _cmocka_run_group_tests(name, all, n + n_pg, NULL, NULL);

@@ -111,8 +111,9 @@ static void test_holders_kept(void **state)
 }
 
 #ifdef SY_HAVE_LIBPQ
-/* The PostgreSQL tables before the last migration, from this build's:
- * what it changes, undone. */
+/* The PostgreSQL tables before the holds' migration, from this build's:
+ * what it changes, undone (and with it the one after it, which adds a
+ * column to slot_counts and makes switchyard_counts_add again). */
 static const char old_schema_pg[] =
     "DROP VIEW slot_holders; DROP TABLE slot_cancels; DROP TABLE slot_counts;"
     "DROP FUNCTION switchyard_counts_add(jsonb, jsonb);"
@@ -127,7 +128,7 @@ static void test_holders_kept_pg(void **state)
     char sql[2048];
     old_rows(f, sql, sizeof sql,
              "DELETE FROM switchyard_schema; INSERT INTO switchyard_schema VALUES (%d);",
-             sy_store_postgres_schema_version - 1);
+             sy_store_postgres_schema_version - 2);
     th_pg_exec(fx_store_url, old_schema_pg);
     th_pg_exec(fx_store_url, sql);
     migrated_holders_kept(f);

@@ -353,6 +353,19 @@ static int64_t rows_of(const PGresult *r)
                                                 : sy_pg_changes(r);
 }
 
+/* What a replay must find again of statement `id`: its rows and, for a
+ * take, which keys it left unwritten and how much (the host keeps that,
+ * postgres/unwritten.h, so a replay deciding otherwise fails). */
+static int64_t outcome_of(int id, const PGresult *r)
+{
+    int64_t rows = rows_of(r);
+    if (id != SY_PG_SLOT_PUT || PQntuples(r) != 1 || PQnfields(r) < 5)
+        return rows;
+    uint64_t h = sy_fnv1a(SY_FNV_START, PQgetvalue(r, 0, 3));
+    h = sy_fnv1a(h, PQgetvalue(r, 0, 4));
+    return rows | (int64_t)((h & 0xffffffffffffULL) << 8);
+}
+
 /* On a new connection: the batch begun again and its statements so far
  * sent again, each changing what it changed the first time. */
 static int replay(sy_store_pg *q)
@@ -365,7 +378,13 @@ static int replay(sy_store_pg *q)
         r = send_once(q, e->id, e->sql, e->p.n, e->p.v);
         if (!succeeded(r))
             status = sy_pg_fail(q, r, "replay the batch after a reconnect");
-        else if (rows_of(r) != e->changes)
+        else if (outcome_of(e->id, r) != e->changes && e->id == SY_PG_SLOT_PUT)
+            status = sy_store_fail(&q->base, SY_EIO,
+                                   "%s: replay the batch after a reconnect: "
+                                   "statement %zu, a take of slots, decided "
+                                   "otherwise than the first time (another host "
+                                   "wrote in between)", q->where, i + 1);
+        else if (outcome_of(e->id, r) != e->changes)
             status = sy_store_fail(&q->base, SY_EIO,
                                    "%s: replay the batch after a reconnect: "
                                    "statement %zu changed %lld rows, not "
@@ -414,7 +433,7 @@ static int execute(sy_store_pg *q, int id, const char *sql,
         PGresult *r = send_once(q, id, sql, n, v);
         if (succeeded(r)) {
             if (q->batch)
-                status = sy_pg_journal_add(q, id, sql, p, rows_of(r));
+                status = sy_pg_journal_add(q, id, sql, p, sql ? rows_of(r) : outcome_of(id, r));
             if (res && status == SY_OK)
                 *res = r;
             else

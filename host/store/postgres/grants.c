@@ -83,10 +83,12 @@ const char sy_pg_grant_share_sql[] =
  * at least $3 left: one row, the indices of the keys it has one of and
  * what is free in it (granted less held), with the slots $4 of each the
  * batch gives back and has not sent yet (postgres/slots.c) free too:
- * its take sends them first, and keeps the grant. */
+ * its take sends them first, and keeps the grant; what the host holds
+ * is its row's count and what it did not write, $5 (postgres/unwritten.h). */
 const char sy_pg_grant_read_sql[] =
-    "SELECT array_agg(c.i), array_agg(k.granted - GREATEST(0, k.held - c.back))"
-    " FROM unnest($1::text[], $4::bigint[]) WITH ORDINALITY AS c(key, back, i)"
+    "SELECT array_agg(c.i), array_agg(k.granted - GREATEST(0, k.held + c.unwritten - c.back))"
+    " FROM unnest($1::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS c(key, back,"
+    " unwritten, i)"
     " JOIN slot_counts k ON k.key = c.key AND k.owner = $2::text AND k.until > $3::bigint";
 
 /* The keys $1 (limits $2, what the turn may take $3) of host $4 at $5
@@ -131,24 +133,27 @@ const char sy_pg_grant_topup_sql[] =
     " x AS MATERIALIZED (SELECT f.*, LEAST(f.n, f.free) AS give, CASE WHEN NOT f.waited AND"
     " (f.free - LEAST(f.n, f.free)) / 4 >= 64 THEN LEAST(GREATEST(4 * f.n, 1024),"
     " (f.free - LEAST(f.n, f.free)) / 4) ELSE 0 END AS extra FROM f),"
-    " back AS (UPDATE slot_counts k SET granted = k.held FROM x WHERE x.take_back AND"
-    " k.key = x.key AND k.owner <> $4::text AND k.granted > k.held RETURNING 1),"
+    " back AS (UPDATE slot_counts k SET granted = k.held + k.ahead FROM x WHERE x.take_back AND"
+    " k.key = x.key AND k.owner <> $4::text AND k.granted > k.held + k.ahead RETURNING 1),"
     " e AS MATERIALIZED (SELECT " SY_PG_LEASE_END("$4::text", "$5::bigint") " AS until),"
-    " w AS (INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants)"
+    " w AS (INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants, ahead)"
     " SELECT x.key, $4::text, x.mine, x.mine + x.give + x.extra, x.extra, e.until,"
-    " x.tenants FROM x, e WHERE e.until > $5::bigint ON CONFLICT (key, owner) DO UPDATE"
+    " x.tenants, 0 FROM x, e WHERE e.until > $5::bigint ON CONFLICT (key, owner) DO UPDATE"
     " SET held = excluded.held, granted = excluded.granted, extra = excluded.extra,"
-    " until = excluded.until, tenants = excluded.tenants RETURNING key)"
+    " until = excluded.until, tenants = excluded.tenants, ahead = 0 RETURNING key)"
     " SELECT array_agg(x.i), array_agg(CASE WHEN x.key IN (SELECT key FROM w) THEN"
     " x.lim - x.give - x.extra ELSE x.others + x.mine END) FROM x"
     " WHERE (SELECT count(*) FROM back) >= 0";
 
 /* At the commit, the keys $2 (a text[] literal per grant made, joined)
- * of host $1; rows (key, what is free in its grant). */
+ * of host $1, never below the count and the bound of what the host did
+ * not write (postgres/unwritten.h); rows (key, what is free in its
+ * grant beside the count). */
 const char sy_pg_grant_trim_sql[] =
-    "UPDATE slot_counts k SET granted = LEAST(k.granted, k.held + CASE WHEN "
+    "UPDATE slot_counts k SET granted = LEAST(k.granted, k.held + k.ahead + CASE WHEN "
     SY_PG_WAITED("k.key") " THEN 0 ELSE k.extra END) WHERE k.owner = $1::text AND"
-    " k.key = ANY($2::text[]) AND k.granted > k.held RETURNING k.key, k.granted - k.held";
+    " k.key = ANY($2::text[]) AND k.granted > k.held + k.ahead RETURNING k.key,"
+    " k.granted - k.held";
 
 /* Notes the keys of text[] literal `keys` (n of them, "{...}") as granted
  * in this batch by `owner`. */
@@ -198,9 +203,14 @@ int sy_pg_grants_trim(sy_store_pg *q)
     int status = sy_pg_run(q, SY_PG_GRANT_TRIM, &p, &r, "trim slot grants");
     /* What each trimmed grant leaves free: the next turn's hint. */
     for (int i = 0; status == SY_OK && i < PQntuples(r); i++)
-        if (sy_pg_col(r, i, 0) && sy_pg_col(r, i, 1))
+        if (sy_pg_col(r, i, 0) && sy_pg_col(r, i, 1)) {
+            int64_t unwritten;
+            const char *tenant;
+            sy_pg_unwritten_get(&q->unwritten, q->granted_owner, sy_pg_col(r, i, 0),
+                                &unwritten, &tenant);
             sy_pg_key_set(&q->hints, q->granted_owner, sy_pg_col(r, i, 0),
-                          sy_pg_col_int(r, i, 1));
+                          sy_pg_col_int(r, i, 1) - unwritten);
+        }
     PQclear(r);
     sy_pg_grants_clear(q);
     return status;
@@ -378,9 +388,15 @@ static int grants_read(sy_store_pg *q, const char *owner, const sy_slot_claim *c
         free_in[j] = given_back(q, owner, key[j]); /* until read */
     }
     char *keys = sy_pg_text_array(key, *k), *backs = sy_pg_int_array(free_in, 1, *k);
-    if (!keys || !backs) {
+    for (size_t j = 0; j < *k; j++) {
+        const char *tenant;
+        sy_pg_unwritten_get(&q->unwritten, owner, key[j], &free_in[j], &tenant);
+    }
+    char *unwritten = sy_pg_int_array(free_in, 1, *k);
+    if (!keys || !backs || !unwritten) {
         free(keys);
         free(backs);
+        free(unwritten);
         return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
     }
     for (size_t j = 0; j < *k; j++)
@@ -390,10 +406,12 @@ static int grants_read(sy_store_pg *q, const char *owner, const sy_slot_claim *c
     sy_pg_text(&p, 2, owner);
     sy_pg_int(&p, 3, now + SY_PG_GRANT_MARGIN_MS);
     sy_pg_text(&p, 4, backs);
+    sy_pg_text(&p, 5, unwritten);
     PGresult *r = NULL;
     int status = sy_pg_run(q, SY_PG_GRANT_READ, &p, &r, "read slot grants");
     free(keys);
     free(backs);
+    free(unwritten);
     if (status == SY_OK)
         pairs_into(r, free_in, *k);
     PQclear(r);
@@ -494,7 +512,12 @@ int sy_pg_slot_room(sy_store *s, const char *owner, const sy_slot_claim *c, size
         free(granted);
     }
     /* The keys read under their exclusive locks are counted, and their
-     * grants made, from what the host holds after its give-back. */
+     * grants made, from what the host holds after its give-back, with
+     * what it did not write written first. */
+    for (size_t j = 0; owner && status == SY_OK && j < m; j++)
+        key[j] = c[at[j]].key;
+    if (owner && status == SY_OK && m > 0)
+        status = sy_pg_settle(q, owner, key, m);
     if (status == SY_OK && m > 0)
         status = sy_pg_returns_flush(q);
     if (status == SY_OK && m > 0) {

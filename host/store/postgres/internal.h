@@ -17,6 +17,8 @@
  *   postgres/holds.c      a batch's flow-control takes, kept for the
  *                         writes that start their attempts
  *   postgres/key_table.c  a number per key: grants' hints, slots given back
+ *   postgres/unwritten.c  takes and give-backs within a grant not
+ *                         written yet, kept once their batch commits
  *   postgres/schema.c     the tables, their version, migrations under an
  *                         advisory lock
  *   postgres/runs.c       definitions and run rows: create, read, list,
@@ -44,6 +46,7 @@
 #include "store/driver.h"
 #include "store/postgres/holds.h"
 #include "store/postgres/key_table.h"
+#include "store/postgres/unwritten.h"
 #include "store/postgres/libpq.h"
 #include "store/slots.h"
 #include "store/rates.h"
@@ -94,7 +97,7 @@ enum {
     SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
     SY_PG_SLOT_DELETE_TAKES,
     SY_PG_SLOT_WAITERS, SY_PG_GRANT_SHARE, SY_PG_GRANT_READ, SY_PG_GRANT_TOPUP,
-    SY_PG_GRANT_TRIM, SY_PG_GRANT_LOCK,
+    SY_PG_GRANT_TRIM, SY_PG_GRANT_LOCK, SY_PG_SLOT_SETTLE,
 
     /* Rate limits' statements, from here on: their SQL is in
      * postgres/rates.c. */
@@ -122,9 +125,11 @@ enum {
     " WHERE k.key = " key " AND k.until > " now " AND k.owner IS DISTINCT FROM " \
     owner ")"
 
-/* SY_PG_HELD_BY_OTHERS: what they hold, grants left out. */
+/* SY_PG_HELD_BY_OTHERS: what they may hold, grants left out: each
+ * host's count and the bound of its takes not written (`ahead`,
+ * postgres/unwritten.h), which a grant taken back keeps. */
 #define SY_PG_HELD_BY_OTHERS(key, owner, now)                                 \
-    "(SELECT COALESCE(sum(k.held), 0)::bigint FROM slot_counts k WHERE k.key = " key \
+    "(SELECT COALESCE(sum(k.held + k.ahead), 0)::bigint FROM slot_counts k WHERE k.key = " key \
     " AND k.until > " now " AND k.owner IS DISTINCT FROM " owner ")"
 
 /* The earliest lease end of `owner`'s runs live at `now` (NULL: it holds
@@ -137,10 +142,11 @@ enum {
 /* SY_PG_TENANTS_ADD: jsonb `obj` ({"tenant":n,...}) with the batch's
  * `count` tenants added, `plus` as an object, or, for one tenant (the
  * rule), `tenant` and its `n` (negative to take off), by jsonb_set
- * rather than the SQL function; a tenant left at 0 or less dropped. */
+ * rather than the SQL function; a tenant left at 0 dropped.  Below 0 is
+ * kept: a host's takes not written yet add to it (postgres/unwritten.h). */
 #define SY_PG_TENANTS_ADD(obj, count, tenant, n, plus)                       \
     "CASE WHEN " count " = 1 THEN CASE WHEN COALESCE((" obj " ->> " tenant    \
-    ")::bigint, 0) + " n " > 0 THEN jsonb_set(" obj ", ARRAY[" tenant "],"    \
+    ")::bigint, 0) + " n " <> 0 THEN jsonb_set(" obj ", ARRAY[" tenant "],"   \
     " to_jsonb(COALESCE((" obj " ->> " tenant ")::bigint, 0) + " n "))"       \
     " ELSE " obj " - " tenant " END ELSE switchyard_counts_add(" obj ","      \
     " COALESCE(" plus ", '{}'::jsonb)) END"
@@ -237,6 +243,7 @@ typedef struct sy_store_pg {
     /* The keys the open batch read under their shared locks: a give-back
      * sent alone keeps their grants, which the turn takes within. */
     sy_pg_key_table read_shared;
+    sy_pg_unwritten unwritten; /* takes not written (postgres/unwritten.h) */
 } sy_store_pg;
 
 static inline sy_store_pg *sy_pg_handle(sy_store *s)
@@ -306,6 +313,11 @@ int sy_pg_grants_trim(sy_store_pg *q);
 void sy_pg_grants_clear(sy_store_pg *q);
 /* The give-back not sent yet (sy_pg_return_takes) sent alone, or dropped. */
 int sy_pg_returns_flush(sy_store_pg *q);
+/* The same at the commit, by the take's statement (nothing is taken). */
+int sy_pg_returns_commit(sy_store_pg *q);
+/* What `owner` did not write of the n keys (postgres/unwritten.h),
+ * written into their rows (SY_PG_SLOT_SETTLE) and staged as none. */
+int sy_pg_settle(sy_store_pg *q, const char *owner, const char *const *key, size_t n);
 void sy_pg_returns_clear(sy_store_pg *q);
 int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                     int64_t now, bool *put);

@@ -125,6 +125,8 @@ int sy_pg_release(sy_store *s, const char *owner)
     int status = sy_pg_run(q, SY_PG_RELEASE_OWNER, &p, &r, "release runs");
     if (status != SY_OK)
         return status;
+    /* Its count rows are gone, and with them what was not written. */
+    sy_pg_unwritten_forget(&q->unwritten, owner);
     bool any = sy_pg_changes(r) > 0;
     PQclear(r);
     /* The runs are for the other hosts to take now, not at their next

@@ -36,6 +36,7 @@ static void pg_close(sy_store *s)
     sy_pg_returns_clear(q);
     sy_pg_keys_free(&q->back_by_key);
     sy_pg_keys_free(&q->read_shared);
+    sy_pg_unwritten_free(&q->unwritten);
     free(q->conninfo);
     free(q->where);
     free(q);

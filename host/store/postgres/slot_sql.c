@@ -18,6 +18,11 @@
  * count, or its grant where that is more. */
 #define HELD(key, now) SY_PG_USED(key, "NULL::text", now)
 
+/* The least `ahead` a row written with room in its grant gets: a turn's
+ * takes and give-backs within it go unwritten (docs/flow-control.md,
+ * "Takes not written"). */
+#define SY_PG_AHEAD_MIN "64"
+
 /* The tenant of summed takes row `u` (takes_summed): its own, or where
  * the host did not know it (run_id not 0), its run's; '' for a run no
  * longer there (its count then has nothing to take off). */
@@ -46,7 +51,9 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     [SY_PG_SLOT_HELD - SY_PG_SLOT_FIRST] = "SELECT " HELD("$1::text", "$2::bigint"),
     /* The holders given back: (run, idx, elem, token), token 0 for the
      * whole run; what they hold taken off their hosts' counts and
-     * grants, their holds cleared and their rows deleted. */
+     * grants, their holds cleared and their rows deleted.  A count may
+     * go below 0 here: its host's takes not written yet
+     * (postgres/unwritten.h) add to it, so nothing is cut off. */
     [SY_PG_SLOT_RETURN - SY_PG_SLOT_FIRST] =
         "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::bigint[])"
         " AS h(run_id, idx, elem, token)),"
@@ -61,7 +68,7 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " ce AS (UPDATE task_elements t SET hold = NULL FROM h WHERE t.run_id = h.run_id AND"
         " t.hold IS NOT NULL AND (h.token = 0 OR (t.idx = h.idx AND t.elem = h.elem AND"
         " t.fence = h.token)) RETURNING 1)"
-        " UPDATE slot_counts k SET held = GREATEST(0, k.held - g.n),"
+        " UPDATE slot_counts k SET held = k.held - g.n,"
         " granted = GREATEST(0, k.granted - g.n), tenants = switchyard_counts_add(k.tenants,"
         " g.minus) FROM (SELECT key, owner, sum(n)::bigint AS n, jsonb_object_agg(tenant, -n)"
         " AS minus FROM (SELECT held.key, held.owner, r.tenant, sum(held.n)::bigint AS n FROM"
@@ -91,34 +98,51 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * none: each key's within the host's grant or, with none (or too
      * small), within its limit (the largest named for it) counting every
      * other host; none when one would not be (a replayed batch,
-     * store/slots.h), and then no row comes back, else one: the rows of
-     * $1 first naming each key and what is free in its grant then.  The
-     * batch's give-back not sent yet ($8..$11, SY_PG_SLOT_RETURN_TAKES's
-     * $1..$4) comes off first, its waiters woken as there; a key only
-     * given back keeps its `until`.  What the grant keeps beyond what
-     * the host then holds: its extra, none while the key has a waiter,
-     * never more than it had.  What is held is counted by tenant too.
-     * `(SELECT $1::text[])`: the planner cannot count the keys, so the
-     * plan is the same for any and the generic one is kept; a pool's one
-     * key had every take planned again (3 of its 4 ms on the server). */
+     * store/slots.h), and then no row comes back, else one.  The batch's
+     * give-back not sent yet ($8..$11, SY_PG_SLOT_RETURN_TAKES's $1..$4)
+     * comes off first, its waiters woken as there; a key only given back
+     * keeps its `until`.  What the host holds is its row's `held` and
+     * what it did not write since ($12..$14: keys, slots, their tenant;
+     * $15: whether the key may go unwritten this time, its takes and
+     * give-back all of that tenant; postgres/unwritten.h).  A key whose take and give-back leave the
+     * host within its grant and within the row's `ahead`, all of one
+     * tenant, with no waiter, is not written: the row's bound covers it
+     * (docs/flow-control.md, "Takes not written"); any other is written
+     * whole, `ahead` made again (none while the key has a waiter, and
+     * never past the grant).  What the grant keeps beyond what the host
+     * then holds: its extra, none while the key has a waiter, never more
+     * than it had.  What is held is counted by tenant too.  The row: the
+     * indices of $1 naming each key and what is free in its grant then;
+     * the indices of $12 and what is left unwritten of each key.  `(SELECT $1::text[])`: the planner cannot count the
+     * keys, so the plan is the same for any and the generic one is
+     * kept; a pool's one key had every take planned again (3 of its 4 ms
+     * on the server). */
     [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
         "WITH p AS (SELECT * FROM unnest((SELECT $1::text[]), $2::bigint[], $3::bigint[], $4::text[],"
         " $5::bigint[]) WITH ORDINALITY AS p(key, lim, n, tenant, run_id, i)),"
         " b AS (SELECT * FROM unnest((SELECT $8::text[]), $9::bigint[], $10::text[],"
         " $11::bigint[]) AS b(key, n, tenant, run_id)),"
+        " d AS (SELECT * FROM unnest((SELECT $12::text[]), $13::bigint[], $14::text[],"
+        " $15::boolean[]) WITH ORDINALITY AS d(key, n, tenant, may, j)),"
         " tn AS (SELECT key, count(*) AS nt, min(tenant) AS tenant, sum(n)::bigint AS n,"
         " jsonb_object_agg(tenant, n) AS plus FROM (SELECT key, tenant, sum(n)::bigint AS n"
         " FROM (SELECT p.key, p.n, " TENANT("p") " AS tenant FROM p UNION ALL SELECT b.key,"
-        " -b.n, " TENANT("b") " FROM b) y GROUP BY key, tenant) x GROUP BY key),"
+        " -b.n, " TENANT("b") " FROM b UNION ALL SELECT d.key, d.n, d.tenant FROM d"
+        " WHERE d.n <> 0) y GROUP BY key, tenant) x GROUP BY key),"
         " g AS (SELECT COALESCE(t.key, v.key) AS key, t.i, COALESCE(t.lim, 0) AS lim,"
         " COALESCE(t.n, 0) AS n, COALESCE(v.n, 0) AS back FROM (SELECT key, min(i) AS i,"
         " max(lim) AS lim, sum(n)::bigint AS n FROM p GROUP BY key) t FULL JOIN (SELECT key,"
         " sum(n)::bigint AS n FROM b GROUP BY key) v ON v.key = t.key),"
-        " m AS MATERIALIZED (SELECT g.key, g.i, g.lim, g.n, k.key IS NOT NULL AS had,"
-        " k.until AS was, GREATEST(0, COALESCE(k.held, 0) - g.back) + g.n AS after, k.granted,"
-        " COALESCE(k.extra, 0) AS extra, COALESCE(k.tenants, '{}'::jsonb) AS tenants FROM g"
-        " LEFT JOIN slot_counts k ON k.key = g.key AND k.owner = $6::text AND"
-        " k.until > $7::bigint),"
+        " m0 AS MATERIALIZED (SELECT g.key, g.i, d.j, g.lim, g.n, k.key IS NOT NULL AS had,"
+        " k.until AS was, k.held AS held_was, COALESCE(k.ahead, 0) AS ahead,"
+        " GREATEST(0, COALESCE(k.held + COALESCE(d.n, 0), 0) - g.back) + g.n AS after,"
+        " k.granted, COALESCE(k.extra, 0) AS extra, COALESCE(k.tenants, '{}'::jsonb) AS tenants,"
+        " " SY_PG_WAITED("g.key") " AS waited, COALESCE(d.may, false) AS listed FROM g"
+        " LEFT JOIN d ON d.key = g.key LEFT JOIN slot_counts k ON k.key = g.key AND"
+        " k.owner = $6::text AND k.until > $7::bigint),"
+        " m AS MATERIALIZED (SELECT m0.*, m0.had AND m0.listed AND NOT m0.waited AND m0.extra > 0 AND"
+        " m0.after <= m0.granted AND m0.after - m0.held_was <= m0.ahead AND"
+        " COALESCE(tn.nt, 1) = 1 AS skip FROM m0 LEFT JOIN tn ON tn.key = m0.key),"
         " over AS MATERIALIZED (SELECT 1 FROM m WHERE m.n > 0 AND COALESCE(m.granted, 0) <"
         " m.after AND m.after + " SY_PG_USED("m.key", "$6::text", "$7::bigint") " > m.lim"
         " LIMIT 1),"
@@ -126,20 +150,26 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " woken AS (SELECT pg_notify('switchyard', '') FROM (SELECT 1 FROM slot_waiters w"
         " JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND r.lease_epoch = w.epoch"
         " WHERE w.key IN (SELECT key FROM b) AND w.owner <> $6 LIMIT 1) x),"
-        " ins AS (INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants)"
-        " SELECT m.key, $6::text, m.after, GREATEST(m.after, LEAST(COALESCE(m.granted, 0),"
-        " m.after + CASE WHEN " SY_PG_WAITED("m.key") " THEN 0 ELSE m.extra END)), m.extra,"
-        " CASE WHEN m.n > 0 THEN e.until ELSE m.was END, "
-        SY_PG_TENANTS_ADD("m.tenants", "tn.nt", "tn.tenant", "tn.n", "tn.plus")
-        " FROM m LEFT JOIN tn ON tn.key = m.key CROSS JOIN e WHERE CASE WHEN m.n > 0 THEN"
-        " e.until > $7::bigint ELSE m.had END AND NOT EXISTS (SELECT 1 FROM over) AND"
+        " w AS MATERIALIZED (SELECT m.*, GREATEST(m.after, LEAST(COALESCE(m.granted, 0),"
+        " m.after + CASE WHEN m.waited THEN 0 ELSE m.extra END)) AS granted_to FROM m"
+        " WHERE NOT m.skip),"
+        " ins AS (INSERT INTO slot_counts (key, owner, held, granted, extra, until, tenants,"
+        " ahead) SELECT w.key, $6::text, w.after, w.granted_to, w.extra,"
+        " CASE WHEN w.n > 0 THEN e.until ELSE w.was END, "
+        SY_PG_TENANTS_ADD("w.tenants", "tn.nt", "tn.tenant", "tn.n", "tn.plus")
+        ", CASE WHEN w.waited THEN 0 ELSE LEAST(w.granted_to - w.after,"
+        " GREATEST(" SY_PG_AHEAD_MIN ", 4 * w.n)) END"
+        " FROM w LEFT JOIN tn ON tn.key = w.key CROSS JOIN e WHERE CASE WHEN w.n > 0 THEN"
+        " e.until > $7::bigint ELSE w.had END AND NOT EXISTS (SELECT 1 FROM over) AND"
         " (SELECT count(*) FROM woken) >= 0 ON CONFLICT (key, owner) DO UPDATE SET"
         " held = excluded.held, granted = excluded.granted, extra = excluded.extra,"
-        " until = excluded.until, tenants = excluded.tenants RETURNING key,"
-        " granted - held AS free)"
-        " SELECT count(*), array_agg(m.i) FILTER (WHERE m.i IS NOT NULL), array_agg(ins.free)"
-        " FILTER (WHERE m.i IS NOT NULL) FROM ins JOIN m ON m.key = ins.key"
-        " HAVING NOT EXISTS (SELECT 1 FROM over)",
+        " until = excluded.until, tenants = excluded.tenants, ahead = excluded.ahead"
+        " RETURNING key, granted - held AS free)"
+        " SELECT count(*), array_agg(m.i) FILTER (WHERE m.i IS NOT NULL),"
+        " array_agg(COALESCE(ins.free, m.granted - m.after)) FILTER (WHERE m.i IS NOT NULL),"
+        " array_agg(m.j) FILTER (WHERE m.j IS NOT NULL), array_agg(CASE WHEN m.skip THEN"
+        " m.after - m.held_was ELSE 0 END) FILTER (WHERE m.j IS NOT NULL)"
+        " FROM m LEFT JOIN ins ON ins.key = m.key HAVING NOT EXISTS (SELECT 1 FROM over)",
     /* Takes given back, summed by key and tenant (takes_summed): the
      * host's counts; the grant keeps what it had, the slots given back
      * free in it again, but no more beyond what the host then holds than
@@ -148,7 +178,8 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * woken at the commit (the channel of postgres/listen.c), so the
      * waiter first in the key's order takes the slot at once, not at its
      * next retry; `woken` is read by the update's condition so that it
-     * runs.  Sent alone only when no take carried it (SY_PG_SLOT_PUT);
+     * runs.  Sent alone only when no take carried it (SY_PG_SLOT_PUT),
+     * after what the host did not write of its keys (SY_PG_SLOT_SETTLE);
      * planned once, as that one is. */
     [SY_PG_SLOT_RETURN_TAKES - SY_PG_SLOT_FIRST] =
         "WITH t AS MATERIALIZED (SELECT u.key, u.n, " TENANT("u") " AS tenant FROM"
@@ -162,7 +193,7 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " GREATEST(0, k.held - x.n) + CASE WHEN " SY_PG_WAITED("x.key") " THEN 0 ELSE k.extra END)"
         " END,"
         " tenants = " SY_PG_TENANTS_ADD("k.tenants", "x.nt", "x.tenant", "-x.n", "x.minus")
-        " FROM (SELECT key, sum(n)::bigint AS n, count(*) AS nt, min(tenant) AS tenant,"
+        ", ahead = 0 FROM (SELECT key, sum(n)::bigint AS n, count(*) AS nt, min(tenant) AS tenant,"
         " jsonb_object_agg(tenant, -n) AS minus FROM (SELECT key, tenant, sum(n)::bigint AS n"
         " FROM t GROUP BY key, tenant) y GROUP BY key) x WHERE k.key = x.key AND"
         " k.owner = $5::text AND (SELECT count(*) FROM woken) >= 0",
@@ -185,6 +216,16 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     [SY_PG_GRANT_TOPUP - SY_PG_SLOT_FIRST] = sy_pg_grant_topup_sql,
     [SY_PG_GRANT_LOCK - SY_PG_SLOT_FIRST] = sy_pg_grant_lock_sql,
     [SY_PG_GRANT_TRIM - SY_PG_SLOT_FIRST] = sy_pg_grant_trim_sql,
+    /* What host $1 did not write of the keys $2 ($3 slots of tenant $4
+     * each; postgres/unwritten.h) written into their rows, which then
+     * say what it holds exactly (`ahead` 0): before a statement that
+     * reads the host's own count (a grant made again, a give-back sent
+     * alone). */
+    [SY_PG_SLOT_SETTLE - SY_PG_SLOT_FIRST] =
+        "UPDATE slot_counts k SET held = k.held + d.n, ahead = 0, tenants = "
+        SY_PG_TENANTS_ADD("k.tenants", "1", "d.tenant", "d.n", "NULL::jsonb")
+        " FROM unnest($2::text[], $3::bigint[], $4::text[]) AS d(key, n, tenant)"
+        " WHERE k.key = d.key AND k.owner = $1::text",
     [SY_PG_SLOT_LIST - SY_PG_SLOT_FIRST] =
         "SELECT s.key, s.run_id, s.idx, s.elem, s.token, s.n, s.owner, s.taken,"
         LIVE("$1::bigint") " FROM slot_holders s ORDER BY s.key, s.taken, s.run_id, s.idx,"

@@ -220,6 +220,81 @@ static bool takes_summed(arrays *a, const sy_slot_take *t, size_t n, bool limits
     return !a->oom;
 }
 
+/* The listed keys (postgres/unwritten.h) as SY_PG_SLOT_PUT's $12..$15:
+ * each key, what is not written of it and its tenant, and whether it
+ * may go unwritten this time (its listed takes and give-backs all of
+ * one tenant, the one of what is not written yet).  Each v[i] the
+ * caller's to free. */
+static int unwritten_arrays(sy_store_pg *q, const char *owner, char *v[4])
+{
+    sy_pg_unwritten *u = &q->unwritten;
+    size_t n = u->n_list;
+    const char **tenant = malloc((n ? n : 1) * sizeof *tenant);
+    int64_t *count = malloc((n ? n : 1) * sizeof *count);
+    char *may = malloc(2 * n + 3);
+    if (tenant && count && may) {
+        char *o = may;
+        *o++ = '{';
+        for (size_t i = 0; i < n; i++) {
+            const char *mine, *listed = sy_pg_unwritten_list_tenant(u, owner, u->list[i]);
+            sy_pg_unwritten_get(u, owner, u->list[i], &count[i], &mine);
+            tenant[i] = mine ? mine : "";
+            if (i)
+                *o++ = ',';
+            *o++ = listed && (!mine || strcmp(mine, listed) == 0) ? 't' : 'f';
+        }
+        *o++ = '}';
+        *o = '\0';
+        v[0] = sy_pg_text_array(u->list, n);
+        v[1] = sy_pg_int_array(count, 1, n);
+        v[2] = sy_pg_text_array(tenant, n);
+        v[3] = may;
+        may = NULL;
+    }
+    free(tenant);
+    free(count);
+    free(may);
+    for (int i = 0; i < 4; i++)
+        if (!v[i])
+            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    return SY_OK;
+}
+
+int sy_pg_settle(sy_store_pg *q, const char *owner, const char *const *key, size_t n)
+{
+    const char **k = malloc((n ? n : 1) * sizeof *k), **tenant = malloc((n ? n : 1) * sizeof *tenant);
+    int64_t *count = malloc((n ? n : 1) * sizeof *count);
+    size_t m = 0; /* the keys with something not written */
+    for (size_t i = 0; k && tenant && count && i < n; i++) {
+        sy_pg_unwritten_get(&q->unwritten, owner, key[i], &count[m], &tenant[m]);
+        if (count[m] != 0)
+            k[m++] = key[i];
+    }
+    int status = k && tenant && count ? SY_OK : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    if (status == SY_OK && m > 0) {
+        char *keys = sy_pg_text_array(k, m), *counts = sy_pg_int_array(count, 1, m),
+             *tenants = sy_pg_text_array(tenant, m);
+        sy_pg_params p = {0};
+        sy_pg_text(&p, 1, owner);
+        sy_pg_text(&p, 2, keys);
+        sy_pg_text(&p, 3, counts);
+        sy_pg_text(&p, 4, tenants);
+        status = keys && counts && tenants
+                     ? sy_pg_run(q, SY_PG_SLOT_SETTLE, &p, NULL, "write slot counts")
+                     : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+        free(keys);
+        free(counts);
+        free(tenants);
+        for (size_t i = 0; status == SY_OK && i < m; i++)
+            if (sy_pg_unwritten_stage(&q->unwritten, owner, k[i], 0, NULL) != SY_OK)
+                status = sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    }
+    free(k);
+    free(tenant);
+    free(count);
+    return status;
+}
+
 int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_t n,
                     int64_t now, bool *put)
 {
@@ -235,14 +310,36 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
     arrays a = {0};
     const char **row_key = NULL;
     takes_summed(&a, t, n, true, &row_key);
+    /* The keys' counts not written ($12..$15): the give-back's keys were
+     * listed with it, the takes' now. */
+    for (size_t i = 0; status == SY_OK && i < n; i++)
+        if (sy_pg_unwritten_list(&q->unwritten, owner, t[i].key, t[i].tenant) != SY_OK)
+            status = sy_store_fail(s, SY_ENOMEM, "out of memory");
+    char *unwritten[4] = {NULL};
+    if (status == SY_OK)
+        status = unwritten_arrays(q, owner, unwritten);
     sy_pg_params p = {0};
     sy_pg_text(&p, 6, owner);
     sy_pg_int(&p, 7, now);
     for (int i = 0; i < 4; i++)
         sy_pg_text(&p, 8 + i, q->back[4] ? q->back[i] : "{}");
+    for (int i = 0; i < 4; i++)
+        sy_pg_text(&p, 12 + i, unwritten[i]);
     PGresult *r = NULL;
-    status = run_arrays(q, SY_PG_SLOT_PUT, &a, &p, &r, "take slots");
+    if (status == SY_OK)
+        status = run_arrays(q, SY_PG_SLOT_PUT, &a, &p, &r, "take slots");
+    for (int i = 0; i < 4; i++)
+        free(unwritten[i]);
     *put = status == SY_OK && PQntuples(r) == 1;
+    /* What each listed key leaves unwritten, kept if the batch commits. */
+    const char *which = *put ? sy_pg_col(r, 0, 3) : NULL, *what = *put ? sy_pg_col(r, 0, 4) : NULL;
+    for (int64_t j, v; status == SY_OK && sy_pg_next_int(&which, &j) && sy_pg_next_int(&what, &v);)
+        if (j >= 1 && (size_t)j <= q->unwritten.n_list) {
+            const char *key = q->unwritten.list[j - 1];
+            const char *tenant = sy_pg_unwritten_list_tenant(&q->unwritten, owner, key);
+            if (sy_pg_unwritten_stage(&q->unwritten, owner, key, v, v ? tenant : NULL) != SY_OK)
+                status = sy_store_fail(s, SY_ENOMEM, "out of memory");
+        }
     sy_pg_returns_clear(q); /* sent, or the batch is lost */
     /* What each key's grant leaves free now: the next turn's hint. */
     const char *row = *put ? sy_pg_col(r, 0, 1) : NULL, *left = *put ? sy_pg_col(r, 0, 2) : NULL;
@@ -253,7 +350,7 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
     PQclear(r);
     arrays_free(&a);
     /* Kept for the writes that start the attempts (postgres/holds.c). */
-    return status == SY_OK && *put ? sy_pg_holds_add(q, owner, t, n, now) : status;
+    return status == SY_OK && *put && n > 0 ? sy_pg_holds_add(q, owner, t, n, now) : status;
 }
 
 /* The slot rows of n takes given back, by primary key, deleted. */
@@ -292,6 +389,7 @@ void sy_pg_returns_clear(sy_store_pg *q)
         q->back[i] = NULL;
     }
     sy_pg_keys_clear(&q->back_by_key);
+    sy_pg_unwritten_list_clear(&q->unwritten); /* its keys: the give-back's */
 }
 
 typedef struct {
@@ -323,9 +421,29 @@ int sy_pg_returns_flush(sy_store_pg *q)
         sy_pg_text(&p, i + 1, q->back[i]);
     sy_pg_text(&p, 6, q->read_shared.dropped || !kept ? "true" : "false");
     sy_pg_text(&p, 7, kept ? kept : "{}");
-    int status = sy_pg_run(q, SY_PG_SLOT_RETURN_TAKES, &p, NULL, "return slots");
+    /* The give-back's keys (listed with it) counted exactly first. */
+    int status = sy_pg_settle(q, q->back[4], q->unwritten.list, q->unwritten.n_list);
+    if (status == SY_OK)
+        status = sy_pg_run(q, SY_PG_SLOT_RETURN_TAKES, &p, NULL, "return slots");
     free(kept);
     sy_pg_returns_clear(q);
+    return status;
+}
+
+int sy_pg_returns_commit(sy_store_pg *q)
+{
+    if (!q->back[4])
+        return SY_OK;
+    /* The take's statement with no take: its keys within their grants
+     * go unwritten as a take's do, where the statement sent alone writes
+     * each (it keeps the grants the turn read, which the batch takes
+     * within; there is nothing left to take at the commit).  At 0 every
+     * row counts as live: a give-back needs no clock. */
+    char *owner = strdup(q->back[4]);
+    bool put = false;
+    int status = owner ? sy_pg_put_slots(&q->base, owner, NULL, 0, 0, &put)
+                       : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+    free(owner);
     return status;
 }
 
@@ -346,8 +464,10 @@ int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, si
         }
         if (!(q->back[4] = strdup(owner)))
             a.oom = true;
-        for (size_t i = 0; !a.oom && i < n; i++)
+        for (size_t i = 0; !a.oom && i < n; i++) {
             sy_pg_key_add(&q->back_by_key, owner, t[i].key, t[i].n);
+            a.oom |= sy_pg_unwritten_list(&q->unwritten, owner, t[i].key, t[i].tenant) != SY_OK;
+        }
     }
     if (status == SY_OK && a.oom) {
         sy_pg_returns_clear(q);

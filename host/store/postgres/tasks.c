@@ -46,7 +46,7 @@ int sy_pg_commit(sy_store *s)
      * keep a row of their own; grants made for more than was taken keep
      * no more than their extra. */
     if (status == SY_OK)
-        status = sy_pg_returns_flush(q);
+        status = sy_pg_returns_commit(q);
     if (status == SY_OK)
         status = sy_pg_holds_to_rows(q);
     if (status == SY_OK)
@@ -58,6 +58,13 @@ int sy_pg_commit(sy_store *s)
     q->batch = false;
     q->lost = false;
     status = sy_pg_transaction_end(q, false, status);
+    /* What the batch left unwritten is kept once it is committed.  A
+     * failed commit may have landed; the host ends then (engine.c), its
+     * rows with its leases, which count its grants whole till then. */
+    if (status == SY_OK)
+        sy_pg_unwritten_commit(&q->unwritten);
+    else
+        sy_pg_unwritten_rollback(&q->unwritten);
     if (status != SY_OK)
         sy_pg_keys_clear(&q->hints); /* they saw what was not written */
     return status;
@@ -76,6 +83,7 @@ void sy_pg_rollback(sy_store *s)
     sy_pg_returns_clear(q);
     sy_pg_keys_clear(&q->read_shared);
     sy_pg_keys_clear(&q->hints);
+    sy_pg_unwritten_rollback(&q->unwritten);
     sy_pg_transaction_end(q, false, SY_ESTATE);
 }
 
