@@ -221,6 +221,7 @@ int main(void)
     };
     return fx_run_groups("store_slot_unwritten", NULL, 0, pg, 4);
 #else
-    return fx_run_groups("store_slot_unwritten", NULL, 0, NULL, 0);
+    printf("1..0 # SKIP built without libpq\n");
+    return 0;
 #endif
 }
