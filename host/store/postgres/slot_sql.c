@@ -111,7 +111,9 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * whole, `ahead` made again (none while the key has a waiter, and
      * never past the grant).  What the grant keeps beyond what the host
      * then holds: its extra, none while the key has a waiter, never more
-     * than it had.  What is held is counted by tenant too.  The row: the
+     * than it had, nor than the row has when written: a key only given
+     * back is written under no lock of the key, and another host may
+     * have taken the grant back since this statement's read.  What is held is counted by tenant too.  The row: the
      * indices of $1 naming each key and what is free in its grant then;
      * the indices of $12 and what is left unwritten of each key.  `(SELECT $1::text[])`: the planner cannot count the
      * keys, so the plan is the same for any and the generic one is
@@ -164,8 +166,10 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " FROM w LEFT JOIN tn ON tn.key = w.key CROSS JOIN e WHERE CASE WHEN w.n > 0 THEN"
         " e.until > $7::bigint ELSE w.had END AND NOT EXISTS (SELECT 1 FROM over) AND"
         " (SELECT count(*) FROM woken) >= 0 ON CONFLICT (key, owner) DO UPDATE SET"
-        " held = excluded.held, granted = excluded.granted, extra = excluded.extra,"
-        " until = excluded.until, tenants = excluded.tenants, ahead = excluded.ahead"
+        " held = excluded.held, granted = GREATEST(excluded.held, LEAST(slot_counts.granted,"
+        " excluded.granted)), extra = excluded.extra, until = excluded.until,"
+        " tenants = excluded.tenants, ahead = LEAST(excluded.ahead, GREATEST(excluded.held,"
+        " LEAST(slot_counts.granted, excluded.granted)) - excluded.held)"
         " RETURNING key, granted - held AS free)"
         " SELECT count(*), array_agg(m.i) FILTER (WHERE m.i IS NOT NULL),"
         " array_agg(COALESCE(ins.free, m.granted - m.after)) FILTER (WHERE m.i IS NOT NULL),"
