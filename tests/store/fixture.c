@@ -36,6 +36,17 @@ int64_t fx_epoch(sy_store *s, int64_t run)
     return epoch;
 }
 
+int64_t fx_run_of_h2(fx *f, int64_t until, int64_t *run)
+{
+    static const char *const ids[] = {"x"};
+    static const char *const ns[] = {"public::w::x"};
+    bool got = false;
+    OK(f->b, sy_store_create_run(f->b, HASH, "public", "w", "{}", 1, ids, ns, 1, run));
+    OK(f->b, sy_store_claim_run(f->b, *run, "h2", until, 10, NULL, 0, &got));
+    assert_true(got);
+    return fx_epoch(f->b, *run);
+}
+
 int64_t fx_room(sy_store *s, const char *key, int64_t limit, int64_t now)
 {
     sy_slot_claim c = {key, limit, 1};

@@ -48,6 +48,11 @@ sy_store *fx_open(const char *dir);
 /* The lease epoch of `run`. */
 int64_t fx_epoch(sy_store *s, int64_t run);
 
+/* A second run, of one task "x", made on handle b and claimed there by
+ * "h2" until `until` (a host beside f->h1 in the slots' tests); its id
+ * in *run, its lease epoch returned. */
+int64_t fx_run_of_h2(fx *f, int64_t until, int64_t *run);
+
 /* What `key` holds at `now`, read in a batch of its own as a take of one
  * slot under `limit` reads it (sy_store_slot_room; a key that has no
  * room for it is counted exactly, store/slots.h). */

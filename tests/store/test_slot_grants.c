@@ -70,18 +70,6 @@ static bool put_and_commit(sy_store *s, const char *owner, const sy_slot_take *t
     return done;
 }
 
-/* A second run, claimed by h2 on handle b until 1000; its epoch. */
-static int64_t run_of_h2(fx *f, int64_t *run)
-{
-    static const char *const ids[] = {"x"};
-    static const char *const ns[] = {"public::w::x"};
-    bool got = false;
-    OK(f->b, sy_store_create_run(f->b, HASH, "public", "w", "{}", 1, ids, ns, 1, run));
-    OK(f->b, sy_store_claim_run(f->b, *run, "h2", 1000, 10, NULL, 0, &got));
-    assert_true(got);
-    return fx_epoch(f->b, *run);
-}
-
 /* Both hosts' leases renewed to 100000: a grant is taken within only
  * while its host's lease has 5 s left (store/postgres/grants.c). */
 static void long_leases(fx *f)
@@ -100,7 +88,7 @@ static bool on_pg(void)
 static void test_grant_counted_by_others(void **state)
 {
     fx *f = *state;
-    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    int64_t run2 = 0, e2 = fx_run_of_h2(f, 1000, &run2);
     long_leases(f);
     /* h1 may take 1 of 1000: granted 1 and, the key empty, an extra of
      * min(max(4 * 1, 1024), (1000 - 1) / 4) = 249. */
@@ -140,7 +128,7 @@ static void test_grant_locks(void **state)
 {
     fx *f = *state;
     int64_t run2 = 0;
-    run_of_h2(f, &run2);
+    fx_run_of_h2(f, 1000, &run2);
     long_leases(f);
     /* Granted 1 and an extra of 249; at the commit, as nothing was
      * taken, no more than the extra beyond what h1 holds: 249. */
@@ -168,7 +156,7 @@ static void test_grant_take_back_locks(void **state)
 {
     fx *f = *state;
     int64_t run2 = 0;
-    run_of_h2(f, &run2);
+    fx_run_of_h2(f, 1000, &run2);
     long_leases(f);
     assert_int_equal(read_as(f->a, "h1", 300, 1, NOW, false), 300 - 75);
     assert_int_equal(read_as(f->a, "h1", 300, 1, NOW, true), 300 - 74);
@@ -185,7 +173,7 @@ static void test_grant_take_back_locks(void **state)
 static void test_grant_taken_back(void **state)
 {
     fx *f = *state;
-    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    int64_t run2 = 0, e2 = fx_run_of_h2(f, 1000, &run2);
     assert_int_equal(read_as(f->a, "h1", 1, 1, NOW, false), 0); /* granted 1 */
     int64_t held = read_as(f->b, "h2", 1, 1, NOW, true);
     assert_int_equal(held, 0);
@@ -340,7 +328,7 @@ static void test_read_grant_kept_by_give_back(void **state)
 static void test_grant_hint_taken_back(void **state)
 {
     fx *f = *state;
-    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    int64_t run2 = 0, e2 = fx_run_of_h2(f, 1000, &run2);
     long_leases(f);
     /* Limit 300: h1 is granted 1 and an extra of (300 - 1) / 4 = 74,
      * which it keeps at the commit: its hint, 74 free. */
@@ -381,7 +369,7 @@ static void test_grant_lives_with_lease(void **state)
 {
     fx *f = *state;
     int64_t run2 = 0;
-    run_of_h2(f, &run2);
+    fx_run_of_h2(f, 1000, &run2);
     assert_true(read_as(f->a, "h1", 1000, 1, NOW, false) >= 0);
     /* h2 may take 700 of the 750 free beside it: no extra (50 left). */
     assert_int_equal(read_as(f->b, "h2", 1000, 700, NOW, false), 1000 - 700);

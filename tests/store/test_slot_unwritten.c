@@ -78,17 +78,6 @@ static long long row(const char *owner, const char *column)
     return th_pg_int(fx_store_url, sql);
 }
 
-static int64_t run_of_h2(fx *f, int64_t *run)
-{
-    static const char *const ids[] = {"x"};
-    static const char *const ns[] = {"public::w::x"};
-    bool got = false;
-    OK(f->b, sy_store_create_run(f->b, HASH, "public", "w", "{}", 1, ids, ns, 1, run));
-    OK(f->b, sy_store_claim_run(f->b, *run, "h2", 100000, 10, NULL, 0, &got));
-    assert_true(got);
-    return fx_epoch(f->b, *run);
-}
-
 static void long_lease(fx *f)
 {
     OK(f->a, sy_store_renew(f->a, "h1", 100000, NOW, NULL, NULL));
@@ -162,7 +151,7 @@ static void test_taken_back_keeps_bound(void **state)
 {
     fx *f = *state;
     long_lease(f);
-    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    int64_t run2 = 0, e2 = fx_run_of_h2(f, 100000, &run2);
     int64_t e = f->h1.epoch;
     assert_true(take(f->a, "h1", take_of(f->run, 1, 0, e), false));
     assert_true(take(f->a, "h1", take_of(f->run, 60, 1, e), false)); /* 61 held, 1 written */
@@ -188,7 +177,7 @@ static void test_waiter_has_it_written(void **state)
 {
     fx *f = *state;
     long_lease(f);
-    int64_t run2 = 0, e2 = run_of_h2(f, &run2);
+    int64_t run2 = 0, e2 = fx_run_of_h2(f, 100000, &run2);
     int64_t e = f->h1.epoch;
     assert_true(take(f->a, "h1", take_of(f->run, 1, 0, e), false));
     assert_true(take(f->a, "h1", take_of(f->run, 5, 1, e), false));

@@ -205,9 +205,8 @@ int sy_pg_grants_trim(sy_store_pg *q)
     for (int i = 0; status == SY_OK && i < PQntuples(r); i++)
         if (sy_pg_col(r, i, 0) && sy_pg_col(r, i, 1)) {
             int64_t unwritten;
-            const char *tenant;
             sy_pg_unwritten_get(&q->unwritten, q->granted_owner, sy_pg_col(r, i, 0),
-                                &unwritten, &tenant);
+                                &unwritten, NULL);
             sy_pg_key_set(&q->hints, q->granted_owner, sy_pg_col(r, i, 0),
                           sy_pg_col_int(r, i, 1) - unwritten);
         }
@@ -388,10 +387,8 @@ static int grants_read(sy_store_pg *q, const char *owner, const sy_slot_claim *c
         free_in[j] = given_back(q, owner, key[j]); /* until read */
     }
     char *keys = sy_pg_text_array(key, *k), *backs = sy_pg_int_array(free_in, 1, *k);
-    for (size_t j = 0; j < *k; j++) {
-        const char *tenant;
-        sy_pg_unwritten_get(&q->unwritten, owner, key[j], &free_in[j], &tenant);
-    }
+    for (size_t j = 0; j < *k; j++)
+        sy_pg_unwritten_get(&q->unwritten, owner, key[j], &free_in[j], NULL);
     char *unwritten = sy_pg_int_array(free_in, 1, *k);
     if (!keys || !backs || !unwritten) {
         free(keys);

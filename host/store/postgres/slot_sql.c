@@ -101,21 +101,26 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * store/slots.h), and then no row comes back, else one.  The batch's
      * give-back not sent yet ($8..$11, SY_PG_SLOT_RETURN_TAKES's $1..$4)
      * comes off first, its waiters woken as there; a key only given back
-     * keeps its `until`.  What the host holds is its row's `held` and
-     * what it did not write since ($12..$14: keys, slots, their tenant;
-     * $15: whether the key may go unwritten this time, its takes and
-     * give-back all of that tenant; postgres/unwritten.h).  A key whose take and give-back leave the
-     * host within its grant and within the row's `ahead`, all of one
-     * tenant, with no waiter, is not written: the row's bound covers it
-     * (docs/flow-control.md, "Takes not written"); any other is written
-     * whole, `ahead` made again (none while the key has a waiter, and
-     * never past the grant).  What the grant keeps beyond what the host
-     * then holds: its extra, none while the key has a waiter, never more
-     * than it had, nor than the row has when written: a key only given
-     * back is written under no lock of the key, and another host may
-     * have taken the grant back since this statement's read.  What is held is counted by tenant too.  The row: the
-     * indices of $1 naming each key and what is free in its grant then;
-     * the indices of $12 and what is left unwritten of each key.  `(SELECT $1::text[])`: the planner cannot count the
+     * keeps its `until`.
+     *
+     * What the host holds is its row's `held` and what it did not write
+     * since ($12..$14: keys, slots, their tenant; $15: whether the key
+     * may go unwritten this time, its takes and give-back all of that
+     * tenant; postgres/unwritten.h).  A key that leaves the host within
+     * its grant and within `held + ahead`, with no waiter and an extra
+     * (plenty of room: the grant keeps the slots given back anyway), all
+     * of one tenant, is not written (docs/flow-control.md, "Takes not
+     * written"); any other is written whole, `ahead` made again (none
+     * while the key has a waiter, never past the grant).
+     *
+     * What the grant keeps beyond what the host then holds: its extra,
+     * none while the key has a waiter, never more than it had, nor than
+     * the row has when written: a key only given back is written under
+     * no lock of the key, and another host may have taken the grant back
+     * since this statement's read.  What is held is counted by tenant
+     * too.  The row: the indices of $1 naming each key and what is free
+     * in its grant then; the indices of $12 and what is left unwritten
+     * of each key.  `(SELECT $1::text[])`: the planner cannot count the
      * keys, so the plan is the same for any and the generic one is
      * kept; a pool's one key had every take planned again (3 of its 4 ms
      * on the server). */
@@ -144,8 +149,8 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " k.owner = $6::text AND k.until > $7::bigint LEFT JOIN (SELECT DISTINCT w.key FROM"
         " slot_waiters w JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND"
         " r.lease_epoch = w.epoch WHERE w.key IN (SELECT key FROM g)) wk ON wk.key = g.key),"
-        " m AS MATERIALIZED (SELECT m0.*, m0.had AND m0.listed AND NOT m0.waited AND m0.extra > 0 AND"
-        " m0.after <= m0.granted AND m0.after - m0.held_was <= m0.ahead AND"
+        " m AS MATERIALIZED (SELECT m0.*, m0.had AND m0.listed AND NOT m0.waited AND"
+        " m0.extra > 0 AND m0.after <= m0.granted AND m0.after - m0.held_was <= m0.ahead AND"
         " COALESCE(tn.nt, 1) = 1 AS skip FROM m0 LEFT JOIN tn ON tn.key = m0.key),"
         " over AS MATERIALIZED (SELECT 1 FROM m WHERE m.n > 0 AND COALESCE(m.granted, 0) <"
         " m.after AND m.after + " SY_PG_USED("m.key", "$6::text", "$7::bigint") " > m.lim"

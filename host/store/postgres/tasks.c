@@ -61,12 +61,12 @@ int sy_pg_commit(sy_store *s)
     /* What the batch left unwritten is kept once it is committed.  A
      * failed commit may have landed; the host ends then (engine.c), its
      * rows with its leases, which count its grants whole till then. */
-    if (status == SY_OK)
+    if (status == SY_OK) {
         sy_pg_unwritten_commit(&q->unwritten);
-    else
+    } else {
         sy_pg_unwritten_rollback(&q->unwritten);
-    if (status != SY_OK)
         sy_pg_keys_clear(&q->hints); /* they saw what was not written */
+    }
     return status;
 }
 

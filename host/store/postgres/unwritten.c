@@ -119,13 +119,10 @@ void sy_pg_unwritten_get(const sy_pg_unwritten *u, const char *owner, const char
                          int64_t *n, const char **tenant)
 {
     size_t i = find(u, owner, key);
-    *n = 0;
-    *tenant = NULL;
-    if (i == SIZE_MAX)
-        return;
-    const sy_pg_unwritten_entry *e = &u->v[i];
-    *n = e->staged ? e->staged_n : e->n;
-    *tenant = e->staged ? e->staged_tenant : e->tenant;
+    const sy_pg_unwritten_entry *e = i == SIZE_MAX ? NULL : &u->v[i];
+    *n = !e ? 0 : e->staged ? e->staged_n : e->n;
+    if (tenant)
+        *tenant = !e ? NULL : e->staged ? e->staged_tenant : e->tenant;
 }
 
 bool sy_pg_unwritten_room(const sy_pg_unwritten *u, const char *owner, const char *key)
@@ -208,18 +205,21 @@ void sy_pg_unwritten_list_clear(sy_pg_unwritten *u)
     u->n_list = 0;
 }
 
-void sy_pg_unwritten_commit(sy_pg_unwritten *u)
+/* The open batch's staged values kept (`keep`) or dropped. */
+static void end_batch(sy_pg_unwritten *u, bool keep)
 {
     sy_pg_unwritten_list_clear(u);
     for (size_t i = 0; i < u->cap && u->n_staged; i++) {
         sy_pg_unwritten_entry *e = &u->v[i];
         if (!e->id || !e->staged)
             continue;
-        free(e->tenant);
-        e->tenant = e->staged_n != 0 ? e->staged_tenant : NULL;
-        if (e->staged_n == 0)
+        if (keep) {
+            free(e->tenant);
+            e->n = e->staged_n;
+            e->tenant = e->staged_tenant; /* NULL with n 0 (stage) */
+        } else {
             free(e->staged_tenant);
-        e->n = e->staged_n;
+        }
         e->staged_tenant = NULL;
         e->staged = false;
     }
@@ -227,19 +227,14 @@ void sy_pg_unwritten_commit(sy_pg_unwritten *u)
     sweep(u);
 }
 
+void sy_pg_unwritten_commit(sy_pg_unwritten *u)
+{
+    end_batch(u, true);
+}
+
 void sy_pg_unwritten_rollback(sy_pg_unwritten *u)
 {
-    sy_pg_unwritten_list_clear(u);
-    for (size_t i = 0; i < u->cap && u->n_staged; i++) {
-        sy_pg_unwritten_entry *e = &u->v[i];
-        if (!e->id || !e->staged)
-            continue;
-        free(e->staged_tenant);
-        e->staged_tenant = NULL;
-        e->staged = false;
-    }
-    u->n_staged = 0;
-    sweep(u);
+    end_batch(u, false);
 }
 
 void sy_pg_unwritten_forget(sy_pg_unwritten *u, const char *owner)

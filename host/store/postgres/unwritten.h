@@ -54,7 +54,8 @@ typedef struct {
 #define SY_PG_UNWRITTEN_MAX 65536
 
 /* What `owner` has not written of `key`, as the open batch left it: *n
- * (0 when none) and *tenant (NULL when n is 0; the table's). */
+ * (0 when none) and, unless `tenant` is NULL, *tenant (NULL when n is
+ * 0; the table's). */
 void sy_pg_unwritten_get(const sy_pg_unwritten *u, const char *owner, const char *key,
                          int64_t *n, const char **tenant);
 
