@@ -223,6 +223,54 @@ static void test_batched_holds(void **state)
                      1);
 }
 
+/* Many attempts' holds, more distinct ones than a store keeps built
+ * (postgres/holds.c keeps 512, then begins again): the second batch
+ * names first holds the first one built, then new ones past the 512, so
+ * that a kept text and one built after the store began again meet in one
+ * statement.  Each attempt's row names its own key. */
+static void test_many_holds(void **state)
+{
+    fx *f = *state;
+    enum { FIRST = 300, AGAIN = 10, NEW = 300, ELEMS = FIRST + AGAIN + NEW };
+    static char keys[ELEMS][16];
+    static sy_slot_take t[ELEMS];
+    static sy_task_record r[ELEMS];
+    static sy_store_element_write w[ELEMS];
+    fx_refusals refused = {.s = f->a};
+    bool put = false;
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 1, ELEMS));
+    OK(f->a, sy_store_commit(f->a));
+    for (int e = 0; e < ELEMS; e++) {
+        /* keys 0..299, then 0..9 again and 300..599 */
+        int k = e < FIRST ? e : e < FIRST + AGAIN ? e - FIRST : e - AGAIN;
+        snprintf(keys[e], sizeof keys[e], "k:%d", k);
+        t[e] = take_of(f, keys[e], 1, e);
+        r[e] = started(1);
+        w[e] = (sy_store_element_write){f->run, &f->h1, 0, e, &r[e]};
+    }
+    size_t from[] = {0, FIRST, ELEMS};
+    for (int b = 0; b < 2; b++) {
+        size_t n = from[b + 1] - from[b];
+        OK(f->a, sy_store_begin(f->a));
+        OK(f->a, sy_store_put_slots(f->a, "h1", &t[from[b]], n, NOW, &put));
+        assert_true(put);
+        OK(f->a, sy_store_update_elements(f->a, &w[from[b]], n, fx_note_refusal, &refused));
+        OK(f->a, sy_store_commit(f->a));
+    }
+    assert_int_equal(refused.n, 0);
+    char sql[320];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM task_elements WHERE hold = '{\"e\":%lld,\"k\":[[\"k:' ||"
+             " (CASE WHEN elem < %d THEN elem WHEN elem < %d THEN elem - %d ELSE elem - %d"
+             " END) || '\",1]]}'",
+             (long long)f->h1.epoch, FIRST, FIRST + AGAIN, FIRST, AGAIN);
+    assert_int_equal(ask_store(f, sql), ELEMS);
+    assert_int_equal(listed(f->a, "k:7", NOW).live, 2);
+    assert_int_equal(listed(f->a, "k:599", NOW).live, 1);
+    assert_int_equal(ask_store(f, "SELECT count(*) FROM slots"), 0);
+}
+
 /* An attempt refused before its start write: its take is listed all the
  * same (a row of its own) and given back by it. */
 static void test_take_without_start(void **state)
@@ -347,13 +395,14 @@ int main(void)
         BOTH(test_take_without_start),  BOTH(test_hold_after_takeover),
         BOTH(test_cancel_request_on_hold), BOTH(test_two_handles_one_claim),
         BOTH(test_batched_holds),
+        BOTH(test_many_holds),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
         PG(test_task_hold),          PG(test_element_hold),
         PG(test_take_without_start), PG(test_hold_after_takeover),
         PG(test_cancel_request_on_hold), PG(test_two_handles_one_claim),
-        PG(test_batched_holds),
+        PG(test_batched_holds), PG(test_many_holds),
     };
     return fx_run_groups("store_slot_holds", sqlite, SY_ARRAY_LEN(sqlite), pg,
                          SY_ARRAY_LEN(pg));

@@ -88,8 +88,9 @@ static void put_text(literal *a, size_t i, const char *s)
  * parameter, each row naming its hold by index.  A turn's attempts mostly
  * hold the same text (a pool, a workflow's limit); escaped into every
  * row's array it cost the host about 800 instructions a task, and the
- * server a read of it a row.  Found by the last one and a small table by
- * hash; a text the table has lost is sent again (only longer, never
+ * server a read of it a row.  Found by the identity postgres/holds.c
+ * gives a hold of one take, else by the last one and a small table by
+ * hash; a text a table has lost is sent again (only longer, never
  * wrong). */
 enum { HOLD_SLOTS = 256 };
 typedef struct {
@@ -100,19 +101,16 @@ typedef struct {
         size_t index; /* + 1; 0: free */
         size_t at;    /* where it starts in `text` */
     } slot[HOLD_SLOTS], last;
+    struct {
+        uint64_t id;  /* sy_pg_hold_text's; 0: free */
+        size_t index; /* + 1 */
+    } by_id[HOLD_SLOTS];
 } holds_seen;
 
-/* The hold's index + 1 in the statement's holds, added if not found; 0
- * only out of memory (list.bad). */
-static size_t hold_index(holds_seen *h, const char *hold)
+/* Adds the hold to the statement's holds: its index + 1, 0 only out of
+ * memory (list.bad). */
+static size_t hold_new(holds_seen *h, const char *hold)
 {
-    if (h->last.index && strcmp(h->text.v + h->last.at, hold) == 0)
-        return h->last.index;
-    size_t k = (size_t)(sy_fnv1a(SY_FNV_START, hold) % HOLD_SLOTS);
-    if (h->slot[k].index && strcmp(h->text.v + h->slot[k].at, hold) == 0) {
-        h->last = h->slot[k];
-        return h->last.index;
-    }
     if (h->n)
         put(&h->text, "", 1); /* the NUL that ends the one before */
     size_t at = h->text.n;
@@ -121,10 +119,33 @@ static size_t hold_index(holds_seen *h, const char *hold)
     h->list.bad |= h->text.bad;
     if (h->list.bad)
         return 0;
-    h->n++;
-    h->slot[k].index = h->n;
-    h->slot[k].at = at;
-    h->last = h->slot[k];
+    h->last.index = ++h->n;
+    h->last.at = at;
+    return h->n;
+}
+
+/* The hold's index + 1 in the statement's holds, added if not found; 0
+ * only out of memory (list.bad).  id: sy_pg_hold_text's. */
+static size_t hold_index(holds_seen *h, const char *hold, uint64_t id)
+{
+    if (id) {
+        size_t k = (size_t)(id % HOLD_SLOTS);
+        if (h->by_id[k].id != id) {
+            h->by_id[k].index = hold_new(h, hold);
+            h->by_id[k].id = h->by_id[k].index ? id : 0;
+        }
+        return h->by_id[k].index;
+    }
+    if (h->last.index && strcmp(h->text.v + h->last.at, hold) == 0)
+        return h->last.index;
+    size_t k = (size_t)(sy_fnv1a(SY_FNV_START, hold) % HOLD_SLOTS);
+    if (h->slot[k].index && strcmp(h->text.v + h->slot[k].at, hold) == 0) {
+        h->last = h->slot[k];
+        return h->last.index;
+    }
+    if (!hold_new(h, hold))
+        return 0;
+    h->slot[k] = h->last;
     return h->n;
 }
 
@@ -143,9 +164,11 @@ static void put_hold(sy_store_pg *q, literal *c, size_t i, holds_seen *seen, int
                      uint32_t idx, int64_t elem, int64_t token)
 {
     bool oom = false;
-    const char *hold = q->holds.n ? sy_pg_hold_text(q, run_id, idx, elem, token, &oom) : NULL;
+    uint64_t id = 0;
+    const char *hold =
+        q->holds.n ? sy_pg_hold_text(q, run_id, idx, elem, token, &oom, &id) : NULL;
     c->bad |= oom;
-    put_int(c, i, hold ? (int64_t)hold_index(seen, hold) : 0);
+    put_int(c, i, hold ? (int64_t)hold_index(seen, hold, id) : 0);
 }
 
 /* The row's mutable columns from c[0] on (state ... finished), as both

@@ -44,65 +44,86 @@ static size_t keep_text(sy_pg_holds *hs, const char *s)
     return at;
 }
 
+static size_t holder_slot(const sy_pg_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
+{
+    uint64_t x = (uint64_t)run_id * 0x9e3779b97f4a7c15u ^ (uint64_t)idx * 0xc2b2ae3d27d4eb4fu ^
+                 (uint64_t)elem * 0x165667b19e3779f9u;
+    return (size_t)(x ^ x >> 29) & (hs->n_slots - 1);
+}
+
+/* Where holder (run, idx, elem)'s first take is, or its free slot. */
+static uint32_t *holder_at(const sy_pg_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
+{
+    for (size_t i = holder_slot(hs, run_id, idx, elem);; i = (i + 1) & (hs->n_slots - 1)) {
+        uint32_t *k = &hs->slots[i];
+        if (*k == 0)
+            return k;
+        const sy_pg_hold *h = &hs->v[*k - 1];
+        if (h->run_id == run_id && h->idx == idx && h->elem == elem)
+            return k;
+    }
+}
+
+/* Room for `more` takes, the holders' index at least twice as large. */
+static bool reserve(sy_pg_holds *hs, size_t more)
+{
+    if (hs->n + more > hs->cap) {
+        sy_pg_hold *v = sy_grow(hs->v, &hs->cap, hs->n + more, sizeof *v, 64);
+        if (!v)
+            return false;
+        hs->v = v;
+    }
+    if ((hs->n + more) * 2 <= hs->n_slots)
+        return true;
+    size_t n_slots = hs->n_slots ? hs->n_slots : 128;
+    while ((hs->n + more) * 2 > n_slots)
+        n_slots *= 2;
+    uint32_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        return false;
+    free(hs->slots);
+    hs->slots = slots;
+    hs->n_slots = n_slots;
+    /* A holder's first take comes first in v: the others are on its
+     * chain. */
+    for (size_t k = 0; k < hs->n; k++) {
+        uint32_t *at = holder_at(hs, hs->v[k].run_id, hs->v[k].idx, hs->v[k].elem);
+        if (*at == 0)
+            *at = (uint32_t)(k + 1);
+    }
+    return true;
+}
+
 int sy_pg_holds_add(sy_store_pg *q, const char *owner, const sy_slot_take *t, size_t n,
                     int64_t now)
 {
     sy_pg_holds *hs = &q->holds;
-    if (hs->n + n > hs->cap) {
-        sy_pg_hold *v = sy_grow(hs->v, &hs->cap, hs->n + n, sizeof *v, 64);
-        if (!v)
-            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
-        hs->v = v;
-    }
+    if (n > UINT32_MAX - hs->n || !reserve(hs, n))
+        return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
     /* One copy of the owner per call: every take of a call has it. */
     size_t who = keep_text(hs, owner);
-    for (size_t i = 0; i < n && who != SIZE_MAX; i++) {
-        size_t key = keep_text(hs, t[i].key);
+    for (size_t i = 0; i < n; i++) {
+        size_t key = who == SIZE_MAX ? SIZE_MAX : keep_text(hs, t[i].key);
         if (key == SIZE_MAX)
-            break;
+            return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+        const sy_slot_holder *w = &t[i].holder;
         hs->v[hs->n] = (sy_pg_hold){
-            .run_id = t[i].holder.run_id, .elem = t[i].holder.elem,
-            .token = t[i].holder.token, .epoch = t[i].epoch, .n = t[i].n, .taken = now,
-            .idx = t[i].holder.idx, .key = key, .owner = who, .order = hs->n,
+            .run_id = w->run_id, .elem = w->elem, .token = w->token, .epoch = t[i].epoch,
+            .n = t[i].n, .taken = now, .key_hash = sy_fnv1a(SY_FNV_START, t[i].key),
+            .idx = w->idx, .key = key, .owner = who,
         };
+        uint32_t *at = holder_at(hs, w->run_id, w->idx, w->elem);
+        if (*at == 0) {
+            *at = (uint32_t)(hs->n + 1);
+        } else {
+            sy_pg_hold *last = &hs->v[*at - 1];
+            while (last->next)
+                last = &hs->v[last->next - 1];
+            last->next = (uint32_t)(hs->n + 1);
+        }
         hs->n++;
-        hs->sorted = false;
     }
-    return hs->n == 0 || hs->v[hs->n - 1].order + 1 == hs->n
-               ? SY_OK
-               : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
-}
-
-/* By holder, then in the order taken. */
-static int by_holder(const void *a, const void *b)
-{
-    const sy_pg_hold *x = a, *y = b;
-    if (x->run_id != y->run_id)
-        return x->run_id < y->run_id ? -1 : 1;
-    if (x->idx != y->idx)
-        return x->idx < y->idx ? -1 : 1;
-    if (x->elem != y->elem)
-        return x->elem < y->elem ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* The first take of holder (run, idx, elem), or hs->n. */
-static size_t first_of(sy_pg_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
-{
-    if (!hs->sorted) {
-        qsort(hs->v, hs->n, sizeof *hs->v, by_holder);
-        hs->sorted = true;
-    }
-    sy_pg_hold probe = {.run_id = run_id, .idx = idx, .elem = elem, .order = 0};
-    size_t lo = 0, hi = hs->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (by_holder(&hs->v[mid], &probe) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return SY_OK;
 }
 
 /* Appends len bytes to the hold's JSON being built at *len. */
@@ -152,38 +173,96 @@ static bool json_string(sy_pg_holds *hs, size_t *len, const char *s)
     return ok && json_put(hs, len, "\"", 1);
 }
 
-/* Keeps the hold of the one take h, text json, for the next like it. */
-static void remember(sy_pg_holds *hs, const sy_pg_hold *h, const char *json)
+/* Take h in the hold being built at *len: its opening with the first. */
+static bool json_take(sy_pg_holds *hs, size_t *len, const sy_pg_hold *h, bool first)
 {
-    const char *key = hs->text + h->key;
-    size_t klen = strlen(key), jlen = strlen(json);
-    if (klen + jlen + 2 > hs->memo_cap) {
-        char *m = realloc(hs->memo, klen + jlen + 2);
-        if (!m)
-            return; /* not kept: built again next time */
-        hs->memo = m;
-        hs->memo_cap = klen + jlen + 2;
+    return (first ? json_put(hs, len, "{\"e\":", 5) && json_int(hs, len, h->epoch) &&
+                        json_put(hs, len, ",\"k\":[[", 7)
+                  : json_put(hs, len, ",[", 2)) &&
+           json_string(hs, len, hs->text + h->key) && json_put(hs, len, ",", 1) &&
+           json_int(hs, len, h->n) && json_put(hs, len, "]", 1);
+}
+
+static size_t memo_slot(uint64_t key_hash, int64_t epoch, int64_t n)
+{
+    uint64_t x = key_hash ^ (uint64_t)epoch * 0x9e3779b97f4a7c15u ^
+                 (uint64_t)n * 0xc2b2ae3d27d4eb4fu;
+    return (size_t)(x ^ x >> 31) & (2 * SY_PG_HOLD_MEMOS - 1);
+}
+
+/* Where the memo of h's one-take hold is, or its free slot; NULL before
+ * the first memo. */
+static uint32_t *memo_at(const sy_pg_holds *hs, const sy_pg_hold *h)
+{
+    if (!hs->memo_slots)
+        return NULL;
+    for (size_t i = memo_slot(h->key_hash, h->epoch, h->n);;
+         i = (i + 1) & (2 * SY_PG_HOLD_MEMOS - 1)) {
+        uint32_t *k = &hs->memo_slots[i];
+        if (*k == 0)
+            return k;
+        const sy_pg_hold_memo *m = &hs->memos[*k - 1];
+        if (m->key_hash == h->key_hash && m->epoch == h->epoch && m->n == h->n &&
+            strcmp(hs->memo_text + m->key, hs->text + h->key) == 0)
+            return k;
     }
-    memcpy(hs->memo, key, klen + 1);
-    memcpy(hs->memo + klen + 1, json, jlen + 1);
-    hs->memo_text = klen + 1;
-    hs->memo_epoch = h->epoch;
-    hs->memo_n = h->n;
+}
+
+/* Keeps h's one-take hold, built in hs->json (len bytes), for the next
+ * like it; its memo, or NULL when out of memory (then only not kept). */
+static const sy_pg_hold_memo *remember(sy_pg_holds *hs, const sy_pg_hold *h, size_t len)
+{
+    if (!hs->memo_slots) {
+        hs->memos = malloc(SY_PG_HOLD_MEMOS * sizeof *hs->memos);
+        hs->memo_slots = calloc(2 * SY_PG_HOLD_MEMOS, sizeof *hs->memo_slots);
+        if (!hs->memos || !hs->memo_slots) {
+            free(hs->memos);
+            free(hs->memo_slots);
+            hs->memos = NULL;
+            hs->memo_slots = NULL;
+            return NULL;
+        }
+    }
+    if (hs->n_memos == SY_PG_HOLD_MEMOS) {
+        /* Full: begin again (a host whose turns hold more distinct
+         * holds than this builds some of them twice). */
+        memset(hs->memo_slots, 0, 2 * SY_PG_HOLD_MEMOS * sizeof *hs->memo_slots);
+        hs->n_memos = 0;
+        hs->memo_len = 0;
+        hs->generation++;
+    }
+    const char *key = hs->text + h->key;
+    size_t klen = strlen(key) + 1;
+    if (hs->memo_len + klen + len + 1 > hs->memo_cap) {
+        char *t = sy_grow(hs->memo_text, &hs->memo_cap, hs->memo_len + klen + len + 1, 1, 4096);
+        if (!t)
+            return NULL;
+        hs->memo_text = t;
+    }
+    uint32_t *at = memo_at(hs, h);
+    sy_pg_hold_memo *m = &hs->memos[hs->n_memos];
+    *m = (sy_pg_hold_memo){h->epoch, h->n, h->key_hash, hs->memo_len, hs->memo_len + klen};
+    memcpy(hs->memo_text + m->key, key, klen);
+    memcpy(hs->memo_text + m->text, hs->json, len + 1);
+    hs->memo_len += klen + len + 1;
+    *at = (uint32_t)++hs->n_memos;
+    return m;
 }
 
 const char *sy_pg_hold_text(sy_store_pg *q, int64_t run_id, uint32_t idx, int64_t elem,
-                            int64_t token, bool *oom)
+                            int64_t token, bool *oom, uint64_t *id)
 {
     sy_pg_holds *hs = &q->holds;
     *oom = false;
+    if (id)
+        *id = 0;
     if (hs->n == 0)
         return NULL;
-    size_t first = first_of(hs, run_id, idx, elem), i = first, len = 0, count = 0;
+    uint32_t first = *holder_at(hs, run_id, idx, elem);
+    size_t count = 0;
     sy_pg_hold *only = NULL;
-    for (size_t j = first; j < hs->n; j++) {
-        sy_pg_hold *h = &hs->v[j];
-        if (h->run_id != run_id || h->idx != idx || h->elem != elem)
-            break;
+    for (uint32_t k = first; k; k = hs->v[k - 1].next) {
+        sy_pg_hold *h = &hs->v[k - 1];
         if (!h->written && h->token == token) {
             only = h;
             count++;
@@ -191,41 +270,44 @@ const char *sy_pg_hold_text(sy_store_pg *q, int64_t run_id, uint32_t idx, int64_
     }
     if (count == 0)
         return NULL;
-    if (count == 1 && hs->memo && only->epoch == hs->memo_epoch && only->n == hs->memo_n &&
-        strcmp(hs->memo, hs->text + only->key) == 0) {
+    if (count == 1) {
         only->written = true;
-        return hs->memo + hs->memo_text;
+        uint32_t *at = memo_at(hs, only);
+        const sy_pg_hold_memo *m = at && *at ? &hs->memos[*at - 1] : NULL;
+        if (!m) {
+            size_t len = 0;
+            if (!json_take(hs, &len, only, true) || !json_put(hs, &len, "]}", 2)) {
+                *oom = true;
+                return NULL;
+            }
+            if (!(m = remember(hs, only, len)))
+                return hs->json;
+        }
+        if (id)
+            *id = (uint64_t)hs->generation << 32 | (uint64_t)(m - hs->memos + 1);
+        return hs->memo_text + m->text;
     }
     bool any = false, ok = true;
-    for (; ok && i < hs->n; i++) {
-        sy_pg_hold *h = &hs->v[i];
-        if (h->run_id != run_id || h->idx != idx || h->elem != elem)
-            break;
+    size_t len = 0;
+    for (uint32_t k = first; ok && k; k = hs->v[k - 1].next) {
+        sy_pg_hold *h = &hs->v[k - 1];
         if (h->written || h->token != token)
             continue;
         /* One key twice for one attempt: the last take counts. */
         bool later = false;
-        for (size_t j = i + 1; j < hs->n && !later; j++) {
-            const sy_pg_hold *g = &hs->v[j];
-            if (g->run_id != run_id || g->idx != idx || g->elem != elem)
-                break;
+        for (uint32_t j = h->next; j && !later; j = hs->v[j - 1].next) {
+            const sy_pg_hold *g = &hs->v[j - 1];
             later = !g->written && g->token == token &&
                     strcmp(hs->text + g->key, hs->text + h->key) == 0;
         }
         h->written = true;
         if (later)
             continue;
-        ok = (any ? json_put(hs, &len, ",[", 2)
-                  : json_put(hs, &len, "{\"e\":", 5) && json_int(hs, &len, h->epoch) &&
-                        json_put(hs, &len, ",\"k\":[[", 7)) &&
-             json_string(hs, &len, hs->text + h->key) && json_put(hs, &len, ",", 1) &&
-             json_int(hs, &len, h->n) && json_put(hs, &len, "]", 1);
+        ok = json_take(hs, &len, h, !any);
         any = true;
     }
     ok = ok && (!any || json_put(hs, &len, "]}", 2));
     *oom = !ok;
-    if (ok && count == 1)
-        remember(hs, only, hs->json);
     return any && ok ? hs->json : NULL;
 }
 
@@ -285,17 +367,24 @@ int sy_pg_holds_to_rows(sy_store_pg *q)
 
 void sy_pg_holds_clear(sy_store_pg *q)
 {
-    /* The buffers stay: the next batch's takes are about as many. */
-    q->holds.n = 0;
-    q->holds.len = 0;
-    q->holds.sorted = true;
+    sy_pg_holds *hs = &q->holds;
+    /* The buffers stay: the next batch's takes are about as many.  The
+     * memos stay too: the next batch's holds are mostly the same. */
+    if (hs->n > 0)
+        memset(hs->slots, 0, hs->n_slots * sizeof *hs->slots);
+    hs->n = 0;
+    hs->len = 0;
 }
 
 void sy_pg_holds_free(sy_store_pg *q)
 {
-    free(q->holds.v);
-    free(q->holds.text);
-    free(q->holds.json);
-    free(q->holds.memo);
-    q->holds = (sy_pg_holds){0};
+    sy_pg_holds *hs = &q->holds;
+    free(hs->v);
+    free(hs->slots);
+    free(hs->text);
+    free(hs->json);
+    free(hs->memos);
+    free(hs->memo_slots);
+    free(hs->memo_text);
+    *hs = (sy_pg_holds){0};
 }

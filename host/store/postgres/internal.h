@@ -335,9 +335,11 @@ int sy_pg_holds_add(sy_store_pg *q, const char *owner, const sy_slot_take *t, si
 /* The hold for the write that gives attempt `token` of (run, idx, elem):
  * {"e":epoch,"k":[["key",n],...]}, the takes it carries marked written;
  * NULL when it took nothing in this batch (or out of memory: *oom).
- * Valid until the next call. */
+ * Valid until the next call.  *id (when id is not NULL): the same for
+ * every call that gives this text and for no other text, or 0 when it
+ * says nothing (compare the texts). */
 const char *sy_pg_hold_text(sy_store_pg *q, int64_t run_id, uint32_t idx, int64_t elem,
-                            int64_t token, bool *oom);
+                            int64_t token, bool *oom, uint64_t *id);
 /* The takes no start write carried, as slot rows (at the commit, and
  * before a cancel request looks for holders). */
 int sy_pg_holds_to_rows(sy_store_pg *q);

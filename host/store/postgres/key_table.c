@@ -29,9 +29,9 @@ bool sy_pg_key_get(const sy_pg_key_table *t, const char *owner, const char *key,
 /* Empties the table, keeping whether keys were lost. */
 static void empty(sy_pg_key_table *t)
 {
-    for (size_t i = 0; t->n && i < t->cap; i++) {
-        free(t->v[i].key);
-        t->v[i].key = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->v[t->used[i]].key);
+        t->v[t->used[i]].key = NULL;
     }
     t->n = 0;
     free(t->owner);
@@ -49,15 +49,15 @@ void sy_pg_keys_each(const sy_pg_key_table *t, const char *owner,
 {
     if (!t->owner || strcmp(t->owner, owner) != 0)
         return;
-    for (size_t i = 0; t->n && i < t->cap; i++)
-        if (t->v[i].key)
-            fn(arg, t->v[i].key);
+    for (size_t i = 0; i < t->n; i++)
+        fn(arg, t->v[t->used[i]].key);
 }
 
 void sy_pg_keys_free(sy_pg_key_table *t)
 {
     sy_pg_keys_clear(t);
     free(t->v);
+    free(t->used);
     *t = (sy_pg_key_table){0};
 }
 
@@ -74,20 +74,27 @@ static sy_pg_key_entry *entry(sy_pg_key_table *t, const char *owner, const char 
     }
     if (!t->cap) {
         /* Twice the most keys kept: the probes stay short. */
-        if (!(t->v = calloc(2 * SY_PG_KEY_TABLE_MAX, sizeof *t->v))) {
+        t->v = calloc(2 * SY_PG_KEY_TABLE_MAX, sizeof *t->v);
+        t->used = malloc(SY_PG_KEY_TABLE_MAX * sizeof *t->used);
+        if (!t->v || !t->used) {
+            free(t->v);
+            free(t->used);
+            t->v = NULL;
+            t->used = NULL;
             t->dropped = true;
             return NULL;
         }
         t->cap = 2 * SY_PG_KEY_TABLE_MAX;
     }
-    sy_pg_key_entry *e = &t->v[slot_of(t, key)];
+    size_t i = slot_of(t, key);
+    sy_pg_key_entry *e = &t->v[i];
     if (!e->key) {
         if (!(e->key = strdup(key))) {
             t->dropped = true;
             return NULL;
         }
         e->value = 0;
-        t->n++;
+        t->used[t->n++] = (uint32_t)i;
     }
     return e;
 }

@@ -32,6 +32,8 @@ typedef struct {
 typedef struct {
     sy_pg_key_entry *v; /* open addressing, cap a power of two */
     size_t n, cap;
+    uint32_t *used;     /* the slots in use, n of them, in the order made:
+                           emptied and walked without reading all of v */
     char *owner;        /* whose keys (owned); another owner's empty the table */
     bool dropped;       /* keys were lost since the last sy_pg_keys_clear (too
                            many, no memory, another owner) */

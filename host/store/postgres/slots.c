@@ -170,10 +170,16 @@ static uint64_t sum_hash(const sy_slot_take *t)
  * statement reads).  A turn's takes of a pool are one row, not one a
  * take: the statement's cost on the server was per row (a run read for
  * its tenant, the sums).  Rows are found by hash, in the order first
- * seen.  With `row_keys`, *row_keys is set to the rows' keys (t's, in
- * memory the caller frees).  False for want of memory. */
+ * seen.  With `rows`, *rows is set to each row's first take and its
+ * slots summed (in memory the caller frees), *n_rows to how many.  False
+ * for want of memory. */
+typedef struct {
+    const sy_slot_take *first; /* its key, and its tenant or none */
+    int64_t n;                 /* the slots of its takes */
+} summed_row;
+
 static bool takes_summed(arrays *a, const sy_slot_take *t, size_t n, bool limits,
-                         const char ***row_keys)
+                         summed_row **rows, size_t *n_rows)
 {
     size_t cap = 16;
     while (cap < 2 * n)
@@ -210,12 +216,17 @@ static bool takes_summed(arrays *a, const sy_slot_take *t, size_t n, bool limits
         arrays_add(a, sy_pg_int_array(v + 2 * n, 1, m));
     }
     a->oom |= !slot || !first || !key || !v;
+    summed_row *r = rows && !a->oom ? malloc((m ? m : 1) * sizeof *r) : NULL;
+    a->oom |= rows && !r;
+    for (size_t i = 0; r && i < m; i++)
+        r[i] = (summed_row){first[i], v[n + i]};
+    if (rows) {
+        *rows = r; /* the caller's now */
+        *n_rows = r ? m : 0;
+    }
     free(slot);
     free(first);
-    if (row_keys && !a->oom)
-        *row_keys = key; /* the caller's now */
-    else
-        free(key);
+    free(key);
     free(v);
     return !a->oom;
 }
@@ -308,12 +319,14 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
     if (status != SY_OK)
         return status;
     arrays a = {0};
-    const char **row_key = NULL;
-    takes_summed(&a, t, n, true, &row_key);
+    summed_row *rows = NULL;
+    size_t m = 0;
+    takes_summed(&a, t, n, true, &rows, &m);
     /* The keys' counts not written ($12..$15): the give-back's keys were
-     * listed with it, the takes' now. */
-    for (size_t i = 0; status == SY_OK && i < n; i++)
-        if (sy_pg_unwritten_list(&q->unwritten, owner, t[i].key, t[i].tenant) != SY_OK)
+     * listed with it, the takes' now, once a row (a key and tenant). */
+    for (size_t i = 0; status == SY_OK && i < m; i++)
+        if (sy_pg_unwritten_list(&q->unwritten, owner, rows[i].first->key,
+                                 rows[i].first->tenant) != SY_OK)
             status = sy_store_fail(s, SY_ENOMEM, "out of memory");
     char *unwritten[4] = {NULL};
     if (status == SY_OK)
@@ -344,9 +357,9 @@ int sy_pg_put_slots(sy_store *s, const char *owner, const sy_slot_take *t, size_
     /* What each key's grant leaves free now: the next turn's hint. */
     const char *row = *put ? sy_pg_col(r, 0, 1) : NULL, *left = *put ? sy_pg_col(r, 0, 2) : NULL;
     for (int64_t i, f; sy_pg_next_int(&row, &i) && sy_pg_next_int(&left, &f);)
-        if (i >= 1 && (size_t)i <= n)
-            sy_pg_key_set(&q->hints, owner, row_key[i - 1], f);
-    free(row_key);
+        if (i >= 1 && (size_t)i <= m)
+            sy_pg_key_set(&q->hints, owner, rows[i - 1].first->key, f);
+    free(rows);
     PQclear(r);
     arrays_free(&a);
     /* Kept for the writes that start the attempts (postgres/holds.c). */
@@ -455,7 +468,9 @@ int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, si
     /* One give-back waits at a time: an earlier one goes now. */
     int status = sy_pg_returns_flush(q);
     arrays a = {0};
-    if (status == SY_OK && n > 0 && takes_summed(&a, t, n, false, NULL)) {
+    summed_row *rows = NULL;
+    size_t m = 0;
+    if (status == SY_OK && n > 0 && takes_summed(&a, t, n, false, &rows, &m)) {
         /* Kept for the batch's next take (SY_PG_SLOT_PUT), or sent alone
          * before anything else counts the keys (sy_pg_returns_flush). */
         for (int i = 0; i < 4; i++) {
@@ -464,11 +479,13 @@ int sy_pg_return_takes(sy_store *s, const char *owner, const sy_slot_take *t, si
         }
         if (!(q->back[4] = strdup(owner)))
             a.oom = true;
-        for (size_t i = 0; !a.oom && i < n; i++) {
-            sy_pg_key_add(&q->back_by_key, owner, t[i].key, t[i].n);
-            a.oom |= sy_pg_unwritten_list(&q->unwritten, owner, t[i].key, t[i].tenant) != SY_OK;
+        for (size_t i = 0; !a.oom && i < m; i++) {
+            const sy_slot_take *f = rows[i].first;
+            sy_pg_key_add(&q->back_by_key, owner, f->key, rows[i].n);
+            a.oom |= sy_pg_unwritten_list(&q->unwritten, owner, f->key, f->tenant) != SY_OK;
         }
     }
+    free(rows);
     if (status == SY_OK && a.oom) {
         sy_pg_returns_clear(q);
         status = sy_store_fail(s, SY_ENOMEM, "out of memory");

@@ -120,8 +120,9 @@ int sy_pg_update_task(sy_store *s, int64_t run_id, const sy_store_fence *fence,
     /* The slots this write's attempt took in the batch, when it starts
      * that attempt (postgres/holds.c). */
     bool oom = false;
-    sy_pg_text(&p, 18, q->holds.n ? sy_pg_hold_text(q, run_id, t->idx, -1, t->fence, &oom)
-                                  : NULL);
+    const char *hold =
+        q->holds.n ? sy_pg_hold_text(q, run_id, t->idx, -1, t->fence, &oom, NULL) : NULL;
+    sy_pg_text(&p, 18, hold);
     if (oom)
         return sy_store_fail(s, SY_ENOMEM, "out of memory");
     PGresult *r;
