@@ -271,6 +271,47 @@ static void test_many_holds(void **state)
     assert_int_equal(ask_store(f, "SELECT count(*) FROM slots"), 0);
 }
 
+/* A key's text at one address, taken by many attempts (a store may
+ * keep the text it built for it), then changed in place for the next
+ * batch: each attempt's row names the key as it was at its take. */
+static void test_hold_key_reused(void **state)
+{
+    fx *f = *state;
+    enum { ELEMS = 8 };
+    char key[16];
+    sy_slot_take t[ELEMS];
+    sy_task_record r[ELEMS];
+    sy_store_element_write w[ELEMS];
+    fx_refusals refused = {.s = f->a};
+    bool put = false;
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 1, ELEMS));
+    OK(f->a, sy_store_commit(f->a));
+    for (int e = 0; e < ELEMS; e++) {
+        t[e] = take_of(f, key, 1, e);
+        r[e] = started(1);
+        w[e] = (sy_store_element_write){f->run, &f->h1, 0, e, &r[e]};
+    }
+    for (int b = 0; b < 2; b++) {
+        snprintf(key, sizeof key, "db:%s", b ? "other" : "acme");
+        OK(f->a, sy_store_begin(f->a));
+        OK(f->a, sy_store_put_slots(f->a, "h1", &t[b * ELEMS / 2], ELEMS / 2, NOW, &put));
+        assert_true(put);
+        OK(f->a, sy_store_update_elements(f->a, &w[b * ELEMS / 2], ELEMS / 2, fx_note_refusal,
+                                          &refused));
+        OK(f->a, sy_store_commit(f->a));
+    }
+    assert_int_equal(refused.n, 0);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM task_elements WHERE hold = '{\"e\":%lld,\"k\":[[\"db:' ||"
+             " (CASE WHEN elem < %d THEN 'acme' ELSE 'other' END) || '\",1]]}'",
+             (long long)f->h1.epoch, ELEMS / 2);
+    assert_int_equal(ask_store(f, sql), ELEMS);
+    assert_int_equal(listed(f->a, "db:acme", NOW).live, ELEMS / 2);
+    assert_int_equal(listed(f->a, "db:other", NOW).live, ELEMS / 2);
+}
+
 /* An attempt refused before its start write: its take is listed all the
  * same (a row of its own) and given back by it. */
 static void test_take_without_start(void **state)
@@ -396,6 +437,7 @@ int main(void)
         BOTH(test_cancel_request_on_hold), BOTH(test_two_handles_one_claim),
         BOTH(test_batched_holds),
         BOTH(test_many_holds),
+        BOTH(test_hold_key_reused),
     };
 #ifdef SY_HAVE_LIBPQ
     const struct CMUnitTest pg[] = {
@@ -403,6 +445,7 @@ int main(void)
         PG(test_take_without_start), PG(test_hold_after_takeover),
         PG(test_cancel_request_on_hold), PG(test_two_handles_one_claim),
         PG(test_batched_holds), PG(test_many_holds),
+        PG(test_hold_key_reused),
     };
     return fx_run_groups("store_slot_holds", sqlite, SY_ARRAY_LEN(sqlite), pg,
                          SY_ARRAY_LEN(pg));

@@ -100,8 +100,43 @@ static bool at_end(sy_sqlite_holds *hs, sy_sqlite_hold *h)
     return true;
 }
 
-/* Starts h's text for attempt t->holder's takes at `now`. */
-static bool start(sy_sqlite_holds *hs, sy_sqlite_hold *h, const sy_slot_take *t, int64_t now)
+/* The memo slot of take t's text (sy_sqlite_hold_memo), NULL before the
+ * first is kept. */
+static sy_sqlite_hold_memo *memo_of(const sy_sqlite_holds *hs, const sy_slot_take *t)
+{
+    if (!hs->memos)
+        return NULL;
+    uint64_t x = (uint64_t)(uintptr_t)t->key * 0x9e3779b97f4a7c15u ^
+                 (uint64_t)t->epoch * 0xc2b2ae3d27d4eb4fu ^ (uint64_t)t->n;
+    return &hs->memos[(x ^ x >> 32) & (SY_SQLITE_HOLD_MEMOS - 1)];
+}
+
+static bool memo_is(const sy_sqlite_hold_memo *m, const sy_slot_take *t)
+{
+    return m && m->key_at == t->key && m->epoch == t->epoch && m->n == t->n &&
+           strcmp(m->key, t->key) == 0;
+}
+
+/* Keeps h's text, just begun with take t, for the next like it (not when
+ * too long or out of memory: then it is built again). */
+static void remember(sy_sqlite_holds *hs, const sy_sqlite_hold *h, const sy_slot_take *t)
+{
+    size_t key_len = strlen(t->key);
+    if (!hs->memos && !(hs->memos = calloc(SY_SQLITE_HOLD_MEMOS, sizeof *hs->memos)))
+        return;
+    sy_sqlite_hold_memo *m = memo_of(hs, t);
+    if (key_len >= sizeof m->key || h->len > sizeof m->text)
+        return;
+    *m = (sy_sqlite_hold_memo){.key_at = t->key, .epoch = t->epoch, .n = t->n,
+                               .key_len = (uint8_t)key_len, .len = (uint8_t)h->len};
+    memcpy(m->key, t->key, key_len + 1);
+    memcpy(m->text, hs->arena.p + h->off, h->len);
+}
+
+/* Starts h's text for attempt t->holder's takes at `now`: with t's take,
+ * copied from its memo (true in *whole), or only the opening. */
+static bool start(sy_sqlite_holds *hs, sy_sqlite_hold *h, const sy_slot_take *t, int64_t now,
+                  bool *whole)
 {
     h->closed = h->written = false;
     h->first = true;
@@ -111,8 +146,15 @@ static bool start(sy_sqlite_holds *hs, sy_sqlite_hold *h, const sy_slot_take *t,
     h->off = hs->arena.len;
     hs->tail = h;
     sy_sqlite_text *b = &hs->arena;
-    bool ok = sy_sqlite_text_put(b, "{\"e\":", 5) && sy_sqlite_text_int(b, t->epoch) &&
-              sy_sqlite_text_put(b, ",\"k\":[", 6);
+    const sy_sqlite_hold_memo *m = memo_of(hs, t);
+    bool ok;
+    if ((*whole = memo_is(m, t))) {
+        ok = sy_sqlite_text_put(b, m->text, m->len);
+        h->first = false;
+    } else {
+        ok = sy_sqlite_text_put(b, "{\"e\":", 5) && sy_sqlite_text_int(b, t->epoch) &&
+             sy_sqlite_text_put(b, ",\"k\":[", 6);
+    }
     h->len = b->len - h->off;
     return ok;
 }
@@ -146,6 +188,7 @@ int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take
     sy_sqlite_holds *hs = &q->holds;
     const sy_slot_holder *w = &t->holder;
     sy_sqlite_hold *h = find(hs, w->run_id, w->idx, w->elem);
+    bool begun = false, whole = false;
     if (h && (h->token != w->token || h->epoch != t->epoch || h->owner != owner ||
               h->closed)) {
         /* Another attempt of the same task in one batch: the newer take
@@ -154,9 +197,10 @@ int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take
         int status = sy_sqlite_hold_rows(q, h);
         if (status != SY_OK)
             return status;
-        if (!start(hs, h, t, now))
+        if (!start(hs, h, t, now, &whole))
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
         h->owner = owner;
+        begun = true;
     } else if (!h) {
         if (!grow(hs))
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
@@ -167,15 +211,20 @@ int sy_sqlite_hold_add(sy_store_sqlite *q, const char *owner, const sy_slot_take
         while (hs->slots[i])
             i = (i + 1) & (hs->n_slots - 1);
         hs->slots[i] = (uint32_t)(++hs->n);
-        if (!start(hs, h, t, now))
+        if (!start(hs, h, t, now, &whole))
             return sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
+        begun = true;
     }
+    if (whole)
+        return SY_OK;
     sy_sqlite_text *b = &hs->arena;
     bool ok = at_end(hs, h) && sy_sqlite_text_put(b, h->first ? "[" : ",[", h->first ? 1 : 2) &&
               sy_sqlite_text_string(b, t->key) && sy_sqlite_text_put(b, ",", 1) &&
               sy_sqlite_text_int(b, t->n) && sy_sqlite_text_put(b, "]", 1);
     h->len = b->len - h->off;
     h->first = false;
+    if (ok && begun)
+        remember(hs, h, t);
     return ok ? SY_OK : sy_store_fail(&q->base, SY_ENOMEM, "out of memory");
 }
 
@@ -269,5 +318,6 @@ void sy_sqlite_holds_free(sy_store_sqlite *q)
     free(q->holds.v);
     free(q->holds.slots);
     free(q->holds.arena.p);
+    free(q->holds.memos);
     q->holds = (sy_sqlite_holds){0};
 }

@@ -114,6 +114,20 @@ typedef struct sy_sqlite_hold {
     size_t off, len; /* the hold's JSON, in the holds' arena */
 } sy_sqlite_hold;
 
+/* A hold's text after its first take, {"e":epoch,"k":[["key",n], kept
+ * (sqlite/holds.c): most attempts of a turn take one key (a pool, a
+ * workflow's limit) under their run's epoch, so the text is copied, not
+ * built again.  Found by the key's address, checked by its text. */
+typedef struct sy_sqlite_hold_memo {
+    const char *key_at; /* the key's address when kept; NULL: empty */
+    int64_t epoch, n;
+    uint8_t key_len, len;
+    char key[48];
+    char text[96];
+} sy_sqlite_hold_memo;
+
+enum { SY_SQLITE_HOLD_MEMOS = 256 };
+
 /* The open batch's holds, found by (run, task, element) through an
  * open-addressing index of entry numbers (0: empty). */
 typedef struct sy_sqlite_holds {
@@ -126,6 +140,8 @@ typedef struct sy_sqlite_holds {
     char **owners;  /* the owners named, copied (sy_sqlite_owner; one, but
                        for tests); kept from batch to batch */
     size_t n_owners;
+    sy_sqlite_hold_memo *memos; /* SY_SQLITE_HOLD_MEMOS, kept from batch
+                                   to batch; NULL before the first */
 } sy_sqlite_holds;
 
 /* One key's count in one run, as the open batch changed it
