@@ -223,6 +223,36 @@ static void test_batched_holds(void **state)
                      1);
 }
 
+/* A map of `elems` elements for task 1, and each element's take of
+ * key[e] (one key for all when `one`) and its start write. */
+static void elements_of(fx *f, size_t elems, char (*key)[16], bool one, sy_slot_take *t,
+                        sy_task_record *r, sy_store_element_write *w)
+{
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 1, elems));
+    OK(f->a, sy_store_commit(f->a));
+    for (size_t e = 0; e < elems; e++) {
+        t[e] = take_of(f, key[one ? 0 : e], 1, (int64_t)e);
+        r[e] = started(1);
+        w[e] = (sy_store_element_write){f->run, &f->h1, 0, (int64_t)e, &r[e]};
+    }
+}
+
+/* Takes t[0..n) and starts their elements (w) in one batch, refusing
+ * none. */
+static void take_and_start_elements(fx *f, const sy_slot_take *t,
+                                    const sy_store_element_write *w, size_t n)
+{
+    fx_refusals refused = {.s = f->a};
+    bool put = false;
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_put_slots(f->a, "h1", t, n, NOW, &put));
+    assert_true(put);
+    OK(f->a, sy_store_update_elements(f->a, w, n, fx_note_refusal, &refused));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(refused.n, 0);
+}
+
 /* Many attempts' holds, more distinct ones than a store keeps built
  * (postgres/holds.c keeps 512, then begins again): the second batch
  * names first holds the first one built, then new ones past the 512, so
@@ -236,29 +266,14 @@ static void test_many_holds(void **state)
     static sy_slot_take t[ELEMS];
     static sy_task_record r[ELEMS];
     static sy_store_element_write w[ELEMS];
-    fx_refusals refused = {.s = f->a};
-    bool put = false;
-    OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 1, ELEMS));
-    OK(f->a, sy_store_commit(f->a));
     for (int e = 0; e < ELEMS; e++) {
         /* keys 0..299, then 0..9 again and 300..599 */
         int k = e < FIRST ? e : e < FIRST + AGAIN ? e - FIRST : e - AGAIN;
         snprintf(keys[e], sizeof keys[e], "k:%d", k);
-        t[e] = take_of(f, keys[e], 1, e);
-        r[e] = started(1);
-        w[e] = (sy_store_element_write){f->run, &f->h1, 0, e, &r[e]};
     }
-    size_t from[] = {0, FIRST, ELEMS};
-    for (int b = 0; b < 2; b++) {
-        size_t n = from[b + 1] - from[b];
-        OK(f->a, sy_store_begin(f->a));
-        OK(f->a, sy_store_put_slots(f->a, "h1", &t[from[b]], n, NOW, &put));
-        assert_true(put);
-        OK(f->a, sy_store_update_elements(f->a, &w[from[b]], n, fx_note_refusal, &refused));
-        OK(f->a, sy_store_commit(f->a));
-    }
-    assert_int_equal(refused.n, 0);
+    elements_of(f, ELEMS, keys, false, t, r, w);
+    take_and_start_elements(f, t, w, FIRST);
+    take_and_start_elements(f, &t[FIRST], &w[FIRST], ELEMS - FIRST);
     char sql[320];
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM task_elements WHERE hold = '{\"e\":%lld,\"k\":[[\"k:' ||"
@@ -278,30 +293,15 @@ static void test_hold_key_reused(void **state)
 {
     fx *f = *state;
     enum { ELEMS = 8 };
-    char key[16];
+    char key[1][16];
     sy_slot_take t[ELEMS];
     sy_task_record r[ELEMS];
     sy_store_element_write w[ELEMS];
-    fx_refusals refused = {.s = f->a};
-    bool put = false;
-    OK(f->a, sy_store_begin(f->a));
-    OK(f->a, sy_store_put_map(f->a, f->run, &f->h1, 1, ELEMS));
-    OK(f->a, sy_store_commit(f->a));
-    for (int e = 0; e < ELEMS; e++) {
-        t[e] = take_of(f, key, 1, e);
-        r[e] = started(1);
-        w[e] = (sy_store_element_write){f->run, &f->h1, 0, e, &r[e]};
-    }
+    elements_of(f, ELEMS, key, true, t, r, w);
     for (int b = 0; b < 2; b++) {
-        snprintf(key, sizeof key, "db:%s", b ? "other" : "acme");
-        OK(f->a, sy_store_begin(f->a));
-        OK(f->a, sy_store_put_slots(f->a, "h1", &t[b * ELEMS / 2], ELEMS / 2, NOW, &put));
-        assert_true(put);
-        OK(f->a, sy_store_update_elements(f->a, &w[b * ELEMS / 2], ELEMS / 2, fx_note_refusal,
-                                          &refused));
-        OK(f->a, sy_store_commit(f->a));
+        snprintf(key[0], sizeof key[0], "db:%s", b ? "other" : "acme");
+        take_and_start_elements(f, &t[b * ELEMS / 2], &w[b * ELEMS / 2], ELEMS / 2);
     }
-    assert_int_equal(refused.n, 0);
     char sql[256];
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM task_elements WHERE hold = '{\"e\":%lld,\"k\":[[\"db:' ||"

@@ -79,7 +79,6 @@ static bool grow(sy_sqlite_holds *hs)
     return true;
 }
 
-/* Starts h's text for attempt t->holder's takes at `now`. */
 /* The batch's texts are one buffer (hs->arena), each hold a part of it:
  * no allocation per attempt.  A hold appended to is at the buffer's end;
  * when another hold was appended since, it moves there first (rare: a
@@ -128,7 +127,7 @@ static void remember(sy_sqlite_holds *hs, const sy_sqlite_hold *h, const sy_slot
     if (key_len >= sizeof m->key || h->len > sizeof m->text)
         return;
     *m = (sy_sqlite_hold_memo){.key_at = t->key, .epoch = t->epoch, .n = t->n,
-                               .key_len = (uint8_t)key_len, .len = (uint8_t)h->len};
+                               .len = (uint8_t)h->len};
     memcpy(m->key, t->key, key_len + 1);
     memcpy(m->text, hs->arena.p + h->off, h->len);
 }

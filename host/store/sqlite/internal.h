@@ -121,7 +121,7 @@ typedef struct sy_sqlite_hold {
 typedef struct sy_sqlite_hold_memo {
     const char *key_at; /* the key's address when kept; NULL: empty */
     int64_t epoch, n;
-    uint8_t key_len, len;
+    uint8_t len;  /* of text */
     char key[48];
     char text[96];
 } sy_sqlite_hold_memo;
