@@ -89,4 +89,13 @@ static inline uint64_t sy_fnv1a(uint64_t h, const char *s)
     return h;
 }
 
+/* A hash of a slot's holder (run, task, element): for the stores'
+ * tables of a batch's takes by holder. */
+static inline uint64_t sy_holder_hash(int64_t run_id, uint32_t idx, int64_t elem)
+{
+    uint64_t x = (uint64_t)run_id * 0x9e3779b97f4a7c15u ^ (uint64_t)idx * 0xc2b2ae3d27d4eb4fu ^
+                 (uint64_t)elem * 0x165667b19e3779f9u;
+    return x ^ x >> 29;
+}
+
 #endif

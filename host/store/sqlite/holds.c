@@ -25,13 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "store/sqlite/internal.h"
 
 static size_t hold_slot(const sy_sqlite_holds *hs, int64_t run_id, uint32_t idx, int64_t elem)
 {
-    uint64_t x = (uint64_t)run_id * 0x9e3779b97f4a7c15u ^ (uint64_t)idx * 0xc2b2ae3d27d4eb4fu ^
-                 (uint64_t)elem * 0x165667b19e3779f9u;
-    return (size_t)(x ^ x >> 29) & (hs->n_slots - 1);
+    return (size_t)sy_holder_hash(run_id, idx, elem) & (hs->n_slots - 1);
 }
 
 /* The entry of (run, idx, elem), or NULL. */
