@@ -359,7 +359,8 @@ static int64_t rows_of(const PGresult *r)
 static int64_t outcome_of(int id, const PGresult *r)
 {
     int64_t rows = rows_of(r);
-    if (id != SY_PG_SLOT_PUT || PQntuples(r) != 1 || PQnfields(r) < 5)
+    if ((id != SY_PG_SLOT_PUT && id != SY_PG_SLOT_PUT_QUICK) || PQntuples(r) != 1 ||
+        PQnfields(r) < 5)
         return rows;
     uint64_t h = sy_fnv1a(SY_FNV_START, PQgetvalue(r, 0, 3));
     h = sy_fnv1a(h, PQgetvalue(r, 0, 4));
@@ -380,7 +381,7 @@ static int replay(sy_store_pg *q)
             status = sy_pg_fail(q, r, "replay the batch after a reconnect");
         else if (outcome_of(e->id, r) == e->changes)
             ;
-        else if (e->id == SY_PG_SLOT_PUT)
+        else if (e->id == SY_PG_SLOT_PUT || e->id == SY_PG_SLOT_PUT_QUICK)
             status = sy_store_fail(&q->base, SY_EIO,
                                    "%s: replay the batch after a reconnect: "
                                    "statement %zu, a take of slots, decided "

@@ -97,7 +97,7 @@ enum {
     SY_PG_SLOT_FORGET, SY_PG_SLOT_ROOM, SY_PG_SLOT_PUT, SY_PG_SLOT_RETURN_TAKES,
     SY_PG_SLOT_DELETE_TAKES,
     SY_PG_SLOT_WAITERS, SY_PG_GRANT_SHARE, SY_PG_GRANT_READ, SY_PG_GRANT_TOPUP,
-    SY_PG_GRANT_TRIM, SY_PG_GRANT_LOCK, SY_PG_SLOT_SETTLE,
+    SY_PG_GRANT_TRIM, SY_PG_GRANT_LOCK, SY_PG_SLOT_SETTLE, SY_PG_SLOT_PUT_QUICK,
 
     /* Rate limits' statements, from here on: their SQL is in
      * postgres/rates.c. */
@@ -244,6 +244,7 @@ typedef struct sy_store_pg {
      * sent alone keeps their grants, which the turn takes within. */
     sy_pg_key_table read_shared;
     sy_pg_unwritten unwritten; /* takes not written (postgres/unwritten.h) */
+    int quick_rest; /* takes left before SY_PG_SLOT_PUT_QUICK is tried again */
 } sy_store_pg;
 
 static inline sy_store_pg *sy_pg_handle(sy_store *s)
