@@ -30,6 +30,16 @@
     "CASE WHEN " u ".run_id = 0 THEN " u ".tenant ELSE COALESCE((SELECT r.tenant" \
     " FROM runs r WHERE r.id = " u ".run_id), '') END"
 
+/* SY_PG_SLOT_PUT's and SY_PG_SLOT_PUT_QUICK's inputs: the takes summed by
+ * key and tenant ($1..$5, numbered i) and the batch's give-back not sent
+ * yet ($8..$11). */
+#define PUT_TAKES                                                             \
+    "p AS (SELECT * FROM unnest((SELECT $1::text[]), $2::bigint[], $3::bigint[], $4::text[]," \
+    " $5::bigint[]) WITH ORDINALITY AS p(key, lim, n, tenant, run_id, i))"
+#define PUT_BACKS                                                             \
+    "b AS (SELECT * FROM unnest((SELECT $8::text[]), $9::bigint[], $10::text[]," \
+    " $11::bigint[]) AS b(key, n, tenant, run_id))"
+
 const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     /* 21338: the slots' class of advisory locks (21337 is the ticks'),
      * and 21340 the grants' (postgres/grants.c): both exclusive, for a
@@ -127,10 +137,7 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * 0), as in SY_PG_GRANT_READ: a join planned while the table looked
      * empty compared every key with every row. */
     [SY_PG_SLOT_PUT - SY_PG_SLOT_FIRST] =
-        "WITH p AS (SELECT * FROM unnest((SELECT $1::text[]), $2::bigint[], $3::bigint[], $4::text[],"
-        " $5::bigint[]) WITH ORDINALITY AS p(key, lim, n, tenant, run_id, i)),"
-        " b AS (SELECT * FROM unnest((SELECT $8::text[]), $9::bigint[], $10::text[],"
-        " $11::bigint[]) AS b(key, n, tenant, run_id)),"
+        "WITH " PUT_TAKES ", " PUT_BACKS ","
         " d AS (SELECT * FROM unnest((SELECT $12::text[]), $13::bigint[], $14::text[],"
         " $15::boolean[]) WITH ORDINALITY AS d(key, n, tenant, may, j)),"
         " tn AS (SELECT key, count(*) AS nt, min(tenant) AS tenant, sum(n)::bigint AS n,"
@@ -194,10 +201,7 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
      * upsert's inputs; this reads each key's row once, by its primary
      * key, and sums each key's takes and give-backs in one pass. */
     [SY_PG_SLOT_PUT_QUICK - SY_PG_SLOT_FIRST] =
-        "WITH p AS (SELECT * FROM unnest((SELECT $1::text[]), $2::bigint[], $3::bigint[],"
-        " $4::text[], $5::bigint[]) WITH ORDINALITY AS p(key, lim, n, tenant, run_id, i)),"
-        " b AS (SELECT * FROM unnest((SELECT $8::text[]), $9::bigint[], $10::text[],"
-        " $11::bigint[]) AS b(key, n, tenant, run_id)),"
+        "WITH " PUT_TAKES ", " PUT_BACKS ","
         " g AS (SELECT key, min(i) AS i, sum(n)::bigint AS n, sum(back)::bigint AS back,"
         " count(DISTINCT tenant) AS nt, min(tenant) AS tenant FROM (SELECT p.key, p.i, p.n,"
         " 0 AS back, " TENANT("p") " AS tenant FROM p UNION ALL SELECT b.key, NULL, 0, b.n, "
@@ -214,9 +218,8 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
         " array_agg(m.after - m.held) FILTER (WHERE m.j IS NOT NULL) FROM m"
         " HAVING bool_and(m.held IS NOT NULL AND COALESCE(m.may, false) AND m.extra > 0 AND"
         " m.after <= m.granted AND m.after - m.held <= m.ahead AND m.nt = 1 AND"
-        " (COALESCE(m.dn, 0) = 0 OR m.dt = m.tenant)) AND NOT EXISTS (SELECT 1 FROM"
-        " slot_waiters w JOIN runs r ON r.id = w.run_id AND r.owner = w.owner AND"
-        " r.lease_epoch = w.epoch WHERE w.key IN (SELECT key FROM g))",
+        " (COALESCE(m.dn, 0) = 0 OR m.dt = m.tenant)) AND NOT "
+        SY_PG_WAITED("ANY (SELECT key FROM g)"),
     /* Takes given back, summed by key and tenant (takes_summed): the
      * host's counts; the grant keeps what it had, the slots given back
      * free in it again, but no more beyond what the host then holds than
