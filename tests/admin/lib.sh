@@ -131,4 +131,20 @@ for line in open(sys.argv[1]):
         exec(code)' "$1" "$2"
 }
 
+# subscribed FILE...: waits (60 s at most) until each file, the output of
+# a `curl -sN .../api/v1/events` started in the background, holds the
+# stream's first line, which the host writes once the client is
+# subscribed; false if one does not.  A test for "not empty" is not
+# enough where the file may be left from before: the redirection is made
+# by the forked child, whenever it runs.
+subscribed() {
+    for f in "$@"; do
+        for _ in $(seq 1 600); do
+            grep -q '^: switchyard events' "$f" 2>/dev/null && break
+            sleep 0.1
+        done
+        grep -q '^: switchyard events' "$f" 2>/dev/null || return 1
+    done
+}
+
 cleanup_host() { rm -rf "$host"; }

@@ -67,7 +67,8 @@ jq_is "[\"retry token_file run $id 200\", \"submit token_file workflow pair 201\
 # A named event: in the stream, and the run its trigger started beside it.
 curl -sN --max-time 20 "$base/api/v1/events" >"$host/pg.sse" 2>/dev/null &
 sse=$!
-for _ in $(seq 1 50); do [ -s "$host/pg.sse" ] && break; sleep 0.1; done
+subscribed "$host/pg.sse"
+ok $? "the event stream is subscribed"
 api POST /api/v1/events '{"name": "file.landed", "data": {"n": 1}}' token
 code_is 201 "an event posted"
 for _ in $(seq 1 100); do

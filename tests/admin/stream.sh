@@ -23,7 +23,8 @@ curl -sN --max-time 20 "$base/api/v1/events" >"$host/all.sse" 2>/dev/null &
 all=$!
 curl -sN --max-time 20 "$base/api/v1/events?run=99" >"$host/other.sse" 2>/dev/null &
 other=$!
-for _ in $(seq 1 50); do [ -s "$host/all.sse" ] && [ -s "$host/other.sse" ] && break; sleep 0.1; done
+subscribed "$host/all.sse" "$host/other.sse"
+ok $? "the event streams are subscribed"
 api POST /api/v1/runs '{"workflow": "two"}' token
 code_is 201 "a run submitted"
 curl -sN --max-time 20 -D "$host/logs.headers" "$base/api/v1/runs/1/logs?follow=true" \
@@ -80,7 +81,8 @@ api GET /api/v1/health
 code_is 200 "the host serves on after clients left streams"
 curl -sN --max-time 20 "$base/api/v1/events" >"$host/last.sse" 2>/dev/null &
 last=$!
-for _ in $(seq 1 50); do [ -s "$host/last.sse" ] && break; sleep 0.1; done
+subscribed "$host/last.sse"
+ok $? "the last stream is subscribed"
 stop_serve
 ok $? "serve stops cleanly with a stream open"
 # The connection is closed under it (curl may call that a partial

@@ -43,7 +43,8 @@ curl -sN --max-time 30 -H "Authorization: Bearer $reader" "$base/api/v1/events" 
 all=$!
 curl -sN --max-time 30 "$base/api/v1/events?run=$first" >"$host/one.sse" 2>/dev/null &
 one=$!
-for _ in $(seq 1 50); do [ -s "$host/all.sse" ] && [ -s "$host/one.sse" ] && break; sleep 0.1; done
+subscribed "$host/all.sse" "$host/one.sse"
+ok $? "the event streams are subscribed"
 
 api POST /api/v1/events '{"name": "file.landed", "data": {"bucket": "raw"}, "key": "a.csv"}' token
 code_is 201 "an event posted"
@@ -96,7 +97,8 @@ grep -q '^event: named' "$host/one.sse"
 ok $? "an event recorded while nobody listens"
 curl -sN --max-time 30 "$base/api/v1/events" >"$host/late.sse" 2>/dev/null &
 late=$!
-for _ in $(seq 1 50); do [ -s "$host/late.sse" ] && break; sleep 0.1; done
+subscribed "$host/late.sse"
+ok $? "the late stream is subscribed"
 api POST /api/v1/events '{"name": "after.open"}' token
 for _ in $(seq 1 100); do grep -q 'after.open' "$host/late.sse" && break; sleep 0.1; done
 kill "$late" 2>/dev/null

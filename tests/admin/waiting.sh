@@ -25,20 +25,17 @@ WF
     ok $? "$1: serve listens"
     # The stream is killed below, once the run has ended; its first line
     # (": switchyard events") says it is subscribed, and only then is the
-    # run submitted.  This waited 5 s at most and went on regardless, and
-    # curl gave up after 30: a fresh clone's sanitizer pass on a loaded
-    # machine once found no Waiting event in the PostgreSQL scenario (29
-    # November 2026), which a late subscription would explain.  Now the
-    # subscription is waited for, and checked.  It happened once more
-    # since (30 November, a fresh clone's sanitizer pass, PostgreSQL,
-    # 3 of 3 passes when run again alone): the stream subscribed, yet
-    # its first event (id 1) was task a's Completed; a's Running, b's
-    # Waiting and the run's Running, written by the first turn (the API
-    # showed them), were never handed to the stream.  Not found yet.
+    # run submitted.  The file is removed first: the redirection below is
+    # made by the forked child, so until it runs the file is still the
+    # previous scenario's stream, and a test for "not empty" passed at
+    # once.  The run was then submitted before the subscription, on a
+    # loaded machine, and the stream missed the first turn's events (its
+    # first event was task a's Completed; seen twice in the PostgreSQL
+    # scenario, the second one, of a fresh clone's sanitizer pass).
+    rm -f "$host/events.sse"
     curl -sN --max-time 300 "$base/api/v1/events" >"$host/events.sse" 2>/dev/null &
     sse=$!
-    for _ in $(seq 1 600); do [ -s "$host/events.sse" ] && break; sleep 0.1; done
-    [ -s "$host/events.sse" ]
+    subscribed "$host/events.sse"
     ok $? "$1: the event stream is subscribed"
     api POST /api/v1/runs '{"workflow": "w"}' token
     code_is 201 "$1: a run submitted"
