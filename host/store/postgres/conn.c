@@ -135,11 +135,13 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
      * A row's hold (`hd`) is an index into $19, the statement's distinct
      * holds (0: none): a turn's holds of a pool are one text, sent once. */
     [SY_PG_UPDATE_TASKS] =
-        "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::int[],"
-        " $3::int[], $4::int[], $5::int[], $6::int[], $7::text[],"
-        " $8::text[], $9::text[], $10::bigint[], $11::bigint[],"
-        " $12::bigint[], $13::text[], $14::bigint[], $15::bigint[],"
-        " $16::bigint[], $17::text[], $18::int[]) WITH ORDINALITY AS u(run, i, st,"
+        "WITH u AS (SELECT * FROM unnest(" SY_PG_ARRAY(1, "bigint") ", "
+        SY_PG_ARRAY(2, "int") ", " SY_PG_ARRAY(3, "int") ", " SY_PG_ARRAY(4, "int") ", "
+        SY_PG_ARRAY(5, "int") ", " SY_PG_ARRAY(6, "int") ", " SY_PG_ARRAY(7, "text") ", "
+        SY_PG_ARRAY(8, "text") ", " SY_PG_ARRAY(9, "text") ", " SY_PG_ARRAY(10, "bigint") ", "
+        SY_PG_ARRAY(11, "bigint") ", " SY_PG_ARRAY(12, "bigint") ", " SY_PG_ARRAY(13, "text") ", "
+        SY_PG_ARRAY(14, "bigint") ", " SY_PG_ARRAY(15, "bigint") ", " SY_PG_ARRAY(16, "bigint")
+        ", " SY_PG_ARRAY(17, "text") ", " SY_PG_ARRAY(18, "int") ") WITH ORDINALITY AS u(run, i, st,"
         " att, fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe, tok, wf, hd, n)),"
         " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
         " WHERE id IN (SELECT run FROM u WHERE ow IS NOT NULL) FOR SHARE)"

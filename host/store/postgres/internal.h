@@ -106,6 +106,11 @@ enum {
     SY_PG_COUNT
 };
 
+/* Array parameter n of a batched write, of SQL type `type`, hidden from
+ * the planner (docs/flow-control.md, "The batched write's first plans"):
+ * seen, it made the first plans hash all of tasks for a few rows. */
+#define SY_PG_ARRAY(n, type) "(SELECT $" #n "::" type "[])"
+
 /* The hold a task or element row keeps through a write that gives none
  * (postgres/holds.c): none once the task leaves Running (2) or its token
  * moves on.  SQL: the state and token written, the row's token and hold. */

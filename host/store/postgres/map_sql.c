@@ -39,10 +39,13 @@ const char *const sy_pg_map_sql[SY_PG_KEYED_FIRST - SY_PG_MAP_FIRST] = {
      * the positions of the writes that landed come back.  Holds as in
      * UPDATE_TASKS: an index per row into $20. */
     [SY_PG_UPDATE_ELEMENTS - SY_PG_MAP_FIRST] =
-        "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[],"
-        " $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[],"
-        " $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[],"
-        " $15::bigint[], $16::bigint[], $17::bigint[], $18::text[], $19::int[])"
+        "WITH u AS (SELECT * FROM unnest(" SY_PG_ARRAY(1, "bigint") ", "
+        SY_PG_ARRAY(2, "int") ", " SY_PG_ARRAY(3, "bigint") ", " SY_PG_ARRAY(4, "int") ", "
+        SY_PG_ARRAY(5, "int") ", " SY_PG_ARRAY(6, "int") ", " SY_PG_ARRAY(7, "int") ", "
+        SY_PG_ARRAY(8, "text") ", " SY_PG_ARRAY(9, "text") ", " SY_PG_ARRAY(10, "text") ", "
+        SY_PG_ARRAY(11, "bigint") ", " SY_PG_ARRAY(12, "bigint") ", " SY_PG_ARRAY(13, "bigint")
+        ", " SY_PG_ARRAY(14, "text") ", " SY_PG_ARRAY(15, "bigint") ", " SY_PG_ARRAY(16, "bigint")
+        ", " SY_PG_ARRAY(17, "bigint") ", " SY_PG_ARRAY(18, "text") ", " SY_PG_ARRAY(19, "int") ")"
         " WITH ORDINALITY AS u(run, i, el, st, att, fail, rec, ex, err, out, ra, sa, fi,"
         " ow, ep, fe, tok, wf, hd, n)),"
         " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
