@@ -17,6 +17,7 @@
 #include "../helpers.h"
 #ifdef SY_HAVE_LIBPQ
 #include "../helpers_pg.h"
+#include "store/postgres/internal.h"
 #endif
 #include "base/util.h"
 #include "store/store.h"
@@ -180,6 +181,66 @@ static void test_bad_calls(void **state)
     assert_int_equal(task_row(f->a, f->run, 0).fence, 0);
 }
 
+#ifdef SY_HAVE_LIBPQ
+/* A batch of 2,000 rows written to a run of 5,000 tasks (analyzed) reads
+ * each row by the primary key, in the first plans of the connection too:
+ * a planner that saw the arrays' lengths hashed the whole table for them
+ * in each connection's first five writes (SY_PG_ARRAY in
+ * postgres/internal.h).  The write's statement is prepared by a first
+ * write; its next run is asked for its plan, as the first five are made
+ * (EXPLAIN EXECUTE, with arrays of 2,000 made at planning). */
+static void test_big_batch_by_index(void **state)
+{
+    fx *f = *state;
+    enum { N = 5000, ROWS = 2000 };
+    const char **ids = malloc(N * sizeof *ids), **ns = malloc(N * sizeof *ns);
+    char (*text)[32] = malloc(N * sizeof *text);
+    assert_non_null(ids && ns && text);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(text[i], sizeof text[i], "t%zu", i);
+        ids[i] = text[i];
+        ns[i] = text[i];
+    }
+    int64_t big;
+    OK(f->a, sy_store_create_run(f->a, HASH, "public", "w", "{}", N, ids, ns, 1, &big));
+    free(ids);
+    free(ns);
+    free(text);
+    th_pg_exec(fx_store_url, "ANALYZE tasks");
+    sy_task_record t0 = {.idx = 0, .state = SY_TASK_RUNNING, .attempts = 1, .fence = 1};
+    sy_store_task_write w[] = {{f->run, &f->h1, 0, &t0}};
+    fx_refusals r = {.s = f->a};
+    OK(f->a, sy_store_begin(f->a));
+    OK(f->a, sy_store_update_tasks(f->a, w, 1, fx_note_refusal, &r));
+    OK(f->a, sy_store_commit(f->a));
+    assert_int_equal(r.n, 0);
+
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "EXPLAIN EXECUTE sy%d(array_fill(%lld::bigint, ARRAY[%d]), array_fill(0, ARRAY[%d]),"
+             " array_fill(2, ARRAY[%d]), array_fill(1, ARRAY[%d]), array_fill(0, ARRAY[%d]),"
+             " array_fill(0, ARRAY[%d]), array_fill(NULL::text, ARRAY[%d]),"
+             " array_fill(NULL::text, ARRAY[%d]), array_fill(NULL::text, ARRAY[%d]),"
+             " array_fill(0::bigint, ARRAY[%d]), array_fill(0::bigint, ARRAY[%d]),"
+             " array_fill(0::bigint, ARRAY[%d]), array_fill('h1'::text, ARRAY[%d]),"
+             " array_fill(1::bigint, ARRAY[%d]), array_fill(1::bigint, ARRAY[%d]),"
+             " array_fill(0::bigint, ARRAY[%d]), array_fill(NULL::text, ARRAY[%d]),"
+             " array_fill(0, ARRAY[%d]), '{}'::text[])",
+             (int)SY_PG_UPDATE_TASKS, (long long)big, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS,
+             ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS);
+    PGresult *res = PQexec(sy_pg_handle(f->a)->conn, sql);
+    assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+    char plan[8192] = "";
+    for (int i = 0; i < PQntuples(res); i++) {
+        strncat(plan, PQgetvalue(res, i, 0), sizeof plan - strlen(plan) - 2);
+        strcat(plan, "\n");
+    }
+    PQclear(res);
+    if (strstr(plan, "Seq Scan on tasks") || !strstr(plan, "Index Scan using tasks_pkey"))
+        fail_msg("the batched write's plan reads tasks whole:\n%s", plan);
+}
+#endif
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -194,6 +255,7 @@ int main(void)
         P(test_each_refusal_named),
         P(test_takeover_refuses_the_lot),
         P(test_bad_calls),
+        P(test_big_batch_by_index),
     };
     return fx_run_groups("task_writes", sqlite_tests, SY_ARRAY_LEN(sqlite_tests), pg_tests,
                          SY_ARRAY_LEN(pg_tests));
