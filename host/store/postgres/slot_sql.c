@@ -61,12 +61,14 @@ const char *const sy_pg_slot_sql[SY_PG_RATE_FIRST - SY_PG_SLOT_FIRST] = {
     [SY_PG_SLOT_HELD - SY_PG_SLOT_FIRST] = "SELECT " HELD("$1::text", "$2::bigint"),
     /* The holders given back: (run, idx, elem, token), token 0 for the
      * whole run; what they hold taken off their hosts' counts and
-     * grants, their holds cleared and their rows deleted.  A count may
-     * go below 0 here: its host's takes not written yet
+     * grants, their holds cleared and their rows deleted (the arrays
+     * hidden from the planner, as the batched writes': tasks is joined).
+     * A count may go below 0 here: its host's takes not written yet
      * (postgres/unwritten.h) add to it, so nothing is cut off. */
     [SY_PG_SLOT_RETURN - SY_PG_SLOT_FIRST] =
-        "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::bigint[])"
-        " AS h(run_id, idx, elem, token)),"
+        "WITH h AS (SELECT * FROM unnest(" SY_PG_ARRAY(1, "bigint") ", " SY_PG_ARRAY(2, "int")
+        ", " SY_PG_ARRAY(3, "bigint") ", " SY_PG_ARRAY(4, "bigint") ") AS h(run_id, idx, elem,"
+        " token)),"
         " held AS MATERIALIZED (SELECT s.key, s.n, s.owner, s.run_id FROM slot_holders s JOIN h ON"
         " s.run_id = h.run_id AND (h.token = 0 OR (s.idx = h.idx AND s.elem = h.elem AND"
         " s.token = h.token))),"
