@@ -225,9 +225,10 @@ static void test_big_batch_by_index(void **state)
              " array_fill(0::bigint, ARRAY[%d]), array_fill('h1'::text, ARRAY[%d]),"
              " array_fill(1::bigint, ARRAY[%d]), array_fill(1::bigint, ARRAY[%d]),"
              " array_fill(0::bigint, ARRAY[%d]), array_fill(NULL::text, ARRAY[%d]),"
-             " array_fill(0, ARRAY[%d]), '{}'::text[])",
+             " array_fill(0, ARRAY[%d]), '{}'::text[], ARRAY[%lld]::bigint[])",
              (int)SY_PG_UPDATE_TASKS, (long long)big, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS,
-             ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS);
+             ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS,
+             (long long)big);
     PGresult *res = PQexec(sy_pg_handle(f->a)->conn, sql);
     assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
     char plan[8192] = "";

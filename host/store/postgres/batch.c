@@ -23,7 +23,8 @@
 #include "base/util.h"
 #include "store/postgres/internal.h"
 
-/* The columns, one array each; the statement's distinct holds follow. */
+/* The columns, one array each; the statement's distinct holds follow,
+ * and for the task rows the runs their fenced writes name. */
 enum { TASK_COLS = 18, ELEMENT_COLS = 19 };
 
 /* An array literal being built; `bad` once out of memory. */
@@ -285,18 +286,27 @@ int sy_pg_update_tasks(sy_store *s, const sy_store_task_write *w, size_t n,
         return sy_store_fail(s, SY_ESTATE, "update_tasks: no batch is open");
     if (n == 0)
         return SY_OK;
-    literal c[TASK_COLS + 1] = {{0}};
+    literal c[TASK_COLS + 2] = {{0}};
     holds_seen *seen = calloc(1, sizeof *seen);
     if (!seen)
         return sy_store_fail(s, SY_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
+    literal *runs = &c[TASK_COLS + 1];
+    size_t n_runs = 0;
+    for (size_t i = 0; i < n; i++) {
         put_row(q, c, i, seen, &w[i]);
+        /* A turn's writes come run by run: a run named again is only a
+         * longer array, never a wrong one. */
+        if (w[i].fence && (i == 0 || w[i - 1].run_id != w[i].run_id || !w[i - 1].fence))
+            put_int(runs, n_runs++, w[i].run_id);
+    }
+    if (n_runs == 0)
+        put(runs, "{", 1);
     holds_done(seen, &c[TASK_COLS]);
     free(seen);
     bool *landed = calloc(n, sizeof *landed);
     size_t rows = 0;
     int status =
-        send(q, SY_PG_UPDATE_TASKS, c, TASK_COLS + 1, landed, n, &rows, "update tasks");
+        send(q, SY_PG_UPDATE_TASKS, c, TASK_COLS + 2, landed, n, &rows, "update tasks");
     if (status == SY_OK && rows < n)
         status = name_refused(q, w, n, landed, refused, arg);
     free(landed);

@@ -129,22 +129,18 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
      * array per column, a row per element; the rows written come back by
      * their position (postgres/batch.c).  Each run's claim is checked
      * once per statement, not once per row: `held` share-locks the run
-     * rows the writes name (FOR SHARE returns the newest version of a
-     * row a claim changed meanwhile, and makes later claims wait for the
-     * batch, as SY_PG_FENCE does) and each row compares its fence with it.
-     * A row's hold (`hd`) is an index into $19, the statement's distinct
-     * holds (0: none): a turn's holds of a pool are one text, sent once. */
+     * rows the fenced writes name, $20 (FOR SHARE returns the newest
+     * version of a row a claim changed meanwhile, and makes later claims
+     * wait for the batch, as SY_PG_FENCE does) and each row compares its
+     * fence with it (a hashed subplan: `held`'s few rows hashed once).
+     * The runs come as their own array so that the rows' arrays are read
+     * once, as they are unnested: found from them, the rows were kept a
+     * second time for `held` to read.  A row's hold
+     * (`hd`) is an index into $19, the statement's distinct holds (0:
+     * none): a turn's holds of a pool are one text, sent once. */
     [SY_PG_UPDATE_TASKS] =
-        "WITH u AS (SELECT * FROM unnest(" SY_PG_ARRAY(1, "bigint") ", "
-        SY_PG_ARRAY(2, "int") ", " SY_PG_ARRAY(3, "int") ", " SY_PG_ARRAY(4, "int") ", "
-        SY_PG_ARRAY(5, "int") ", " SY_PG_ARRAY(6, "int") ", " SY_PG_ARRAY(7, "text") ", "
-        SY_PG_ARRAY(8, "text") ", " SY_PG_ARRAY(9, "text") ", " SY_PG_ARRAY(10, "bigint") ", "
-        SY_PG_ARRAY(11, "bigint") ", " SY_PG_ARRAY(12, "bigint") ", " SY_PG_ARRAY(13, "text") ", "
-        SY_PG_ARRAY(14, "bigint") ", " SY_PG_ARRAY(15, "bigint") ", " SY_PG_ARRAY(16, "bigint")
-        ", " SY_PG_ARRAY(17, "text") ", " SY_PG_ARRAY(18, "int") ") WITH ORDINALITY AS u(run, i, st,"
-        " att, fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe, tok, wf, hd, n)),"
-        " held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
-        " WHERE id IN (SELECT run FROM u WHERE ow IS NOT NULL) FOR SHARE)"
+        "WITH held AS MATERIALIZED (SELECT id, owner, lease_epoch FROM runs"
+        " WHERE id = ANY($20::bigint[]) FOR SHARE)"
         " UPDATE tasks AS t SET state = u.st, attempts = u.att,"
         " failures = u.fail, recoveries = u.rec, executor = u.ex,"
         " error = u.err, output = u.out, ready_at = u.ra, started = u.sa,"
@@ -152,9 +148,16 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
         " host = CASE WHEN u.fe <> t.fence THEN u.ow ELSE t.host END,"
         " fence = u.fe, waiting_for = u.wf, hold = COALESCE(($19::text[])[u.hd], "
         SY_PG_HOLD_KEPT("u.st", "u.fe", "t.fence", "t.hold") ")"
-        " FROM u LEFT JOIN held h ON h.id = u.run"
-        " WHERE t.run_id = u.run AND t.idx = u.i AND (u.ow IS NULL OR"
-        " (t.fence = u.tok AND h.owner = u.ow AND h.lease_epoch = u.ep))"
+        " FROM unnest(" SY_PG_ARRAY(1, "bigint") ", "
+        SY_PG_ARRAY(2, "int") ", " SY_PG_ARRAY(3, "int") ", " SY_PG_ARRAY(4, "int") ", "
+        SY_PG_ARRAY(5, "int") ", " SY_PG_ARRAY(6, "int") ", " SY_PG_ARRAY(7, "text") ", "
+        SY_PG_ARRAY(8, "text") ", " SY_PG_ARRAY(9, "text") ", " SY_PG_ARRAY(10, "bigint") ", "
+        SY_PG_ARRAY(11, "bigint") ", " SY_PG_ARRAY(12, "bigint") ", " SY_PG_ARRAY(13, "text") ", "
+        SY_PG_ARRAY(14, "bigint") ", " SY_PG_ARRAY(15, "bigint") ", " SY_PG_ARRAY(16, "bigint")
+        ", " SY_PG_ARRAY(17, "text") ", " SY_PG_ARRAY(18, "int") ") WITH ORDINALITY AS u(run, i, st,"
+        " att, fail, rec, ex, err, out, ra, sa, fi, ow, ep, fe, tok, wf, hd, n)"
+        " WHERE t.run_id = u.run AND t.idx = u.i AND (u.ow IS NULL OR (t.fence = u.tok AND"
+        " (u.run, u.ow, u.ep) IN (SELECT id, owner, lease_epoch FROM held)))"
         " RETURNING u.n",
     [SY_PG_UPDATE_RUN] =
         "UPDATE runs SET"
