@@ -132,7 +132,7 @@ static const char *const sql_text[SY_PG_MAP_FIRST] = {
      * rows the fenced writes name, $20 (FOR SHARE returns the newest
      * version of a row a claim changed meanwhile, and makes later claims
      * wait for the batch, as SY_PG_FENCE does) and each row compares its
-     * fence with it (a hashed subplan: `held`'s few rows hashed once).
+     * fence with it (a hashed subplan over `held`'s few rows).
      * The runs come as their own array so that the rows' arrays are read
      * once, as they are unnested: found from them, the rows were kept a
      * second time for `held` to read.  A row's hold

@@ -108,7 +108,7 @@ enum {
 
 /* Array parameter n of a batched write, of SQL type `type`, hidden from
  * the planner (docs/flow-control.md, "The batched write's first plans"):
- * seen, it made the first plans hash all of tasks for a few rows. */
+ * seen, it made the first plans hash all of tasks for one batch. */
 #define SY_PG_ARRAY(n, type) "(SELECT $" #n "::" type "[])"
 
 /* The hold a task or element row keeps through a write that gives none
